@@ -1,0 +1,1 @@
+"""Platform adapters: each translates native payloads into core events and never decides."""

@@ -1,0 +1,93 @@
+"""The three attention axes of C2A, dispositions, and the per-(event, agent) `Decision`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = [
+    "Decision",
+    "Directedness",
+    "Disposition",
+    "InjectionMode",
+    "Policy",
+    "Priority",
+]
+
+
+class Directedness(StrEnum):
+    """Is this event aimed at this agent?"""
+
+    TO_ME = "to_me"
+    TO_MY_ROLE = "to_my_role"
+    TO_OTHER = "to_other"
+    AMBIENT = "ambient"
+
+
+class Policy(StrEnum):
+    """Must the agent answer?"""
+
+    MUST_RESPOND = "must_respond"
+    MAY_RESPOND = "may_respond"
+    ACK_ONLY = "ack_only"
+    MUST_NOT_RESPOND = "must_not_respond"
+
+
+class InjectionMode(StrEnum):
+    """How much of the event the model sees."""
+
+    IMMEDIATE = "immediate"
+    BUFFERED = "buffered"
+    NOTIFY = "notify"
+    TOOL_MAILBOX = "tool_mailbox"
+    DIGEST = "digest"
+    SILENT = "silent"
+
+
+class Priority(StrEnum):
+    """How soon the event wants attention."""
+
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+    URGENT = "urgent"
+
+
+class Disposition(StrEnum):
+    """How a delivered event ended for one agent (spec 000)."""
+
+    RESPONDED = "responded"
+    ACKNOWLEDGED = "acknowledged"
+    DEFERRED = "deferred"
+    CLAIMED = "claimed"
+    IGNORED = "ignored"
+    SUPERSEDED = "superseded"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the host decided about one event for one agent, and why.
+
+    `reason` is a machine-readable word (`direct_message`, `direct_mention`, `claimed_by_other`,
+    ...; the full list is in docs/attention.md). `claimed_by` names the agent holding the claim
+    on the event, `continues` the event this one continues (a fragment), `supersedes` the
+    version an edit replaces.
+    """
+
+    event_id: str
+    agent: str
+    directedness: Directedness
+    policy: Policy
+    mode: InjectionMode
+    reason: str
+    priority: Priority = Priority.NORMAL
+    deadline_ms: int | None = None
+    claimed_by: str | None = None
+    continues: str | None = None
+    supersedes: str | None = None
+
+    @property
+    def idempotency_key(self) -> str:
+        """The delivery's stable key: `<eventId>:<agentId>`."""
+        return f"{self.event_id}:{self.agent}"

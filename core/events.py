@@ -1,0 +1,161 @@
+"""The normalised chat event: the one platform-free shape every adapter produces for the core.
+
+Adapters turn native payloads into a `ChatEvent`; nothing here knows about Slack `ts`, Discord
+snowflakes or gateway opcodes beyond the opaque strings the adapters put into the fields.
+
+Identity rules (documented in docs/attention.md):
+
+- `event_id` names what happened, not how it reached the host: one Slack message is
+  `slack:<team>:<channel>:<ts>` whichever app's connection delivered it and however often Slack
+  retried, and one Discord message is `discord:<message id>`.
+- An edit is `<message event id>~<edit time>`, a delete `<message event id>~deleted`, a
+  reaction `<message event id>+<user>:<emoji>` followed by `@<time>` where the platform gives one.
+- `message_id` is always the native id of the message the event is about (Slack `ts`, Discord
+  snowflake): an edit, delete or reaction carries the id of the message it changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+__all__ = [
+    "Author",
+    "AuthorKind",
+    "Broadcast",
+    "ChatEvent",
+    "Conversation",
+    "ConversationKind",
+    "EventKind",
+    "Mentions",
+]
+
+
+class EventKind(StrEnum):
+    """What happened."""
+
+    MESSAGE = "message"
+    EDIT = "edit"
+    DELETE = "delete"
+    REACTION_ADDED = "reaction_added"
+    REACTION_REMOVED = "reaction_removed"
+    TYPING = "typing"
+    MEMBER_JOINED = "member_joined"
+    MEMBER_LEFT = "member_left"
+    THREAD_CREATED = "thread_created"
+
+
+class ConversationKind(StrEnum):
+    """Where it happened, in C2A's vocabulary."""
+
+    DM = "dm"
+    CHANNEL = "channel"
+    THREAD = "thread"
+    SYSTEM = "system"
+    TOOL = "tool"
+
+
+class AuthorKind(StrEnum):
+    """Who did it, as far as the platform says; the core upgrades bound ids to `AGENT`."""
+
+    HUMAN = "human"
+    AGENT = "agent"
+    BOT = "bot"
+
+
+class Broadcast(StrEnum):
+    """A mention of everyone present: Slack `<!here>`/`<!channel>`/`<!everyone>`, Discord's."""
+
+    HERE = "here"
+    CHANNEL = "channel"
+    EVERYONE = "everyone"
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """A place messages are posted.
+
+    `id` is the platform channel id (for a Discord thread, the thread's own channel id).
+    `thread_id` names the thread inside it (Slack: the root message's `ts`; Discord: the
+    thread's channel id). `parent_id` is the channel a thread belongs to when the payload says.
+    `group` marks a DM with more than two members (Slack `mpim`).
+    """
+
+    id: str
+    kind: ConversationKind
+    thread_id: str | None = None
+    parent_id: str | None = None
+    group: bool = False
+
+    @property
+    def key(self) -> str:
+        """A stable key for this conversation: the channel, plus the thread when there is one."""
+        if self.thread_id is None or self.thread_id == self.id:
+            return self.id
+        return f"{self.id}/{self.thread_id}"
+
+    @property
+    def scope(self) -> str:
+        """The channel whose membership decides who can see this conversation."""
+        return self.parent_id or self.id
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    """The person, agent or bot behind an event.
+
+    `id` is the platform user id (Slack `U…`/`B…`, Discord snowflake). `external` marks someone
+    from another organisation (a Slack Connect user).
+    """
+
+    id: str
+    kind: AuthorKind = AuthorKind.HUMAN
+    display_name: str | None = None
+    external: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Mentions:
+    """Everyone a message names: user ids, role or user-group ids, and broadcasts."""
+
+    users: tuple[str, ...] = ()
+    roles: tuple[str, ...] = ()
+    broadcast: tuple[Broadcast, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.users or self.roles or self.broadcast)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatEvent:
+    """One normalised inbound event.
+
+    `created_at` is the platform's time for the event (timezone-aware UTC) and orders events
+    within a conversation. `reply_to` is the native id of the message this one answers
+    (a Discord reply). `target_author_id` is the author of the message a reply or reaction
+    points at, when the payload carries it (Discord `referenced_message`, Slack `item_user`).
+    `reaction` is the emoji as the platform names it (`+1::skin-tone-2`, `👍`); `user_id` of a
+    membership event is whoever joined or left. `bot_user_id` is the platform user id of the bot
+    whose connection received the payload, when the payload says (Slack `authorizations`).
+    `delivery_id` is the platform's id for this delivery (Slack `event_id`), for audit only.
+    """
+
+    event_id: str
+    kind: EventKind
+    platform: str
+    workspace_id: str
+    conversation: Conversation
+    author: Author
+    created_at: datetime
+    message_id: str | None = None
+    text: str = ""
+    mentions: Mentions = field(default_factory=Mentions)
+    reply_to: str | None = None
+    target_author_id: str | None = None
+    reaction: str | None = None
+    user_id: str | None = None
+    subtype: str | None = None
+    files: int = 0
+    bot_user_id: str | None = None
+    delivery_id: str | None = None
