@@ -1,0 +1,464 @@
+"""Turning one Discord gateway dispatch into a core `ChatEvent`: pure, one parser per wire event.
+
+Nothing here does I/O or reads a clock. `normalise` looks the dispatch name up in `PARSERS`;
+names not in the table, and messages that are not messages (joins, pins, thread notices), give
+`None`. Fields nobody reads are ignored, so new Discord fields never break anything; a field a
+parser needs that is missing or of the wrong type raises `PayloadError` naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final, TypeVar
+
+from adapters.discord.types import (
+    MessageCreateEvent,
+    MessageDeleteEvent,
+    MessageReactionAddEvent,
+    MessageReactionRemoveEvent,
+    MessageUpdateEvent,
+    ThreadCreateEvent,
+    TypingStartEvent,
+)
+from core.errors import PayloadError
+from core.events import (
+    Author,
+    AuthorKind,
+    Broadcast,
+    ChatEvent,
+    Conversation,
+    ConversationKind,
+    EventKind,
+    Mentions,
+)
+
+__all__ = [
+    "MESSAGE_TYPES",
+    "PARSERS",
+    "PLATFORM",
+    "normalise",
+    "parse_message_create",
+    "parse_message_delete",
+    "parse_message_reaction_add",
+    "parse_message_reaction_remove",
+    "parse_message_update",
+    "parse_thread_create",
+    "parse_typing_start",
+    "snowflake_time",
+]
+
+PLATFORM: Final = "discord"
+
+# Discord's own name for the "guild" of direct messages (as in `/channels/@me`).
+_DM_WORKSPACE: Final = "@me"
+
+MESSAGE_TYPES: Final = frozenset({0, 19, 20, 23})
+"""Message `type`s that are someone saying something: DEFAULT, REPLY, CHAT_INPUT_COMMAND and
+CONTEXT_MENU_COMMAND. Every other type is a system notice and is not a message."""
+
+# ANNOUNCEMENT_THREAD, PUBLIC_THREAD, PRIVATE_THREAD.
+_THREAD_TYPES: Final = frozenset({10, 11, 12})
+
+# `message_reference.type` 1 is a forward: it quotes another message without answering it.
+_FORWARD: Final = 1
+
+_DISCORD_EPOCH: Final = datetime(2015, 1, 1, tzinfo=UTC)
+_UNIX_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+_T = TypeVar("_T")
+
+_KIND_NAMES: Final[Mapping[type, str]] = {
+    str: "a string",
+    int: "an integer",
+    bool: "a boolean",
+    list: "a list",
+}
+
+
+def snowflake_time(snowflake: str) -> datetime:
+    """The UTC time encoded in a Discord snowflake (its top 42 bits, ms since 2015).
+
+    Raises `ValueError` when `snowflake` is not a decimal 64-bit unsigned integer.
+    """
+    if not (snowflake.isascii() and snowflake.isdecimal()) or int(snowflake) >= 1 << 64:
+        raise ValueError(f"not a snowflake: {snowflake!r}")
+    return _DISCORD_EPOCH + timedelta(milliseconds=int(snowflake) >> 22)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fields:
+    """Checked reads from one object of an unverified payload; errors name the event and path.
+
+    A key that is absent and a key that is `null` read the same: as missing.
+    """
+
+    data: Mapping[str, object]
+    event: str
+    path: str = ""
+
+    def text(self, key: str) -> str:
+        return self._need(key, self.opt_text(key))
+
+    def opt_text(self, key: str) -> str | None:
+        return self._get(key, str)
+
+    def integer(self, key: str) -> int:
+        return self._need(key, self.opt_int(key))
+
+    def opt_int(self, key: str) -> int | None:
+        return self._get(key, int)
+
+    def flag(self, key: str) -> bool:
+        return self._get(key, bool) or False
+
+    def count(self, key: str) -> int:
+        return len(self._get(key, list) or ())
+
+    def obj(self, key: str) -> _Fields:
+        return self._need(key, self.opt_obj(key))
+
+    def opt_obj(self, key: str) -> _Fields | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, Mapping):
+            raise self.wrong(key, "an object", value)
+        return _Fields(value, self.event, f"{self.path}{key}.")
+
+    def objs(self, key: str) -> tuple[_Fields, ...]:
+        found: list[_Fields] = []
+        for index, item in enumerate(self._get(key, list) or ()):
+            where = f"{key}[{index}]"
+            if not isinstance(item, Mapping):
+                raise self.wrong(where, "an object", item)
+            found.append(_Fields(item, self.event, f"{self.path}{where}."))
+        return tuple(found)
+
+    def texts(self, key: str) -> tuple[str, ...]:
+        found: list[str] = []
+        for index, item in enumerate(self._get(key, list) or ()):
+            if not isinstance(item, str):
+                raise self.wrong(f"{key}[{index}]", "a string", item)
+            found.append(item)
+        return tuple(found)
+
+    def snowflake_time(self, key: str) -> datetime:
+        raw = self.text(key)
+        try:
+            return snowflake_time(raw)
+        except ValueError:
+            raise self.invalid(key, f"is not a snowflake: {raw!r}") from None
+
+    def iso_time(self, key: str) -> datetime:
+        raw = self.text(key)
+        try:
+            when = datetime.fromisoformat(raw)
+        except ValueError:
+            raise self.invalid(key, f"is not an ISO 8601 time: {raw!r}") from None
+        if when.tzinfo is None:
+            # Discord always sends an offset; a bare time can only have meant UTC.
+            when = when.replace(tzinfo=UTC)
+        return when.astimezone(UTC)
+
+    def unix_time(self, key: str) -> datetime:
+        seconds = self.integer(key)
+        try:
+            return _UNIX_EPOCH + timedelta(seconds=seconds)
+        except OverflowError:
+            raise self.invalid(key, f"is not a unix time: {seconds!r}") from None
+
+    def wrong(self, key: str, expected: str, value: object) -> PayloadError:
+        return self.invalid(key, f"should be {expected}, not {type(value).__name__}")
+
+    def invalid(self, key: str, problem: str) -> PayloadError:
+        where = f"{self.path}{key}"
+        return PayloadError(
+            f"{self.event} payload field '{where}' {problem}",
+            details={"event": self.event, "field": where},
+        )
+
+    def _get(self, key: str, kind: type[_T]) -> _T | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        # bool is an int to isinstance, never to Discord.
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.wrong(key, _KIND_NAMES.get(kind, kind.__name__), value)
+        return value
+
+    def _need(self, key: str, value: _T | None) -> _T:
+        if value is None:
+            raise self.invalid(key, "is missing")
+        return value
+
+
+def _place(f: _Fields) -> tuple[str, Conversation]:
+    """The workspace and conversation of anything with `channel_id` and, in guilds, `guild_id`.
+
+    A DM has no `guild_id`. A guild `channel_id` may be a thread's: the payload does not say,
+    and the core learns it from `THREAD_CREATE`.
+    """
+    channel_id = f.text("channel_id")
+    guild_id = f.opt_text("guild_id")
+    if guild_id is None:
+        return _DM_WORKSPACE, Conversation(id=channel_id, kind=ConversationKind.DM)
+    return guild_id, Conversation(id=channel_id, kind=ConversationKind.CHANNEL)
+
+
+def _display_name(user: _Fields | None, member: _Fields | None) -> str | None:
+    """The name people see: server nickname, else global display name, else username."""
+    for source, key in ((member, "nick"), (user, "global_name"), (user, "username")):
+        name = source.opt_text(key) if source is not None else None
+        if name:
+            return name
+    return None
+
+
+def _message_author(message: _Fields, user: _Fields) -> Author:
+    """A message's author; webhooks (including crossposts) and Discord's system user are bots."""
+    is_bot = user.flag("bot") or user.flag("system") or message.opt_text("webhook_id") is not None
+    return Author(
+        id=user.text("id"),
+        kind=AuthorKind.BOT if is_bot else AuthorKind.HUMAN,
+        display_name=_display_name(user, message.opt_obj("member")),
+    )
+
+
+def _member_author(f: _Fields, user_id: str) -> Author:
+    """`user_id`, described by the optional `member` (with its `user`) of reactions and typing."""
+    member = f.opt_obj("member")
+    user = member.opt_obj("user") if member is not None else None
+    is_bot = user is not None and user.flag("bot")
+    return Author(
+        id=user_id,
+        kind=AuthorKind.BOT if is_bot else AuthorKind.HUMAN,
+        display_name=_display_name(user, member),
+    )
+
+
+def _mentions(f: _Fields, content: str) -> Mentions:
+    """Who a message names. A reply with its ping on lists the replied-to author in `mentions`."""
+    broadcast: tuple[Broadcast, ...] = ()
+    if f.flag("mention_everyone"):
+        # One flag covers both; the text tells which. Both when both appear, and @everyone when
+        # neither does (content withheld without the message_content intent).
+        tokens = (("@everyone", Broadcast.EVERYONE), ("@here", Broadcast.HERE))
+        broadcast = tuple(b for token, b in tokens if token in content) or (Broadcast.EVERYONE,)
+    return Mentions(
+        users=tuple(user.text("id") for user in f.objs("mentions")),
+        roles=f.texts("mention_roles"),
+        broadcast=broadcast,
+    )
+
+
+def _reply_to(f: _Fields) -> str | None:
+    """The message this one answers: `message_reference`, unless the reference is a forward."""
+    reference = f.opt_obj("message_reference")
+    if reference is None or reference.opt_int("type") == _FORWARD:
+        return None
+    return reference.opt_text("message_id")
+
+
+def _target_author_id(f: _Fields) -> str | None:
+    """The author of the replied-to message; `referenced_message` is null once that is deleted."""
+    referenced = f.opt_obj("referenced_message")
+    return referenced.obj("author").text("id") if referenced is not None else None
+
+
+def _emoji(emoji: _Fields) -> str:
+    """A unicode emoji as sent (variation selectors kept), a custom one as `name:id`."""
+    emoji_id = emoji.opt_text("id")
+    if emoji_id is None:
+        return emoji.text("name")
+    # The name of a custom emoji deleted from its guild is null; the id still names it.
+    return f"{emoji.opt_text('name') or ''}:{emoji_id}"
+
+
+def parse_message_create(d: MessageCreateEvent) -> ChatEvent | None:
+    """A `MESSAGE_CREATE`; `None` for a system notice (a `type` outside `MESSAGE_TYPES`)."""
+    f = _Fields(d, "MESSAGE_CREATE")
+    if f.integer("type") not in MESSAGE_TYPES:
+        return None
+    message_id = f.text("id")
+    workspace_id, conversation = _place(f)
+    content = f.opt_text("content") or ""
+    return ChatEvent(
+        event_id=f"discord:{message_id}",
+        kind=EventKind.MESSAGE,
+        platform=PLATFORM,
+        workspace_id=workspace_id,
+        conversation=conversation,
+        author=_message_author(f, f.obj("author")),
+        created_at=f.iso_time("timestamp"),
+        message_id=message_id,
+        text=content,
+        mentions=_mentions(f, content),
+        reply_to=_reply_to(f),
+        target_author_id=_target_author_id(f),
+        files=f.count("attachments"),
+    )
+
+
+def parse_message_update(d: MessageUpdateEvent) -> ChatEvent | None:
+    """A `MESSAGE_UPDATE` that edits text; `None` for other updates (embed unfurls, pins).
+
+    Only an update with `content` and an `edited_timestamp` is an edit. Its id carries the edit
+    time, so an update that repeats an edit already seen (a pin of an edited message) has the
+    same id and the ledger drops it.
+    """
+    f = _Fields(d, "MESSAGE_UPDATE")
+    content = f.opt_text("content")
+    edited_at = f.opt_text("edited_timestamp")
+    if content is None or edited_at is None:
+        return None
+    message_type = f.opt_int("type")
+    if message_type is not None and message_type not in MESSAGE_TYPES:
+        return None
+    message_id = f.text("id")
+    workspace_id, conversation = _place(f)
+    user = f.opt_obj("author")
+    return ChatEvent(
+        event_id=f"discord:{message_id}~{edited_at}",
+        kind=EventKind.EDIT,
+        platform=PLATFORM,
+        workspace_id=workspace_id,
+        conversation=conversation,
+        author=_message_author(f, user) if user is not None else Author(id=""),
+        created_at=f.iso_time("edited_timestamp"),
+        message_id=message_id,
+        text=content,
+        mentions=_mentions(f, content),
+        reply_to=_reply_to(f),
+        target_author_id=_target_author_id(f),
+        files=f.count("attachments"),
+    )
+
+
+def parse_message_delete(d: MessageDeleteEvent) -> ChatEvent:
+    """A `MESSAGE_DELETE`: ids only, so no author and the message's own creation time."""
+    f = _Fields(d, "MESSAGE_DELETE")
+    message_id = f.text("id")
+    workspace_id, conversation = _place(f)
+    return ChatEvent(
+        event_id=f"discord:{message_id}~deleted",
+        kind=EventKind.DELETE,
+        platform=PLATFORM,
+        workspace_id=workspace_id,
+        conversation=conversation,
+        author=Author(id=""),
+        created_at=f.snowflake_time("id"),
+        message_id=message_id,
+    )
+
+
+def _parse_reaction(f: _Fields, kind: EventKind, sign: str) -> ChatEvent:
+    message_id = f.text("message_id")
+    user_id = f.text("user_id")
+    emoji = _emoji(f.obj("emoji"))
+    workspace_id, conversation = _place(f)
+    return ChatEvent(
+        event_id=f"discord:{message_id}{sign}{user_id}:{emoji}",
+        kind=kind,
+        platform=PLATFORM,
+        workspace_id=workspace_id,
+        conversation=conversation,
+        author=_member_author(f, user_id),
+        # A reaction carries no time of its own. The reacted message's time is only a fallback
+        # that keeps `created_at` filled; the core orders reactions by when they were received.
+        created_at=f.snowflake_time("message_id"),
+        message_id=message_id,
+        target_author_id=f.opt_text("message_author_id"),
+        reaction=emoji,
+    )
+
+
+def parse_message_reaction_add(d: MessageReactionAddEvent) -> ChatEvent:
+    """A `MESSAGE_REACTION_ADD`: `user_id` put `emoji` on `message_id`."""
+    return _parse_reaction(_Fields(d, "MESSAGE_REACTION_ADD"), EventKind.REACTION_ADDED, "+")
+
+
+def parse_message_reaction_remove(d: MessageReactionRemoveEvent) -> ChatEvent:
+    """A `MESSAGE_REACTION_REMOVE`: `user_id` took `emoji` off `message_id`."""
+    return _parse_reaction(_Fields(d, "MESSAGE_REACTION_REMOVE"), EventKind.REACTION_REMOVED, "-")
+
+
+def parse_typing_start(d: TypingStartEvent) -> ChatEvent:
+    """A `TYPING_START`: `user_id` began typing at `timestamp` (unix seconds)."""
+    f = _Fields(d, "TYPING_START")
+    channel_id = f.text("channel_id")
+    user_id = f.text("user_id")
+    timestamp = f.integer("timestamp")
+    workspace_id, conversation = _place(f)
+    return ChatEvent(
+        event_id=f"discord:typing:{channel_id}:{user_id}@{timestamp}",
+        kind=EventKind.TYPING,
+        platform=PLATFORM,
+        workspace_id=workspace_id,
+        conversation=conversation,
+        author=_member_author(f, user_id),
+        created_at=f.unix_time("timestamp"),
+    )
+
+
+def parse_thread_create(d: ThreadCreateEvent) -> ChatEvent | None:
+    """A `THREAD_CREATE`: the thread, its parent channel, who started it and its name.
+
+    Discord also sends this when the bot is added to an existing private thread; the id is the
+    same either way, so the ledger keeps one. `None` if `d` is somehow not a thread.
+    """
+    f = _Fields(d, "THREAD_CREATE")
+    channel_type = f.opt_int("type")
+    if channel_type is not None and channel_type not in _THREAD_TYPES:
+        return None
+    thread_id = f.text("id")
+    return ChatEvent(
+        event_id=f"discord:thread:{thread_id}",
+        kind=EventKind.THREAD_CREATED,
+        platform=PLATFORM,
+        workspace_id=f.opt_text("guild_id") or _DM_WORKSPACE,
+        conversation=Conversation(
+            id=thread_id,
+            kind=ConversationKind.THREAD,
+            thread_id=thread_id,
+            parent_id=f.text("parent_id"),
+        ),
+        author=Author(id=f.text("owner_id")),
+        created_at=f.snowflake_time("id"),
+        text=f.text("name"),
+    )
+
+
+# Each parser takes its own `TypedDict`; `Any` lets one table hold them all.
+PARSERS: Final[Mapping[str, Callable[[Any], ChatEvent | None]]] = {
+    "MESSAGE_CREATE": parse_message_create,
+    "MESSAGE_UPDATE": parse_message_update,
+    "MESSAGE_DELETE": parse_message_delete,
+    "MESSAGE_REACTION_ADD": parse_message_reaction_add,
+    "MESSAGE_REACTION_REMOVE": parse_message_reaction_remove,
+    "TYPING_START": parse_typing_start,
+    "THREAD_CREATE": parse_thread_create,
+}
+
+
+def normalise(dispatch: Mapping[str, Any]) -> ChatEvent | None:
+    """The core event for one gateway dispatch (`{"op": 0, "t": NAME, "d": {...}}`), or `None`.
+
+    `None` for payloads that are not dispatches, dispatch names not in `PARSERS` and updates
+    that are not chat events. Raises `PayloadError` (details: `event`, `field`) when a handled
+    dispatch lacks a field its parser needs or has one of the wrong type.
+    """
+    if dispatch.get("op", 0) != 0:
+        return None
+    name = dispatch.get("t")
+    parser = PARSERS.get(name) if isinstance(name, str) else None
+    if parser is None:
+        return None
+    data = dispatch.get("d")
+    if not isinstance(data, Mapping):
+        raise PayloadError(
+            f"{name} dispatch field 'd' is missing or not an object",
+            details={"event": name, "field": "d"},
+        )
+    return parser(data)

@@ -1,0 +1,503 @@
+"""The pure Slack Events API normaliser: one `event_callback` body in, one `ChatEvent` or None out.
+
+No I/O, no network, no clock: everything comes from the body. Event types and message subtypes
+the core has no use for come back as None and are never an error; a handled event that lacks a
+field it needs, or carries one of the wrong type, raises `PayloadError` naming the field as a
+dotted path (`event.ts`, `event.message.edited.ts`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from adapters.slack.types import (
+    AppMentionEvent,
+    EventCallbackBody,
+    MemberChannelEvent,
+    MessageChangedEvent,
+    MessageDeletedEvent,
+    MessageEvent,
+    ReactionEvent,
+)
+from core.errors import PayloadError
+from core.events import (
+    Author,
+    AuthorKind,
+    Broadcast,
+    ChatEvent,
+    Conversation,
+    ConversationKind,
+    EventKind,
+    Mentions,
+)
+
+__all__ = [
+    "EVENT_PARSERS",
+    "MESSAGE_PARSERS",
+    "PLATFORM",
+    "Envelope",
+    "extract_bot_user_id",
+    "extract_mentions",
+    "is_external",
+    "normalise",
+    "parse_app_mention",
+    "parse_member_joined_channel",
+    "parse_member_left_channel",
+    "parse_message",
+    "parse_message_changed",
+    "parse_message_deleted",
+    "parse_posted_message",
+    "parse_reaction_added",
+    "parse_reaction_removed",
+    "to_author",
+    "to_conversation",
+    "to_datetime",
+    "to_envelope",
+]
+
+PLATFORM = "slack"
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_TS = re.compile(r"(\d+)(?:\.(\d{1,6})\d*)?")
+_MENTION = re.compile(
+    r"<(?:@(?P<user>[UW][A-Z0-9]+)"
+    r"|!subteam\^(?P<role>[A-Z0-9]+)"
+    r"|!(?P<broadcast>here|channel|everyone))"
+    r"(?:\|[^>]*)?>"
+)
+# `channel_type` of message events; member events use one letter (`C`, `G`) and reactions may
+# omit it, and those fall back to the channel id prefix.
+_CHANNEL_TYPES: Mapping[str, tuple[ConversationKind, bool]] = {
+    "im": (ConversationKind.DM, False),
+    "mpim": (ConversationKind.DM, True),
+    "channel": (ConversationKind.CHANNEL, False),
+    "group": (ConversationKind.CHANNEL, False),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """What the outer body says about one delivery, shared by every parser."""
+
+    team: str
+    bot_user_id: str | None = None
+    delivery_id: str | None = None
+    event_time: int | None = None
+
+
+# The raw event is typed `Any` here because each parser checks its fields as it reads them.
+Parser = Callable[[Envelope, Any], ChatEvent | None]
+
+
+def normalise(body: Mapping[str, Any]) -> ChatEvent | None:
+    """Turn one whole `event_callback` body into a `ChatEvent`.
+
+    Returns None for anything that is not an `event_callback` (`url_verification`,
+    `app_rate_limited`), for event types and message subtypes that are not handled, for hidden
+    messages, for `message_changed` that is no edit (unfurls), and for reactions on non-messages.
+    Raises `PayloadError` when a handled event lacks a field it needs or has a wrong type.
+    """
+    if body.get("type") != "event_callback":
+        return None
+    event = _mapping(body, "event", "event")
+    parser = EVENT_PARSERS.get(_optional_str(event, "type", "event.type") or "")
+    if parser is None:
+        return None
+    return parser(to_envelope(body), event)
+
+
+def extract_mentions(text: str) -> Mentions:
+    """Everyone Slack markup in `text` names, each once, in order of first appearance.
+
+    `<@U123>`/`<@U123|name>` (and `W` ids) are users, `<!subteam^S123>` user groups (roles),
+    `<!here>`, `<!channel>`, `<!everyone>` broadcasts; labels after `|` are ignored.
+    """
+    users: dict[str, None] = {}
+    roles: dict[str, None] = {}
+    broadcast: dict[Broadcast, None] = {}
+    for match in _MENTION.finditer(text):
+        if user := match.group("user"):
+            users[user] = None
+        elif role := match.group("role"):
+            roles[role] = None
+        else:
+            broadcast[Broadcast(match.group("broadcast"))] = None
+    return Mentions(users=tuple(users), roles=tuple(roles), broadcast=tuple(broadcast))
+
+
+def to_envelope(body: EventCallbackBody | Mapping[str, Any]) -> Envelope:
+    """The delivery facts of a body; the team is `team_id`, else the inner event's `team`."""
+    team = _optional_str(body, "team_id", "team_id")
+    if not team:
+        event = _mapping(body, "event", "event")
+        team = _optional_str(event, "team", "event.team")
+    if not team:
+        raise PayloadError("Slack payload is missing 'team_id'", details={"field": "team_id"})
+    event_time = body.get("event_time")
+    if isinstance(event_time, bool) or not isinstance(event_time, int | None):
+        raise _wrong_type("event_time", event_time, "int")
+    return Envelope(
+        team=team,
+        bot_user_id=extract_bot_user_id(body),
+        delivery_id=_optional_str(body, "event_id", "event_id"),
+        event_time=event_time,
+    )
+
+
+def extract_bot_user_id(body: EventCallbackBody | Mapping[str, Any]) -> str | None:
+    """The user id of the bot the delivery was made for: the first authorization's `user_id`."""
+    authorizations = body.get("authorizations")
+    if authorizations is None:
+        return None
+    if not isinstance(authorizations, list):
+        raise _wrong_type("authorizations", authorizations, "list")
+    if not authorizations:
+        return None
+    first = authorizations[0]
+    if not isinstance(first, Mapping):
+        raise _wrong_type("authorizations.0", first, "object")
+    return _optional_str(first, "user_id", "authorizations.0.user_id")
+
+
+def to_datetime(ts: str, field: str) -> datetime:
+    """A Slack `ts` (`"1712345678.000200"`) as a UTC datetime, exact to the microsecond.
+
+    Raises `PayloadError` naming `field` when `ts` is not a Slack timestamp.
+    """
+    match = _TS.fullmatch(ts)
+    if match is None:
+        raise PayloadError(
+            f"Slack payload field '{field}' is not a timestamp: {ts!r}", details={"field": field}
+        )
+    seconds, fraction = match.groups()
+    micros = int((fraction or "").ljust(6, "0"))
+    return _EPOCH + timedelta(seconds=int(seconds), microseconds=micros)
+
+
+def to_conversation(
+    channel: str, channel_type: str | None, ts: str | None, thread_ts: str | None
+) -> Conversation:
+    """Where an event happened: by `channel_type` when it is a message one, else by id prefix.
+
+    A reply (`thread_ts` present and not `ts`) carries the root's ts as `thread_id`; in a
+    channel that makes it a THREAD, in a DM it stays a DM (Slack DMs have threads too).
+    """
+    thread_id = thread_ts if thread_ts is not None and thread_ts != ts else None
+    kind, group = _CHANNEL_TYPES.get(channel_type or "", (None, False))
+    if kind is None:
+        kind = ConversationKind.DM if channel.startswith("D") else ConversationKind.CHANNEL
+    if kind is ConversationKind.CHANNEL and thread_id is not None:
+        kind = ConversationKind.THREAD
+    return Conversation(id=channel, kind=kind, thread_id=thread_id, group=group)
+
+
+def to_author(message: MessageEvent | Mapping[str, Any], team: str, path: str) -> Author:
+    """Who posted `message` (found at `path`): its `user`, else its `bot_id`.
+
+    Raises `PayloadError` when it has neither.
+    """
+    user = _optional_str(message, "user", f"{path}.user")
+    bot_id = _optional_str(message, "bot_id", f"{path}.bot_id")
+    author_id = user or bot_id
+    if not author_id:
+        raise PayloadError(
+            f"Slack payload is missing '{path}.user' (and has no '{path}.bot_id')",
+            details={"field": f"{path}.user"},
+        )
+    is_bot = bool(bot_id) or message.get("subtype") == "bot_message"
+    return Author(
+        id=author_id,
+        kind=AuthorKind.BOT if is_bot else AuthorKind.HUMAN,
+        display_name=_extract_display_name(message, path),
+        external=is_external(message, team, path),
+    )
+
+
+def is_external(message: MessageEvent | Mapping[str, Any], team: str, path: str) -> bool:
+    """Whether the author belongs to another organisation (Slack Connect).
+
+    True when `user_team` or `source_team` is present and is not the receiving team.
+    """
+    return any(
+        _optional_str(message, key, f"{path}.{key}") not in (None, team)
+        for key in ("user_team", "source_team")
+    )
+
+
+def parse_message(envelope: Envelope, event: MessageEvent) -> ChatEvent | None:
+    """A `message` event, dispatched on its subtype through `MESSAGE_PARSERS`."""
+    parser = MESSAGE_PARSERS.get(_optional_str(event, "subtype", "event.subtype"))
+    return None if parser is None else parser(envelope, event)
+
+
+def parse_posted_message(envelope: Envelope, event: MessageEvent) -> ChatEvent | None:
+    """A posted message (plain, `thread_broadcast`, `bot_message`, `me_message`, `file_share`)."""
+    if event.get("hidden") is True:
+        return None
+    return _to_message(envelope, event)
+
+
+def parse_app_mention(envelope: Envelope, event: AppMentionEvent) -> ChatEvent | None:
+    """An `app_mention`: the same event, with the same id, as the `message` it copies."""
+    return _to_message(envelope, event)
+
+
+def parse_message_changed(envelope: Envelope, event: MessageChangedEvent) -> ChatEvent | None:
+    """An edit of `event.message`, or None when nothing a person wrote changed.
+
+    Slack also sends `message_changed` for unfurls, attachments and thread bookkeeping; those
+    have no `edited` stamp or keep the previous text. `subtype` is the edited message's own.
+    """
+    channel = _str(event, "channel", "event.channel")
+    message = _mapping(event, "message", "event.message")
+    edited = _optional_mapping(message, "edited", "event.message.edited")
+    if edited is None:
+        return None
+    text = _optional_str(message, "text", "event.message.text") or ""
+    previous = _optional_mapping(event, "previous_message", "event.previous_message")
+    if previous is not None:
+        previous_text = _optional_str(previous, "text", "event.previous_message.text") or ""
+        if text == previous_text:
+            return None
+    ts = _str(message, "ts", "event.message.ts")
+    edited_ts = _str(edited, "ts", "event.message.edited.ts")
+    thread_ts = _optional_str(message, "thread_ts", "event.message.thread_ts")
+    return ChatEvent(
+        event_id=f"{_message_event_id(envelope, channel, ts)}~{edited_ts}",
+        kind=EventKind.EDIT,
+        platform=PLATFORM,
+        workspace_id=envelope.team,
+        conversation=to_conversation(channel, _channel_type(event), ts, thread_ts),
+        author=to_author(message, envelope.team, "event.message"),
+        created_at=to_datetime(edited_ts, "event.message.edited.ts"),
+        message_id=ts,
+        text=text,
+        mentions=extract_mentions(text),
+        subtype=_optional_str(message, "subtype", "event.message.subtype"),
+        files=len(_optional_list(message, "files", "event.message.files")),
+        bot_user_id=envelope.bot_user_id,
+        delivery_id=envelope.delivery_id,
+    )
+
+
+def parse_message_deleted(envelope: Envelope, event: MessageDeletedEvent) -> ChatEvent:
+    """The deletion of message `deleted_ts`, by its author when `previous_message` says who.
+
+    `created_at` is the time of the deletion; `subtype` is the deleted message's own.
+    """
+    channel = _str(event, "channel", "event.channel")
+    deleted_ts = _str(event, "deleted_ts", "event.deleted_ts")
+    when = _optional_str(event, "event_ts", "event.event_ts") or _str(event, "ts", "event.ts")
+    previous = _optional_mapping(event, "previous_message", "event.previous_message")
+    author = Author(id="")
+    thread_ts = subtype = None
+    if previous is not None:
+        path = "event.previous_message"
+        if previous.get("user") or previous.get("bot_id"):
+            author = to_author(previous, envelope.team, path)
+        thread_ts = _optional_str(previous, "thread_ts", f"{path}.thread_ts")
+        subtype = _optional_str(previous, "subtype", f"{path}.subtype")
+    return ChatEvent(
+        event_id=f"{_message_event_id(envelope, channel, deleted_ts)}~deleted",
+        kind=EventKind.DELETE,
+        platform=PLATFORM,
+        workspace_id=envelope.team,
+        conversation=to_conversation(channel, _channel_type(event), deleted_ts, thread_ts),
+        author=author,
+        created_at=to_datetime(when, "event.event_ts"),
+        message_id=deleted_ts,
+        subtype=subtype,
+        bot_user_id=envelope.bot_user_id,
+        delivery_id=envelope.delivery_id,
+    )
+
+
+def parse_reaction_added(envelope: Envelope, event: ReactionEvent) -> ChatEvent | None:
+    """A reaction put on a message; None for reactions on files and other items."""
+    return _to_reaction(envelope, event, EventKind.REACTION_ADDED, "+")
+
+
+def parse_reaction_removed(envelope: Envelope, event: ReactionEvent) -> ChatEvent | None:
+    """A reaction taken off a message; None for reactions on files and other items."""
+    return _to_reaction(envelope, event, EventKind.REACTION_REMOVED, "-")
+
+
+def parse_member_joined_channel(envelope: Envelope, event: MemberChannelEvent) -> ChatEvent:
+    """Someone joined a channel; the author is whoever joined, not whoever invited them."""
+    return _to_membership(envelope, event, EventKind.MEMBER_JOINED, "joined")
+
+
+def parse_member_left_channel(envelope: Envelope, event: MemberChannelEvent) -> ChatEvent:
+    """Someone left a channel."""
+    return _to_membership(envelope, event, EventKind.MEMBER_LEFT, "left")
+
+
+EVENT_PARSERS: Mapping[str, Parser] = {
+    "message": parse_message,
+    "app_mention": parse_app_mention,
+    "reaction_added": parse_reaction_added,
+    "reaction_removed": parse_reaction_removed,
+    "member_joined_channel": parse_member_joined_channel,
+    "member_left_channel": parse_member_left_channel,
+}
+
+# Keyed by `subtype`; None is a plain message. Subtypes not listed (channel_join, channel_topic,
+# message_replied, ...) are ignored.
+MESSAGE_PARSERS: Mapping[str | None, Parser] = {
+    None: parse_posted_message,
+    "thread_broadcast": parse_posted_message,
+    "bot_message": parse_posted_message,
+    "me_message": parse_posted_message,
+    "file_share": parse_posted_message,
+    "message_changed": parse_message_changed,
+    "message_deleted": parse_message_deleted,
+}
+
+
+def _to_message(envelope: Envelope, event: MessageEvent | AppMentionEvent) -> ChatEvent:
+    channel = _str(event, "channel", "event.channel")
+    ts = _str(event, "ts", "event.ts")
+    text = _optional_str(event, "text", "event.text") or ""
+    thread_ts = _optional_str(event, "thread_ts", "event.thread_ts")
+    return ChatEvent(
+        event_id=_message_event_id(envelope, channel, ts),
+        kind=EventKind.MESSAGE,
+        platform=PLATFORM,
+        workspace_id=envelope.team,
+        conversation=to_conversation(channel, _channel_type(event), ts, thread_ts),
+        author=to_author(event, envelope.team, "event"),
+        created_at=to_datetime(ts, "event.ts"),
+        message_id=ts,
+        text=text,
+        mentions=extract_mentions(text),
+        subtype=_optional_str(event, "subtype", "event.subtype"),
+        files=len(_optional_list(event, "files", "event.files")),
+        bot_user_id=envelope.bot_user_id,
+        delivery_id=envelope.delivery_id,
+    )
+
+
+def _to_reaction(
+    envelope: Envelope, event: ReactionEvent, kind: EventKind, sign: str
+) -> ChatEvent | None:
+    item = _mapping(event, "item", "event.item")
+    if _optional_str(item, "type", "event.item.type") != "message":
+        return None
+    channel = _str(item, "channel", "event.item.channel")
+    item_ts = _str(item, "ts", "event.item.ts")
+    user = _str(event, "user", "event.user")
+    reaction = _str(event, "reaction", "event.reaction")
+    event_ts = _event_ts(envelope, event)
+    message_event_id = _message_event_id(envelope, channel, item_ts)
+    return ChatEvent(
+        event_id=f"{message_event_id}{sign}{user}:{reaction}@{event_ts}",
+        kind=kind,
+        platform=PLATFORM,
+        workspace_id=envelope.team,
+        conversation=to_conversation(channel, _channel_type(item), item_ts, None),
+        author=Author(id=user),
+        created_at=to_datetime(event_ts, "event.event_ts"),
+        message_id=item_ts,
+        target_author_id=_optional_str(event, "item_user", "event.item_user"),
+        reaction=reaction,
+        bot_user_id=envelope.bot_user_id,
+        delivery_id=envelope.delivery_id,
+    )
+
+
+def _to_membership(
+    envelope: Envelope, event: MemberChannelEvent, kind: EventKind, verb: str
+) -> ChatEvent:
+    channel = _str(event, "channel", "event.channel")
+    user = _str(event, "user", "event.user")
+    event_ts = _event_ts(envelope, event)
+    return ChatEvent(
+        event_id=f"slack:{envelope.team}:{channel}:{verb}:{user}@{event_ts}",
+        kind=kind,
+        platform=PLATFORM,
+        workspace_id=envelope.team,
+        conversation=to_conversation(channel, _channel_type(event), None, None),
+        author=Author(id=user),
+        created_at=to_datetime(event_ts, "event.event_ts"),
+        user_id=user,
+        bot_user_id=envelope.bot_user_id,
+        delivery_id=envelope.delivery_id,
+    )
+
+
+def _message_event_id(envelope: Envelope, channel: str, ts: str) -> str:
+    return f"slack:{envelope.team}:{channel}:{ts}"
+
+
+def _channel_type(event: Mapping[str, Any]) -> str | None:
+    return _optional_str(event, "channel_type", "event.channel_type")
+
+
+def _event_ts(envelope: Envelope, event: Mapping[str, Any]) -> str:
+    """The event's own `event_ts`, else the body's whole-second `event_time`."""
+    event_ts = _optional_str(event, "event_ts", "event.event_ts")
+    if event_ts:
+        return event_ts
+    if envelope.event_time is not None:
+        return str(envelope.event_time)
+    raise PayloadError("Slack payload is missing 'event.event_ts'", {"field": "event.event_ts"})
+
+
+def _extract_display_name(message: Mapping[str, Any], path: str) -> str | None:
+    profile = _optional_mapping(message, "user_profile", f"{path}.user_profile") or {}
+    bot = _optional_mapping(message, "bot_profile", f"{path}.bot_profile") or {}
+    candidates = (
+        _optional_str(profile, "display_name", f"{path}.user_profile.display_name"),
+        _optional_str(profile, "real_name", f"{path}.user_profile.real_name"),
+        _optional_str(message, "username", f"{path}.username"),
+        _optional_str(bot, "name", f"{path}.bot_profile.name"),
+    )
+    return next((name for name in candidates if name), None)
+
+
+def _str(obj: Mapping[str, Any], key: str, path: str) -> str:
+    value = _optional_str(obj, key, path)
+    if not value:
+        raise PayloadError(f"Slack payload is missing '{path}'", details={"field": path})
+    return value
+
+
+def _optional_str(obj: Mapping[str, Any], key: str, path: str) -> str | None:
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _wrong_type(path, value, "string")
+    return value
+
+
+def _mapping(obj: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
+    value = _optional_mapping(obj, key, path)
+    if value is None:
+        raise PayloadError(f"Slack payload is missing '{path}'", details={"field": path})
+    return value
+
+
+def _optional_mapping(obj: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any] | None:
+    value = obj.get(key)
+    if value is not None and not isinstance(value, Mapping):
+        raise _wrong_type(path, value, "object")
+    return value
+
+
+def _optional_list(obj: Mapping[str, Any], key: str, path: str) -> list[Any]:
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _wrong_type(path, value, "list")
+    return value
+
+
+def _wrong_type(path: str, value: object, expected: str) -> PayloadError:
+    return PayloadError(
+        f"Slack payload field '{path}' should be {expected}, not {type(value).__name__}",
+        details={"field": path},
+    )

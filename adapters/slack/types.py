@@ -1,0 +1,184 @@
+"""The raw Slack Events API payload shapes the normaliser reads, as `TypedDict`s.
+
+Only the fields the normaliser looks at are declared; Slack sends many more and they are ignored.
+Everything is `total=False` because Slack omits fields freely: the normaliser checks each field
+it needs as it reads it and raises `PayloadError` when one is missing or of the wrong type.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+__all__ = [
+    "AppMentionEvent",
+    "Authorization",
+    "BotProfile",
+    "Edited",
+    "Event",
+    "EventCallbackBody",
+    "MemberChannelEvent",
+    "MessageChangedEvent",
+    "MessageDeletedEvent",
+    "MessageEvent",
+    "ReactionEvent",
+    "ReactionItem",
+    "UserProfile",
+]
+
+
+class Authorization(TypedDict, total=False):
+    """One installation the delivery was made for; `user_id` is the app's bot user."""
+
+    enterprise_id: str | None
+    team_id: str
+    user_id: str
+    is_bot: bool
+    is_enterprise_install: bool
+
+
+class Event(TypedDict, total=False):
+    """The fields every inner event has; the rest depends on `type`."""
+
+    type: str
+    event_ts: str
+
+
+class EventCallbackBody(TypedDict, total=False):
+    """The outer `event_callback` body, as posted over HTTP or carried in a Socket Mode envelope."""
+
+    token: str
+    team_id: str
+    api_app_id: str
+    event: Event
+    type: str
+    event_id: str
+    event_time: int
+    authorizations: list[Authorization]
+
+
+class UserProfile(TypedDict, total=False):
+    """The author's profile as embedded in a message (`user_profile`)."""
+
+    display_name: str
+    real_name: str
+    name: str
+    team: str
+
+
+class BotProfile(TypedDict, total=False):
+    """The app profile embedded in a message posted by an app (`bot_profile`)."""
+
+    id: str
+    app_id: str
+    name: str
+    team_id: str
+
+
+class Edited(TypedDict, total=False):
+    """Who last edited a message and when (`edited`)."""
+
+    user: str
+    ts: str
+
+
+class MessageEvent(TypedDict, total=False):
+    """A `message` event, its posting subtypes, and the `message`/`previous_message` it embeds."""
+
+    type: str
+    subtype: str
+    hidden: bool
+    channel: str
+    channel_type: str
+    user: str
+    bot_id: str
+    username: str
+    text: str
+    ts: str
+    thread_ts: str
+    event_ts: str
+    team: str
+    user_team: str
+    source_team: str
+    user_profile: UserProfile
+    bot_profile: BotProfile
+    edited: Edited
+    files: list[dict[str, Any]]
+
+
+class MessageChangedEvent(TypedDict, total=False):
+    """A `message` of subtype `message_changed`: `message` is the message as it now is."""
+
+    type: str
+    subtype: str
+    hidden: bool
+    channel: str
+    channel_type: str
+    ts: str
+    event_ts: str
+    message: MessageEvent
+    previous_message: MessageEvent
+
+
+class MessageDeletedEvent(TypedDict, total=False):
+    """A `message` of subtype `message_deleted`: `deleted_ts` names the message that went."""
+
+    type: str
+    subtype: str
+    hidden: bool
+    channel: str
+    channel_type: str
+    ts: str
+    event_ts: str
+    deleted_ts: str
+    previous_message: MessageEvent
+
+
+class AppMentionEvent(TypedDict, total=False):
+    """An `app_mention`: a copy of the `message` event naming the app, without `channel_type`."""
+
+    type: str
+    user: str
+    bot_id: str
+    text: str
+    ts: str
+    thread_ts: str
+    channel: str
+    event_ts: str
+    team: str
+    user_team: str
+    source_team: str
+    user_profile: UserProfile
+    files: list[dict[str, Any]]
+
+
+class ReactionItem(TypedDict, total=False):
+    """What a reaction is on; only `type == "message"` items are read."""
+
+    type: str
+    channel: str
+    ts: str
+    channel_type: str
+
+
+class ReactionEvent(TypedDict, total=False):
+    """A `reaction_added` or `reaction_removed` event."""
+
+    type: str
+    user: str
+    reaction: str
+    item_user: str
+    item: ReactionItem
+    event_ts: str
+
+
+class MemberChannelEvent(TypedDict, total=False):
+    """A `member_joined_channel` or `member_left_channel` event (`channel_type` is `C` or `G`)."""
+
+    type: str
+    user: str
+    channel: str
+    channel_type: str
+    team: str
+    inviter: str
+    enterprise: str
+    event_ts: str

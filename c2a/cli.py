@@ -1,0 +1,126 @@
+"""The `c2a` command: `check` a manifest, `replay` a trace, export the wire `schema`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from c2a.pretty import render_pretty
+from c2a.replay import replay
+from core.errors import C2AError
+from core.manifest import Workspace, load_manifest
+from core.sqlite_store import SQLiteStore
+from core.wire import COMPACT_VIEW, FULL_ENVELOPE, write_json_schemas
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 some input rejected, 2 unusable)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except C2AError as exc:
+        print(f"c2a: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return status
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="c2a",
+        description="Connects Slack and Discord to local LLM agents, deciding per agent "
+        "what is for it.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = commands.add_parser("check", help="validate a workspace manifest and say what it means")
+    check.add_argument("manifest", help="workspace manifest (YAML)")
+    check.set_defaults(run=_check)
+
+    rep = commands.add_parser(
+        "replay", help="run recorded platform payloads through the engine, offline"
+    )
+    rep.add_argument("trace", help="JSON Lines trace: {at, platform, payload, via?} per line")
+    rep.add_argument("--manifest", "-m", required=True, help="workspace manifest (YAML)")
+    rep.add_argument("--out", "-o", help="write JSON Lines here instead of standard output")
+    rep.add_argument(
+        "--store", help="ledger file (SQLite); default: an in-memory ledger for this run only"
+    )
+    rep.add_argument(
+        "--protocol-version",
+        choices=[FULL_ENVELOPE, COMPACT_VIEW],
+        default=FULL_ENVELOPE,
+        help="the version the harness negotiated (2026-06-24 adds the compact fields)",
+    )
+    rep.add_argument("--pretty", action="store_true", help="one readable line per decision")
+    rep.add_argument(
+        "--stats", action="store_true", help="print counts and events per second to stderr"
+    )
+    rep.set_defaults(run=_replay)
+
+    schema = commands.add_parser("schema", help="write the wire model's JSON Schemas")
+    schema.add_argument("--out", default="docs/schema", help="directory (default docs/schema)")
+    schema.set_defaults(run=_schema)
+    return parser
+
+
+def _check(args: argparse.Namespace) -> int:
+    workspace = Workspace.from_manifest(load_manifest(args.manifest))
+    for line in workspace.describe():
+        print(line)
+    print("ok")
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    workspace = Workspace.from_manifest(load_manifest(args.manifest))
+    store = SQLiteStore(args.store or ":memory:")
+    trace = Path(args.trace)
+    if not trace.is_file():
+        print(f"c2a: trace {trace} does not exist", file=sys.stderr)
+        return 2
+    with _output(args.out) as out, trace.open(encoding="utf-8") as lines:
+        stats = asyncio.run(
+            replay(
+                workspace,
+                lines,
+                store,
+                out,
+                sys.stderr,
+                source=str(trace),
+                compact=args.protocol_version == COMPACT_VIEW,
+                render=render_pretty if args.pretty else None,
+            )
+        )
+    if args.stats:
+        print(json.dumps(stats.as_dict()), file=sys.stderr)
+    return 1 if stats.errors else 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    for path in write_json_schemas(Path(args.out)):
+        print(path)
+    return 0
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    if path is None:
+        yield sys.stdout
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        yield handle
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,345 @@
+"""The attention rules: for one event and one agent, directedness, policy, mode and reason.
+
+Everything here is a pure function of the resolved event, the agent, and a read-only view of
+the engine's state; the engine does the I/O (claims, the ledger) around it. The rules, in the
+order they are tried, are listed in docs/attention.md; each returns a `reason` word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
+from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
+from core.intent import Intent
+from core.manifest import Workspace
+from core.signals import GlyphMap, Signal, is_stop_reaction
+from core.state import State
+
+__all__ = [
+    "Assessment",
+    "Context",
+    "assess",
+    "constrain",
+    "revise_for_edit",
+    "select_responder",
+]
+
+TO_ME = Directedness.TO_ME
+TO_MY_ROLE = Directedness.TO_MY_ROLE
+TO_OTHER = Directedness.TO_OTHER
+AMBIENT = Directedness.AMBIENT
+MUST = Policy.MUST_RESPOND
+MAY = Policy.MAY_RESPOND
+ACK = Policy.ACK_ONLY
+MUST_NOT = Policy.MUST_NOT_RESPOND
+BUFFERED = InjectionMode.BUFFERED
+IMMEDIATE = InjectionMode.IMMEDIATE
+NOTIFY = InjectionMode.NOTIFY
+MAILBOX = InjectionMode.TOOL_MAILBOX
+SILENT = InjectionMode.SILENT
+
+# Reasons that survive having left a conversation: only being named or DMed brings an agent back.
+_RECALLED = frozenset({"direct_message", "direct_mention"})
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What the rules may read about the world when deciding one event."""
+
+    workspace: Workspace
+    state: State
+    intents: frozenset[Intent]
+    glyphs: GlyphMap
+    now: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """A decision, plus the agents among whom one responder must be selected (if any)."""
+
+    decision: Decision
+    pool: tuple[str, ...] = ()
+
+
+def assess(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
+    """Decide one event for one agent before claims and constraints. `event` is resolved."""
+    author_agent = ctx.workspace.agent_for(event.platform, event.author.id)
+    if author_agent == agent:
+        return _plain(event, agent, AMBIENT, MUST_NOT, SILENT, "own_message")
+    if event.kind in (EventKind.MESSAGE, EventKind.EDIT):
+        return _assess_message(event, agent, author_agent, ctx)
+    if event.kind in (EventKind.REACTION_ADDED, EventKind.REACTION_REMOVED):
+        return _assess_reaction(event, agent, ctx)
+    reason = "thread_created" if event.kind is EventKind.THREAD_CREATED else "membership"
+    return _plain(event, agent, AMBIENT, MUST_NOT, SILENT, reason)
+
+
+def _plain(
+    event: ChatEvent,
+    agent: str,
+    directedness: Directedness,
+    policy: Policy,
+    mode: InjectionMode,
+    reason: str,
+    priority: Priority = Priority.NORMAL,
+) -> Assessment:
+    return Assessment(Decision(event.event_id, agent, directedness, policy, mode, reason, priority))
+
+
+def _assess_message(
+    event: ChatEvent, agent: str, author_agent: str | None, ctx: Context
+) -> Assessment:
+    ws, state = ctx.workspace, ctx.state
+    if (
+        event.author.kind is AuthorKind.BOT
+        and author_agent is None
+        and not ws.trusted_bot(event.author.id)
+    ):
+        return _plain(event, agent, AMBIENT, MUST_NOT, MAILBOX, "untrusted_bot")
+    platform, conversation, mentions = event.platform, event.conversation, event.mentions
+    me = ws.user_id(platform, agent)
+    my_role = ws.managed_role(platform, agent)
+    named = ws.roles_named(platform, mentions.roles)
+    my_roles = tuple(r for r in named if agent in ws.agents_by_role.get(r, ()))
+    replied = state.replied_message(event)
+    reply_author = event.target_author_id or (replied.author_id if replied else None)
+    replied_to_me = event.reply_to is not None and (
+        reply_author == me or (replied is not None and replied.author_agent == agent)
+    )
+    other_users = [u for u in mentions.users if u not in (me, reply_author)]
+    other_roles = [r for r in mentions.roles if r != my_role and not _binds(ws, platform, r, agent)]
+    elsewhere = bool(other_users or other_roles) or (
+        event.reply_to is not None and not replied_to_me
+    )
+
+    if conversation.kind is ConversationKind.DM and not conversation.group:
+        return _directed(event, agent, "direct_message", ctx)
+    if me in mentions.users or (my_role is not None and my_role in mentions.roles):
+        return _directed(event, agent, "direct_mention", ctx)
+    if replied_to_me:
+        return _directed(event, agent, "reply_to_me", ctx)
+    chain = state.chains.get((conversation.key, event.author.id))
+    if (
+        chain is not None
+        and agent in chain.decisions
+        and not mentions
+        and event.reply_to is None
+        and event.created_at - chain.started <= timedelta(milliseconds=ws.settings.merge_window_ms)
+    ):
+        inherited = chain.decisions[agent]
+        return Assessment(
+            replace(
+                inherited,
+                event_id=event.event_id,
+                reason="continuation",
+                continues=chain.root,
+                claimed_by=inherited.claimed_by,
+            )
+        )
+    thread = state.thread(conversation)
+    holder = state.claim_holder(conversation.key, ctx.now)
+    in_thread = thread is not None and (
+        thread.owner == agent or agent in thread.agents or holder == agent
+    )
+    only_us = (
+        thread is not None
+        and me is not None
+        and (thread.participants | {event.author.id} == {event.author.id, me})
+    )
+    if in_thread and only_us and not elsewhere:
+        return _directed(event, agent, "direct_thread_question", ctx)
+    if my_roles:
+        pool = _visible(ws.agents_by_role, my_roles, agent, event, state)
+        return _pooled(event, agent, "role_mention", pool)
+    if conversation.kind is ConversationKind.DM and conversation.group:
+        pool = tuple(a for a in ws.agent_ids if state.can_see(a, conversation))
+        return _pooled(event, agent, "group_dm", pool)
+    if mentions.broadcast and ws.channel(conversation.scope).broadcast == "select":
+        pool = tuple(a for a in ws.agent_ids if state.can_see(a, conversation))
+        return _pooled(event, agent, "broadcast", pool)
+    if in_thread and not elsewhere:
+        if holder is not None and holder != agent:
+            decision = Decision(
+                event.event_id, agent, TO_MY_ROLE, MUST_NOT, NOTIFY, "claimed_by_other"
+            )
+            return Assessment(replace(decision, claimed_by=holder))
+        if Intent.THANKS in ctx.intents:
+            return _plain(event, agent, TO_MY_ROLE, MUST_NOT, MAILBOX, "thanks")
+        return _plain(event, agent, TO_MY_ROLE, MAY, NOTIFY, "thread_participant")
+    if elsewhere:
+        return _plain(event, agent, TO_OTHER, MUST_NOT, MAILBOX, "addressed_to_other")
+    if author_agent is not None or event.author.kind is AuthorKind.BOT:
+        return _plain(event, agent, TO_OTHER, MUST_NOT, MAILBOX, "agent_message")
+    channel = ws.channel(conversation.scope)
+    override = channel.agents.get(agent)
+    mode = InjectionMode((override and override.ambient_mode) or channel.ambient_mode)
+    if Intent.STATUS in ctx.intents:
+        reason = "status_broadcast"
+        if mode is MAILBOX:
+            mode = InjectionMode.DIGEST
+    else:
+        reason = "unaddressed"
+    return _plain(event, agent, AMBIENT, MUST_NOT, mode, reason, Priority.LOW)
+
+
+def _binds(ws: Workspace, platform: str, group: str, agent: str) -> bool:
+    return any(agent in ws.agents_by_role.get(r, ()) for r in ws.roles_named(platform, (group,)))
+
+
+def _visible(
+    by_role: Mapping[str, Sequence[str]],
+    roles: Sequence[str],
+    agent: str,
+    event: ChatEvent,
+    state: State,
+) -> tuple[str, ...]:
+    wanted = {a for role in roles for a in by_role.get(role, ())}
+    ordered = [a for a in state.workspace.agent_ids if a in wanted]
+    return tuple(a for a in ordered if a == agent or state.can_see(a, event.conversation))
+
+
+def _pooled(event: ChatEvent, agent: str, reason: str, pool: tuple[str, ...]) -> Assessment:
+    decision = Decision(event.event_id, agent, TO_MY_ROLE, MAY, NOTIFY, reason)
+    return Assessment(decision, pool or (agent,))
+
+
+def _directed(event: ChatEvent, agent: str, reason: str, ctx: Context) -> Assessment:
+    """A message aimed at this agent: intent decides policy, mode and priority."""
+    intents = ctx.intents
+    if Intent.THANKS in intents:
+        return _plain(event, agent, TO_ME, ACK, NOTIFY, "thanks")
+    if Intent.LEAVE in intents:
+        return _plain(event, agent, TO_ME, ACK, NOTIFY, "leave_requested")
+    if Intent.STOP in intents:
+        return _plain(event, agent, TO_ME, ACK, IMMEDIATE, "stop", Priority.HIGH)
+    if Intent.URGENT in intents:
+        return _plain(event, agent, TO_ME, MUST, IMMEDIATE, "urgent", Priority.URGENT)
+    if Intent.APPROVAL in intents:
+        return _plain(event, agent, TO_ME, MUST, IMMEDIATE, "approval", Priority.HIGH)
+    return _plain(event, agent, TO_ME, MUST, BUFFERED, reason)
+
+
+def _assess_reaction(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
+    """A reaction on this agent's own message is a signal to it; any other is ambient."""
+    ws = ctx.workspace
+    target = ctx.state.target(event)
+    me = ws.user_id(event.platform, agent)
+    mine = (event.target_author_id is not None and event.target_author_id == me) or (
+        target is not None and target.author_agent == agent
+    )
+    if not mine:
+        return _plain(event, agent, AMBIENT, MUST_NOT, SILENT, "reaction_elsewhere")
+    if event.kind is EventKind.REACTION_REMOVED:
+        return _plain(event, agent, TO_ME, MUST_NOT, MAILBOX, "reaction_removed")
+    emoji = event.reaction or ""
+    if is_stop_reaction(event.platform, emoji):
+        return _plain(event, agent, TO_ME, ACK, IMMEDIATE, "stop", Priority.HIGH)
+    signal = ctx.glyphs.signal_for(event.platform, emoji)
+    if signal is Signal.AGREE:
+        return _plain(event, agent, TO_ME, MAY, NOTIFY, "signal_agree")
+    if signal is Signal.DECLINED:
+        return _plain(event, agent, TO_ME, MAY, NOTIFY, "signal_declined")
+    if signal is Signal.DONE:
+        return _plain(event, agent, TO_ME, MUST_NOT, NOTIFY, "signal_done")
+    return _plain(event, agent, TO_ME, MUST_NOT, MAILBOX, "reaction")
+
+
+def constrain(assessment: Assessment, event: ChatEvent, agent: str, ctx: Context) -> Assessment:
+    """Apply the limits that override the rules: mutes, leaving, loops, access, deadlines and
+    turn budgets. Only messages and edits are constrained."""
+    decision = assessment.decision
+    if event.kind not in (EventKind.MESSAGE, EventKind.EDIT) or decision.reason == "own_message":
+        return assessment
+    ws, state = ctx.workspace, ctx.state
+    conversation = event.conversation
+    channel = ws.channel(conversation.scope).agents.get(agent)
+    active = decision.policy is not MUST_NOT
+    if channel is not None and channel.mute and decision.directedness is not TO_ME:
+        return Assessment(_quiet(decision, SILENT, "muted"))
+    if (
+        active
+        and decision.reason not in _RECALLED
+        and ((agent, conversation.key) in state.left or (agent, conversation.scope) in state.left)
+    ):
+        return Assessment(_quiet(decision, MAILBOX, "left_conversation"))
+    bot_like = event.author.kind in (AuthorKind.AGENT, AuthorKind.BOT)
+    if active and bot_like and state.streaks.get(conversation.key, 0) >= ws.settings.loop_rounds:
+        return Assessment(_quiet(decision, MAILBOX, "loop_limit"))
+    if (
+        active
+        and event.author.kind is AuthorKind.HUMAN
+        and decision.directedness
+        in (
+            TO_ME,
+            TO_MY_ROLE,
+        )
+    ):
+        refusal = _refused(event, agent, decision, ws)
+        if refusal is not None:
+            return Assessment(_quiet(decision, MAILBOX, refusal))
+    if decision.policy is MUST:
+        age = ctx.now - event.created_at
+        if age > timedelta(milliseconds=ws.settings.deadline_ms):
+            decision = replace(decision, policy=MAY, reason="expired")
+        else:
+            decision = replace(decision, deadline_ms=ws.settings.deadline_ms)
+    if (
+        decision.mode in (BUFFERED, IMMEDIATE)
+        and event.author.kind is AuthorKind.HUMAN
+        and decision.policy in (MUST, MAY)
+    ):
+        budget = ws.budget(agent)
+        used = state.open_turns(agent, event.author.id, ctx.now, timedelta(seconds=budget.window_s))
+        if used >= budget.turns:
+            decision = replace(decision, mode=MAILBOX, reason="over_budget")
+    return Assessment(decision, assessment.pool)
+
+
+def _quiet(decision: Decision, mode: InjectionMode, reason: str) -> Decision:
+    return replace(decision, policy=MUST_NOT, mode=mode, reason=reason, deadline_ms=None)
+
+
+def _refused(event: ChatEvent, agent: str, decision: Decision, ws: Workspace) -> str | None:
+    access = ws.access(agent)
+    if event.author.external and not access.external:
+        return "external_author"
+    allowed = access.dm if decision.reason == "direct_message" else access.mention
+    if allowed != "*" and event.author.id not in allowed:
+        return "not_allowed"
+    return None
+
+
+def revise_for_edit(
+    decision: Decision, prior: Decision | None, answered: bool, supersedes: str | None
+) -> Decision:
+    """An edit's decision: `edited_after_response` once the agent answered the earlier version
+    (then `may_respond` at most, unless the edit newly addresses the agent), else
+    `edited_before_injection` with the edited text decided afresh."""
+    if decision.reason == "own_message":
+        return replace(decision, supersedes=supersedes)
+    if not answered:
+        return replace(decision, reason="edited_before_injection", supersedes=supersedes)
+    newly_addressed = decision.directedness is TO_ME and (
+        prior is None or prior.directedness is not TO_ME
+    )
+    policy = decision.policy
+    if policy is MUST and not newly_addressed:
+        policy = MAY
+    return replace(decision, policy=policy, reason="edited_after_response", supersedes=supersedes)
+
+
+def select_responder(
+    candidates: Sequence[str], busy: Mapping[str, int], selection: str, order: Sequence[str]
+) -> str:
+    """The one agent a role mention, group DM or broadcast goes to.
+
+    `least_busy`: fewest open `must_respond` obligations, ties broken by manifest order;
+    `order`: the first candidate in manifest order. Deterministic for the same inputs.
+    """
+    ordered = [a for a in order if a in candidates] or list(candidates)
+    if selection == "least_busy":
+        return min(ordered, key=lambda a: (busy.get(a, 0), ordered.index(a)))
+    return ordered[0]

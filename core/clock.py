@@ -1,0 +1,54 @@
+"""Time as a port: the system clock for live runs and a virtual clock for replay and tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+__all__ = ["Clock", "SystemClock", "VirtualClock", "format_time", "parse_time"]
+
+
+class Clock(Protocol):
+    """Tells the current time; implementations return timezone-aware UTC datetimes."""
+
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    """The machine's clock."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class VirtualClock:
+    """A clock that moves only when told to: replay sets it to each record's receive time."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._now = start or datetime(2026, 1, 1, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def set(self, moment: datetime) -> None:
+        """Move to `moment`; the clock never runs backwards, so an earlier moment is ignored."""
+        self._now = max(moment, self._now)
+
+    def advance(self, delta: timedelta) -> None:
+        self._now += delta
+
+
+def format_time(moment: datetime) -> str:
+    """RFC 3339 in UTC with a `Z`; fractions only when present (`2026-06-02T19:10:00Z`)."""
+    moment = moment.astimezone(UTC)
+    if moment.microsecond:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str) -> datetime:
+    """Parse an RFC 3339 time; raises ValueError for anything else, including naive times."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    if moment.tzinfo is None:
+        raise ValueError(f"time {text!r} has no timezone")
+    return moment.astimezone(UTC)

@@ -1,0 +1,125 @@
+"""Turns a `ChatEvent` into the ledger's JSON `data` and back, losslessly and fast."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from core.events import (
+    Author,
+    AuthorKind,
+    Broadcast,
+    ChatEvent,
+    Conversation,
+    ConversationKind,
+    EventKind,
+    Mentions,
+)
+
+__all__ = ["LEDGER_KINDS", "event_from_data", "event_to_data"]
+
+LEDGER_KINDS: dict[EventKind, str] = {
+    EventKind.MESSAGE: "chat.message",
+    EventKind.EDIT: "x.c2a.edit",
+    EventKind.DELETE: "x.c2a.delete",
+    EventKind.REACTION_ADDED: "chat.reaction",
+    EventKind.REACTION_REMOVED: "x.c2a.reaction_removed",
+    EventKind.TYPING: "x.c2a.typing",
+    EventKind.MEMBER_JOINED: "x.c2a.member_joined",
+    EventKind.MEMBER_LEFT: "x.c2a.member_left",
+    EventKind.THREAD_CREATED: "x.c2a.thread_created",
+}
+
+
+def event_to_data(event: ChatEvent) -> dict[str, Any]:
+    """The event as a JSON-ready dict; empty optional fields are left out."""
+    conversation = event.conversation
+    conv: dict[str, Any] = {"id": conversation.id, "kind": conversation.kind.value}
+    if conversation.thread_id is not None:
+        conv["thread_id"] = conversation.thread_id
+    if conversation.parent_id is not None:
+        conv["parent_id"] = conversation.parent_id
+    if conversation.group:
+        conv["group"] = True
+    author: dict[str, Any] = {"id": event.author.id, "kind": event.author.kind.value}
+    if event.author.display_name is not None:
+        author["display_name"] = event.author.display_name
+    if event.author.external:
+        author["external"] = True
+    data: dict[str, Any] = {
+        "event_id": event.event_id,
+        "kind": event.kind.value,
+        "platform": event.platform,
+        "workspace_id": event.workspace_id,
+        "conversation": conv,
+        "author": author,
+        "created_at": event.created_at.isoformat(),
+        "text": event.text,
+    }
+    mentions = event.mentions
+    if mentions:
+        data["mentions"] = {
+            "users": list(mentions.users),
+            "roles": list(mentions.roles),
+            "broadcast": [b.value for b in mentions.broadcast],
+        }
+    for name in (
+        "message_id",
+        "reply_to",
+        "target_author_id",
+        "reaction",
+        "user_id",
+        "subtype",
+        "bot_user_id",
+        "delivery_id",
+    ):
+        value = getattr(event, name)
+        if value is not None:
+            data[name] = value
+    if event.files:
+        data["files"] = event.files
+    return data
+
+
+def event_from_data(data: dict[str, Any]) -> ChatEvent:
+    """The inverse of `event_to_data`."""
+    conv = data["conversation"]
+    author = data["author"]
+    mentions = data.get("mentions")
+    return ChatEvent(
+        event_id=data["event_id"],
+        kind=EventKind(data["kind"]),
+        platform=data["platform"],
+        workspace_id=data["workspace_id"],
+        conversation=Conversation(
+            id=conv["id"],
+            kind=ConversationKind(conv["kind"]),
+            thread_id=conv.get("thread_id"),
+            parent_id=conv.get("parent_id"),
+            group=conv.get("group", False),
+        ),
+        author=Author(
+            id=author["id"],
+            kind=AuthorKind(author["kind"]),
+            display_name=author.get("display_name"),
+            external=author.get("external", False),
+        ),
+        created_at=datetime.fromisoformat(data["created_at"]),
+        message_id=data.get("message_id"),
+        text=data.get("text", ""),
+        mentions=Mentions(
+            users=tuple(mentions["users"]),
+            roles=tuple(mentions["roles"]),
+            broadcast=tuple(Broadcast(b) for b in mentions["broadcast"]),
+        )
+        if mentions
+        else Mentions(),
+        reply_to=data.get("reply_to"),
+        target_author_id=data.get("target_author_id"),
+        reaction=data.get("reaction"),
+        user_id=data.get("user_id"),
+        subtype=data.get("subtype"),
+        files=data.get("files", 0),
+        bot_user_id=data.get("bot_user_id"),
+        delivery_id=data.get("delivery_id"),
+    )

@@ -1,0 +1,349 @@
+"""The host's engine: ledger first, then per-agent decisions, claims, and what to send whom.
+
+`Engine.ingest` takes one normalised event and the agent whose connection received it, makes
+it durable in the ledger (deduplicated by event id), decides it for every agent that can see it
+and has not had it yet, and returns the emissions for the harnesses and the outbox. The caller
+owns the transaction: emissions may be sent only after it commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any
+
+from core.attention import Context, assess, constrain, revise_for_edit, select_responder
+from core.clock import Clock, format_time
+from core.codec import LEDGER_KINDS, event_from_data, event_to_data
+from core.decision import Decision, Disposition, InjectionMode, Policy
+from core.envelope import cancelled, deliver, typing
+from core.events import AuthorKind, ChatEvent, EventKind
+from core.intent import DEFAULT_RULES, IntentClassifier
+from core.manifest import Workspace
+from core.signals import GlyphMap, Signal, glyph_map
+from core.state import State
+from core.store import ClaimResult, Store
+
+__all__ = ["Emission", "Engine", "Outcome"]
+
+_TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
+_TYPING_LASTS = timedelta(seconds=10)
+
+
+@dataclass(frozen=True, slots=True)
+class Emission:
+    """Something the host sends on behalf of the engine: `kind` is `rpc` (a JSON-RPC message
+    for the agent's harness), `outbound` (a platform action queued in the outbox under its
+    idempotency key) or `escalation` (a conversation that needs the lead)."""
+
+    agent: str
+    kind: str
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What ingesting one event did: `status` is `new` (appended to the ledger), `repeat`
+    (already there: a retry, or another agent's copy) or `transient` (typing, not ledgered)."""
+
+    status: str
+    emissions: list[Emission]
+
+
+class Engine:
+    """Decides every inbound event of one workspace for each of its agents."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        store: Store,
+        clock: Clock,
+        *,
+        classifier: IntentClassifier | None = None,
+        glyphs: GlyphMap | None = None,
+        compact: bool = False,
+    ) -> None:
+        manifest = workspace.manifest
+        self.workspace = workspace
+        self.store = store
+        self.clock = clock
+        self.classifier = classifier or _rules_for(workspace)
+        self.glyphs = glyphs or glyph_map(manifest.signals)
+        self.compact = compact
+        self.state = State(workspace)
+        self._first = False
+
+    async def rebuild(self) -> int:
+        """Fold the whole ledger into a fresh state (after a restart); returns events read."""
+        self.state = State(self.workspace)
+        count = 0
+        async for entry in self.store.ledger():
+            event = event_from_data(entry.data)
+            self.state.note_vias(event, await self.store.receipts(event.event_id))
+            stored = await self.store.deliveries(event.event_id)
+            self.state.apply(event, [d.decision for d in stored])
+            for delivery in stored:
+                if delivery.disposition is not None:
+                    self.state.note_disposition(
+                        event, delivery.decision.agent, delivery.disposition
+                    )
+            count += 1
+        for item, (agent, expires) in (await self.store.claims(self.clock.now())).items():
+            self.state.note_claim(item, agent, expires)
+        return count
+
+    # ---- inbound -----------------------------------------------------------------------------
+
+    async def ingest(self, event: ChatEvent, via: str | None = None) -> Outcome:
+        """Make one event durable and decide it; returns what to send once the caller commits."""
+        if event.kind is EventKind.TYPING:
+            return Outcome("transient", self._typing(event, via))
+        emissions = await self._ingest(event, via)
+        return Outcome("new" if self._first else "repeat", emissions)
+
+    async def _ingest(self, event: ChatEvent, via: str | None) -> list[Emission]:
+        now = self.clock.now()
+        stamp = format_time(now)
+        state = self.state
+        resolved = state.resolve(event)
+        receivers = self._receivers(resolved, via)
+        seq = await self.store.append(
+            resolved.event_id,
+            LEDGER_KINDS[resolved.kind],
+            self._principal(resolved),
+            event_to_data(resolved),
+            stamp,
+        )
+        first = self._first = seq is not None
+        for agent in receivers:
+            await self.store.add_receipt(resolved.event_id, agent)
+        state.note_vias(resolved, receivers)
+        if seq is None:
+            seq = await self.store.sequence_of(resolved.event_id) or 0
+            decided = await self.store.decided_agents(resolved.event_id)
+        else:
+            decided = set()
+        if resolved.kind is EventKind.DELETE:
+            return await self._delete(resolved, first)
+        target = state.target(resolved)
+        if resolved.kind is EventKind.EDIT and target is not None and target.deleted:
+            return []
+        audience = self._audience(resolved, receivers, decided)
+        intents = (
+            self.classifier.classify(resolved.text) if resolved.kind in _TEXT_KINDS else frozenset()
+        )
+        ctx = Context(self.workspace, state, intents, self.glyphs, now)
+        decisions = await self._decide(resolved, audience, ctx)
+        emissions: list[Emission] = []
+        if resolved.kind is EventKind.EDIT and target is not None:
+            decisions, cancels = self._revise_edit(decisions, target.delivered, target.answered)
+            emissions.extend(cancels)
+        if decisions:
+            await self.store.record_decisions(seq, decisions, stamp)
+        for decision in decisions:
+            message = deliver(
+                resolved, decision, seq, self.workspace, self.glyphs, intents, compact=self.compact
+            )
+            emissions.append(Emission(decision.agent, "rpc", message))
+            emissions.extend(await self._signals(resolved, decision, stamp))
+        emissions.extend(await self._escalations(resolved, decisions, stamp))
+        state.apply(resolved, decisions, first=first)
+        return emissions
+
+    def _receivers(self, event: ChatEvent, via: str | None) -> list[str]:
+        """The agents whose own connections received this payload."""
+        found = []
+        if via is not None and via in self.workspace.manifest.agents:
+            found.append(via)
+        bot = self.workspace.agent_for(event.platform, event.bot_user_id)
+        if bot is not None and bot not in found:
+            found.append(bot)
+        return found
+
+    def _audience(self, event: ChatEvent, receivers: list[str], decided: set[str]) -> list[str]:
+        """Agents that can see the event and have no decision for it yet, in manifest order."""
+        state = self.state
+        author = self.workspace.agent_for(event.platform, event.author.id)
+        target = state.target(event) if event.kind is EventKind.EDIT else None
+        seen_before = target.delivered if target is not None else {}
+        return [
+            agent
+            for agent in self.workspace.agent_ids
+            if agent not in decided
+            and (
+                agent in receivers
+                or agent == author
+                or agent in seen_before
+                or state.can_see(agent, event.conversation)
+            )
+        ]
+
+    async def _decide(self, event: ChatEvent, audience: list[str], ctx: Context) -> list[Decision]:
+        assessed = {
+            agent: constrain(assess(event, agent, ctx), event, agent, ctx) for agent in audience
+        }
+        pools = {agent: a.pool for agent, a in assessed.items() if a.pool}
+        decisions = {agent: a.decision for agent, a in assessed.items()}
+        if pools:
+            holder = await self._holder(event, pools, ctx)
+            for agent in pools:
+                decision = decisions[agent]
+                if agent == holder:
+                    decisions[agent] = replace(
+                        decision, mode=InjectionMode.BUFFERED, claimed_by=agent
+                    )
+                else:
+                    decisions[agent] = replace(
+                        decision,
+                        policy=Policy.MUST_NOT_RESPOND,
+                        reason="claimed_by_other",
+                        claimed_by=holder,
+                    )
+        return [decisions[agent] for agent in audience]
+
+    async def _holder(
+        self, event: ChatEvent, pools: dict[str, tuple[str, ...]], ctx: Context
+    ) -> str:
+        """The agent holding the event's claim, selecting and claiming one if nobody does."""
+        held = self.state.claim_holder(event.event_id, ctx.now)
+        if held is not None:
+            return held
+        candidates = {agent for pool in pools.values() for agent in pool}
+        settings = self.workspace.settings
+        chosen = select_responder(
+            sorted(candidates), self.state.busy, settings.selection, self.workspace.agent_ids
+        )
+        result = await self.store.claim(event.event_id, chosen, ctx.now, settings.claim_ttl_ms)
+        self.state.note_claim(event.event_id, result.holder, result.expires_at)
+        return result.holder
+
+    def _revise_edit(
+        self,
+        decisions: list[Decision],
+        delivered: dict[str, Decision],
+        answered: set[str],
+    ) -> tuple[list[Decision], list[Emission]]:
+        revised: list[Decision] = []
+        cancels: list[Emission] = []
+        for decision in decisions:
+            prior = delivered.get(decision.agent)
+            supersedes = prior.event_id if prior is not None else None
+            revised.append(revise_for_edit(decision, prior, decision.agent in answered, supersedes))
+            if supersedes is not None:
+                cancels.append(Emission(decision.agent, "rpc", cancelled(supersedes, "superseded")))
+        return revised, cancels
+
+    async def _delete(self, event: ChatEvent, first: bool) -> list[Emission]:
+        """A deleted message becomes a tombstone; every agent that had it is told to drop it."""
+        target = self.state.target(event)
+        if target is None or not first or target.deleted:
+            return []
+        await self.store.tombstone(list(target.versions))
+        emissions = [
+            Emission(agent, "rpc", cancelled(decision.event_id, "deleted"))
+            for agent, decision in sorted(target.delivered.items(), key=self._agent_order)
+        ]
+        self.state.apply(event, [])
+        return emissions
+
+    def _agent_order(self, item: tuple[str, Any]) -> int:
+        return self.workspace.agent_ids.index(item[0])
+
+    def _typing(self, event: ChatEvent, via: str | None) -> list[Emission]:
+        """Typing is a passing hint, not a chat event: forwarded, never put in the ledger."""
+        resolved = self.state.resolve(event)
+        receivers = self._receivers(resolved, via)
+        author = self.workspace.agent_for(resolved.platform, resolved.author.id)
+        until = format_time(resolved.created_at + _TYPING_LASTS)
+        message = typing(resolved, until)
+        return [
+            Emission(agent, "rpc", message)
+            for agent in self._audience(resolved, receivers, set())
+            if agent != author
+        ]
+
+    async def _signals(self, event: ChatEvent, decision: Decision, stamp: str) -> list[Emission]:
+        """The fast acknowledgement: `seen` on a must_respond event, `queued` when over budget."""
+        if decision.policy is not Policy.MUST_RESPOND or event.kind is not EventKind.MESSAGE:
+            return []
+        if decision.reason == "over_budget":
+            signal = Signal.QUEUED
+        elif self.workspace.settings.seen_signal and decision.mode in (
+            InjectionMode.BUFFERED,
+            InjectionMode.IMMEDIATE,
+        ):
+            signal = Signal.SEEN
+        else:
+            return []
+        key = f"{decision.idempotency_key}:react:{signal.value}"
+        action = {
+            "action": "react",
+            "signal": signal.value,
+            "emoji": self.glyphs.native(event.platform, signal),
+            "platform": event.platform,
+            "conversation": event.conversation.id,
+            "messageId": event.message_id,
+            "eventId": event.event_id,
+            "idempotencyKey": key,
+        }
+        if not await self.store.put_outbox(key, decision.agent, action, stamp):
+            return []
+        return [Emission(decision.agent, "outbound", action)]
+
+    async def _escalations(
+        self, event: ChatEvent, decisions: Iterable[Decision], stamp: str
+    ) -> list[Emission]:
+        """A bot-to-bot loop that hit the limit is escalated to the lead once per run."""
+        key = event.conversation.key
+        if key in self.state.escalated or not any(d.reason == "loop_limit" for d in decisions):
+            return []
+        lead = self.workspace.lead
+        if not await self.store.record_escalation(lead, "loop_limit", key, event.event_id, stamp):
+            return []
+        body = {"reason": "loop_limit", "conversation": key, "eventId": event.event_id}
+        return [Emission(lead, "escalation", body)]
+
+    def _principal(self, event: ChatEvent) -> str:
+        agent = self.workspace.agent_for(event.platform, event.author.id)
+        if agent is not None or event.author.kind is AuthorKind.AGENT:
+            return f"agent:{agent}"
+        return f"{event.platform}:{event.author.id}"
+
+    # ---- from the agents ---------------------------------------------------------------------
+
+    async def claim(self, agent: str, event: ChatEvent) -> tuple[ClaimResult, list[Emission]]:
+        """An agent claims an event; on success the other agents that were offered it are told
+        (`claimed_by_other`). Two racing claims give one holder."""
+        now = self.clock.now()
+        result = await self.store.claim(
+            event.event_id, agent, now, self.workspace.settings.claim_ttl_ms
+        )
+        self.state.note_claim(event.event_id, result.holder, result.expires_at)
+        if not result.granted:
+            return result, []
+        others = [
+            Emission(d.decision.agent, "rpc", cancelled(event.event_id, "claimed_by_other"))
+            for d in await self.store.deliveries(event.event_id)
+            if d.decision.agent != agent and d.decision.policy is not Policy.MUST_NOT_RESPOND
+        ]
+        return result, others
+
+    async def dispose(
+        self, agent: str, event: ChatEvent, disposition: Disposition, reason: str = ""
+    ) -> bool:
+        """Record how an agent ended an event; False when the agent never had it."""
+        stamp = format_time(self.clock.now())
+        recorded = await self.store.set_disposition(
+            event.event_id, agent, disposition, reason, stamp
+        )
+        if recorded:
+            self.state.note_disposition(self.state.resolve(event), agent, disposition)
+        return recorded
+
+
+def _rules_for(workspace: Workspace) -> IntentClassifier:
+    overrides = {
+        name: override.model_dump() for name, override in workspace.manifest.intent.items()
+    }
+    return DEFAULT_RULES.with_overrides(overrides) if overrides else DEFAULT_RULES

@@ -1,0 +1,539 @@
+"""What a chat message asks for, read by deterministic, documented rules: intents and topics.
+
+The host needs a few cheap facts about a message before it spends a model turn on it: is it only
+thanks (never answered, spec 001), does it ask the agent to leave or stop, is it urgent. An
+`IntentClassifier` answers with a set of `Intent`s; `IntentRules` is the default implementation,
+built from the explicit phrase and pattern tables below, which a workspace manifest can extend
+(`IntentRules.with_overrides`).
+
+How `IntentRules` reads a message, in order:
+
+1. Preparation. Mentions (`<@U1>`, `<@U1|name>`, `<@!1>`, `<@&1>`, `<!here>`, `<!subteam^S1>`,
+   plain `@name`) are removed. A labelled link `<https://x|label>` becomes its label; a bare
+   link, a channel reference, a Discord timestamp, code spans and code blocks each become an
+   opaque placeholder (content, but no words). Quoted lines (`> ...`, `>>> ...`) are removed:
+   quoted chat is someone else's words, not this author's request. Slack `&lt;`-escapes are
+   undone, emoji (unicode, `:shortcodes:`, Discord custom emoji, `:)`) are set aside, ❓ counts
+   as `?`, and the text is case-folded.
+2. Thanks. The message is *thanks* when it has no `?` and either every remaining word is
+   covered by the thanks vocabulary (phrases and patterns of `Intent.THANKS`; emoji then do not
+   matter), or it has no words and only emoji from `GRATITUDE_EMOJI`. Thanks is exclusive: a
+   message that is only thanks has no other intent (`thanks!!!` is not urgent). A message of
+   only mentions has no intent at all: it is a ping.
+3. Every other intent fires when one of its phrases occurs as whole words, or one of its
+   patterns matches (`re.search` on the prepared text, which keeps punctuation and line
+   breaks; `^`/`$` are the message's start and end). Two guards apply to phrases only, not to
+   patterns, which carry their own context:
+
+   - negation: a phrase is ignored when one of the two words before it in the same clause is a
+     negator (`I'm not blocked`, `not urgent`, `don't leave`);
+   - questions: for `APPROVAL`, `BLOCKER` and `STATUS`, a phrase in a question is ignored when
+     the sentence opens with an interrogative or the phrase is in its last clause (`is it
+     approved?`, `should I ship it?`, `blocked?`), because asking about a thing is not
+     reporting it. `I'm blocked, can you help?` is still a blocker.
+
+Decisions worth knowing: `stop` fires only on an imperative at the start of the message (after
+greetings like `hey,`): the whole message is a bare command (`stop`, `cancel that`, `never mind`)
+or starts `stop/cancel/abort/halt working on|the|that|...`; a bare imperative followed by a `?`
+is musing, not an order (`stop the deploy at 5pm? no wait`), while `can you stop ...?` is an
+order. `cancel the meeting` is a stop: the intent says something is to be stopped, not what.
+`leave` never fires on `please leave a review`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Protocol
+
+from core.signals import normalise_emoji
+
+__all__ = [
+    "DEFAULT_PATTERNS",
+    "DEFAULT_PHRASES",
+    "DEFAULT_RULES",
+    "GRATITUDE_EMOJI",
+    "NEGATORS",
+    "TOPIC_PRIORITY",
+    "Intent",
+    "IntentClassifier",
+    "IntentRules",
+    "topic",
+]
+
+
+class Intent(StrEnum):
+    """One thing a message asks for or is; a message can carry several."""
+
+    THANKS = "thanks"  # gratitude, acknowledgement or social filler, and nothing else
+    ASSIGNMENT = "assignment"
+    APPROVAL = "approval"
+    BLOCKER = "blocker"
+    URGENT = "urgent"
+    STATUS = "status"  # a status, log or progress broadcast
+    LEAVE = "leave"  # asks the agent to leave the channel or thread
+    STOP = "stop"  # asks the agent to stop or cancel work
+    QUESTION = "question"
+
+
+class IntentClassifier(Protocol):
+    """Reads the intents of one message's text.
+
+    An implementation must be pure and deterministic (same text, same answer; no I/O, no
+    clock, no state between calls) and must never raise on any `str`, however malformed.
+    """
+
+    def classify(self, text: str) -> frozenset[Intent]:
+        """The intents of `text`; empty when none apply."""
+        ...
+
+
+# Thanks vocabulary: the whole message must be made of these (in any order and number).
+_THANKS = (
+    "thanks", "thank you", "thank u", "thankyou", "thx", "thnx", "thanx", "ty", "tysm", "tyvm",
+    "cheers", "much appreciated", "appreciate it", "appreciated", "many thanks",
+    "got it", "gotcha", "ok", "okay", "k", "kk", "alright", "noted", "will do", "roger",
+    "roger that", "ack", "understood", "makes sense", "all good",
+    "cool", "nice", "great", "awesome", "perfect", "sounds good", "excellent", "amazing",
+    "brilliant", "sweet", "neat", "good job", "great job", "nice work", "great work",
+    "good work", "well done", "nice one", "love it", "lol", "haha",
+    "np", "no problem", "no worries", "you're welcome", "youre welcome", "yw",
+    # Intensifiers and fillers that only ever accompany the above.
+    "so much", "a lot", "a ton", "very much", "very", "really", "so", "again", "all",
+    "everyone", "folks", "team", "guys", "you", "u", "for the help", "for your help",
+    "for that", "for this", "for everything", "for the update", "in advance", "oh", "ah",
+)  # fmt: skip
+
+DEFAULT_PHRASES: Mapping[Intent, tuple[str, ...]] = MappingProxyType(
+    {
+        Intent.THANKS: _THANKS,
+        Intent.ASSIGNMENT: (
+            "can you", "could you", "would you", "will you", "can u", "could u",
+            "take care of", "assign", "assigned to you", "your task", "i need you to",
+            "need you to", "i want you to", "i'd like you to", "todo", "to-do", "action item",
+            "look into", "pick this up", "follow up on", "make sure", "when you get a chance",
+            "when you have a moment",
+        ),
+        Intent.APPROVAL: (
+            "approved", "lgtm", "looks good to me", "sgtm", "go ahead", "ship it",
+            "you can proceed", "please proceed", "ok to proceed", "clear to proceed",
+            "green light", "greenlight", "good to go", "good to merge", "go for it",
+        ),
+        Intent.BLOCKER: (
+            "blocked", "blocker", "blocking", "stuck", "can't proceed", "cant proceed",
+            "cannot proceed", "unable to proceed", "can't continue", "cannot continue",
+        ),
+        Intent.URGENT: (
+            "urgent", "urgently", "asap", "emergency", "outage", "prod is down",
+            "production is down", "prod down", "sev1", "sev0", "p0", "immediately",
+            "top priority", "drop everything",
+        ),
+        Intent.STATUS: (
+            "fyi", "for your information", "status update", "progress update", "heads up",
+            "nightly job", "nightly build", "ci passed", "ci failed", "ci is green",
+            "ci is red", "build passed", "build failed", "build succeeded",
+        ),
+        Intent.LEAVE: (
+            "leave this channel", "leave the channel", "leave this thread", "leave the thread",
+            "leave this conversation", "leave this chat", "go away", "get out",
+            "stop replying", "stop responding", "stop posting here", "stop talking",
+            "not needed here", "leave us alone",
+        ),
+        Intent.STOP: (),
+        Intent.QUESTION: (
+            "quick question", "any idea", "any ideas", "do you know", "does anyone know",
+            "i wonder", "wondering if", "wondering whether",
+        ),
+    }
+)  # fmt: skip
+
+# Sentence openers that make a question even without `?`; `when you ...` is a condition.
+_OPENER = (
+    r"(?:(?:ok|okay|so|hey|hi|hello|also|and|but|btw|um|hmm|well|oh)[\s,]+)*"
+    r"(?:(?:what|why|how|where|who|whom|whose|which)(?:'s|'re|'d|'ll)?\b"
+    r"|when\b(?!\s+(?:you|we|i|it|they|this|that)\b)"
+    r"|(?:does|can|could|would|will|should|shall|is|are|was|were|has)\s+(?:you|u|we|i|they|it"
+    r"|he|she|this|that|these|those|there|the|anyone|anybody|someone|somebody)\b"
+    # `do this`, `have it done by friday` are orders; only a person after them asks.
+    r"|(?:do|did|have|had|may|might|must|am)\s+(?:you|u|we|i|they|it|he|she|anyone|anybody"
+    r"|someone|somebody)\b)"
+)
+_FILLER = r"^(?:(?:hey|hi|ok|okay|actually|wait|no|sorry|oh|hmm|please)[\s,.!]+)*"
+_HALT = r"(?:stop|cancel|abort|halt)"
+_PLACE = r"(?:this|the)\s+(?:channel|thread|chat|conversation|room|server)\b"
+# What may follow `leave` when it means "leave here", not "leave a review".
+_LEAVE_TAIL = rf"(?:$|[.!?]|{_PLACE}|now\b|us\b|here\b)"
+
+DEFAULT_PATTERNS: Mapping[Intent, tuple[str, ...]] = MappingProxyType(
+    {
+        Intent.THANKS: (r"tha+nks+", r"ok+", r"co+l", r"ni+ce"),
+        Intent.ASSIGNMENT: (
+            r"\bassign(?:ed|ing)?\s+(?:this|that|it|you)\b",
+            r"\bplease\s+(?!(?:stop|cancel|abort|halt|note|ignore|disregard|see|find)\b)"
+            rf"(?!leave\s*{_LEAVE_TAIL})[a-z]",
+        ),
+        Intent.APPROVAL: (),
+        Intent.BLOCKER: (),
+        Intent.URGENT: (
+            r"!{3,}",
+            r"\bsev\s*-?\s*[01]\b",
+            r"\b(?:prod|production|site|website|api|server|database|db)\s+"
+            r"(?:is|are|went|has\s+gone)\s+down\b",
+        ),
+        Intent.STATUS: (
+            r"^(?:status|update|progress|fyi|eod|standup|info|log|heads\s+up)\s*:",
+            r"^\[(?:info|log|warn|warning|error|debug|status|update|notice)\]",
+            r"^\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}",
+            r"\b(?:build|job|run|pipeline|workflow)\s+#?\d+\s+"
+            r"(?:passed|failed|succeeded|completed|finished|started|is\s+(?:green|red))\b",
+            r"\bdeployed\b[^?!\n]{0,60}?\bto\s+\w(?![^?\n]*\?)",
+            r"\bdeploy(?:ment)?\s+(?:started|finished|complete|completed|succeeded|failed|done)\b",
+            r"\b(?:ci|tests|checks|pipeline)\s+(?:passed|failed|succeeded"
+            r"|(?:is|are)\s+(?:green|red|passing|failing))\b",
+        ),
+        Intent.LEAVE: (
+            r"^(?:please\s+)?leave(?:\s+(?:now|please|us))*\s*[.!]*$",
+            rf"\bplease\s+leave\s*{_LEAVE_TAIL}",
+            rf"\b(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?leave\s*{_LEAVE_TAIL}",
+            rf"\byou\s+can\s+leave\s*{_LEAVE_TAIL}",
+        ),
+        Intent.STOP: (
+            # The whole message is a bare command.
+            _FILLER + rf"(?:{_HALT}|never\s?mind|nvm|forget\s+it|stand\s+down)"
+            rf"(?:[\s,.!]+(?:{_HALT}|it|that|this|now|please|right\s+now|everything|all))*"
+            r"[\s.!]*$",
+            # An imperative about current work, unless a `?` turns it into musing.
+            _FILLER + _HALT + r"\s+(?:working\s+on|what\s+you(?:'re|\s+are)\s+doing|the|that"
+            r"|this|your|all|everything)\b(?![^?]*\?)",
+            # A polite request, which may end in `?`.
+            r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?" + _HALT + r"\b",
+        ),
+        Intent.QUESTION: (r"\?", r"(?:^|[.!?\n]\s*)" + _OPENER),
+    }
+)  # fmt: skip
+
+# Emoji that alone make a message thanks, normalised (`normalise_emoji`); ":)" is read as 🙂.
+GRATITUDE_EMOJI: frozenset[str] = frozenset(
+    {
+        "🙏", "👍", "❤", "🎉", "😊", "👌", "✅", "🙌", "👏", "💯", "😄", "😀", "🙂", "☺",
+        "🤗", "💪", "✨", "🥳", "😍", "🫶", "💙", "💚", "💜", "🧡", "💛", "🆗",
+        "pray", "+1", "heart", "tada", "blush", "ok_hand", "white_check_mark", "raised_hands",
+        "clap", "100", "smile", "grinning", "slightly_smiling_face", "relaxed", "hugging_face",
+        "muscle", "sparkles", "partying_face", "heart_eyes", "ok", "thankyou",
+    }
+)  # fmt: skip
+
+NEGATORS: frozenset[str] = frozenset(
+    {
+        "not", "no", "never", "non", "don't", "dont", "didn't", "didnt", "doesn't", "doesnt",
+        "isn't", "isnt", "aren't", "arent", "wasn't", "wasnt", "won't", "wont", "shouldn't",
+        "can't", "cant", "cannot", "unable", "without", "nothing",
+    }
+)  # fmt: skip
+
+# Phrases of these intents do not count inside a question about them.
+_NOT_IN_QUESTIONS = frozenset({Intent.APPROVAL, Intent.BLOCKER, Intent.STATUS})
+
+_OVERRIDE_KEYS = ("add", "remove", "patterns_add")
+_PLACEHOLDER = "\ue000"
+_EMOTICON = "🙂"
+
+_MARKUP = re.compile(r"<([^<>\s][^<>]*)>")
+_URL = re.compile(r"(?:https?|ftp|mailto):[^\s<>]+")
+_CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.S)
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+_PLAIN_MENTION = re.compile(r"(?<!\S)@[\w.\-]+")
+_SHORTCODE = re.compile(r"(?<!\w):([a-z0-9_+'\-]+)(?:::skin-tone-[2-6])?:(?![\w])", re.I)
+_EMOTICONS = re.compile(r"(?<!\S)(?:[:;=][-']?[)\]dpD*3]+|<3+|\^_?\^)(?!\S)")
+_EMOJI = re.compile(
+    "[\U0001f000-\U0001faff\u2190-\u21ff\u2300-\u23ff\u2460-\u24ff\u25a0-\u27bf\u2b00-\u2bff"
+    "\u2934\u2935\u3030\u303d\u3297\u3299\u00a9\u00ae\u203c\u2049\u2122\u2139"
+    "\ufe0e\ufe0f\u200d\u20e3]+"
+)
+_WORD = re.compile(rf"[\w']+|{_PLACEHOLDER}")
+_CLAUSE_END = re.compile(r"[.,;:!?\n()\[\]]")
+_SENTENCE_END = re.compile(r"[.!?\n]")
+_OPENER_AT_START = re.compile(r"^\s*" + _OPENER)
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A message ready for matching: text keeps punctuation, words and emoji are split out."""
+
+    text: str
+    words: tuple[str, ...]
+    emoji: tuple[str, ...]
+
+
+def _markup(match: re.Match[str], emoji: list[str]) -> str:
+    body = match.group(1)
+    target, _, label = body.partition("|")
+    if target.startswith(("@", "!")) and not target.startswith("!date"):
+        return " "  # a mention of a person, role, group or everyone
+    if target.startswith(("a:", ":")) and target.count(":") == 2:
+        emoji.append(normalise_emoji("discord", match.group(0)))  # a Discord custom emoji
+        return " "
+    if label and not target.startswith("#"):
+        return f" {label} "
+    return f" {_PLACEHOLDER} "
+
+
+def _unquote(text: str) -> str:
+    kept: list[str] = []
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith(">>>"):
+            break  # Slack and Discord: the rest of the message is quoted
+        if not stripped.startswith(">"):
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _set_aside(emoji: list[str], name: str) -> str:
+    emoji.append(name)
+    return " "
+
+
+def _unicode_emoji(match: re.Match[str], emoji: list[str]) -> str:
+    run = normalise_emoji("discord", match.group(0)).replace("\u200d", "").replace("\u20e3", "")
+    emoji.extend(run)
+    return " ? " if ("❓" in run or "❔" in run) else " "
+
+
+def _prepare(text: str) -> _Prepared:
+    emoji: list[str] = []
+    text = _MARKUP.sub(lambda m: _markup(m, emoji), text)
+    text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    text = _CODE_BLOCK.sub(f" {_PLACEHOLDER} ", text)
+    text = _CODE_SPAN.sub(f" {_PLACEHOLDER} ", text)
+    text = _unquote(text)
+    text = _URL.sub(f" {_PLACEHOLDER} ", text)
+    text = _PLAIN_MENTION.sub(" ", text)
+    text = _SHORTCODE.sub(lambda m: _set_aside(emoji, normalise_emoji("slack", m.group(0))), text)
+    text = _EMOTICONS.sub(lambda m: _set_aside(emoji, _EMOTICON), text)
+    text = _EMOJI.sub(lambda m: _unicode_emoji(m, emoji), text)
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\uff1f", "?").casefold()
+    lines = (" ".join(line.split()) for line in text.split("\n"))
+    text = "\n".join(line for line in lines if line)
+    words = tuple(w.strip("'") for w in _WORD.findall(text) if w.strip("'"))
+    return _Prepared(text=text, words=words, emoji=tuple(emoji))
+
+
+def _normalise_phrase(phrase: str) -> str:
+    return " ".join(phrase.casefold().split())
+
+
+def _phrase_regex(phrases: Sequence[str]) -> re.Pattern[str] | None:
+    if not phrases:
+        return None
+    parts = sorted(
+        (r"\s+".join(re.escape(w) for w in p.split()) for p in phrases), key=len, reverse=True
+    )
+    return re.compile(r"(?<![\w'\-])(?:" + "|".join(parts) + r")(?![\w'])")
+
+
+def _compile(intent: Intent, pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as error:
+        raise ValueError(
+            f"invalid pattern {pattern!r} for intent {intent.value}: {error}"
+        ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    phrases: Mapping[Intent, re.Pattern[str] | None]
+    patterns: Mapping[Intent, tuple[re.Pattern[str], ...]]
+    thanks_vocabulary: re.Pattern[str]
+
+
+@dataclass(frozen=True, slots=True)
+class IntentRules:
+    """The default `IntentClassifier`: explicit phrase and pattern tables per intent.
+
+    `phrases[intent]` are matched as whole words, case-insensitively, `patterns[intent]` are
+    regular expressions (for `THANKS`, both are vocabulary that must cover the whole message).
+    Construction compiles everything; a bad pattern raises ValueError naming it.
+    """
+
+    phrases: Mapping[Intent, tuple[str, ...]] = field(default_factory=lambda: DEFAULT_PHRASES)
+    patterns: Mapping[Intent, tuple[str, ...]] = field(default_factory=lambda: DEFAULT_PATTERNS)
+    negators: frozenset[str] = NEGATORS
+    gratitude_emoji: frozenset[str] = GRATITUDE_EMOJI
+    _compiled: _Compiled = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        phrases = {i: tuple(_normalise_phrase(p) for p in self.phrases.get(i, ())) for i in Intent}
+        patterns = {i: tuple(self.patterns.get(i, ())) for i in Intent}
+        vocabulary = [
+            r"\s+".join(re.escape(w) for w in p.split()) for p in phrases[Intent.THANKS]
+        ] + [f"(?:{p})" for p in patterns[Intent.THANKS]]
+        vocabulary.sort(key=len, reverse=True)
+        compiled = _Compiled(
+            phrases={i: _phrase_regex(phrases[i]) for i in Intent},
+            patterns={i: tuple(_compile(i, p) for p in patterns[i]) for i in Intent},
+            thanks_vocabulary=_compile(
+                Intent.THANKS, r"(?<!\S)(?:" + ("|".join(vocabulary) or r"(?!)") + r")(?!\S)"
+            ),
+        )
+        object.__setattr__(self, "phrases", MappingProxyType(phrases))
+        object.__setattr__(self, "patterns", MappingProxyType(patterns))
+        object.__setattr__(self, "_compiled", compiled)
+
+    def classify(self, text: str) -> frozenset[Intent]:
+        """The intents of `text` by the rules in the module docstring; never raises."""
+        prepared = _prepare(text)
+        if self._is_thanks(prepared):
+            return frozenset({Intent.THANKS})
+        return frozenset(
+            intent
+            for intent in Intent
+            if intent is not Intent.THANKS and self._matches(intent, prepared.text)
+        )
+
+    def with_overrides(self, overrides: Mapping[str, Mapping[str, Sequence[str]]]) -> IntentRules:
+        """These rules changed by a manifest's `intent` key; raises ValueError on a bad override.
+
+        Shape: `{"thanks": {"add": ["merci"], "remove": ["cool"]}, "urgent": {"patterns_add":
+        ["sev ?[12]"]}}`. `add`/`remove` change phrases, `patterns_add` appends patterns.
+        Unknown intents and keys, a bare string instead of a list, removing a phrase that is not
+        there, and invalid patterns are refused with a message naming them.
+        """
+        phrases = {i: list(self.phrases[i]) for i in Intent}
+        patterns = {i: list(self.patterns[i]) for i in Intent}
+        for name, change in overrides.items():
+            if not isinstance(change, Mapping):
+                raise ValueError(f"intent.{name} must be a mapping of {', '.join(_OVERRIDE_KEYS)}")
+            try:
+                intent = Intent(name)
+            except ValueError:
+                known = ", ".join(i.value for i in Intent)
+                raise ValueError(
+                    f"unknown intent {name!r} in intent overrides; known intents: {known}"
+                ) from None
+            for key, values in change.items():
+                if key not in _OVERRIDE_KEYS:
+                    raise ValueError(
+                        f"unknown key {key!r} under intent.{name}; use one of: "
+                        + ", ".join(_OVERRIDE_KEYS)
+                    )
+                if isinstance(values, str) or not all(isinstance(v, str) for v in values):
+                    raise ValueError(f"intent.{name}.{key} must be a list of strings")
+                for value in values:
+                    if not value.strip():
+                        raise ValueError(f"intent.{name}.{key} contains an empty entry")
+                    if key == "add":
+                        phrases[intent].append(_normalise_phrase(value))
+                    elif key == "patterns_add":
+                        patterns[intent].append(value)
+                    elif _normalise_phrase(value) in phrases[intent]:
+                        phrases[intent].remove(_normalise_phrase(value))
+                    else:
+                        raise ValueError(
+                            f"intent.{name}.remove: {value!r} is not a phrase of {name}"
+                        )
+        return IntentRules(
+            phrases={i: tuple(dict.fromkeys(p)) for i, p in phrases.items()},
+            patterns={i: tuple(p) for i, p in patterns.items()},
+            negators=self.negators,
+            gratitude_emoji=self.gratitude_emoji,
+        )
+
+    def _is_thanks(self, prepared: _Prepared) -> bool:
+        if "?" in prepared.text:
+            return False
+        if prepared.words:
+            rest = self._compiled.thanks_vocabulary.sub(" ", " ".join(prepared.words))
+            return not rest.strip()
+        return bool(prepared.emoji) and all(e in self.gratitude_emoji for e in prepared.emoji)
+
+    def _matches(self, intent: Intent, text: str) -> bool:
+        if any(p.search(text) for p in self._compiled.patterns[intent]):
+            return True
+        regex = self._compiled.phrases[intent]
+        if regex is None:
+            return False
+        for match in regex.finditer(text):
+            if self._negated(text, match.start()):
+                continue
+            if intent in _NOT_IN_QUESTIONS and _in_question(text, match.start(), match.end()):
+                continue
+            return True
+        return False
+
+    def _negated(self, text: str, start: int) -> bool:
+        clause_start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, start)), default=0)
+        before = _WORD.findall(text, clause_start, start)[-2:]
+        return any(word.strip("'") in self.negators for word in before)
+
+
+def _in_question(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` sits in a question that asks about it (module docstring)."""
+    sentence_end = _SENTENCE_END.search(text, end)
+    if sentence_end is None or sentence_end.group() != "?":
+        return False
+    sentence_start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
+    if _OPENER_AT_START.match(text[sentence_start:start]):
+        return True
+    return _CLAUSE_END.search(text, end, sentence_end.start()) is None
+
+
+DEFAULT_RULES = IntentRules()
+
+# Highest first: a control request (leave, stop) changes what the agent does at all; then what
+# blocks or approves work, new work, questions, broadcasts; thanks last. Urgency is a modifier.
+TOPIC_PRIORITY: tuple[Intent, ...] = (
+    Intent.LEAVE,
+    Intent.STOP,
+    Intent.BLOCKER,
+    Intent.APPROVAL,
+    Intent.ASSIGNMENT,
+    Intent.QUESTION,
+    Intent.STATUS,
+    Intent.THANKS,
+)
+
+_TOPIC: Mapping[Intent, tuple[str, str]] = MappingProxyType(
+    {
+        Intent.LEAVE: ("a", "request to leave"),
+        Intent.STOP: ("a", "request to stop"),
+        Intent.BLOCKER: ("a", "blocker report"),
+        Intent.APPROVAL: ("an", "approval"),
+        Intent.ASSIGNMENT: ("an", "assignment"),
+        Intent.QUESTION: ("a", "question"),
+        Intent.STATUS: ("a", "status update"),
+        Intent.THANKS: ("", "thanks or an acknowledgement"),
+    }
+)
+
+
+def topic(intents: frozenset[Intent], *, has_files: bool = False, is_reply: bool = False) -> str:
+    """A short, host-written description of a message, built only from its intents and flags.
+
+    Never contains a word of the message, so it is safe in a notify knock. The first intent in
+    `TOPIC_PRIORITY` names the message; `URGENT` makes it "an urgent ..." (alone, "an urgent
+    request"); no intent is "a message" ("a reply" when `is_reply`). " in reply" is appended for
+    a reply with intents, " with attachments" when `has_files`.
+    """
+    main = next((i for i in TOPIC_PRIORITY if i in intents), None)
+    if main is None:
+        if Intent.URGENT in intents:
+            text = "an urgent request"
+        else:
+            text = "a reply" if is_reply else "a message"
+            is_reply = False
+    else:
+        article, noun = _TOPIC[main]
+        if Intent.URGENT in intents and main is not Intent.THANKS:
+            text = f"an urgent {noun}"
+        else:
+            text = f"{article} {noun}".strip()
+    if is_reply:
+        text += " in reply"
+    if has_files:
+        text += " with attachments"
+    return text

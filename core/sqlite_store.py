@@ -1,0 +1,357 @@
+"""The embedded ledger: SQLite in WAL mode, one writer, portable SQL.
+
+Durability (docs/ledger.md says the same): a write is durable once the transaction that holds
+it has committed. With `synchronous="normal"` (the default) a committed transaction survives
+the process being killed at any point (it is in the WAL file); the last transactions may be
+lost if the whole machine loses power. With `synchronous="full"` every commit is also flushed
+to the disk before it returns, and survives power loss. `":memory:"` is never durable.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from core.clock import format_time, parse_time
+from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
+from core.errors import StoreError
+from core.store import ClaimResult, LedgerEntry, StoredDelivery
+
+__all__ = ["SQLiteStore"]
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    ts TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    by TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS receipts (
+    event_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    PRIMARY KEY (event_id, agent)
+);
+CREATE TABLE IF NOT EXISTS deliveries (
+    event_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    directedness TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    priority TEXT NOT NULL,
+    deadline_ms INTEGER,
+    claimed_by TEXT,
+    continues TEXT,
+    supersedes TEXT,
+    decided_at TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    attempt INTEGER NOT NULL DEFAULT 0,
+    disposition TEXT,
+    disposition_reason TEXT,
+    disposed_at TEXT,
+    PRIMARY KEY (event_id, agent)
+);
+CREATE INDEX IF NOT EXISTS deliveries_by_agent ON deliveries (agent, seq);
+CREATE TABLE IF NOT EXISTS claims (
+    item TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    claimed_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outbox (
+    idempotency_key TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    action TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS escalations (
+    agent TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    conversation TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (reason, conversation, event_id)
+);
+CREATE TABLE IF NOT EXISTS quarantine (
+    id INTEGER PRIMARY KEY,
+    received_at TEXT NOT NULL,
+    source TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    payload TEXT NOT NULL
+);
+"""
+
+_DELIVERY_COLUMNS = (
+    "event_id, agent, seq, directedness, policy, mode, reason, priority, deadline_ms, "
+    "claimed_by, continues, supersedes"
+)
+
+
+class SQLiteStore:
+    """The `Store` on SQLite. `path` is a file, or `":memory:"` for a throwaway ledger."""
+
+    def __init__(
+        self, path: str = ":memory:", synchronous: Literal["normal", "full"] = "normal"
+    ) -> None:
+        self.path = path
+        self.synchronous = synchronous
+        self._db: sqlite3.Connection | None = None
+        self._depth = 0
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        try:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.executescript(SCHEMA)
+            db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the ledger at {self.path}: {exc}") from None
+        self._db = db
+
+    async def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise StoreError("the ledger is not open")
+        return self._db
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """One transaction; nested blocks join the outer one."""
+        db = self.db
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        db.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield
+        except BaseException:
+            self._depth = 0
+            db.execute("ROLLBACK")
+            raise
+        self._depth = 0
+        try:
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            db.execute("ROLLBACK")
+            raise StoreError(f"cannot commit to the ledger: {exc}") from None
+
+    # ---- events ------------------------------------------------------------------------------
+
+    async def append(
+        self, event_id: str, kind: str, by: str, data: Mapping[str, Any], ts: str
+    ) -> int | None:
+        # seq is the rowid: SQLite gives max + 1, and the ledger never deletes a row.
+        cursor = self.db.execute(
+            "INSERT OR IGNORE INTO events (id, ts, kind, by, data) VALUES (?, ?, ?, ?, ?)",
+            (event_id, ts, kind, by, json.dumps(data, ensure_ascii=False)),
+        )
+        if cursor.rowcount == 0:
+            return None
+        return cursor.lastrowid
+
+    async def sequence_of(self, event_id: str) -> int | None:
+        row = self.db.execute("SELECT seq FROM events WHERE id = ?", (event_id,)).fetchone()
+        return None if row is None else int(row[0])
+
+    async def add_receipt(self, event_id: str, agent: str) -> bool:
+        cursor = self.db.execute(
+            "INSERT OR IGNORE INTO receipts (event_id, agent) VALUES (?, ?)", (event_id, agent)
+        )
+        return cursor.rowcount == 1
+
+    async def receipts(self, event_id: str) -> list[str]:
+        rows = self.db.execute(
+            "SELECT agent FROM receipts WHERE event_id = ? ORDER BY agent", (event_id,)
+        )
+        return [str(row[0]) for row in rows]
+
+    async def tombstone(self, event_ids: list[str]) -> None:
+        for event_id in event_ids:
+            row = self.db.execute("SELECT data FROM events WHERE id = ?", (event_id,)).fetchone()
+            if row is None:
+                continue
+            data = json.loads(row[0])
+            data["text"] = ""
+            data["deleted"] = True
+            self.db.execute(
+                "UPDATE events SET data = ? WHERE id = ?",
+                (json.dumps(data, ensure_ascii=False), event_id),
+            )
+
+    async def ledger(self, since_seq: int = 0) -> AsyncIterator[LedgerEntry]:
+        for row in self._rows(
+            "SELECT seq, id, ts, kind, by, data FROM events WHERE seq > ? ORDER BY seq",
+            (since_seq,),
+        ):
+            yield LedgerEntry(
+                seq=int(row[0]),
+                id=str(row[1]),
+                ts=str(row[2]),
+                kind=str(row[3]),
+                by=str(row[4]),
+                data=json.loads(row[5]),
+            )
+
+    def _rows(self, sql: str, args: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+        cursor = self.db.execute(sql, args)
+        while batch := cursor.fetchmany(1000):
+            yield from batch
+
+    # ---- deliveries --------------------------------------------------------------------------
+
+    async def record_decisions(self, seq: int, decisions: list[Decision], at: str) -> None:
+        self.db.executemany(
+            f"INSERT INTO deliveries ({_DELIVERY_COLUMNS}, decided_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    d.event_id,
+                    d.agent,
+                    seq,
+                    d.directedness.value,
+                    d.policy.value,
+                    d.mode.value,
+                    d.reason,
+                    d.priority.value,
+                    d.deadline_ms,
+                    d.claimed_by,
+                    d.continues,
+                    d.supersedes,
+                    at,
+                )
+                for d in decisions
+            ],
+        )
+
+    async def decided_agents(self, event_id: str) -> set[str]:
+        rows = self.db.execute("SELECT agent FROM deliveries WHERE event_id = ?", (event_id,))
+        return {str(row[0]) for row in rows}
+
+    async def deliveries(self, event_id: str) -> list[StoredDelivery]:
+        rows = self.db.execute(
+            f"SELECT {_DELIVERY_COLUMNS}, status, attempt, disposition FROM deliveries "
+            "WHERE event_id = ? ORDER BY agent",
+            (event_id,),
+        ).fetchall()
+        return [_delivery(row) for row in rows]
+
+    async def set_disposition(
+        self, event_id: str, agent: str, disposition: Disposition, reason: str, at: str
+    ) -> bool:
+        cursor = self.db.execute(
+            "UPDATE deliveries SET disposition = ?, disposition_reason = ?, disposed_at = ? "
+            "WHERE event_id = ? AND agent = ?",
+            (disposition.value, reason, at, event_id, agent),
+        )
+        return cursor.rowcount == 1
+
+    async def mark_delivered(self, event_id: str, agent: str, attempt: int) -> None:
+        self.db.execute(
+            "UPDATE deliveries SET status = 'delivered', attempt = ? "
+            "WHERE event_id = ? AND agent = ?",
+            (attempt, event_id, agent),
+        )
+
+    # ---- claims, outbox, escalations, quarantine -------------------------------------------
+
+    async def claim(self, item: str, agent: str, now: datetime, ttl_ms: int) -> ClaimResult:
+        expires = now + timedelta(milliseconds=ttl_ms)
+        async with self.transaction():
+            row = self.db.execute(
+                "SELECT agent, expires_at FROM claims WHERE item = ?", (item,)
+            ).fetchone()
+            if row is not None and row[0] != agent and parse_time(row[1]) > now:
+                return ClaimResult(False, str(row[0]), parse_time(row[1]))
+            self.db.execute(
+                "INSERT INTO claims (item, agent, claimed_at, expires_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (item) DO UPDATE SET agent = excluded.agent, "
+                "claimed_at = excluded.claimed_at, expires_at = excluded.expires_at",
+                (item, agent, format_time(now), format_time(expires)),
+            )
+        return ClaimResult(True, agent, expires)
+
+    async def claims(self, now: datetime) -> dict[str, tuple[str, datetime]]:
+        held: dict[str, tuple[str, datetime]] = {}
+        for item, agent, expires_at in self.db.execute(
+            "SELECT item, agent, expires_at FROM claims"
+        ):
+            expires = parse_time(expires_at)
+            if expires > now:
+                held[str(item)] = (str(agent), expires)
+        return held
+
+    async def put_outbox(self, key: str, agent: str, action: Mapping[str, Any], at: str) -> bool:
+        cursor = self.db.execute(
+            "INSERT OR IGNORE INTO outbox (idempotency_key, agent, action, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (key, agent, json.dumps(action, ensure_ascii=False), at, at),
+        )
+        return cursor.rowcount == 1
+
+    async def record_escalation(
+        self, agent: str, reason: str, conversation: str, event_id: str, at: str
+    ) -> bool:
+        cursor = self.db.execute(
+            "INSERT OR IGNORE INTO escalations (agent, reason, conversation, event_id, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (agent, reason, conversation, event_id, at),
+        )
+        return cursor.rowcount == 1
+
+    async def quarantine(self, source: str, reason: str, payload: str, at: str) -> None:
+        self.db.execute(
+            "INSERT INTO quarantine (received_at, source, reason, payload) VALUES (?, ?, ?, ?)",
+            (at, source, reason, payload),
+        )
+
+
+def _delivery(row: tuple[Any, ...]) -> StoredDelivery:
+    decision = Decision(
+        event_id=str(row[0]),
+        agent=str(row[1]),
+        directedness=Directedness(row[3]),
+        policy=Policy(row[4]),
+        mode=InjectionMode(row[5]),
+        reason=str(row[6]),
+        priority=Priority(row[7]),
+        deadline_ms=row[8],
+        claimed_by=row[9],
+        continues=row[10],
+        supersedes=row[11],
+    )
+    return StoredDelivery(
+        decision=decision,
+        seq=int(row[2]),
+        status=str(row[12]),
+        attempt=int(row[13]),
+        disposition=Disposition(row[14]) if row[14] else None,
+    )

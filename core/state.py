@@ -1,0 +1,290 @@
+"""What the engine remembers between events, folded from the ledger so a restart rebuilds it.
+
+The state changes only through `State.note_vias` (the agents whose connections received an
+event), `State.apply` (an event and the decisions made for it), `State.note_claim` and
+`State.note_disposition`. Replaying
+the ledger through those methods yields the same state, so nothing here needs its own table.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy
+from core.events import AuthorKind, ChatEvent, Conversation, ConversationKind, EventKind
+from core.manifest import Workspace
+
+__all__ = ["Chain", "MessageRecord", "State", "ThreadRecord", "message_key"]
+
+_OPEN = frozenset({Policy.MUST_RESPOND})
+_ANSWERED = frozenset({Disposition.RESPONDED, Disposition.ACKNOWLEDGED})
+
+
+def message_key(platform: str, conversation_id: str, message_id: str) -> str:
+    """The key of a native message: platform, channel and native id (a Slack ts is per channel)."""
+    return f"{platform}:{conversation_id}:{message_id}"
+
+
+@dataclass(slots=True)
+class MessageRecord:
+    """A message the host has seen: who wrote it, where, and its latest version."""
+
+    event_id: str
+    latest: str
+    author_id: str
+    author_agent: str | None
+    conversation: Conversation
+    text: str
+    deleted: bool = False
+    delivered: dict[str, Decision] = field(default_factory=dict)
+    versions: list[str] = field(default_factory=list)
+    answered: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class ThreadRecord:
+    """A thread: who started it, which agent owns it, and who has posted in it."""
+
+    root_author: str | None = None
+    owner: str | None = None
+    participants: set[str] = field(default_factory=set)
+    agents: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class Chain:
+    """A person's run of fragments after a message directed at some agents."""
+
+    root: str
+    started: datetime
+    decisions: dict[str, Decision]
+
+
+@dataclass(slots=True)
+class State:
+    """The engine's memory of one workspace."""
+
+    workspace: Workspace
+    messages: dict[str, MessageRecord] = field(default_factory=dict)
+    members: dict[str, set[str]] = field(default_factory=dict)
+    threads: dict[str, ThreadRecord] = field(default_factory=dict)
+    thread_channels: dict[str, Conversation] = field(default_factory=dict)
+    chains: dict[tuple[str, str], Chain] = field(default_factory=dict)
+    streaks: dict[str, int] = field(default_factory=dict)
+    escalated: set[str] = field(default_factory=set)
+    left: set[tuple[str, str]] = field(default_factory=set)
+    busy: dict[str, int] = field(default_factory=dict)
+    turns: dict[tuple[str, str], deque[datetime]] = field(default_factory=dict)
+    claims: dict[str, tuple[str, datetime]] = field(default_factory=dict)
+    obligations: dict[tuple[str, str], bool] = field(default_factory=dict)
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def resolve(self, event: ChatEvent) -> ChatEvent:
+        """The event with what the host knows filled in: thread conversations, authors of
+        edits and deletes, the conversation of a reaction's message, and agent authors."""
+        conversation = self.thread_channels.get(event.conversation.id, event.conversation)
+        if conversation.kind is not ConversationKind.THREAD and event.conversation.thread_id:
+            conversation = event.conversation
+        author = event.author
+        target = self.target(event)
+        if target is not None and event.kind is not EventKind.MESSAGE:
+            conversation = target.conversation
+            if event.kind in (EventKind.EDIT, EventKind.DELETE) and not author.id:
+                author = replace(author, id=target.author_id)
+        agent = self.workspace.agent_for(event.platform, author.id)
+        if agent is not None and author.kind is not AuthorKind.AGENT:
+            author = replace(author, kind=AuthorKind.AGENT)
+        if conversation is event.conversation and author is event.author:
+            return event
+        return replace(event, conversation=conversation, author=author)
+
+    def target(self, event: ChatEvent) -> MessageRecord | None:
+        """The message an edit, delete or reaction is about (or the message itself)."""
+        if event.message_id is None:
+            return None
+        return self.messages.get(
+            message_key(event.platform, event.conversation.id, event.message_id)
+        )
+
+    def replied_message(self, event: ChatEvent) -> MessageRecord | None:
+        if event.reply_to is None:
+            return None
+        return self.messages.get(message_key(event.platform, event.conversation.id, event.reply_to))
+
+    def thread(self, conversation: Conversation) -> ThreadRecord | None:
+        if conversation.kind is not ConversationKind.THREAD:
+            return None
+        return self.threads.get(conversation.key)
+
+    def can_see(self, agent: str, conversation: Conversation) -> bool:
+        return agent in self.members.get(conversation.scope, ())
+
+    def claim_holder(self, item: str, now: datetime) -> str | None:
+        held = self.claims.get(item)
+        if held is None or held[1] <= now:
+            return None
+        return held[0]
+
+    def open_turns(self, agent: str, author: str, now: datetime, window: timedelta) -> int:
+        """Full turns this person caused this agent within the window ending now."""
+        stamps = self.turns.get((agent, author))
+        if not stamps:
+            return 0
+        while stamps and stamps[0] <= now - window:
+            stamps.popleft()
+        return len(stamps)
+
+    # ---- changing ------------------------------------------------------------------------
+
+    def note_vias(self, event: ChatEvent, agents: Iterable[str]) -> None:
+        """The agents whose own connections received the event are members of its channel."""
+        for agent in agents:
+            self.members.setdefault(event.conversation.scope, set()).add(agent)
+
+    def apply(self, event: ChatEvent, decisions: Iterable[Decision], *, first: bool = True) -> None:
+        """Fold one resolved event and the decisions made for it into the state. Called once
+        per event in ledger order (`first`), and again with only the new decisions when the
+        same event arrives through another agent's connection."""
+        decided = list(decisions)
+        if not first:
+            self._note_decisions(event, decided)
+            return
+        kind = event.kind
+        if kind is EventKind.MESSAGE:
+            self._apply_message(event, decided)
+        elif kind is EventKind.EDIT:
+            self._apply_edit(event, decided)
+        elif kind is EventKind.DELETE:
+            target = self.target(event)
+            if target is not None:
+                target.deleted = True
+                target.text = ""
+        elif kind in (EventKind.MEMBER_JOINED, EventKind.MEMBER_LEFT):
+            agent = self.workspace.agent_for(event.platform, event.user_id)
+            if agent is not None:
+                scope = self.members.setdefault(event.conversation.scope, set())
+                if kind is EventKind.MEMBER_JOINED:
+                    scope.add(agent)
+                else:
+                    scope.discard(agent)
+        elif kind is EventKind.THREAD_CREATED:
+            self.thread_channels[event.conversation.id] = event.conversation
+            record = self.threads.setdefault(event.conversation.key, ThreadRecord())
+            record.owner = self.workspace.agent_for(event.platform, event.author.id)
+            record.root_author = record.root_author or event.author.id
+        self._note_decisions(event, decided)
+
+    def _apply_message(self, event: ChatEvent, decisions: list[Decision]) -> None:
+        conversation = event.conversation
+        author_agent = self.workspace.agent_for(event.platform, event.author.id)
+        if event.message_id is not None:
+            key = message_key(event.platform, conversation.id, event.message_id)
+            if key not in self.messages:
+                self.messages[key] = MessageRecord(
+                    event_id=event.event_id,
+                    latest=event.event_id,
+                    author_id=event.author.id,
+                    author_agent=author_agent,
+                    conversation=conversation,
+                    text=event.text,
+                    versions=[event.event_id],
+                )
+        if conversation.kind is ConversationKind.THREAD:
+            self._note_thread_post(event, author_agent)
+        if author_agent is not None:
+            self.members.setdefault(conversation.scope, set()).add(author_agent)
+        self._note_streak(event, author_agent)
+        self._note_chain(event, decisions)
+        for decision in decisions:
+            if decision.reason == "leave_requested":
+                self.left.add((decision.agent, conversation.key))
+            elif decision.directedness is Directedness.TO_ME:
+                self.left.discard((decision.agent, conversation.key))
+                self.left.discard((decision.agent, conversation.scope))
+
+    def _note_thread_post(self, event: ChatEvent, author_agent: str | None) -> None:
+        conversation = event.conversation
+        record = self.threads.get(conversation.key)
+        if record is None:
+            record = ThreadRecord()
+            root_id = conversation.thread_id
+            if root_id is not None:
+                root = self.messages.get(message_key(event.platform, conversation.id, root_id))
+                if root is not None:
+                    record.root_author = root.author_id
+                    record.owner = root.author_agent
+                    record.participants.add(root.author_id)
+                    if root.author_agent is not None:
+                        record.agents.add(root.author_agent)
+            self.threads[conversation.key] = record
+        record.participants.add(event.author.id)
+        if author_agent is not None:
+            record.agents.add(author_agent)
+
+    def _note_streak(self, event: ChatEvent, author_agent: str | None) -> None:
+        key = event.conversation.key
+        if event.author.kind is AuthorKind.HUMAN and author_agent is None:
+            self.streaks.pop(key, None)
+            self.escalated.discard(key)
+        else:
+            self.streaks[key] = self.streaks.get(key, 0) + 1
+
+    def _note_chain(self, event: ChatEvent, decisions: list[Decision]) -> None:
+        key = (event.conversation.key, event.author.id)
+        directed = {
+            d.agent: d
+            for d in decisions
+            if d.directedness in (Directedness.TO_ME, Directedness.TO_MY_ROLE)
+            and d.policy in (Policy.MUST_RESPOND, Policy.MAY_RESPOND)
+            and d.mode not in (InjectionMode.NOTIFY, InjectionMode.TOOL_MAILBOX)
+        }
+        chain = self.chains.get(key)
+        if directed and not any(d.continues for d in directed.values()):
+            self.chains[key] = Chain(event.event_id, event.created_at, directed)
+        elif chain is None and not directed:
+            return
+        elif not directed and event.mentions:
+            # Addressing someone else ends the run of fragments.
+            self.chains.pop(key, None)
+
+    def _apply_edit(self, event: ChatEvent, decisions: list[Decision]) -> None:
+        target = self.target(event)
+        if target is None or target.deleted:
+            return
+        target.latest = event.event_id
+        target.versions.append(event.event_id)
+        target.text = event.text
+        for decision in decisions:
+            if decision.reason == "leave_requested":
+                self.left.add((decision.agent, event.conversation.key))
+
+    def _note_decisions(self, event: ChatEvent, decisions: list[Decision]) -> None:
+        target = self.target(event)
+        for decision in decisions:
+            if target is not None and event.kind in (EventKind.MESSAGE, EventKind.EDIT):
+                target.delivered[decision.agent] = decision
+            if decision.policy in _OPEN:
+                self.obligations[decision.event_id, decision.agent] = True
+                self.busy[decision.agent] = self.busy.get(decision.agent, 0) + 1
+            if decision.mode in (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE) and (
+                event.author.kind is AuthorKind.HUMAN
+            ):
+                stamps = self.turns.setdefault((decision.agent, event.author.id), deque())
+                stamps.append(event.created_at)
+            if decision.reason == "loop_limit":
+                self.escalated.add(event.conversation.key)
+
+    def note_claim(self, item: str, agent: str, expires: datetime) -> None:
+        self.claims[item] = (agent, expires)
+
+    def note_disposition(self, event: ChatEvent, agent: str, disposition: Disposition) -> None:
+        """An agent ended an event: its obligation closes, and an answer marks the message."""
+        if self.obligations.pop((event.event_id, agent), False):
+            self.busy[agent] = max(0, self.busy.get(agent, 0) - 1)
+        target = self.target(event)
+        if target is not None and disposition in _ANSWERED:
+            target.answered.add(agent)

@@ -1,0 +1,132 @@
+"""The ledger's seam: the narrow storage Protocol every backend implements, and its records.
+
+An implementation must guarantee: `append` assigns strictly increasing sequence numbers in
+append order and refuses a second event with the same id (returning None, never raising);
+everything written inside `transaction()` becomes durable together or not at all; `claim` is
+atomic (two callers racing for one item get one holder); reads see the caller's own writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from core.decision import Decision, Disposition
+
+__all__ = ["ClaimResult", "LedgerEntry", "Store", "StoredDelivery"]
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """One ledger record in the CCCS v1 envelope (`v`, `id`, `ts`, `seq`, `kind`, `by`, `data`)."""
+
+    seq: int
+    id: str
+    ts: str
+    kind: str
+    by: str
+    data: dict[str, Any]
+
+    def envelope(self, group_id: str) -> dict[str, Any]:
+        return {
+            "v": 1,
+            "id": self.id,
+            "ts": self.ts,
+            "seq": self.seq,
+            "kind": self.kind,
+            "group_id": group_id,
+            "scope_key": "",
+            "by": self.by,
+            "data": self.data,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDelivery:
+    """A per-agent delivery record: the decision, its delivery status and its disposition."""
+
+    decision: Decision
+    seq: int
+    status: str
+    attempt: int
+    disposition: Disposition | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimResult:
+    """Who holds an item after a claim attempt; `granted` when it is the asker."""
+
+    granted: bool
+    holder: str
+    expires_at: datetime
+
+
+class Store(Protocol):
+    """The durable ledger: events, receipts, deliveries, claims, outbox, escalations."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    def transaction(self) -> AbstractAsyncContextManager[None]:
+        """Group writes; they commit together when the block ends without an exception."""
+        ...
+
+    async def append(
+        self, event_id: str, kind: str, by: str, data: Mapping[str, Any], ts: str
+    ) -> int | None:
+        """Append an event; its sequence number, or None when the id is already stored."""
+        ...
+
+    async def sequence_of(self, event_id: str) -> int | None: ...
+
+    async def add_receipt(self, event_id: str, agent: str) -> bool:
+        """Record that `agent`'s connection received the event; False if already recorded."""
+        ...
+
+    async def record_decisions(self, seq: int, decisions: list[Decision], at: str) -> None: ...
+
+    async def decided_agents(self, event_id: str) -> set[str]: ...
+
+    async def set_disposition(
+        self, event_id: str, agent: str, disposition: Disposition, reason: str, at: str
+    ) -> bool:
+        """Record how a delivery ended; False when there is no such delivery."""
+        ...
+
+    async def mark_delivered(self, event_id: str, agent: str, attempt: int) -> None: ...
+
+    async def deliveries(self, event_id: str) -> list[StoredDelivery]: ...
+
+    async def claim(self, item: str, agent: str, now: datetime, ttl_ms: int) -> ClaimResult:
+        """Atomically take `item` for `agent` unless another agent holds an unexpired claim."""
+        ...
+
+    async def put_outbox(self, key: str, agent: str, action: Mapping[str, Any], at: str) -> bool:
+        """Queue an outbound action once per idempotency key; False when the key exists."""
+        ...
+
+    async def record_escalation(
+        self, agent: str, reason: str, conversation: str, event_id: str, at: str
+    ) -> bool: ...
+
+    async def quarantine(self, source: str, reason: str, payload: str, at: str) -> None:
+        """Keep input that could not be read, with the reason, instead of dropping it."""
+        ...
+
+    async def tombstone(self, event_ids: list[str]) -> None:
+        """Erase the text of these events (a deleted message and its edits), keeping the rest."""
+        ...
+
+    def ledger(self, since_seq: int = 0) -> AsyncIterator[LedgerEntry]:
+        """The events after `since_seq`, in sequence order."""
+        ...
+
+    async def receipts(self, event_id: str) -> list[str]: ...
+
+    async def claims(self, now: datetime) -> dict[str, tuple[str, datetime]]:
+        """Every unexpired claim: item -> (agent, expiry)."""
+        ...

@@ -1,0 +1,550 @@
+"""The C2A wire model: JSON-RPC messages, initialize, chat/deliver and notifications, with schemas.
+
+Python names are snake_case; the wire is camelCase (`event_id` <-> `eventId`), except the few
+names the spec spells otherwise (`tool_mailbox`, `from`). Every model is frozen and drops unknown
+fields, because the protocol says unknown fields are ignored. Dump with `WireModel.to_wire()`
+(`mode="json", by_alias=True, exclude_none=True`).
+
+Two views of chat/deliver exist. `DeliverParams` is the full envelope of spec 2026-06-02.
+`CompactDeliverParams` is what a harness that negotiated 2026-06-24 receives: the same envelope,
+`content` flattened to plain text, the typed parts moved to `contentParts`, plus spec 001's
+`addressedToMe` and three-valued `policy`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+from core.decision import Directedness, InjectionMode, Policy, Priority
+
+__all__ = [
+    "COMPACT_VIEW",
+    "FULL_ENVELOPE",
+    "METHOD_CANCELLED",
+    "METHOD_DELIVER",
+    "METHOD_INITIALIZE",
+    "METHOD_PROGRESS",
+    "METHOD_TYPING",
+    "PROTOCOL_VERSIONS",
+    "Attention",
+    "AuthorRef",
+    "CancelReason",
+    "CancelledParams",
+    "Capabilities",
+    "ChatToolCapabilities",
+    "ClientInfo",
+    "CompactDeliverParams",
+    "CompactPolicy",
+    "ContentPart",
+    "ConversationRef",
+    "DeliverParams",
+    "DeliverRequest",
+    "DeliveryCapabilities",
+    "InitializeParams",
+    "InitializeResult",
+    "Injection",
+    "InjectionCapabilities",
+    "JsonRpcError",
+    "JsonRpcNotification",
+    "JsonRpcRequest",
+    "JsonRpcResponse",
+    "Knock",
+    "MembershipPart",
+    "ProgressParams",
+    "ReactionPart",
+    "Reliability",
+    "Source",
+    "Target",
+    "TextPart",
+    "ThreadPart",
+    "Timing",
+    "TypingParams",
+    "UtilityCapabilities",
+    "WireModel",
+    "common_capabilities",
+    "compact_policy",
+    "json_schemas",
+    "negotiate_version",
+    "parse_deliver",
+    "text_of",
+    "to_compact",
+    "write_json_schemas",
+]
+
+FULL_ENVELOPE: Final = "2026-06-02"
+COMPACT_VIEW: Final = "2026-06-24"
+PROTOCOL_VERSIONS: Final[tuple[str, ...]] = (FULL_ENVELOPE, COMPACT_VIEW)
+"""Versions this implementation speaks, oldest to newest (ISO dates compare as strings)."""
+
+METHOD_INITIALIZE: Final = "initialize"
+METHOD_DELIVER: Final = "chat/deliver"
+METHOD_CANCELLED: Final = "notifications/cancelled"
+METHOD_PROGRESS: Final = "notifications/progress"
+METHOD_TYPING: Final = "notifications/typing"
+
+CompactPolicy = Literal["must_respond", "may_respond", "must_not_respond"]
+
+
+class WireModel(BaseModel):
+    """Base of every wire model: camelCase aliases, populate by name, unknown fields dropped."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON-ready dict as sent on the wire: aliased names, `None` fields left out."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _check_rfc3339(value: str) -> str:
+    """Accept an RFC 3339 date-time with an offset and return it unchanged, so it round-trips."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise ValueError(f"not an RFC 3339 date-time: {value!r}") from exc
+    if parsed.tzinfo is None or "T" not in value.upper():
+        raise ValueError(f"not an RFC 3339 date-time with an offset: {value!r}")
+    return value
+
+
+# --- JSON-RPC 2.0 ---------------------------------------------------------------------------
+
+
+class JsonRpcRequest(WireModel):
+    """A JSON-RPC request: it wants a response carrying the same `id`."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: str | int
+    method: str
+    params: dict[str, Any] | None = None
+
+
+class JsonRpcNotification(WireModel):
+    """A JSON-RPC notification: fire and forget, no `id`, no response."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: str
+    params: dict[str, Any] | None = None
+
+
+class JsonRpcError(WireModel):
+    """The `error` member of a failed response."""
+
+    code: int
+    message: str
+    data: Any | None = None
+
+
+class JsonRpcResponse(WireModel):
+    """A JSON-RPC response: protocol acceptance (`result`) or refusal (`error`), never both."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: str | int | None
+    result: Any | None = None
+    error: JsonRpcError | None = None
+
+
+# --- initialize -----------------------------------------------------------------------------
+
+
+class ClientInfo(WireModel):
+    """Name and version of one side (`clientInfo` in the request, `serverInfo` in the result)."""
+
+    name: str
+    version: str
+
+
+class DeliveryCapabilities(WireModel):
+    """Reliability features a side supports."""
+
+    ack: bool = False
+    redelivery: bool = False
+    idempotency: bool = False
+
+
+class InjectionCapabilities(WireModel):
+    """Injection modes a side supports; `tool_mailbox` keeps its snake_case wire name."""
+
+    immediate: bool = False
+    buffered: bool = False
+    notify: bool = False
+    tool_mailbox: bool = Field(default=False, alias="tool_mailbox")
+    digest: bool = False
+    interrupt: bool = False
+
+
+class ChatToolCapabilities(WireModel):
+    """Chat tools a side offers or accepts."""
+
+    read_thread: bool = False
+    send_message: bool = False
+    react: bool = False
+    reaction_signals: bool = False
+    claim: bool = False
+    defer: bool = False
+    resolve: bool = False
+
+
+class UtilityCapabilities(WireModel):
+    """Protocol utilities a side supports."""
+
+    progress: bool = False
+    cancellation: bool = False
+    logging: bool = False
+
+
+class Capabilities(WireModel):
+    """Everything a side can do; an absent group or flag means "not supported"."""
+
+    delivery: DeliveryCapabilities = Field(default_factory=DeliveryCapabilities)
+    injection: InjectionCapabilities = Field(default_factory=InjectionCapabilities)
+    chat_tools: ChatToolCapabilities = Field(default_factory=ChatToolCapabilities)
+    utilities: UtilityCapabilities = Field(default_factory=UtilityCapabilities)
+
+
+class InitializeParams(WireModel):
+    """`initialize` request params: the preferred version, any others accepted, capabilities."""
+
+    protocol_version: str
+    client_info: ClientInfo
+    capabilities: Capabilities = Field(default_factory=Capabilities)
+    supported_versions: list[str] | None = None
+
+
+class InitializeResult(WireModel):
+    """`initialize` result: the negotiated version and the capabilities in force."""
+
+    protocol_version: str
+    server_info: ClientInfo
+    capabilities: Capabilities = Field(default_factory=Capabilities)
+
+
+def negotiate_version(
+    ours: Sequence[str], offered: str, supported: Sequence[str] | None = None
+) -> str | None:
+    """The highest version in `ours` that the peer speaks, or None when there is none.
+
+    The peer speaks `offered` and, when given, every version in `supported`. Versions we do not
+    know (a future date, a typo) are simply never chosen.
+    """
+    theirs = {offered, *(supported or ())}
+    common = [version for version in ours if version in theirs]
+    return max(common) if common else None
+
+
+_M = TypeVar("_M", bound=WireModel)
+
+
+def _and_flags(a: _M, b: _M) -> _M:
+    """Field-wise AND of two all-boolean capability groups."""
+    names = type(a).model_fields
+    return type(a)(**{name: bool(getattr(a, name) and getattr(b, name)) for name in names})
+
+
+def common_capabilities(a: Capabilities, b: Capabilities) -> Capabilities:
+    """What both sides support: every flag ANDed, so the host never sends what was refused."""
+    return Capabilities(
+        delivery=_and_flags(a.delivery, b.delivery),
+        injection=_and_flags(a.injection, b.injection),
+        chat_tools=_and_flags(a.chat_tools, b.chat_tools),
+        utilities=_and_flags(a.utilities, b.utilities),
+    )
+
+
+# --- chat/deliver ---------------------------------------------------------------------------
+
+
+class Source(WireModel):
+    """The chat surface an event came from."""
+
+    platform: str
+    workspace_id: str
+    message_id: str | None = None
+
+
+class ConversationRef(WireModel):
+    """Where the event happened."""
+
+    id: str
+    kind: Literal["dm", "channel", "thread", "system", "tool"]
+    thread_id: str | None = None
+    parent_id: str | None = None
+    stream_id: str | None = None
+
+
+class AuthorRef(WireModel):
+    """Who caused the event; `agent_id` is set when the author is a bound agent."""
+
+    id: str
+    kind: Literal["human", "agent", "bot"]
+    display_name: str | None = None
+    agent_id: str | None = None
+
+
+class Target(WireModel):
+    """Whom the event is aimed at, as resolved by the host for the receiving agent."""
+
+    mentions: list[str] = Field(default_factory=list)
+    recipient: str | None = None
+    directedness: Directedness
+
+
+class TextPart(WireModel):
+    """Message text (untrusted)."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ReactionPart(WireModel):
+    """A reaction added to or removed from `message_id`; `signal` when it maps to one."""
+
+    type: Literal["reaction"] = "reaction"
+    action: Literal["added", "removed"]
+    emoji: str
+    signal: str | None = None
+    message_id: str
+
+
+class MembershipPart(WireModel):
+    """A user joining or leaving the conversation."""
+
+    type: Literal["membership"] = "membership"
+    action: Literal["joined", "left"]
+    user_id: str
+
+
+class ThreadPart(WireModel):
+    """A thread being created."""
+
+    type: Literal["thread"] = "thread"
+    thread_id: str
+    name: str | None = None
+
+
+ContentPart = Annotated[
+    TextPart | ReactionPart | MembershipPart | ThreadPart, Field(discriminator="type")
+]
+
+
+class Timing(WireModel):
+    """When the event happened (RFC 3339 string, kept verbatim) and its conversation order."""
+
+    created_at: str = Field(json_schema_extra={"format": "date-time"})
+    sequence: int
+
+    @field_validator("created_at")
+    @classmethod
+    def _created_at_is_rfc3339(cls, value: str) -> str:
+        return _check_rfc3339(value)
+
+
+class Attention(WireModel):
+    """The response rule and why; `claimed_by` names the agent holding a claim."""
+
+    policy: Policy
+    reason: str
+    priority: Priority
+    deadline_ms: int | None = None
+    claimed_by: str | None = None
+
+
+class Injection(WireModel):
+    """How much of the event the model should see."""
+
+    mode: InjectionMode
+    context: str | None = None
+    role: str | None = None
+
+
+class Reliability(WireModel):
+    """Delivery attempt (1 on first try) and the stable dedupe key `<eventId>:<agentId>`."""
+
+    attempt: int = Field(ge=1)
+    idempotency_key: str
+
+
+class Knock(WireModel):
+    """A `notify` knock: who, where and a host-written topic, with the body withheld."""
+
+    from_: str = Field(validation_alias="from", serialization_alias="from")
+    where: str
+    directedness: Directedness
+    policy: Policy
+    priority: Priority
+    topic: str
+    pull_with: str
+
+
+class _Envelope(WireModel):
+    """The chat/deliver fields both views share (everything but `content`)."""
+
+    event_id: str
+    source: Source
+    conversation: ConversationRef
+    author: AuthorRef
+    target: Target
+    timing: Timing
+    attention: Attention
+    injection: Injection
+    reliability: Reliability
+    knock: Knock | None = None
+    supersedes: str | None = None
+    continues: str | None = None
+
+
+class DeliverParams(_Envelope):
+    """Full chat/deliver params (2026-06-02); `content` is empty when withheld (notify)."""
+
+    content: list[ContentPart] = Field(default_factory=list)
+
+
+class CompactDeliverParams(_Envelope):
+    """Compact chat/deliver params (2026-06-24): the envelope plus spec 001's fields."""
+
+    content: str = ""
+    content_parts: list[ContentPart] = Field(default_factory=list)
+    addressed_to_me: bool
+    policy: CompactPolicy
+
+
+class DeliverRequest(WireModel):
+    """A chat/deliver request in either view."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: str | int
+    method: Literal["chat/deliver"] = "chat/deliver"
+    params: DeliverParams | CompactDeliverParams
+
+
+def compact_policy(policy: Policy) -> CompactPolicy:
+    """Spec 001 has no `ack_only`: it becomes `must_not_respond` (reactions stay allowed)."""
+    if policy == Policy.MUST_RESPOND:
+        return "must_respond"
+    if policy == Policy.MAY_RESPOND:
+        return "may_respond"
+    return "must_not_respond"
+
+
+def text_of(parts: Sequence[ContentPart]) -> str:
+    """The plain text of a message: its text parts joined by newlines."""
+    return "\n".join(part.text for part in parts if isinstance(part, TextPart))
+
+
+def to_compact(params: DeliverParams) -> CompactDeliverParams:
+    """The 2026-06-24 view of a full envelope; nothing is dropped.
+
+    `addressedToMe` is `directedness == to_me` (a DM or a resolved mention).
+    """
+    shared = {name: getattr(params, name) for name in _Envelope.model_fields}
+    return CompactDeliverParams(
+        **shared,
+        content=text_of(params.content),
+        content_parts=params.content,
+        addressed_to_me=params.target.directedness == Directedness.TO_ME,
+        policy=compact_policy(params.attention.policy),
+    )
+
+
+_COMPACT_ONLY = frozenset({"contentParts", "content_parts", "addressedToMe", "addressed_to_me"})
+
+
+def parse_deliver(message: Mapping[str, Any]) -> DeliverParams | CompactDeliverParams:
+    """Validate chat/deliver params (or a whole request, whose `params` are taken).
+
+    The compact view is chosen when `content` is a string or a compact-only field is present.
+    Raises pydantic.ValidationError when the params fit neither view.
+    """
+    params = message.get("params") if "method" in message else message
+    if not isinstance(params, Mapping):
+        return DeliverParams.model_validate(params)  # raises: params must be an object
+    if isinstance(params.get("content"), str) or not _COMPACT_ONLY.isdisjoint(params):
+        return CompactDeliverParams.model_validate(params)
+    return DeliverParams.model_validate(params)
+
+
+# --- notifications --------------------------------------------------------------------------
+
+
+class CancelReason(StrEnum):
+    """Why a pending delivery was cancelled."""
+
+    DELETED = "deleted"
+    SUPERSEDED = "superseded"
+    CLAIMED_BY_OTHER = "claimed_by_other"
+    EXPIRED = "expired"
+    LEFT_CONVERSATION = "left_conversation"
+
+
+class CancelledParams(WireModel):
+    """notifications/cancelled: stop work on `event_id` (delivered by request `request_id`)."""
+
+    request_id: str | int | None = None
+    event_id: str
+    reason: CancelReason
+
+
+class ProgressParams(WireModel):
+    """notifications/progress: a status update, never ordinary chat."""
+
+    progress_token: str | int
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class TypingParams(WireModel):
+    """notifications/typing: `author_id` is typing in `conversation` until `until` (RFC 3339)."""
+
+    conversation: ConversationRef
+    author_id: str
+    until: str = Field(json_schema_extra={"format": "date-time"})
+
+    @field_validator("until")
+    @classmethod
+    def _until_is_rfc3339(cls, value: str) -> str:
+        return _check_rfc3339(value)
+
+
+# --- JSON Schema export ---------------------------------------------------------------------
+
+_SCHEMA_MODELS: Final[tuple[type[WireModel], ...]] = (
+    InitializeParams,
+    InitializeResult,
+    DeliverParams,
+    CompactDeliverParams,
+    CancelledParams,
+    ProgressParams,
+    TypingParams,
+)
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """Model name -> JSON Schema (validation mode, wire names) for the published messages."""
+    return {model.__name__: model.model_json_schema(by_alias=True) for model in _SCHEMA_MODELS}
+
+
+def write_json_schemas(directory: Path) -> list[Path]:
+    """Write `<name>.schema.json` for each schema into `directory` (created if missing).
+
+    Output is deterministic (sorted keys, indent 2, trailing newline); returns the paths written.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name, schema in json_schemas().items():
+        path = directory / f"{name}.schema.json"
+        path.write_text(
+            json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
+        written.append(path)
+    return written

@@ -1,0 +1,229 @@
+"""Payloads in the real Slack and Discord shapes, trace lines, and a one-call replay, for tests."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from c2a.replay import ReplayStats, replay
+from core.manifest import Workspace, load_manifest, parse_manifest
+from core.sqlite_store import SQLiteStore
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCAL = ROOT / "manifests" / "workspaces" / "local.yaml"
+
+TEAM = "T0LOCAL"
+GUILD = "800000000000000001"
+HUMAN = "U0ALICE"
+HUMAN2 = "U0BOB"
+D_HUMAN = "810000000000000001"
+D_HUMAN2 = "810000000000000002"
+LEAD, W1, W2 = "U0LEAD", "U0W1", "U0W2"
+D_LEAD, D_W1, D_W2 = "900000000000000001", "900000000000000002", "900000000000000003"
+D_BACKEND_ROLE = "700000000000000001"
+D_LEAD_MANAGED_ROLE = "700000000000000101"
+SLACK_IDS = {"lead": LEAD, "worker-1": W1, "worker-2": W2}
+DISCORD_IDS = {"lead": D_LEAD, "worker-1": D_W1, "worker-2": D_W2}
+
+_counter = {"n": 0}
+
+
+def local_workspace(**changes: Any) -> Workspace:
+    """The shipped local manifest, with top-level keys replaced by `changes`."""
+    if not changes:
+        return Workspace.from_manifest(load_manifest(LOCAL))
+    import yaml
+
+    data = yaml.safe_load(LOCAL.read_text())
+    data.update(changes)
+    return Workspace.from_manifest(parse_manifest(data))
+
+
+def _event_id() -> str:
+    _counter["n"] += 1
+    return f"Ev{_counter['n']:08d}"
+
+
+def slack_body(event: dict[str, Any], via: str | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "token": "verification-token-not-a-secret",
+        "team_id": TEAM,
+        "api_app_id": "A0LOCAL",
+        "event": event,
+        "type": "event_callback",
+        "event_id": _event_id(),
+        "event_time": int(float(event.get("ts", event.get("event_ts", "1767225600")))),
+    }
+    if via is not None:
+        body["authorizations"] = [
+            {"enterprise_id": None, "team_id": TEAM, "user_id": SLACK_IDS[via], "is_bot": True}
+        ]
+    return body
+
+
+def slack_message(
+    ts: str,
+    text: str,
+    *,
+    user: str = HUMAN,
+    channel: str = "C0GEN",
+    channel_type: str = "channel",
+    thread_ts: str | None = None,
+    event_type: str = "message",
+    bot_id: str | None = None,
+) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "type": event_type,
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "channel": channel,
+        "event_ts": ts,
+        "team": TEAM,
+    }
+    if event_type == "message":
+        event["channel_type"] = channel_type
+    if thread_ts is not None:
+        event["thread_ts"] = thread_ts
+    if bot_id is not None:
+        event["bot_id"] = bot_id
+    return event
+
+
+def slack_edit(ts: str, edited_ts: str, old: str, new: str, *, user: str = HUMAN,
+               channel: str = "C0GEN", channel_type: str = "channel") -> dict[str, Any]:
+    return {
+        "type": "message",
+        "subtype": "message_changed",
+        "hidden": True,
+        "channel": channel,
+        "channel_type": channel_type,
+        "ts": edited_ts,
+        "event_ts": edited_ts,
+        "message": {
+            "type": "message", "user": user, "text": new, "ts": ts,
+            "edited": {"user": user, "ts": edited_ts},
+        },
+        "previous_message": {"type": "message", "user": user, "text": old, "ts": ts},
+    }
+
+
+def slack_delete(ts: str, deleted_ts: str, old: str, *, user: str = HUMAN,
+                 channel: str = "C0GEN", channel_type: str = "channel") -> dict[str, Any]:
+    return {
+        "type": "message",
+        "subtype": "message_deleted",
+        "hidden": True,
+        "channel": channel,
+        "channel_type": channel_type,
+        "ts": deleted_ts,
+        "event_ts": deleted_ts,
+        "deleted_ts": ts,
+        "previous_message": {"type": "message", "user": user, "text": old, "ts": ts},
+    }
+
+
+def slack_reaction(item_ts: str, name: str, *, user: str = HUMAN, item_user: str = LEAD,
+                   channel: str = "C0GEN", event_ts: str = "1767225700.000100",
+                   removed: bool = False) -> dict[str, Any]:
+    return {
+        "type": "reaction_removed" if removed else "reaction_added",
+        "user": user,
+        "reaction": name,
+        "item_user": item_user,
+        "item": {"type": "message", "channel": channel, "ts": item_ts},
+        "event_ts": event_ts,
+    }
+
+
+def slack_join(user: str, channel: str = "C0GEN", event_ts: str = "1767225500.000100"):
+    return {"type": "member_joined_channel", "user": user, "channel": channel,
+            "channel_type": "C", "team": TEAM, "event_ts": event_ts}
+
+
+def discord_message(
+    message_id: str,
+    content: str,
+    *,
+    author: str = D_HUMAN,
+    bot: bool = False,
+    channel: str = "820000000000000001",
+    guild: str | None = GUILD,
+    mentions: Iterable[str] = (),
+    roles: Iterable[str] = (),
+    everyone: bool = False,
+    reply_to: tuple[str, str] | None = None,
+    timestamp: str = "2026-01-01T00:00:00+00:00",
+) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "id": message_id,
+        "type": 19 if reply_to else 0,
+        "channel_id": channel,
+        "author": {"id": author, "username": f"user{author[-2:]}", "bot": bot},
+        "content": content,
+        "timestamp": timestamp,
+        "edited_timestamp": None,
+        "tts": False,
+        "mention_everyone": everyone,
+        "mentions": [{"id": m, "username": f"user{m[-2:]}"} for m in mentions],
+        "mention_roles": list(roles),
+        "attachments": [],
+        "embeds": [],
+        "pinned": False,
+    }
+    if guild is not None:
+        d["guild_id"] = guild
+    if reply_to is not None:
+        d["message_reference"] = {"message_id": reply_to[0], "channel_id": channel}
+        d["referenced_message"] = {"id": reply_to[0], "author": {"id": reply_to[1]}}
+    return {"op": 0, "s": 1, "t": "MESSAGE_CREATE", "d": d}
+
+
+def discord_dispatch(name: str, d: dict[str, Any]) -> dict[str, Any]:
+    return {"op": 0, "s": 1, "t": name, "d": d}
+
+
+def line(at: str, platform: str, payload: dict[str, Any], via: str | None = None) -> str:
+    record: dict[str, Any] = {"at": at, "platform": platform, "payload": payload}
+    if via is not None:
+        record["via"] = via
+    return json.dumps(record)
+
+
+def run(
+    lines: Iterable[str],
+    workspace: Workspace | None = None,
+    *,
+    store: str = ":memory:",
+    compact: bool = False,
+) -> tuple[list[dict[str, Any]], ReplayStats, str]:
+    """Replay trace lines; returns the output records, the stats and the report text."""
+    out, report = io.StringIO(), io.StringIO()
+    stats = asyncio.run(
+        replay(workspace or local_workspace(), list(lines), SQLiteStore(store), out, report,
+               compact=compact)
+    )
+    records = [json.loads(text) for text in out.getvalue().splitlines()]
+    return records, stats, report.getvalue()
+
+
+def delivered(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """chat/deliver params per agent, in order."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        rpc = record.get("rpc")
+        if rpc and rpc.get("method") == "chat/deliver":
+            found.setdefault(record["agent"], []).append(rpc["params"])
+    return found
+
+
+def axes(params: dict[str, Any]) -> tuple[str, str, str]:
+    return (
+        params["target"]["directedness"],
+        params["attention"]["policy"],
+        params["injection"]["mode"],
+    )

@@ -1,0 +1,269 @@
+import pytest
+
+from core.decision import Disposition
+from core.signals import (
+    DEFAULT_GLYPHS,
+    DEFAULT_SLACK_NAMES,
+    SIGNAL_DISPOSITION,
+    STATUS_SIGNALS,
+    GlyphMap,
+    Signal,
+    glyph_map,
+    is_stop_reaction,
+    normalise_emoji,
+    superseded_by,
+)
+
+
+def test_every_signal_has_the_disposition_of_spec_000() -> None:
+    assert dict(SIGNAL_DISPOSITION) == {
+        Signal.SEEN: Disposition.ACKNOWLEDGED,
+        Signal.AGREE: Disposition.ACKNOWLEDGED,
+        Signal.WORKING: Disposition.CLAIMED,
+        Signal.QUEUED: Disposition.DEFERRED,
+        Signal.CLAIMED: Disposition.CLAIMED,
+        Signal.DONE: Disposition.RESPONDED,
+        Signal.DECLINED: Disposition.IGNORED,
+        Signal.BLOCKED: Disposition.DEFERRED,
+        Signal.UNCLEAR: None,
+    }
+
+
+def test_status_signals_are_the_five_that_get_replaced() -> None:
+    assert {
+        Signal.WORKING,
+        Signal.QUEUED,
+        Signal.CLAIMED,
+        Signal.BLOCKED,
+        Signal.SEEN,
+    } == STATUS_SIGNALS
+
+
+def test_done_removes_every_status() -> None:
+    assert superseded_by(Signal.DONE) == STATUS_SIGNALS
+
+
+def test_declined_removes_every_status() -> None:
+    assert superseded_by(Signal.DECLINED) == STATUS_SIGNALS
+
+
+def test_working_replaces_the_other_statuses_but_not_itself() -> None:
+    assert superseded_by(Signal.WORKING) == {
+        Signal.SEEN,
+        Signal.QUEUED,
+        Signal.CLAIMED,
+        Signal.BLOCKED,
+    }
+
+
+def test_blocked_replaces_working() -> None:
+    assert Signal.WORKING in superseded_by(Signal.BLOCKED)
+
+
+def test_seen_never_retracts_a_commitment() -> None:
+    assert superseded_by(Signal.SEEN) == frozenset()
+
+
+def test_agree_and_unclear_replace_only_seen() -> None:
+    assert superseded_by(Signal.AGREE) == {Signal.SEEN}
+    assert superseded_by(Signal.UNCLEAR) == {Signal.SEEN}
+
+
+def test_a_signal_never_supersedes_itself_and_only_statuses() -> None:
+    for signal in Signal:
+        assert signal not in superseded_by(signal)
+        assert superseded_by(signal) <= STATUS_SIGNALS
+
+
+def test_default_glyphs_are_the_spec_glyphs() -> None:
+    assert "".join(DEFAULT_GLYPHS[s] for s in Signal) == "👀👍🔧🕐✋✅🙅🚧❓"
+
+
+def test_default_map_speaks_slack_short_names_and_unicode_elsewhere() -> None:
+    glyphs = glyph_map()
+    assert glyphs.native("slack", Signal.DONE) == "white_check_mark"
+    assert glyphs.native("slack", Signal.AGREE) == "+1"
+    assert glyphs.native("discord", Signal.DONE) == "✅"
+    assert glyphs.native("webchat", Signal.QUEUED) == "🕐"
+    assert glyph_map() == GlyphMap()
+
+
+def test_every_default_glyph_reads_back_as_its_signal() -> None:
+    glyphs = glyph_map()
+    for signal in Signal:
+        assert glyphs.signal_for("slack", DEFAULT_SLACK_NAMES[signal]) is signal
+        assert glyphs.signal_for("discord", DEFAULT_GLYPHS[signal]) is signal
+        assert glyphs.signal_for("webchat", DEFAULT_GLYPHS[signal]) is signal
+
+
+def test_slack_skin_tone_is_stripped() -> None:
+    assert normalise_emoji("slack", "+1::skin-tone-2") == "+1"
+    assert normalise_emoji("slack", "raised_hand::skin-tone-6") == "raised_hand"
+
+
+def test_slack_surrounding_colons_are_stripped() -> None:
+    assert normalise_emoji("slack", ":eyes:") == "eyes"
+    assert normalise_emoji("slack", ":+1::skin-tone-3:") == "+1"
+
+
+def test_slack_name_aliases_become_one_name() -> None:
+    assert normalise_emoji("slack", "thumbsup") == "+1"
+    assert normalise_emoji("slack", "thumbsdown") == "-1"
+    assert normalise_emoji("slack", "hand") == "raised_hand"
+
+
+def test_distinct_slack_emoji_keep_their_names() -> None:
+    assert normalise_emoji("slack", "heavy_check_mark") == "heavy_check_mark"
+
+
+def test_unicode_variation_selector_and_skin_tone_are_stripped() -> None:
+    assert normalise_emoji("discord", "☑️") == "☑"
+    assert normalise_emoji("discord", "👍🏽") == "👍"
+    assert normalise_emoji("webchat", "✋🏿") == "✋"
+
+
+def test_discord_custom_emoji_becomes_name_and_id() -> None:
+    assert normalise_emoji("discord", "<:shipit:111>") == "shipit:111"
+    assert normalise_emoji("discord", "<a:party:222>") == "party:222"
+
+
+def test_thumbsup_alias_reads_as_agree() -> None:
+    assert glyph_map().signal_for("slack", "thumbsup") is Signal.AGREE
+
+
+def test_skin_toned_thumbs_up_reads_as_agree_on_both_platforms() -> None:
+    glyphs = glyph_map()
+    assert glyphs.signal_for("slack", "+1::skin-tone-4") is Signal.AGREE
+    assert glyphs.signal_for("discord", "👍🏻") is Signal.AGREE
+
+
+def test_hand_reads_as_claimed() -> None:
+    assert glyph_map().signal_for("slack", "hand") is Signal.CLAIMED
+
+
+@pytest.mark.parametrize(
+    ("name", "signal"),
+    [
+        ("heavy_check_mark", Signal.DONE),
+        ("ballot_box_with_check", Signal.DONE),
+        ("hourglass_flowing_sand", Signal.QUEUED),
+        ("hourglass", Signal.QUEUED),
+        ("clock3", Signal.QUEUED),
+        ("clock1230", Signal.QUEUED),
+        ("hammer_and_wrench", Signal.WORKING),
+        ("x", Signal.DECLINED),
+        ("no_entry_sign", Signal.DECLINED),
+        ("woman-gesturing-no", Signal.DECLINED),
+        ("grey_question", Signal.UNCLEAR),
+    ],
+)
+def test_slack_signal_aliases_are_read(name: str, signal: Signal) -> None:
+    assert glyph_map().signal_for("slack", name) is signal
+
+
+@pytest.mark.parametrize(
+    ("emoji", "signal"),
+    [
+        ("✔️", Signal.DONE),
+        ("☑️", Signal.DONE),
+        ("⏳", Signal.QUEUED),
+        ("⌛", Signal.QUEUED),
+        ("🕒", Signal.QUEUED),
+        ("🕧", Signal.QUEUED),
+        ("🛠️", Signal.WORKING),
+        ("❌", Signal.DECLINED),
+        ("🙅\u200d♂️", Signal.DECLINED),
+        ("🙅🏽\u200d♀️", Signal.DECLINED),
+        ("❔", Signal.UNCLEAR),
+    ],
+)
+def test_unicode_signal_aliases_are_read(emoji: str, signal: Signal) -> None:
+    assert glyph_map().signal_for("discord", emoji) is signal
+
+
+def test_an_emoji_that_is_no_signal_reads_as_none() -> None:
+    glyphs = glyph_map()
+    assert glyphs.signal_for("slack", "tada") is None
+    assert glyphs.signal_for("discord", "🎉") is None
+    assert glyphs.signal_for("discord", "<:shipit:111>") is None
+
+
+def test_remapped_glyph_is_used_for_native_and_read_back() -> None:
+    glyphs = glyph_map({"slack": {"done": "heavy_check_mark"}, "discord": {"done": "☑️"}})
+    assert glyphs.native("slack", Signal.DONE) == "heavy_check_mark"
+    assert glyphs.native("discord", Signal.DONE) == "☑️"
+    assert glyphs.signal_for("slack", "heavy_check_mark") is Signal.DONE
+    assert glyphs.signal_for("discord", "☑") is Signal.DONE
+
+
+def test_the_old_default_glyph_still_reads_as_its_signal_after_a_remap() -> None:
+    glyphs = glyph_map({"slack": {"done": "heavy_check_mark"}})
+    assert glyphs.signal_for("slack", "white_check_mark") is Signal.DONE
+
+
+def test_the_maps_own_glyph_wins_over_an_alias() -> None:
+    glyphs = glyph_map({"slack": {"agree": "heavy_check_mark"}})
+    assert glyphs.signal_for("slack", "heavy_check_mark") is Signal.AGREE
+
+
+def test_slack_override_is_stored_without_colons_or_skin_tone() -> None:
+    glyphs = glyph_map({"slack": {"claimed": ":raising_hand::skin-tone-2:"}})
+    assert glyphs.native("slack", Signal.CLAIMED) == "raising_hand"
+
+
+def test_discord_override_also_applies_to_webchat() -> None:
+    glyphs = glyph_map({"discord": {"seen": "👁️"}})
+    assert glyphs.native("webchat", Signal.SEEN) == "👁️"
+
+
+def test_webchat_override_leaves_discord_alone() -> None:
+    glyphs = glyph_map({"webchat": {"seen": "👁️"}})
+    assert glyphs.native("webchat", Signal.SEEN) == "👁️"
+    assert glyphs.native("discord", Signal.SEEN) == "👀"
+
+
+def test_unknown_signal_in_overrides_is_refused_with_its_name() -> None:
+    with pytest.raises(ValueError, match=r"unknown signal 'finished' under signals\.slack"):
+        glyph_map({"slack": {"finished": "heavy_check_mark"}})
+
+
+def test_unknown_platform_in_overrides_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown platform 'teams'"):
+        glyph_map({"teams": {"done": "✅"}})
+
+
+def test_unknown_platform_is_refused_when_reading() -> None:
+    with pytest.raises(ValueError, match="unknown platform"):
+        glyph_map().signal_for("irc", "+1")
+
+
+def test_empty_override_glyph_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"signals\.discord\.done must be a non-empty string"):
+        glyph_map({"discord": {"done": " "}})
+
+
+def test_two_signals_on_one_glyph_are_refused() -> None:
+    with pytest.raises(ValueError, match="used by both agree and done"):
+        glyph_map({"slack": {"done": "thumbsup"}})
+
+
+def test_a_signal_on_the_stop_glyph_is_refused() -> None:
+    with pytest.raises(ValueError, match="stop reaction"):
+        glyph_map({"discord": {"declined": "🛑"}})
+
+
+def test_octagonal_sign_is_a_stop_reaction() -> None:
+    assert is_stop_reaction("slack", "octagonal_sign")
+    assert is_stop_reaction("slack", ":octagonal_sign:")
+    assert is_stop_reaction("discord", "🛑")
+    assert is_stop_reaction("webchat", "🛑\ufe0f")
+
+
+def test_raised_hand_is_claimed_not_stop() -> None:
+    assert not is_stop_reaction("slack", "raised_hand")
+    assert not is_stop_reaction("discord", "✋")
+    assert glyph_map().signal_for("discord", "✋") is Signal.CLAIMED
+
+
+def test_the_stop_reaction_is_not_a_signal() -> None:
+    assert glyph_map().signal_for("slack", "octagonal_sign") is None
