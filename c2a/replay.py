@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
 
+import orjson
+
 from adapters.discord import normalise as normalise_discord
 from adapters.slack import normalise as normalise_slack
 from core.clock import VirtualClock, format_time, parse_time
@@ -70,8 +72,8 @@ class ReplayStats:
 def parse_record(line: str) -> TraceRecord:
     """Read one trace line; raises TraceError saying what is wrong with it."""
     try:
-        raw = json.loads(line)
-    except json.JSONDecodeError as exc:
+        raw = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
         raise TraceError(f"not JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(raw, dict):
         raise TraceError("a trace line must be a JSON object")
@@ -223,11 +225,4 @@ async def _reject(
 
 
 def _json_line(emission: Emission) -> str:
-    return (
-        json.dumps(
-            {"agent": emission.agent, emission.kind: emission.body},
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
-        + "\n"
-    )
+    return orjson.dumps({"agent": emission.agent, emission.kind: emission.body}).decode() + "\n"

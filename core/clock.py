@@ -8,6 +8,9 @@ from typing import Protocol
 __all__ = ["Clock", "SystemClock", "VirtualClock", "format_time", "parse_time"]
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 class Clock(Protocol):
     """Tells the current time; implementations return timezone-aware UTC datetimes."""
 
@@ -22,17 +25,22 @@ class SystemClock:
 
 
 class VirtualClock:
-    """A clock that moves only when told to: replay sets it to each record's receive time."""
+    """A clock that moves only when told to: replay sets it to each record's receive time.
+
+    Without a `start`, the first `set` fixes the time; until then it reads the Unix epoch.
+    """
 
     def __init__(self, start: datetime | None = None) -> None:
-        self._now = start or datetime(2026, 1, 1, tzinfo=UTC)
+        self._now = start or _EPOCH
+        self._started = start is not None
 
     def now(self) -> datetime:
         return self._now
 
     def set(self, moment: datetime) -> None:
         """Move to `moment`; the clock never runs backwards, so an earlier moment is ignored."""
-        self._now = max(moment, self._now)
+        self._now = max(moment, self._now) if self._started else moment
+        self._started = True
 
     def advance(self, delta: timedelta) -> None:
         self._now += delta
@@ -40,10 +48,9 @@ class VirtualClock:
 
 def format_time(moment: datetime) -> str:
     """RFC 3339 in UTC with a `Z`; fractions only when present (`2026-06-02T19:10:00Z`)."""
-    moment = moment.astimezone(UTC)
-    if moment.microsecond:
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if moment.tzinfo is not UTC:
+        moment = moment.astimezone(UTC)
+    return moment.isoformat()[:-6] + "Z"
 
 
 def parse_time(text: str) -> datetime:

@@ -129,7 +129,13 @@ class Engine:
         target = state.target(resolved)
         if resolved.kind is EventKind.EDIT and target is not None and target.deleted:
             return []
-        audience = self._audience(resolved, receivers, decided)
+        # A repeat is decided only for agents whose own connection is new to it: visibility
+        # through membership was settled when the event first arrived.
+        audience = (
+            self._audience(resolved, receivers, decided)
+            if first
+            else [a for a in receivers if a not in decided]
+        )
         intents = (
             self.classifier.classify(resolved.text) if resolved.kind in _TEXT_KINDS else frozenset()
         )

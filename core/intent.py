@@ -138,7 +138,7 @@ DEFAULT_PHRASES: Mapping[Intent, tuple[str, ...]] = MappingProxyType(
         ),
         Intent.LEAVE: (
             "leave this channel", "leave the channel", "leave this thread", "leave the thread",
-            "leave this conversation", "leave this chat", "go away", "get out",
+            "leave this conversation", "leave this chat",
             "stop replying", "stop responding", "stop posting here", "stop talking",
             "not needed here", "leave us alone",
         ),
@@ -169,7 +169,8 @@ _LEAVE_TAIL = rf"(?:$|[.!?]|{_PLACE}|now\b|us\b|here\b)"
 
 DEFAULT_PATTERNS: Mapping[Intent, tuple[str, ...]] = MappingProxyType(
     {
-        Intent.THANKS: (r"tha+nks+", r"ok+", r"co+l", r"ni+ce"),
+        # Stretched spellings only, so that removing a phrase removes its plain form.
+        Intent.THANKS: (r"thaa+nks+|thanks{2,}", r"okk+", r"cooo+l", r"nii+ce"),
         Intent.ASSIGNMENT: (
             r"\bassign(?:ed|ing)?\s+(?:this|that|it|you)\b",
             r"\bplease\s+(?!(?:stop|cancel|abort|halt|note|ignore|disregard|see|find)\b)"
@@ -199,6 +200,9 @@ DEFAULT_PATTERNS: Mapping[Intent, tuple[str, ...]] = MappingProxyType(
             rf"\bplease\s+leave\s*{_LEAVE_TAIL}",
             rf"\b(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?leave\s*{_LEAVE_TAIL}",
             rf"\byou\s+can\s+leave\s*{_LEAVE_TAIL}",
+            # Addressed, not described: "go away" but not "make the error go away".
+            r"(?:^|[.!,;]\s*|\bplease\s+|\bjust\s+)(?:go\s+away|get\s+out)\b"
+            r"(?!\s+(?:the|a|of\s+the)\b)",
         ),
         Intent.STOP: (
             # The whole message is a bare command.

@@ -9,12 +9,13 @@ to the disk before it returns, and survives power loss. `":memory:"` is never du
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from typing import Any, Literal
+
+import orjson
 
 from core.clock import format_time, parse_time
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
@@ -172,7 +173,7 @@ class SQLiteStore:
         # seq is the rowid: SQLite gives max + 1, and the ledger never deletes a row.
         cursor = self.db.execute(
             "INSERT OR IGNORE INTO events (id, ts, kind, by, data) VALUES (?, ?, ?, ?, ?)",
-            (event_id, ts, kind, by, json.dumps(data, ensure_ascii=False)),
+            (event_id, ts, kind, by, _dumps(data)),
         )
         if cursor.rowcount == 0:
             return None
@@ -199,12 +200,12 @@ class SQLiteStore:
             row = self.db.execute("SELECT data FROM events WHERE id = ?", (event_id,)).fetchone()
             if row is None:
                 continue
-            data = json.loads(row[0])
+            data = orjson.loads(row[0])
             data["text"] = ""
             data["deleted"] = True
             self.db.execute(
                 "UPDATE events SET data = ? WHERE id = ?",
-                (json.dumps(data, ensure_ascii=False), event_id),
+                (_dumps(data), event_id),
             )
 
     async def ledger(self, since_seq: int = 0) -> AsyncIterator[LedgerEntry]:
@@ -218,7 +219,7 @@ class SQLiteStore:
                 ts=str(row[2]),
                 kind=str(row[3]),
                 by=str(row[4]),
-                data=json.loads(row[5]),
+                data=orjson.loads(row[5]),
             )
 
     def _rows(self, sql: str, args: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
@@ -313,7 +314,7 @@ class SQLiteStore:
         cursor = self.db.execute(
             "INSERT OR IGNORE INTO outbox (idempotency_key, agent, action, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?)",
-            (key, agent, json.dumps(action, ensure_ascii=False), at, at),
+            (key, agent, _dumps(action), at, at),
         )
         return cursor.rowcount == 1
 
@@ -332,6 +333,10 @@ class SQLiteStore:
             "INSERT INTO quarantine (received_at, source, reason, payload) VALUES (?, ?, ?, ?)",
             (at, source, reason, payload),
         )
+
+
+def _dumps(value: Mapping[str, Any]) -> str:
+    return orjson.dumps(value).decode()
 
 
 def _delivery(row: tuple[Any, ...]) -> StoredDelivery:

@@ -94,8 +94,16 @@ def slack_message(
     return event
 
 
-def slack_edit(ts: str, edited_ts: str, old: str, new: str, *, user: str = HUMAN,
-               channel: str = "C0GEN", channel_type: str = "channel") -> dict[str, Any]:
+def slack_edit(
+    ts: str,
+    edited_ts: str,
+    old: str,
+    new: str,
+    *,
+    user: str = HUMAN,
+    channel: str = "C0GEN",
+    channel_type: str = "channel",
+) -> dict[str, Any]:
     return {
         "type": "message",
         "subtype": "message_changed",
@@ -105,15 +113,25 @@ def slack_edit(ts: str, edited_ts: str, old: str, new: str, *, user: str = HUMAN
         "ts": edited_ts,
         "event_ts": edited_ts,
         "message": {
-            "type": "message", "user": user, "text": new, "ts": ts,
+            "type": "message",
+            "user": user,
+            "text": new,
+            "ts": ts,
             "edited": {"user": user, "ts": edited_ts},
         },
         "previous_message": {"type": "message", "user": user, "text": old, "ts": ts},
     }
 
 
-def slack_delete(ts: str, deleted_ts: str, old: str, *, user: str = HUMAN,
-                 channel: str = "C0GEN", channel_type: str = "channel") -> dict[str, Any]:
+def slack_delete(
+    ts: str,
+    deleted_ts: str,
+    old: str,
+    *,
+    user: str = HUMAN,
+    channel: str = "C0GEN",
+    channel_type: str = "channel",
+) -> dict[str, Any]:
     return {
         "type": "message",
         "subtype": "message_deleted",
@@ -127,9 +145,16 @@ def slack_delete(ts: str, deleted_ts: str, old: str, *, user: str = HUMAN,
     }
 
 
-def slack_reaction(item_ts: str, name: str, *, user: str = HUMAN, item_user: str = LEAD,
-                   channel: str = "C0GEN", event_ts: str = "1767225700.000100",
-                   removed: bool = False) -> dict[str, Any]:
+def slack_reaction(
+    item_ts: str,
+    name: str,
+    *,
+    user: str = HUMAN,
+    item_user: str = LEAD,
+    channel: str = "C0GEN",
+    event_ts: str = "1767225700.000100",
+    removed: bool = False,
+) -> dict[str, Any]:
     return {
         "type": "reaction_removed" if removed else "reaction_added",
         "user": user,
@@ -141,8 +166,14 @@ def slack_reaction(item_ts: str, name: str, *, user: str = HUMAN, item_user: str
 
 
 def slack_join(user: str, channel: str = "C0GEN", event_ts: str = "1767225500.000100"):
-    return {"type": "member_joined_channel", "user": user, "channel": channel,
-            "channel_type": "C", "team": TEAM, "event_ts": event_ts}
+    return {
+        "type": "member_joined_channel",
+        "user": user,
+        "channel": channel,
+        "channel_type": "C",
+        "team": TEAM,
+        "event_ts": event_ts,
+    }
 
 
 def discord_message(
@@ -204,19 +235,30 @@ def run(
     """Replay trace lines; returns the output records, the stats and the report text."""
     out, report = io.StringIO(), io.StringIO()
     stats = asyncio.run(
-        replay(workspace or local_workspace(), list(lines), SQLiteStore(store), out, report,
-               compact=compact)
+        replay(
+            workspace or local_workspace(),
+            list(lines),
+            SQLiteStore(store),
+            out,
+            report,
+            compact=compact,
+        )
     )
     records = [json.loads(text) for text in out.getvalue().splitlines()]
     return records, stats, report.getvalue()
 
 
+def is_membership(rpc: dict[str, Any]) -> bool:
+    content = rpc.get("params", {}).get("content") or [{}]
+    return bool(content[0].get("type") == "membership")
+
+
 def delivered(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """chat/deliver params per agent, in order."""
+    """chat/deliver params per agent, in order, leaving out membership changes."""
     found: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         rpc = record.get("rpc")
-        if rpc and rpc.get("method") == "chat/deliver":
+        if rpc and rpc.get("method") == "chat/deliver" and not is_membership(rpc):
             found.setdefault(record["agent"], []).append(rpc["params"])
     return found
 

@@ -62,8 +62,15 @@ class Slack:
         event = slack_message(ts(second), text, channel="D0LEAD", channel_type="im")
         return [line(at(second), "slack", slack_body(event, via="lead"), via="lead")]
 
-    def say(self, second: int, text: str, *, user: str = HUMAN, thread: int | None = None,
-            mention: str | None = None) -> list[str]:
+    def say(
+        self,
+        second: int,
+        text: str,
+        *,
+        user: str = HUMAN,
+        thread: int | None = None,
+        mention: str | None = None,
+    ) -> list[str]:
         body = f"<@{mention}> {text}" if mention else text
         thread_ts = ts(thread) if thread is not None else None
         return slack_all(second, slack_message(ts(second), body, user=user, thread_ts=thread_ts))
@@ -84,30 +91,55 @@ class Discord:
     thread_channel = "840000000000000001"
 
     def dm(self, second: int, text: str) -> list[str]:
-        payload = discord_message(snowflake(second), text, channel="850000000000000001",
-                                  guild=None, timestamp=iso(second))
+        payload = discord_message(
+            snowflake(second), text, channel="850000000000000001", guild=None, timestamp=iso(second)
+        )
         return [line(at(second), "discord", payload, via="lead")]
 
-    def say(self, second: int, text: str, *, user: str = D_HUMAN, thread: int | None = None,
-            mention: str | None = None) -> list[str]:
+    def say(
+        self,
+        second: int,
+        text: str,
+        *,
+        user: str = D_HUMAN,
+        thread: int | None = None,
+        mention: str | None = None,
+    ) -> list[str]:
         channel = self.thread_channel if thread is not None else "820000000000000001"
         content = f"<@{mention}> {text}" if mention else text
-        payload = discord_message(snowflake(second), content, author=user, channel=channel,
-                                  mentions=[mention] if mention else [], timestamp=iso(second),
-                                  bot=user in (D_LEAD, D_W1))
+        payload = discord_message(
+            snowflake(second),
+            content,
+            author=user,
+            channel=channel,
+            mentions=[mention] if mention else [],
+            timestamp=iso(second),
+            bot=user in (D_LEAD, D_W1),
+        )
         return discord_all(second, payload)
 
     def role(self, second: int, text: str) -> list[str]:
-        payload = discord_message(snowflake(second), f"<@&{D_BACKEND_ROLE}> {text}",
-                                  roles=[D_BACKEND_ROLE], timestamp=iso(second))
+        payload = discord_message(
+            snowflake(second),
+            f"<@&{D_BACKEND_ROLE}> {text}",
+            roles=[D_BACKEND_ROLE],
+            timestamp=iso(second),
+        )
         return discord_all(second, payload)
 
     def open_thread(self, second: int, text: str) -> tuple[list[str], int | None]:
-        created = discord_dispatch("THREAD_CREATE", {
-            "id": self.thread_channel, "guild_id": "800000000000000001",
-            "parent_id": "820000000000000001", "owner_id": D_HUMAN, "type": 11,
-            "name": "deploy question", "newly_created": True,
-        })
+        created = discord_dispatch(
+            "THREAD_CREATE",
+            {
+                "id": self.thread_channel,
+                "guild_id": "800000000000000001",
+                "parent_id": "820000000000000001",
+                "owner_id": D_HUMAN,
+                "type": 11,
+                "name": "deploy question",
+                "newly_created": True,
+            },
+        )
         lines = discord_all(second, created)
         return lines + self.say(second, text, mention=D_LEAD, thread=second), second
 
@@ -120,7 +152,7 @@ Platform = Slack | Discord
 
 
 def decide(lines: list[str]) -> dict[str, list[tuple[str, str, str]]]:
-    records, stats, report = run(lines)
+    records, _, report = run(lines)
     assert not report, report
     return {agent: [axes(p) for p in found] for agent, found in delivered(records).items()}
 

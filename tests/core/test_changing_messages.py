@@ -1,0 +1,306 @@
+"""Edits, deletes, fragments, reactions and loops, as the host sees them arrive."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from builders import (
+    HUMAN,
+    LEAD,
+    W1,
+    W2,
+    axes,
+    delivered,
+    is_membership,
+    line,
+    local_workspace,
+    run,
+    slack_body,
+    slack_delete,
+    slack_edit,
+    slack_join,
+    slack_message,
+    slack_reaction,
+)
+
+from adapters.slack import normalise
+from core.clock import VirtualClock, parse_time
+from core.decision import Disposition
+from core.engine import Engine
+from core.sqlite_store import SQLiteStore
+
+AGENTS = ("lead", "worker-1", "worker-2")
+BASE = 1767225600
+
+
+def at(second: float) -> str:
+    whole = int(second)
+    return f"2026-01-01T00:{whole // 60:02d}:{whole % 60:02d}Z"
+
+
+def ts(second: int) -> str:
+    return f"{BASE + second}.000100"
+
+
+def joined() -> list[str]:
+    return [line(at(0), "slack", slack_body(slack_join(u))) for u in (LEAD, W1, W2)]
+
+
+def say(second: int, text: str, *, user: str = HUMAN, thread: int | None = None) -> str:
+    thread_ts = ts(thread) if thread is not None else None
+    event = slack_message(ts(second), text, user=user, thread_ts=thread_ts)
+    return line(at(second), "slack", slack_body(event))
+
+
+def rpcs(records: list[dict[str, Any]], agent: str) -> list[dict[str, Any]]:
+    return [
+        r["rpc"]
+        for r in records
+        if r["agent"] == agent and "rpc" in r and not is_membership(r["rpc"])
+    ]
+
+
+def test_an_edit_before_injection_supersedes_and_cancels_the_first_version() -> None:
+    lines = joined() + [
+        say(1, f"<@{LEAD}> can you chekc the deploy"),
+        line(
+            at(2),
+            "slack",
+            slack_body(slack_edit(ts(1), ts(2), "x", f"<@{LEAD}> can you check the deploy")),
+        ),
+    ]
+    records, _, _ = run(lines)
+    lead = rpcs(records, "lead")
+    first, cancel, edit = lead
+    assert cancel == {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"eventId": first["params"]["eventId"], "reason": "superseded"},
+    }
+    params = edit["params"]
+    assert params["eventId"] == f"slack:T0LOCAL:C0GEN:{ts(1)}~{ts(2)}"
+    assert params["supersedes"] == first["params"]["eventId"]
+    assert params["source"]["messageId"] == ts(1)
+    assert params["attention"]["reason"] == "edited_before_injection"
+    assert params["content"] == [{"type": "text", "text": f"<@{LEAD}> can you check the deploy"}]
+
+
+def test_an_edit_that_newly_mentions_an_agent_makes_it_must_respond() -> None:
+    lines = joined() + [
+        say(1, "can someone check the deploy"),
+        line(
+            at(5),
+            "slack",
+            slack_body(slack_edit(ts(1), ts(5), "x", f"<@{W1}> can you check the deploy")),
+        ),
+    ]
+    records, _, _ = run(lines)
+    assert axes(delivered(records)["worker-1"][-1]) == ("to_me", "must_respond", "buffered")
+
+
+def test_an_edit_after_the_agent_answered_is_may_respond() -> None:
+    async def scenario() -> list[dict[str, Any]]:
+        workspace = local_workspace()
+        clock = VirtualClock(parse_time(at(1)))
+        store = SQLiteStore()
+        await store.open()
+        engine = Engine(workspace, store, clock)
+        for user in (LEAD, W1, W2):
+            await engine.ingest(normalise(slack_body(slack_join(user))))
+        original = normalise(slack_body(slack_message(ts(1), f"<@{LEAD}> check the deploy")))
+        assert original is not None
+        await engine.ingest(original)
+        await engine.dispose("lead", original, Disposition.RESPONDED)
+        edited = normalise(
+            slack_body(slack_edit(ts(1), ts(9), "x", f"<@{LEAD}> check the deploy and the DB"))
+        )
+        assert edited is not None
+        outcome = await engine.ingest(edited)
+        return [e.body for e in outcome.emissions if e.agent == "lead"]
+
+    cancel, edit = asyncio.run(scenario())
+    assert cancel["params"]["reason"] == "superseded"
+    assert edit["params"]["attention"]["policy"] == "may_respond"
+    assert edit["params"]["attention"]["reason"] == "edited_after_response"
+
+
+def test_a_link_unfurl_is_not_an_edit() -> None:
+    lines = joined() + [
+        say(1, f"<@{LEAD}> see https://example.com"),
+        line(at(2), "slack", slack_body(slack_edit(ts(1), ts(2), "same", "same"))),
+    ]
+    records, stats, _ = run(lines)
+    assert stats.ignored == 1
+    assert len(rpcs(records, "lead")) == 1
+
+
+def test_a_delete_cancels_every_delivery_and_leaves_a_tombstone(tmp_path: Any) -> None:
+    secret = "the staging password is hunter2"
+    lines = joined() + [
+        say(1, f"<@{LEAD}> {secret}"),
+        line(at(2), "slack", slack_body(slack_delete(ts(1), ts(2), secret))),
+    ]
+    path = str(tmp_path / "ledger.sqlite3")
+    records, _, _ = run(lines, store=path)
+    cancels = [r for r in records if r.get("rpc", {}).get("method") == "notifications/cancelled"]
+    assert {(r["agent"], r["rpc"]["params"]["reason"]) for r in cancels} == {
+        ("lead", "deleted"),
+        ("worker-1", "deleted"),
+        ("worker-2", "deleted"),
+    }
+    import sqlite3
+
+    rows = sqlite3.connect(path).execute("SELECT data FROM events").fetchall()
+    assert all("hunter2" not in row[0] for row in rows)
+
+
+def test_fragments_after_a_mention_continue_it() -> None:
+    lines = joined() + [
+        say(1, f"<@{LEAD}> can you"),
+        say(3, "check the deploy logs"),
+        say(4, "for the api service"),
+    ]
+    records, _, _ = run(lines)
+    lead = delivered(records)["lead"]
+    first = lead[0]["eventId"]
+    assert [axes(p) for p in lead] == [("to_me", "must_respond", "buffered")] * 3
+    assert [p.get("continues") for p in lead] == [None, first, first]
+    assert [p["attention"]["reason"] for p in lead[1:]] == ["continuation", "continuation"]
+    assert axes(delivered(records)["worker-1"][1]) == (
+        "ambient",
+        "must_not_respond",
+        "tool_mailbox",
+    )
+
+
+def test_a_fragment_after_the_merge_window_is_not_a_continuation() -> None:
+    lines = joined() + [say(1, f"<@{LEAD}> can you"), say(45, "anyway, lunch?")]
+    records, _, _ = run(lines)
+    assert axes(delivered(records)["lead"][-1]) == ("ambient", "must_not_respond", "tool_mailbox")
+
+
+def test_a_fragment_that_addresses_someone_else_is_not_a_continuation() -> None:
+    lines = joined() + [say(1, f"<@{LEAD}> can you"), say(3, f"<@{W1}> and you too?")]
+    records, _, _ = run(lines)
+    assert axes(delivered(records)["lead"][-1])[0] == "to_other"
+
+
+def test_a_bot_loop_is_cut_after_four_rounds_and_escalated_once() -> None:
+    lines = joined()
+    for n in range(7):
+        author, other = (LEAD, W1) if n % 2 == 0 else (W1, LEAD)
+        lines.append(say(10 + n, f"<@{other}> what do you think?", user=author))
+    records, _, _ = run(lines)
+    worker = [
+        p["attention"]["reason"]
+        for p in delivered(records)["worker-1"]
+        if p["author"].get("agentId") == "lead"
+    ]
+    assert worker == ["direct_mention", "direct_mention", "loop_limit", "loop_limit"]
+    escalations = [r for r in records if "escalation" in r]
+    assert len(escalations) == 1 and escalations[0]["agent"] == "lead"
+
+
+def test_a_human_message_resets_the_loop_count() -> None:
+    lines = joined()
+    for n in range(4):
+        author, other = (LEAD, W1) if n % 2 == 0 else (W1, LEAD)
+        lines.append(say(10 + n, f"<@{other}> and now?", user=author))
+    lines.append(say(20, "ok bots, carry on"))
+    lines.append(say(21, f"<@{W1}> one more idea", user=LEAD))
+    records, _, _ = run(lines)
+    assert delivered(records)["worker-1"][-1]["attention"]["reason"] == "direct_mention"
+
+
+def test_an_agent_asked_to_leave_stays_quiet_until_mentioned_again() -> None:
+    lines = joined() + [
+        say(1, f"<@{LEAD}> please leave this channel"),
+        say(30, "so, about that deploy"),
+        say(31, "any thoughts on the deploy?", thread=30),
+        say(90, f"<@{LEAD}> come back, we need you"),
+    ]
+    records, _, _ = run(lines)
+    lead = delivered(records)["lead"]
+    assert axes(lead[0]) == ("to_me", "ack_only", "notify")
+    assert lead[0]["attention"]["reason"] == "leave_requested"
+    assert axes(lead[-1]) == ("to_me", "must_respond", "buffered")
+
+
+def test_a_reaction_on_the_agents_message_is_a_signal_to_it() -> None:
+    lines = joined() + [
+        say(1, "should I deploy now?", user=LEAD),
+        line(at(2), "slack", slack_body(slack_reaction(ts(1), "+1::skin-tone-3", item_user=LEAD))),
+        line(
+            at(3),
+            "slack",
+            slack_body(
+                slack_reaction(
+                    ts(1), "white_check_mark", item_user=LEAD, event_ts="1767225603.000100"
+                )
+            ),
+        ),
+    ]
+    records, _, _ = run(lines)
+    lead = delivered(records)["lead"]
+    agree, done = lead[-2], lead[-1]
+    assert axes(agree) == ("to_me", "may_respond", "notify")
+    assert agree["attention"]["reason"] == "signal_agree"
+    assert done["attention"]["reason"] == "signal_done"
+    assert delivered(records)["worker-1"][-1]["injection"]["mode"] == "silent"
+
+
+def test_a_must_respond_event_gets_a_seen_signal_in_the_outbox() -> None:
+    records, _, _ = run(joined() + [say(1, f"<@{LEAD}> are you there?")])
+    outbound = [r for r in records if "outbound" in r]
+    assert outbound == [
+        {
+            "agent": "lead",
+            "outbound": {
+                "action": "react",
+                "signal": "seen",
+                "emoji": "eyes",
+                "platform": "slack",
+                "conversation": "C0GEN",
+                "messageId": ts(1),
+                "eventId": f"slack:T0LOCAL:C0GEN:{ts(1)}",
+                "idempotencyKey": f"slack:T0LOCAL:C0GEN:{ts(1)}:lead:react:seen",
+            },
+        }
+    ]
+
+
+def test_a_person_over_budget_is_queued_not_silenced() -> None:
+    workspace = local_workspace(budget={"turns": 2, "window_s": 3600})
+    lines = joined() + [say(n * 60, f"<@{LEAD}> question {n}?") for n in range(1, 4)]
+    records, _, _ = run(lines, workspace)
+    last = delivered(records)["lead"][-1]
+    assert (last["attention"]["policy"], last["injection"]["mode"]) == (
+        "must_respond",
+        "tool_mailbox",
+    )
+    assert last["attention"]["reason"] == "over_budget"
+    assert [r["outbound"]["signal"] for r in records if "outbound" in r] == [
+        "seen",
+        "seen",
+        "queued",
+    ]
+
+
+def test_an_event_received_after_its_deadline_is_may_respond() -> None:
+    event = slack_message(ts(1), f"<@{LEAD}> still there?")
+    lines = joined() + [line("2026-01-01T01:00:00Z", "slack", slack_body(event))]
+    records, _, _ = run(lines)
+    last = delivered(records)["lead"][-1]
+    assert (last["attention"]["policy"], last["attention"]["reason"]) == ("may_respond", "expired")
+
+
+def test_slack_connect_users_cannot_trigger_agents_by_default() -> None:
+    event = slack_message(ts(1), f"<@{LEAD}> hi from another company")
+    event["user_team"] = "T0OTHER"
+    records, _, _ = run(joined() + [line(at(1), "slack", slack_body(event))])
+    last = delivered(records)["lead"][-1]
+    assert (last["attention"]["policy"], last["attention"]["reason"]) == (
+        "must_not_respond",
+        "external_author",
+    )

@@ -1,0 +1,392 @@
+import pytest
+
+from core.intent import DEFAULT_RULES, Intent, IntentClassifier, IntentRules, topic
+
+
+def intents(text: str) -> frozenset[Intent]:
+    return DEFAULT_RULES.classify(text)
+
+
+# Thanks
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "thanks",
+        "Thank you so much!!",
+        "thx",
+        "ty!",
+        "tysm",
+        "Cheers",
+        "got it, thanks",
+        "ok",
+        "k",
+        "kk",
+        "cool cool cool",
+        "Great, thanks a lot!",
+        "sounds good",
+        "np",
+        "no problem",
+        "much appreciated",
+        "appreciate it 🙏",
+        "will do",
+        "noted.",
+        "thaaanks",
+        "Thanks for the help everyone :)",
+    ],
+)
+def test_thanks_in_a_message_with_only_thanks_is_thanks(text: str) -> None:
+    assert intents(text) == {Intent.THANKS}
+
+
+def test_thanks_with_mentions_around_it_is_thanks() -> None:
+    assert intents("<@U111> thanks! <@U222|bob>") == {Intent.THANKS}
+    assert intents("<@!123456> ty") == {Intent.THANKS}
+
+
+def test_only_gratitude_emoji_is_thanks() -> None:
+    assert intents("🙏") == {Intent.THANKS}
+    assert intents("👍🏽 🎉") == {Intent.THANKS}
+    assert intents("❤️") == {Intent.THANKS}
+
+
+def test_only_gratitude_slack_shortcodes_is_thanks() -> None:
+    assert intents(":pray: :+1::skin-tone-2:") == {Intent.THANKS}
+    assert intents("<@U111> :thumbsup:") == {Intent.THANKS}
+
+
+def test_an_emoji_outside_the_gratitude_set_alone_is_not_thanks() -> None:
+    assert intents("🔥") == frozenset()
+    assert intents("🚨") == frozenset()
+
+
+def test_thanks_is_exclusive_so_exclamation_marks_do_not_make_it_urgent() -> None:
+    assert intents("THANK YOU!!!") == {Intent.THANKS}
+
+
+def test_thanks_followed_by_a_question_is_not_thanks() -> None:
+    result = intents("thanks, can you also check the staging logs?")
+    assert Intent.THANKS not in result
+    assert Intent.QUESTION in result
+    assert Intent.ASSIGNMENT in result
+
+
+def test_ok_followed_by_a_question_is_a_question_not_thanks() -> None:
+    assert intents("ok so how do I restart nginx?") == {Intent.QUESTION}
+
+
+def test_ok_with_a_question_mark_is_a_question() -> None:
+    assert intents("ok?") == {Intent.QUESTION}
+
+
+def test_thanks_with_more_content_is_not_thanks() -> None:
+    assert Intent.THANKS not in intents("thanks, the fix worked on staging too")
+    assert Intent.THANKS not in intents("great, now deploy it to prod")
+
+
+def test_thanks_with_a_bare_link_is_not_only_thanks() -> None:
+    assert Intent.THANKS not in intents("thanks https://example.com/runbook")
+
+
+def test_thanks_under_a_quote_is_thanks() -> None:
+    assert intents("&gt; can you deploy the hotfix?\nthanks, done") != {Intent.THANKS}
+    assert intents("&gt; can you deploy the hotfix?\nthanks!") == {Intent.THANKS}
+
+
+def test_only_a_mention_is_not_thanks() -> None:
+    assert intents("<@U111>") == frozenset()
+    assert intents("<!here> <@&456>") == frozenset()
+    assert intents("@everyone") == frozenset()
+
+
+def test_an_empty_message_has_no_intent() -> None:
+    assert intents("") == frozenset()
+    assert intents("   \n ") == frozenset()
+
+
+# Questions
+
+
+def test_a_question_mark_makes_a_question() -> None:
+    assert Intent.QUESTION in intents("deploy finished on staging?")
+
+
+def test_an_interrogative_opener_makes_a_question_without_a_question_mark() -> None:
+    assert Intent.QUESTION in intents("<@U111> what's the status of the migration")
+    assert Intent.QUESTION in intents("does anyone know where the runbook lives")
+
+
+def test_an_imperative_starting_with_do_is_not_a_question() -> None:
+    assert Intent.QUESTION not in intents("do this before lunch")
+
+
+def test_a_condition_starting_with_when_is_not_a_question() -> None:
+    result = intents("when you get a chance, rotate the staging keys")
+    assert Intent.QUESTION not in result
+    assert Intent.ASSIGNMENT in result
+
+
+def test_a_question_mark_inside_code_is_not_a_question() -> None:
+    assert Intent.QUESTION not in intents("FYI the regex is `a?b` now")
+
+
+# Assignment and approval
+
+
+def test_could_you_is_an_assignment() -> None:
+    assert intents("<@U111> could you take care of the release notes?") == {
+        Intent.ASSIGNMENT,
+        Intent.QUESTION,
+    }
+
+
+def test_please_and_a_verb_is_an_assignment() -> None:
+    assert Intent.ASSIGNMENT in intents("please review PR 42")
+    assert Intent.ASSIGNMENT in intents("please leave a review on the PR")
+
+
+def test_todo_is_an_assignment() -> None:
+    assert Intent.ASSIGNMENT in intents("TODO: rotate the keys")
+
+
+def test_lgtm_ship_it_is_an_approval() -> None:
+    assert intents("LGTM, ship it") == {Intent.APPROVAL}
+
+
+def test_asking_whether_something_is_approved_is_not_an_approval() -> None:
+    assert intents("is it approved?") == {Intent.QUESTION}
+    assert intents("should I go ahead?") == {Intent.QUESTION}
+    assert intents("approved?") == {Intent.QUESTION}
+
+
+def test_negated_approval_is_not_an_approval() -> None:
+    assert Intent.APPROVAL not in intents("not approved yet, the tests are red")
+    assert Intent.APPROVAL not in intents("don't ship it")
+
+
+def test_approval_then_a_request_keeps_the_approval() -> None:
+    assert Intent.APPROVAL in intents("lgtm. can you merge it?")
+
+
+# Blocker, urgent, status
+
+
+def test_stuck_is_a_blocker() -> None:
+    assert Intent.BLOCKER in intents("I'm stuck on the DB migration, can you help?")
+
+
+def test_i_am_not_blocked_is_not_a_blocker() -> None:
+    assert Intent.BLOCKER not in intents("I'm not blocked anymore")
+    assert Intent.BLOCKER not in intents("no longer blocked, carrying on")
+
+
+def test_asking_if_someone_is_blocked_is_not_a_blocker_report() -> None:
+    assert intents("are you blocked?") == {Intent.QUESTION}
+
+
+def test_prod_down_with_exclamations_is_urgent() -> None:
+    assert Intent.URGENT in intents("<!here> prod is down!!!")
+    assert Intent.URGENT in intents("sev 1 in progress")
+    assert Intent.URGENT in intents("need this asap")
+
+
+def test_not_urgent_is_not_urgent() -> None:
+    assert Intent.URGENT not in intents("not urgent, but could you look at the flaky test?")
+    assert Intent.URGENT not in intents("non-urgent: dependency bumps")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "status: migration 40% done",
+        "FYI the nightly job finished",
+        "[INFO] nightly job finished in 4m",
+        "Build #123 failed",
+        "deployed v1.2.3 to staging",
+        "Deployment started",
+        "CI passed on main",
+        "2026-06-24T10:00:01Z worker restarted",
+    ],
+)
+def test_status_broadcasts_are_status(text: str) -> None:
+    assert Intent.STATUS in intents(text)
+
+
+def test_asking_whether_it_was_deployed_is_not_a_status() -> None:
+    assert intents("has it been deployed to prod?") == {Intent.QUESTION}
+
+
+# Leave and stop
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "please leave this channel",
+        "<@U111> leave",
+        "go away",
+        "stop replying here",
+        "you can leave now",
+        "could you please leave the thread?",
+        "you're not needed here",
+    ],
+)
+def test_requests_to_leave_are_leave(text: str) -> None:
+    assert Intent.LEAVE in intents(text)
+
+
+def test_please_leave_a_comment_is_not_a_request_to_leave() -> None:
+    assert Intent.LEAVE not in intents("please leave a comment on the doc")
+
+
+def test_dont_leave_is_not_leave() -> None:
+    assert Intent.LEAVE not in intents("don't go away, we still need you")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stop",
+        "Stop!",
+        "<@U111> cancel that",
+        "abort",
+        "never mind",
+        "nevermind",
+        "hey, stop working on the migration",
+        "cancel the deploy",
+        "please stop it now",
+        "can you stop what you're doing?",
+    ],
+)
+def test_stop_commands_are_stop(text: str) -> None:
+    assert Intent.STOP in intents(text)
+
+
+def test_a_stop_musing_with_a_question_mark_is_a_question_not_stop() -> None:
+    assert intents("stop the deploy at 5pm? no wait") == {Intent.QUESTION}
+
+
+def test_stop_in_the_middle_of_a_sentence_is_not_stop() -> None:
+    assert Intent.STOP not in intents("I can't stop thinking about the cache bug")
+    assert Intent.STOP not in intents("don't stop")
+
+
+def test_stop_inside_a_quote_is_not_stop() -> None:
+    assert Intent.STOP not in intents("> stop\nwhy did the bot say this?")
+
+
+# Overrides
+
+
+def test_added_thanks_phrase_is_thanks() -> None:
+    rules = DEFAULT_RULES.with_overrides({"thanks": {"add": ["merci", "merci beaucoup"]}})
+    assert rules.classify("Merci beaucoup !") == {Intent.THANKS}
+    assert DEFAULT_RULES.classify("merci") == frozenset()
+
+
+def test_removed_thanks_phrase_is_no_longer_thanks() -> None:
+    rules = DEFAULT_RULES.with_overrides({"thanks": {"remove": ["cool"]}})
+    assert rules.classify("cool") == frozenset()
+    assert rules.classify("thanks") == {Intent.THANKS}
+
+
+def test_added_pattern_is_matched() -> None:
+    rules = DEFAULT_RULES.with_overrides({"urgent": {"patterns_add": ["sev ?[12]"]}})
+    assert Intent.URGENT in rules.classify("SEV2 declared for payments")
+    assert Intent.URGENT not in DEFAULT_RULES.classify("SEV2 declared for payments")
+
+
+def test_unknown_intent_in_overrides_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown intent 'gratitude'"):
+        DEFAULT_RULES.with_overrides({"gratitude": {"add": ["merci"]}})
+
+
+def test_unknown_override_key_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"unknown key 'append' under intent\.thanks"):
+        DEFAULT_RULES.with_overrides({"thanks": {"append": ["merci"]}})
+
+
+def test_a_bare_string_instead_of_a_list_is_refused() -> None:
+    with pytest.raises(ValueError, match="must be a list of strings"):
+        DEFAULT_RULES.with_overrides({"thanks": {"add": "merci"}})
+
+
+def test_removing_a_phrase_that_is_not_there_is_refused() -> None:
+    with pytest.raises(ValueError, match="'kewl' is not a phrase of thanks"):
+        DEFAULT_RULES.with_overrides({"thanks": {"remove": ["kewl"]}})
+
+
+def test_a_bad_pattern_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match=r"invalid pattern 'sev \(1' for intent urgent"):
+        DEFAULT_RULES.with_overrides({"urgent": {"patterns_add": ["sev (1"]}})
+
+
+# The interface
+
+
+def test_rules_satisfy_the_classifier_protocol() -> None:
+    classifier: IntentClassifier = IntentRules()
+    assert classifier.classify("thanks") == {Intent.THANKS}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["<", "<>", "<@", "```", "`", ":", "::skin-tone-2:", "\ud800", "\x00?", "a" * 10_000],
+)
+def test_classify_never_raises(text: str) -> None:
+    assert isinstance(intents(text), frozenset)
+
+
+def test_classify_is_deterministic() -> None:
+    text = "URGENT: prod is down, can you take a look?"
+    assert intents(text) == intents(text) == IntentRules().classify(text)
+
+
+# Topics
+
+
+def test_topic_names_the_highest_priority_intent() -> None:
+    assert topic(frozenset({Intent.QUESTION, Intent.ASSIGNMENT})) == "an assignment"
+    assert topic(frozenset({Intent.STOP, Intent.ASSIGNMENT})) == "a request to stop"
+    assert topic(frozenset({Intent.LEAVE, Intent.STOP})) == "a request to leave"
+
+
+def test_topic_of_urgency_alone_is_an_urgent_request() -> None:
+    assert topic(frozenset({Intent.URGENT})) == "an urgent request"
+
+
+def test_urgency_qualifies_the_topic() -> None:
+    assert topic(intents("URGENT: can you look at prod?")) == "an urgent assignment"
+    assert topic(frozenset({Intent.URGENT, Intent.BLOCKER})) == "an urgent blocker report"
+
+
+def test_topic_of_thanks_and_of_status() -> None:
+    assert topic(frozenset({Intent.THANKS})) == "thanks or an acknowledgement"
+    assert topic(frozenset({Intent.STATUS})) == "a status update"
+    assert topic(frozenset({Intent.APPROVAL})) == "an approval"
+    assert topic(frozenset({Intent.QUESTION})) == "a question"
+
+
+def test_topic_without_intents_is_a_message_or_a_reply() -> None:
+    assert topic(frozenset()) == "a message"
+    assert topic(frozenset(), is_reply=True) == "a reply"
+
+
+def test_topic_mentions_replies_and_attachments() -> None:
+    assert topic(frozenset({Intent.QUESTION}), is_reply=True) == "a question in reply"
+    assert topic(frozenset(), has_files=True) == "a message with attachments"
+    assert (
+        topic(frozenset({Intent.APPROVAL}), has_files=True, is_reply=True)
+        == "an approval in reply with attachments"
+    )
+
+
+def test_topic_never_repeats_the_message() -> None:
+    text = "please deploy build 9f3c to prod-eu-west"
+    assert not set(topic(intents(text)).split()) & {"deploy", "9f3c", "prod-eu-west"}
+
+
+def test_describing_something_going_away_is_not_a_request_to_leave() -> None:
+    assert Intent.LEAVE not in intents("restarting made the error go away")
+    assert Intent.LEAVE not in intents("get out the logs please")
