@@ -17,7 +17,7 @@ from core.attention import Context, assess, constrain, revise_for_edit, select_r
 from core.clock import Clock, format_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
 from core.decision import Decision, Disposition, InjectionMode, Policy
-from core.envelope import cancelled, deliver, typing
+from core.envelope import cancelled, deliver, shared_params, typing
 from core.events import AuthorKind, ChatEvent, EventKind
 from core.intent import DEFAULT_RULES, IntentClassifier
 from core.manifest import Workspace
@@ -147,9 +147,10 @@ class Engine:
             emissions.extend(cancels)
         if decisions:
             await self.store.record_decisions(seq, decisions, stamp)
+        shared = shared_params(resolved, seq, self.workspace, self.glyphs) if decisions else {}
         for decision in decisions:
             message = deliver(
-                resolved, decision, seq, self.workspace, self.glyphs, intents, compact=self.compact
+                resolved, decision, shared, self.workspace, intents, compact=self.compact
             )
             emissions.append(Emission(decision.agent, "rpc", message))
             emissions.extend(await self._signals(resolved, decision, stamp))

@@ -16,25 +16,17 @@ from core.manifest import Workspace
 from core.signals import GlyphMap
 from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, compact_policy
 
-__all__ = ["cancelled", "deliver", "typing"]
+__all__ = ["cancelled", "deliver", "shared_params", "typing"]
 
 _THREAD_CONTEXT = "thread_window"
 _WITHHELD = (InjectionMode.NOTIFY,)
+_TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)
 
 
-def deliver(
-    event: ChatEvent,
-    decision: Decision,
-    seq: int,
-    workspace: Workspace,
-    glyphs: GlyphMap,
-    intents: frozenset[Intent],
-    *,
-    compact: bool = False,
-    attempt: int = 1,
+def shared_params(
+    event: ChatEvent, seq: int, workspace: Workspace, glyphs: GlyphMap
 ) -> dict[str, Any]:
-    """The `chat/deliver` request for one decision (spec 000's envelope; with `compact`, also
-    spec 001's `addressedToMe`, `policy` and plain-text `content`, parts in `contentParts`)."""
+    """The parts of `chat/deliver` that are the same for every agent, built once per event."""
     conversation = event.conversation
     conv: dict[str, Any] = {"id": conversation.id, "kind": conversation.kind.value}
     if conversation.thread_id is not None:
@@ -50,6 +42,31 @@ def deliver(
     source: dict[str, Any] = {"platform": event.platform, "workspaceId": event.workspace_id}
     if event.message_id is not None:
         source["messageId"] = event.message_id
+    return {
+        "eventId": event.event_id,
+        "source": source,
+        "conversation": conv,
+        "author": author,
+        "mentions": mention_tokens(event, workspace),
+        "content": content_parts(event, glyphs),
+        "timing": {"createdAt": format_time(event.created_at), "sequence": seq},
+    }
+
+
+def deliver(
+    event: ChatEvent,
+    decision: Decision,
+    shared: dict[str, Any],
+    workspace: Workspace,
+    intents: frozenset[Intent],
+    *,
+    compact: bool = False,
+    attempt: int = 1,
+) -> dict[str, Any]:
+    """The `chat/deliver` request for one decision (spec 000's envelope; with `compact`, also
+    spec 001's `addressedToMe`, `policy` and plain-text `content`, parts in `contentParts`).
+    `shared` comes from `shared_params` for the same event."""
+    conversation = event.conversation
     attention: dict[str, Any] = {
         "policy": decision.policy.value,
         "reason": decision.reason,
@@ -60,30 +77,31 @@ def deliver(
     if decision.claimed_by is not None:
         attention["claimedBy"] = f"agent:{decision.claimed_by}"
     injection: dict[str, Any] = {"mode": decision.mode.value, "role": "user"}
-    if decision.mode in (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE):
+    if decision.mode in _TURNS:
         # The harness pulls the surrounding thread window for anything said in public.
         private = conversation.kind is ConversationKind.DM and conversation.thread_id is None
         injection["context"] = "message" if private else _THREAD_CONTEXT
     withheld = decision.mode in _WITHHELD
-    parts = [] if withheld else content_parts(event, glyphs)
+    parts = [] if withheld else shared["content"]
+    target: dict[str, Any] = {
+        "mentions": shared["mentions"],
+        "directedness": decision.directedness.value,
+    }
+    recipient = _recipient(event, decision, workspace)
+    if recipient is not None:
+        target["recipient"] = recipient
     params: dict[str, Any] = {
-        "eventId": event.event_id,
-        "source": source,
-        "conversation": conv,
-        "author": author,
-        "target": {
-            "mentions": mention_tokens(event, workspace),
-            "directedness": decision.directedness.value,
-        },
+        "eventId": shared["eventId"],
+        "source": shared["source"],
+        "conversation": shared["conversation"],
+        "author": shared["author"],
+        "target": target,
         "content": parts,
-        "timing": {"createdAt": format_time(event.created_at), "sequence": seq},
+        "timing": shared["timing"],
         "attention": attention,
         "injection": injection,
         "reliability": {"attempt": attempt, "idempotencyKey": decision.idempotency_key},
     }
-    recipient = _recipient(event, decision, workspace)
-    if recipient is not None:
-        params["target"]["recipient"] = recipient
     if decision.supersedes is not None:
         params["supersedes"] = decision.supersedes
     if decision.continues is not None:
@@ -107,7 +125,7 @@ def deliver(
         params["content"] = "" if withheld else event.text
     return {
         "jsonrpc": "2.0",
-        "id": f"deliver:{seq}:{decision.agent}:{attempt}",
+        "id": f"deliver:{shared['timing']['sequence']}:{decision.agent}:{attempt}",
         "method": METHOD_DELIVER,
         "params": params,
     }
