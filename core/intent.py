@@ -43,11 +43,12 @@ order. `cancel the meeting` is a stop: the intent says something is to be stoppe
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from core.signals import normalise_emoji
 
@@ -162,62 +163,119 @@ _OPENER = (
     r"|someone|somebody)\b)"
 )
 _FILLER = r"^(?:(?:hey|hi|ok|okay|actually|wait|no|sorry|oh|hmm|please)[\s,.!]+)*"
-_HALT = r"(?:stop|cancel|abort|halt)"
+_HALT_WORDS = ("stop", "cancel", "abort", "halt")
+_HALT = rf"(?:{'|'.join(_HALT_WORDS)})"
 _PLACE = r"(?:this|the)\s+(?:channel|thread|chat|conversation|room|server)\b"
 # What may follow `leave` when it means "leave here", not "leave a review".
 _LEAVE_TAIL = rf"(?:$|[.!?]|{_PLACE}|now\b|us\b|here\b)"
 
-DEFAULT_PATTERNS: Mapping[Intent, tuple[str, ...]] = MappingProxyType(
+# Each default pattern with its keywords, of which at least one is in any text the pattern can
+# match: a keyword of word characters as a whole word (a maximal run of `\w`, so the pattern has
+# `\b`, `\s`, `^`, `$` or punctuation around it), any other keyword anywhere. Keywords only let
+# `classify` skip a search that cannot succeed; they never make a pattern match. A pattern
+# without keywords, such as one a manifest adds, is always searched.
+_PATTERN_TABLE: Mapping[Intent, tuple[tuple[str, tuple[str, ...]], ...]] = MappingProxyType(
     {
         # Stretched spellings only, so that removing a phrase removes its plain form.
-        Intent.THANKS: (r"thaa+nks+|thanks{2,}", r"okk+", r"cooo+l", r"nii+ce"),
+        Intent.THANKS: (
+            (r"thaa+nks+|thanks{2,}", ()), (r"okk+", ()), (r"cooo+l", ()), (r"nii+ce", ()),
+        ),
         Intent.ASSIGNMENT: (
-            r"\bassign(?:ed|ing)?\s+(?:this|that|it|you)\b",
-            r"\bplease\s+(?!(?:stop|cancel|abort|halt|note|ignore|disregard|see|find)\b)"
-            rf"(?!leave\s*{_LEAVE_TAIL})[a-z]",
+            (r"\bassign(?:ed|ing)?\s+(?:this|that|it|you)\b", ("assign", "assigned", "assigning")),
+            (
+                r"\bplease\s+(?!(?:stop|cancel|abort|halt|note|ignore|disregard|see|find)\b)"
+                rf"(?!leave\s*{_LEAVE_TAIL})[a-z]",
+                ("please",),
+            ),
         ),
         Intent.APPROVAL: (),
         Intent.BLOCKER: (),
         Intent.URGENT: (
-            r"!{3,}",
-            r"\bsev\s*-?\s*[01]\b",
-            r"\b(?:prod|production|site|website|api|server|database|db)\s+"
-            r"(?:is|are|went|has\s+gone)\s+down\b",
+            (r"!{3,}", ("!!!",)),
+            (r"\bsev\s*-?\s*[01]\b", ("sev", "sev0", "sev1")),
+            (
+                r"\b(?:prod|production|site|website|api|server|database|db)\s+"
+                r"(?:is|are|went|has\s+gone)\s+down\b",
+                ("down",),
+            ),
         ),
         Intent.STATUS: (
-            r"^(?:status|update|progress|fyi|eod|standup|info|log|heads\s+up)\s*:",
-            r"^\[(?:info|log|warn|warning|error|debug|status|update|notice)\]",
-            r"^\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}",
-            r"\b(?:build|job|run|pipeline|workflow)\s+#?\d+\s+"
-            r"(?:passed|failed|succeeded|completed|finished|started|is\s+(?:green|red))\b",
-            r"\bdeployed\b[^?!\n]{0,60}?\bto\s+\w(?![^?\n]*\?)",
-            r"\bdeploy(?:ment)?\s+(?:started|finished|complete|completed|succeeded|failed|done)\b",
-            r"\b(?:ci|tests|checks|pipeline)\s+(?:passed|failed|succeeded"
-            r"|(?:is|are)\s+(?:green|red|passing|failing))\b",
+            (
+                r"^(?:status|update|progress|fyi|eod|standup|info|log|heads\s+up)\s*:",
+                ("status", "update", "progress", "fyi", "eod", "standup", "info", "log", "heads"),
+            ),
+            (
+                r"^\[(?:info|log|warn|warning|error|debug|status|update|notice)\]",
+                ("info", "log", "warn", "warning", "error", "debug", "status", "update", "notice"),
+            ),
+            (r"^\d{4}-\d{2}-\d{2}[t ]\d{2}:\d{2}", ("-",)),
+            (
+                r"\b(?:build|job|run|pipeline|workflow)\s+#?\d+\s+"
+                r"(?:passed|failed|succeeded|completed|finished|started|is\s+(?:green|red))\b",
+                ("build", "job", "run", "pipeline", "workflow"),
+            ),
+            (r"\bdeployed\b[^?!\n]{0,60}?\bto\s+\w(?![^?\n]*\?)", ("deployed",)),
+            (
+                r"\bdeploy(?:ment)?\s+"
+                r"(?:started|finished|complete|completed|succeeded|failed|done)\b",
+                ("deploy", "deployment"),
+            ),
+            (
+                r"\b(?:ci|tests|checks|pipeline)\s+(?:passed|failed|succeeded"
+                r"|(?:is|are)\s+(?:green|red|passing|failing))\b",
+                ("ci", "tests", "checks", "pipeline"),
+            ),
         ),
         Intent.LEAVE: (
-            r"^(?:please\s+)?leave(?:\s+(?:now|please|us))*\s*[.!]*$",
-            rf"\bplease\s+leave\s*{_LEAVE_TAIL}",
-            rf"\b(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?leave\s*{_LEAVE_TAIL}",
-            rf"\byou\s+can\s+leave\s*{_LEAVE_TAIL}",
+            (r"^(?:please\s+)?leave(?:\s+(?:now|please|us))*\s*[.!]*$", ("leave",)),
+            (rf"\bplease\s+leave\s*{_LEAVE_TAIL}", ("please",)),
+            (
+                rf"\b(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?leave\s*{_LEAVE_TAIL}",
+                ("can", "could", "would", "will"),
+            ),
+            (rf"\byou\s+can\s+leave\s*{_LEAVE_TAIL}", ("can",)),
             # Addressed, not described: "go away" but not "make the error go away".
-            r"(?:^|[.!,;]\s*|\bplease\s+|\bjust\s+)(?:go\s+away|get\s+out)\b"
-            r"(?!\s+(?:the|a|of\s+the)\b)",
+            (
+                r"(?:^|[.!,;]\s*|\bplease\s+|\bjust\s+)(?:go\s+away|get\s+out)\b"
+                r"(?!\s+(?:the|a|of\s+the)\b)",
+                ("away", "out"),
+            ),
         ),
         Intent.STOP: (
             # The whole message is a bare command.
-            _FILLER + rf"(?:{_HALT}|never\s?mind|nvm|forget\s+it|stand\s+down)"
-            rf"(?:[\s,.!]+(?:{_HALT}|it|that|this|now|please|right\s+now|everything|all))*"
-            r"[\s.!]*$",
+            (
+                _FILLER + rf"(?:{_HALT}|never\s?mind|nvm|forget\s+it|stand\s+down)"
+                rf"(?:[\s,.!]+(?:{_HALT}|it|that|this|now|please|right\s+now|everything|all))*"
+                r"[\s.!]*$",
+                (*_HALT_WORDS, "never", "nevermind", "nvm", "forget", "stand"),
+            ),
             # An imperative about current work, unless a `?` turns it into musing.
-            _FILLER + _HALT + r"\s+(?:working\s+on|what\s+you(?:'re|\s+are)\s+doing|the|that"
-            r"|this|your|all|everything)\b(?![^?]*\?)",
+            (
+                _FILLER + _HALT + r"\s+(?:working\s+on|what\s+you(?:'re|\s+are)\s+doing|the|that"
+                r"|this|your|all|everything)\b(?![^?]*\?)",
+                _HALT_WORDS,
+            ),
             # A polite request, which may end in `?`.
-            r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?" + _HALT + r"\b",
+            (
+                r"^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?" + _HALT + r"\b",
+                _HALT_WORDS,
+            ),
         ),
-        Intent.QUESTION: (r"\?", r"(?:^|[.!?\n]\s*)" + _OPENER),
+        # An interrogative opener counts at the message's start or after a sentence end.
+        Intent.QUESTION: (
+            (r"\?", ("?",)),
+            ("^" + _OPENER, ()),
+            (r"[.!?\n]\s*" + _OPENER, (".", "!", "?", "\n")),
+        ),
     }
 )  # fmt: skip
+
+DEFAULT_PATTERNS: Mapping[Intent, tuple[str, ...]] = MappingProxyType(
+    {intent: tuple(pattern for pattern, _ in table) for intent, table in _PATTERN_TABLE.items()}
+)
+_PATTERN_KEYWORDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {pattern: keywords for table in _PATTERN_TABLE.values() for pattern, keywords in table}
+)
 
 # Emoji that alone make a message thanks, normalised (`normalise_emoji`); ":)" is read as 🙂.
 GRATITUDE_EMOJI: frozenset[str] = frozenset(
@@ -242,6 +300,7 @@ NEGATORS: frozenset[str] = frozenset(
 _NOT_IN_QUESTIONS = frozenset({Intent.APPROVAL, Intent.BLOCKER, Intent.STATUS})
 
 _OVERRIDE_KEYS = ("add", "remove", "patterns_add")
+_ONLY_THANKS = frozenset({Intent.THANKS})
 _PLACEHOLDER = "\ue000"
 _EMOTICON = "🙂"
 
@@ -252,24 +311,38 @@ _CODE_SPAN = re.compile(r"`[^`\n]+`")
 _PLAIN_MENTION = re.compile(r"(?<!\S)@[\w.\-]+")
 _SHORTCODE = re.compile(r"(?<!\w):([a-z0-9_+'\-]+)(?:::skin-tone-[2-6])?:(?![\w])", re.I)
 _EMOTICONS = re.compile(r"(?<!\S)(?:[:;=][-']?[)\]dpD*3]+|<3+|\^_?\^)(?!\S)")
+# The first two characters of every emoticon: a cheap test before the slower `_EMOTICONS`.
+_EMOTICON_START = re.compile(r"[:;=<^][-'3_^)\]dpD*]")
 _EMOJI = re.compile(
     "[\U0001f000-\U0001faff\u2190-\u21ff\u2300-\u23ff\u2460-\u24ff\u25a0-\u27bf\u2b00-\u2bff"
     "\u2934\u2935\u3030\u303d\u3297\u3299\u00a9\u00ae\u203c\u2049\u2122\u2139"
     "\ufe0e\ufe0f\u200d\u20e3]+"
 )
 _WORD = re.compile(rf"[\w']+|{_PLACEHOLDER}")
+# `_WORD` matches with their outer apostrophes stripped, those of only apostrophes left out.
+_STRIPPED_WORD = re.compile(rf"\w(?:[\w']*\w)?|{_PLACEHOLDER}")
+_RUN = re.compile(r"\w+")
+
+
+def _ascii_table(keep: str) -> bytes:
+    r"""A `bytes.translate` table turning every byte into a space but ASCII `\w` and `keep`."""
+    kept = (string.ascii_letters + string.digits + "_" + keep).encode()
+    return bytes(b if b in kept else 0x20 for b in range(256))
+
+
+# For ASCII text, translating and splitting finds the same words as `_RUN` and `_WORD`, faster.
+_RUN_TABLE = _ascii_table("")
+_WORD_TABLE = _ascii_table("'")
 _CLAUSE_END = re.compile(r"[.,;:!?\n()\[\]]")
 _SENTENCE_END = re.compile(r"[.!?\n]")
 _OPENER_AT_START = re.compile(r"^\s*" + _OPENER)
 
 
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    """A message ready for matching: text keeps punctuation, words and emoji are split out."""
+class _Prepared(NamedTuple):
+    """A message ready for matching: text keeps punctuation, emoji are set aside."""
 
     text: str
-    words: tuple[str, ...]
-    emoji: tuple[str, ...]
+    emoji: list[str]
 
 
 def _markup(match: re.Match[str], emoji: list[str]) -> str:
@@ -308,22 +381,57 @@ def _unicode_emoji(match: re.Match[str], emoji: list[str]) -> str:
 
 
 def _prepare(text: str) -> _Prepared:
+    # Each step runs only when the text holds the character its pattern needs.
     emoji: list[str] = []
-    text = _MARKUP.sub(lambda m: _markup(m, emoji), text)
-    text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-    text = _CODE_BLOCK.sub(f" {_PLACEHOLDER} ", text)
-    text = _CODE_SPAN.sub(f" {_PLACEHOLDER} ", text)
-    text = _unquote(text)
-    text = _URL.sub(f" {_PLACEHOLDER} ", text)
-    text = _PLAIN_MENTION.sub(" ", text)
-    text = _SHORTCODE.sub(lambda m: _set_aside(emoji, normalise_emoji("slack", m.group(0))), text)
-    text = _EMOTICONS.sub(lambda m: _set_aside(emoji, _EMOTICON), text)
-    text = _EMOJI.sub(lambda m: _unicode_emoji(m, emoji), text)
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\uff1f", "?").casefold()
-    lines = (" ".join(line.split()) for line in text.split("\n"))
-    text = "\n".join(line for line in lines if line)
-    words = tuple(w.strip("'") for w in _WORD.findall(text) if w.strip("'"))
-    return _Prepared(text=text, words=words, emoji=tuple(emoji))
+    if "<" in text:
+        text = _MARKUP.sub(lambda m: _markup(m, emoji), text)
+    if "&" in text:
+        text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    if "`" in text:
+        text = _CODE_BLOCK.sub(f" {_PLACEHOLDER} ", text)
+        text = _CODE_SPAN.sub(f" {_PLACEHOLDER} ", text)
+    if ">" in text:
+        text = _unquote(text)
+    if ":" in text:
+        text = _URL.sub(f" {_PLACEHOLDER} ", text)
+    if "@" in text:
+        text = _PLAIN_MENTION.sub(" ", text)
+    if text.count(":") >= 2:
+        text = _SHORTCODE.sub(
+            lambda m: _set_aside(emoji, normalise_emoji("slack", m.group(0))), text
+        )
+    if _EMOTICON_START.search(text):
+        text = _EMOTICONS.sub(lambda m: _set_aside(emoji, _EMOTICON), text)
+    if not text.isascii():
+        text = _EMOJI.sub(lambda m: _unicode_emoji(m, emoji), text)
+        text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\uff1f", "?")
+    text = text.casefold()
+    if "\n" in text:
+        lines = (" ".join(line.split()) for line in text.split("\n"))
+        text = "\n".join(line for line in lines if line)
+    else:
+        text = " ".join(text.split())
+    return _Prepared(text, emoji)
+
+
+def _words(text: str) -> list[str]:
+    """`_WORD` matches in `text` without outer apostrophes; those of only apostrophes left out."""
+    if not text.isascii():
+        return _STRIPPED_WORD.findall(text)
+    words = text.encode().translate(_WORD_TABLE).decode().split()
+    return [w for word in words if (w := word.strip("'"))] if "'" in text else words
+
+
+def _runs(text: str) -> list[str]:
+    r"""The words keywords are looked for in: maximal runs of `\w`, dotless i read as `i`.
+
+    `re.IGNORECASE` lets a pattern's `i` match a dotless i (U+0131), the one case-folded
+    character it equates with an ASCII letter, so keyword words are compared with it read as
+    `i` on both sides.
+    """
+    if not text.isascii():
+        return _RUN.findall(text.replace("\u0131", "i"))
+    return text.encode().translate(_RUN_TABLE).decode().split()
 
 
 def _normalise_phrase(phrase: str) -> str:
@@ -349,9 +457,72 @@ def _compile(intent: Intent, pattern: str) -> re.Pattern[str]:
 
 
 @dataclass(frozen=True, slots=True)
+class _Keywords:
+    """Keywords of which one is in any text a regex matches: without them, no need to search.
+
+    `words` are looked for among the text's `_runs`, `literals` anywhere in it; with `always`,
+    or for a regex whose keywords are unknown, the regex is always searched.
+    """
+
+    words: frozenset[str] = frozenset()
+    literals: tuple[str, ...] = ()
+    always: bool = False
+
+    def absent(self, text: str, words: frozenset[str]) -> bool:
+        """Whether none is in `text`, whose `_runs` that are keywords of any regex are `words`."""
+        if self.always or not self.words.isdisjoint(words):
+            return False
+        for literal in self.literals:  # noqa: SIM110 (a loop is faster than all() here)
+            if literal in text:
+                return False
+        return True
+
+
+_ALWAYS = _Keywords(always=True)
+
+
+def _pattern_keywords(pattern: str) -> _Keywords:
+    keywords = _PATTERN_KEYWORDS.get(pattern, ())
+    if not keywords:
+        return _ALWAYS
+    words = frozenset(k.replace("\u0131", "i") for k in keywords if _RUN.fullmatch(k))
+    return _Keywords(words, tuple(k for k in keywords if not _RUN.fullmatch(k)))
+
+
+def _phrase_keywords(phrases: Sequence[str]) -> _Keywords:
+    r"""A phrase matches only with its words whole, so its longest run of `\w` is a keyword."""
+    words: set[str] = set()
+    for phrase in phrases:
+        runs = _runs(phrase)
+        if not runs:
+            return _ALWAYS
+        words.add(max(runs, key=len))
+    return _Keywords(frozenset(words))
+
+
+def _any_of(keywords: Sequence[_Keywords]) -> _Keywords:
+    if any(k.always for k in keywords):
+        return _ALWAYS
+    words = frozenset().union(*(k.words for k in keywords))
+    return _Keywords(words, tuple(dict.fromkeys(lit for k in keywords for lit in k.literals)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Check:
+    """How `classify` tests one intent other than thanks; `keywords`: those of all its regexes."""
+
+    intent: Intent
+    keywords: _Keywords
+    patterns: tuple[tuple[re.Pattern[str], _Keywords], ...]
+    phrases: re.Pattern[str] | None
+    phrase_keywords: _Keywords
+    phrases_in_questions: bool  # whether a phrase still counts in a question about it
+
+
+@dataclass(frozen=True, slots=True)
 class _Compiled:
-    phrases: Mapping[Intent, re.Pattern[str] | None]
-    patterns: Mapping[Intent, tuple[re.Pattern[str], ...]]
+    checks: tuple[_Check, ...]
+    keyword_words: frozenset[str]
     thanks_vocabulary: re.Pattern[str]
 
 
@@ -362,6 +533,10 @@ class IntentRules:
     `phrases[intent]` are matched as whole words, case-insensitively, `patterns[intent]` are
     regular expressions (for `THANKS`, both are vocabulary that must cover the whole message).
     Construction compiles everything; a bad pattern raises ValueError naming it.
+
+    For speed, `classify` first looks for a keyword of each pattern and phrase table (a literal
+    the regex cannot match without) and skips the regex when there is none; the result is the
+    same as searching every regex.
     """
 
     phrases: Mapping[Intent, tuple[str, ...]] = field(default_factory=lambda: DEFAULT_PHRASES)
@@ -377,9 +552,28 @@ class IntentRules:
             r"\s+".join(re.escape(w) for w in p.split()) for p in phrases[Intent.THANKS]
         ] + [f"(?:{p})" for p in patterns[Intent.THANKS]]
         vocabulary.sort(key=len, reverse=True)
+        compiled_patterns = {i: tuple(_compile(i, p) for p in patterns[i]) for i in Intent}
+        checks = []
+        for i in Intent:
+            if i is Intent.THANKS:
+                continue
+            gated = tuple((p, _pattern_keywords(p.pattern)) for p in compiled_patterns[i])
+            phrase_regex = _phrase_regex(phrases[i])
+            phrase_keywords = _phrase_keywords(phrases[i])
+            keywords = [k for _, k in gated] + ([phrase_keywords] if phrase_regex else [])
+            checks.append(
+                _Check(
+                    intent=i,
+                    keywords=_any_of(keywords),
+                    patterns=gated,
+                    phrases=phrase_regex,
+                    phrase_keywords=phrase_keywords,
+                    phrases_in_questions=i not in _NOT_IN_QUESTIONS,
+                )
+            )
         compiled = _Compiled(
-            phrases={i: _phrase_regex(phrases[i]) for i in Intent},
-            patterns={i: tuple(_compile(i, p) for p in patterns[i]) for i in Intent},
+            checks=tuple(checks),
+            keyword_words=frozenset().union(*(c.keywords.words for c in checks)),
             thanks_vocabulary=_compile(
                 Intent.THANKS, r"(?<!\S)(?:" + ("|".join(vocabulary) or r"(?!)") + r")(?!\S)"
             ),
@@ -390,13 +584,15 @@ class IntentRules:
 
     def classify(self, text: str) -> frozenset[Intent]:
         """The intents of `text` by the rules in the module docstring; never raises."""
-        prepared = _prepare(text)
-        if self._is_thanks(prepared):
-            return frozenset({Intent.THANKS})
+        text, emoji = _prepare(text)
+        runs = _runs(text)
+        if "?" not in text:
+            words = runs if text.isascii() and "'" not in text else _words(text)
+            if self._is_thanks(words, emoji):
+                return _ONLY_THANKS
+        keywords = self._compiled.keyword_words.intersection(runs)
         return frozenset(
-            intent
-            for intent in Intent
-            if intent is not Intent.THANKS and self._matches(intent, prepared.text)
+            [c.intent for c in self._compiled.checks if self._matches(c, text, keywords)]
         )
 
     def with_overrides(self, overrides: Mapping[str, Mapping[str, Sequence[str]]]) -> IntentRules:
@@ -447,24 +643,28 @@ class IntentRules:
             gratitude_emoji=self.gratitude_emoji,
         )
 
-    def _is_thanks(self, prepared: _Prepared) -> bool:
-        if "?" in prepared.text:
-            return False
-        if prepared.words:
-            rest = self._compiled.thanks_vocabulary.sub(" ", " ".join(prepared.words))
-            return not rest.strip()
-        return bool(prepared.emoji) and all(e in self.gratitude_emoji for e in prepared.emoji)
+    def _is_thanks(self, words: list[str], emoji: list[str]) -> bool:
+        """Whether a message without `?`, of these `_words` and `emoji`, is only thanks."""
+        if words:
+            joined = " ".join(words)
+            vocabulary = self._compiled.thanks_vocabulary
+            # Cheap refusal first: the vocabulary must cover the first word.
+            return vocabulary.match(joined) is not None and not vocabulary.sub(" ", joined).strip()
+        return bool(emoji) and all(e in self.gratitude_emoji for e in emoji)
 
-    def _matches(self, intent: Intent, text: str) -> bool:
-        if any(p.search(text) for p in self._compiled.patterns[intent]):
-            return True
-        regex = self._compiled.phrases[intent]
-        if regex is None:
+    def _matches(self, check: _Check, text: str, keywords: frozenset[str]) -> bool:
+        if check.keywords.absent(text, keywords):
+            return False
+        for pattern, pattern_keywords in check.patterns:
+            if not pattern_keywords.absent(text, keywords) and pattern.search(text):
+                return True
+        regex = check.phrases
+        if regex is None or check.phrase_keywords.absent(text, keywords):
             return False
         for match in regex.finditer(text):
             if self._negated(text, match.start()):
                 continue
-            if intent in _NOT_IN_QUESTIONS and _in_question(text, match.start(), match.end()):
+            if not check.phrases_in_questions and _in_question(text, match.start(), match.end()):
                 continue
             return True
         return False
