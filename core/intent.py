@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from core.signals import normalise_emoji
 
@@ -162,12 +162,20 @@ _OPENER = (
     r"|(?:do|did|have|had|may|might|must|am)\s+(?:you|u|we|i|they|it|he|she|anyone|anybody"
     r"|someone|somebody)\b)"
 )
+# The interrogatives of `_OPENER`, one of which any opener has as a whole word.
+_OPENER_WORDS = (
+    "what", "why", "how", "where", "who", "whom", "whose", "which", "when",
+    "does", "can", "could", "would", "will", "should", "shall", "is", "are", "was", "were", "has",
+    "do", "did", "have", "had", "may", "might", "must", "am",
+)  # fmt: skip
 _FILLER = r"^(?:(?:hey|hi|ok|okay|actually|wait|no|sorry|oh|hmm|please)[\s,.!]+)*"
 _HALT_WORDS = ("stop", "cancel", "abort", "halt")
 _HALT = rf"(?:{'|'.join(_HALT_WORDS)})"
 _PLACE = r"(?:this|the)\s+(?:channel|thread|chat|conversation|room|server)\b"
 # What may follow `leave` when it means "leave here", not "leave a review".
 _LEAVE_TAIL = rf"(?:$|[.!?]|{_PLACE}|now\b|us\b|here\b)"
+# `leave` as a whole word in `leave\s*{_LEAVE_TAIL}`, where `\s*` may be empty.
+_LEAVE_WORDS = ("leave", "leavenow", "leaveus", "leavehere", "leavethis", "leavethe")
 
 # Each default pattern with its keywords, of which at least one is in any text the pattern can
 # match: a keyword of word characters as a whole word (a maximal run of `\w`, so the pattern has
@@ -228,12 +236,12 @@ _PATTERN_TABLE: Mapping[Intent, tuple[tuple[str, tuple[str, ...]], ...]] = Mappi
         ),
         Intent.LEAVE: (
             (r"^(?:please\s+)?leave(?:\s+(?:now|please|us))*\s*[.!]*$", ("leave",)),
-            (rf"\bplease\s+leave\s*{_LEAVE_TAIL}", ("please",)),
+            (rf"\bplease\s+leave\s*{_LEAVE_TAIL}", _LEAVE_WORDS),
             (
                 rf"\b(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?leave\s*{_LEAVE_TAIL}",
-                ("can", "could", "would", "will"),
+                _LEAVE_WORDS,
             ),
-            (rf"\byou\s+can\s+leave\s*{_LEAVE_TAIL}", ("can",)),
+            (rf"\byou\s+can\s+leave\s*{_LEAVE_TAIL}", _LEAVE_WORDS),
             # Addressed, not described: "go away" but not "make the error go away".
             (
                 r"(?:^|[.!,;]\s*|\bplease\s+|\bjust\s+)(?:go\s+away|get\s+out)\b"
@@ -264,8 +272,8 @@ _PATTERN_TABLE: Mapping[Intent, tuple[tuple[str, tuple[str, ...]], ...]] = Mappi
         # An interrogative opener counts at the message's start or after a sentence end.
         Intent.QUESTION: (
             (r"\?", ("?",)),
-            ("^" + _OPENER, ()),
-            (r"[.!?\n]\s*" + _OPENER, (".", "!", "?", "\n")),
+            ("^" + _OPENER, _OPENER_WORDS),
+            (r"[.!?\n]\s*" + _OPENER, _OPENER_WORDS),
         ),
     }
 )  # fmt: skip
@@ -273,8 +281,13 @@ _PATTERN_TABLE: Mapping[Intent, tuple[tuple[str, tuple[str, ...]], ...]] = Mappi
 DEFAULT_PATTERNS: Mapping[Intent, tuple[str, ...]] = MappingProxyType(
     {intent: tuple(pattern for pattern, _ in table) for intent, table in _PATTERN_TABLE.items()}
 )
-_PATTERN_KEYWORDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {pattern: keywords for table in _PATTERN_TABLE.values() for pattern, keywords in table}
+_PATTERN_KEYWORDS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        p: frozenset(keywords)
+        for table in _PATTERN_TABLE.values()
+        for p, keywords in table
+        if keywords
+    }
 )
 
 # Emoji that alone make a message thanks, normalised (`normalise_emoji`); ":)" is read as 🙂.
@@ -338,13 +351,6 @@ _SENTENCE_END = re.compile(r"[.!?\n]")
 _OPENER_AT_START = re.compile(r"^\s*" + _OPENER)
 
 
-class _Prepared(NamedTuple):
-    """A message ready for matching: text keeps punctuation, emoji are set aside."""
-
-    text: str
-    emoji: list[str]
-
-
 def _markup(match: re.Match[str], emoji: list[str]) -> str:
     body = match.group(1)
     target, _, label = body.partition("|")
@@ -380,7 +386,8 @@ def _unicode_emoji(match: re.Match[str], emoji: list[str]) -> str:
     return " ? " if ("❓" in run or "❔" in run) else " "
 
 
-def _prepare(text: str) -> _Prepared:
+def _prepare(text: str) -> tuple[str, list[str]]:
+    """A message ready for matching: its text, which keeps punctuation, and the emoji set aside."""
     # Each step runs only when the text holds the character its pattern needs.
     emoji: list[str] = []
     if "<" in text:
@@ -400,7 +407,9 @@ def _prepare(text: str) -> _Prepared:
         text = _SHORTCODE.sub(
             lambda m: _set_aside(emoji, normalise_emoji("slack", m.group(0))), text
         )
-    if _EMOTICON_START.search(text):
+    if (
+        ":" in text or ";" in text or "=" in text or "<" in text or "^" in text
+    ) and _EMOTICON_START.search(text):
         text = _EMOTICONS.sub(lambda m: _set_aside(emoji, _EMOTICON), text)
     if not text.isascii():
         text = _EMOJI.sub(lambda m: _unicode_emoji(m, emoji), text)
@@ -411,7 +420,7 @@ def _prepare(text: str) -> _Prepared:
         text = "\n".join(line for line in lines if line)
     else:
         text = " ".join(text.split())
-    return _Prepared(text, emoji)
+    return text, emoji
 
 
 def _words(text: str) -> list[str]:
@@ -423,11 +432,10 @@ def _words(text: str) -> list[str]:
 
 
 def _runs(text: str) -> list[str]:
-    r"""The words keywords are looked for in: maximal runs of `\w`, dotless i read as `i`.
+    r"""The maximal runs of `\w` in `text`, a dotless i read as `i`: where word keywords are.
 
     `re.IGNORECASE` lets a pattern's `i` match a dotless i (U+0131), the one case-folded
-    character it equates with an ASCII letter, so keyword words are compared with it read as
-    `i` on both sides.
+    character it equates with an ASCII letter, so keywords are compared with it read as `i`.
     """
     if not text.isascii():
         return _RUN.findall(text.replace("\u0131", "i"))
@@ -447,6 +455,12 @@ def _phrase_regex(phrases: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile(r"(?<![\w'\-])(?:" + "|".join(parts) + r")(?![\w'])")
 
 
+def _thanks_regex(vocabulary: list[str]) -> re.Pattern[str]:
+    """Thanks vocabulary as one regex, the longest first, matching whole words."""
+    vocabulary = sorted(vocabulary, key=len, reverse=True)
+    return _compile(Intent.THANKS, r"(?<!\S)(?:" + ("|".join(vocabulary) or r"(?!)") + r")(?!\S)")
+
+
 def _compile(intent: Intent, pattern: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern, re.IGNORECASE)
@@ -456,55 +470,30 @@ def _compile(intent: Intent, pattern: str) -> re.Pattern[str]:
         ) from None
 
 
-@dataclass(frozen=True, slots=True)
-class _Keywords:
-    """Keywords of which one is in any text a regex matches: without them, no need to search.
-
-    `words` are looked for among the text's `_runs`, `literals` anywhere in it; with `always`,
-    or for a regex whose keywords are unknown, the regex is always searched.
-    """
-
-    words: frozenset[str] = frozenset()
-    literals: tuple[str, ...] = ()
-    always: bool = False
-
-    def absent(self, text: str, words: frozenset[str]) -> bool:
-        """Whether none is in `text`, whose `_runs` that are keywords of any regex are `words`."""
-        if self.always or not self.words.isdisjoint(words):
-            return False
-        for literal in self.literals:  # noqa: SIM110 (a loop is faster than all() here)
-            if literal in text:
-                return False
-        return True
-
-
-_ALWAYS = _Keywords(always=True)
-
-
-def _pattern_keywords(pattern: str) -> _Keywords:
-    keywords = _PATTERN_KEYWORDS.get(pattern, ())
-    if not keywords:
-        return _ALWAYS
-    words = frozenset(k.replace("\u0131", "i") for k in keywords if _RUN.fullmatch(k))
-    return _Keywords(words, tuple(k for k in keywords if not _RUN.fullmatch(k)))
+# Keywords: a regex can only match a text in which one of its keywords is present, a keyword of
+# word characters as one of the text's `_runs`, any other as a substring. None: not known.
+_Keywords = frozenset[str] | None
 
 
 def _phrase_keywords(phrases: Sequence[str]) -> _Keywords:
-    r"""A phrase matches only with its words whole, so its longest run of `\w` is a keyword."""
-    words: set[str] = set()
+    r"""One keyword per phrase: the longest of what any text the phrase matches has.
+
+    That is each run of `\w` in the phrase as a whole run, and each of its words as a substring
+    (a keyword when it is more than a run, like `to-do`). None when a phrase has no run.
+    """
+    keywords = set()
     for phrase in phrases:
         runs = _runs(phrase)
         if not runs:
-            return _ALWAYS
-        words.add(max(runs, key=len))
-    return _Keywords(frozenset(words))
+            return None
+        keywords.add(max(runs + [w for w in phrase.split() if not _RUN.fullmatch(w)], key=len))
+    return frozenset(keywords)
 
 
 def _any_of(keywords: Sequence[_Keywords]) -> _Keywords:
-    if any(k.always for k in keywords):
-        return _ALWAYS
-    words = frozenset().union(*(k.words for k in keywords))
-    return _Keywords(words, tuple(dict.fromkeys(lit for k in keywords for lit in k.literals)))
+    if any(k is None for k in keywords):
+        return None
+    return frozenset().union(*(k for k in keywords if k is not None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -521,9 +510,25 @@ class _Check:
 
 @dataclass(frozen=True, slots=True)
 class _Compiled:
+    """`IntentRules` ready for `classify`."""
+
     checks: tuple[_Check, ...]
+    unknown_keywords: tuple[_Check, ...]  # the checks to run even when no keyword is present
     keyword_words: frozenset[str]
+    keyword_literals: tuple[str, ...]
     thanks_vocabulary: re.Pattern[str]
+    # For a quick refusal: the vocabulary's phrases start with these words (dotless i read as
+    # `i`), and these are its patterns alone.
+    thanks_first_words: frozenset[str]
+    thanks_patterns: re.Pattern[str]
+
+    def present(self, text: str, runs: list[str]) -> frozenset[str]:
+        """The keywords present in `text`, whose `_runs` are `runs`."""
+        present = self.keyword_words.intersection(runs)
+        for literal in self.keyword_literals:
+            if literal in text:
+                present |= {literal}
+        return present
 
 
 @dataclass(frozen=True, slots=True)
@@ -548,16 +553,16 @@ class IntentRules:
     def __post_init__(self) -> None:
         phrases = {i: tuple(_normalise_phrase(p) for p in self.phrases.get(i, ())) for i in Intent}
         patterns = {i: tuple(self.patterns.get(i, ())) for i in Intent}
-        vocabulary = [
+        thanks_phrases = [
             r"\s+".join(re.escape(w) for w in p.split()) for p in phrases[Intent.THANKS]
-        ] + [f"(?:{p})" for p in patterns[Intent.THANKS]]
-        vocabulary.sort(key=len, reverse=True)
+        ]
+        thanks_patterns = [f"(?:{p})" for p in patterns[Intent.THANKS]]
         compiled_patterns = {i: tuple(_compile(i, p) for p in patterns[i]) for i in Intent}
         checks = []
         for i in Intent:
             if i is Intent.THANKS:
                 continue
-            gated = tuple((p, _pattern_keywords(p.pattern)) for p in compiled_patterns[i])
+            gated = tuple((p, _PATTERN_KEYWORDS.get(p.pattern)) for p in compiled_patterns[i])
             phrase_regex = _phrase_regex(phrases[i])
             phrase_keywords = _phrase_keywords(phrases[i])
             keywords = [k for _, k in gated] + ([phrase_keywords] if phrase_regex else [])
@@ -571,12 +576,18 @@ class IntentRules:
                     phrases_in_questions=i not in _NOT_IN_QUESTIONS,
                 )
             )
+        every = {k for c in checks for _, keywords in c.patterns for k in keywords or ()}
+        every.update(k for c in checks for k in c.phrase_keywords or ())
         compiled = _Compiled(
             checks=tuple(checks),
-            keyword_words=frozenset().union(*(c.keywords.words for c in checks)),
-            thanks_vocabulary=_compile(
-                Intent.THANKS, r"(?<!\S)(?:" + ("|".join(vocabulary) or r"(?!)") + r")(?!\S)"
+            unknown_keywords=tuple(c for c in checks if c.keywords is None),
+            keyword_words=frozenset(k for k in every if _RUN.fullmatch(k)),
+            keyword_literals=tuple(sorted(k for k in every if not _RUN.fullmatch(k))),
+            thanks_vocabulary=_thanks_regex(thanks_phrases + thanks_patterns),
+            thanks_first_words=frozenset(
+                p.split()[0].replace("\u0131", "i") for p in phrases[Intent.THANKS] if p
             ),
+            thanks_patterns=_thanks_regex(thanks_patterns),
         )
         object.__setattr__(self, "phrases", MappingProxyType(phrases))
         object.__setattr__(self, "patterns", MappingProxyType(patterns))
@@ -590,9 +601,15 @@ class IntentRules:
             words = runs if text.isascii() and "'" not in text else _words(text)
             if self._is_thanks(words, emoji):
                 return _ONLY_THANKS
-        keywords = self._compiled.keyword_words.intersection(runs)
+        compiled = self._compiled
+        present = compiled.present(text, runs)
         return frozenset(
-            [c.intent for c in self._compiled.checks if self._matches(c, text, keywords)]
+            [
+                c.intent
+                for c in (compiled.checks if present else compiled.unknown_keywords)
+                if (c.keywords is None or not c.keywords.isdisjoint(present))
+                and self._matches(c, text, present)
+            ]
         )
 
     def with_overrides(self, overrides: Mapping[str, Mapping[str, Sequence[str]]]) -> IntentRules:
@@ -645,21 +662,25 @@ class IntentRules:
 
     def _is_thanks(self, words: list[str], emoji: list[str]) -> bool:
         """Whether a message without `?`, of these `_words` and `emoji`, is only thanks."""
-        if words:
-            joined = " ".join(words)
-            vocabulary = self._compiled.thanks_vocabulary
-            # Cheap refusal first: the vocabulary must cover the first word.
-            return vocabulary.match(joined) is not None and not vocabulary.sub(" ", joined).strip()
-        return bool(emoji) and all(e in self.gratitude_emoji for e in emoji)
-
-    def _matches(self, check: _Check, text: str, keywords: frozenset[str]) -> bool:
-        if check.keywords.absent(text, keywords):
+        if not words:
+            return bool(emoji) and all(e in self.gratitude_emoji for e in emoji)
+        compiled, joined = self._compiled, " ".join(words)
+        # Quick refusal: the vocabulary must match at the start, where (case-insensitively) a
+        # phrase can only when its first word is the first word; for ASCII, a set lookup.
+        if (
+            words[0].isascii()
+            and words[0] not in compiled.thanks_first_words
+            and not compiled.thanks_patterns.match(joined)
+        ):
             return False
-        for pattern, pattern_keywords in check.patterns:
-            if not pattern_keywords.absent(text, keywords) and pattern.search(text):
+        return not compiled.thanks_vocabulary.sub(" ", joined).strip()
+
+    def _matches(self, check: _Check, text: str, present: frozenset[str]) -> bool:
+        for pattern, keywords in check.patterns:
+            if (keywords is None or not keywords.isdisjoint(present)) and pattern.search(text):
                 return True
-        regex = check.phrases
-        if regex is None or check.phrase_keywords.absent(text, keywords):
+        regex, keywords = check.phrases, check.phrase_keywords
+        if regex is None or (keywords is not None and keywords.isdisjoint(present)):
             return False
         for match in regex.finditer(text):
             if self._negated(text, match.start()):

@@ -1,6 +1,13 @@
 import pytest
 
-from core.intent import DEFAULT_RULES, Intent, IntentClassifier, IntentRules, topic
+from core.intent import (
+    DEFAULT_PATTERNS,
+    DEFAULT_RULES,
+    Intent,
+    IntentClassifier,
+    IntentRules,
+    topic,
+)
 
 
 def intents(text: str) -> frozenset[Intent]:
@@ -320,6 +327,30 @@ def test_removing_a_phrase_that_is_not_there_is_refused() -> None:
 def test_a_bad_pattern_is_refused_naming_it() -> None:
     with pytest.raises(ValueError, match=r"invalid pattern 'sev \(1' for intent urgent"):
         DEFAULT_RULES.with_overrides({"urgent": {"patterns_add": ["sev (1"]}})
+
+
+# Keywords, a speed-up, never change a result
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "please leave now", "please leavenow", "can you leave this channel", "you can leave.",
+        "please leave a review", "please go away", "the error went away", "get out the logs",
+        "SEV1 in payments", "it is not sev1", "sev - 0 declared", "prod is down!!!",
+        "the db went down",
+        "I assigned you the ticket", "build #12 passed", "run 3 is red", "CI is green",
+        "deployed v2 to prod", "deployment finished", "status: all good", "[INFO] started",
+        "2024-01-02 12:30 nightly job", "never mind", "nevermind.", "hey, stop",
+        "stop working on that", "could you please stop?", "what's up with staging",
+        "ok so how do i restart", "done. is it ready", "any ideas", "it's on my to-do list",
+        "I'm blocked", "ship it", "go for it", "ok thanks!!!", "n\u0131ce", "wh\u0131ch one",
+    ],
+)  # fmt: skip
+def test_keywords_only_skip_searches_that_cannot_succeed(text: str) -> None:
+    # The same patterns written differently have no keywords, so they are always searched.
+    patterns = {i: tuple(f"(?:{p})" for p in DEFAULT_PATTERNS[i]) for i in Intent}
+    assert intents(text) == IntentRules(patterns=patterns).classify(text)
 
 
 # The interface
