@@ -8,15 +8,15 @@ order they are tried, are listed in docs/attention.md; each returns a `reason` w
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
 from core.intent import Intent
-from core.manifest import Workspace
+from core.manifest import ChannelConfig, Workspace
 from core.signals import GlyphMap, Signal, is_stop_reaction
-from core.state import State
+from core.state import Chain, MessageRecord, State, ThreadRecord
 
 __all__ = [
     "Assessment",
@@ -41,19 +41,76 @@ NOTIFY = InjectionMode.NOTIFY
 MAILBOX = InjectionMode.TOOL_MAILBOX
 SILENT = InjectionMode.SILENT
 
+_MESSAGE, _EDIT = EventKind.MESSAGE, EventKind.EDIT
+_REACTION_ADDED, _REACTION_REMOVED = EventKind.REACTION_ADDED, EventKind.REACTION_REMOVED
+_DM, _CHANNEL = ConversationKind.DM, ConversationKind.CHANNEL
+_BOT = AuthorKind.BOT
+_AMBIENT_MODES = {mode.value: mode for mode in InjectionMode}
+
 # Reasons that survive having left a conversation: only being named or DMed brings an agent back.
 _RECALLED = frozenset({"direct_message", "direct_mention"})
 
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """What the rules may read about the world when deciding one event."""
+    """What the rules may read about the world when deciding one event.
+
+    Besides the world (`workspace`, `state`, `now`), it carries the facts about the event that
+    are the same for every agent, worked out once by `Context.build`.
+    """
 
     workspace: Workspace
     state: State
     intents: frozenset[Intent]
     glyphs: GlyphMap
     now: datetime
+    author_agent: str | None = None
+    replied: MessageRecord | None = None
+    reply_author: str | None = None
+    roles_named: tuple[str, ...] = ()
+    chain: Chain | None = None
+    thread: ThreadRecord | None = None
+    thread_holder: str | None = None
+    channel: ChannelConfig = field(default_factory=ChannelConfig)
+
+    @classmethod
+    def build(
+        cls,
+        event: ChatEvent,
+        workspace: Workspace,
+        state: State,
+        intents: frozenset[Intent],
+        glyphs: GlyphMap,
+        now: datetime,
+    ) -> Context:
+        conversation = event.conversation
+        replied = state.replied_message(event)
+        chain = state.chains.get((conversation.key, event.author.id))
+        window = timedelta(milliseconds=workspace.settings.merge_window_ms)
+        if chain is not None and (
+            event.mentions
+            or event.reply_to is not None
+            or event.created_at - chain.started > window
+        ):
+            chain = None
+        thread = state.thread(conversation)
+        return cls(
+            workspace=workspace,
+            state=state,
+            intents=intents,
+            glyphs=glyphs,
+            now=now,
+            author_agent=workspace.agent_for(event.platform, event.author.id),
+            replied=replied,
+            reply_author=event.target_author_id or (replied.author_id if replied else None),
+            roles_named=workspace.roles_named(event.platform, event.mentions.roles)
+            if event.mentions.roles
+            else (),
+            chain=chain,
+            thread=thread,
+            thread_holder=state.claim_holder(conversation.key, now) if thread else None,
+            channel=workspace.channel(conversation.scope),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +122,16 @@ class Assessment:
 
 
 def assess(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
-    """Decide one event for one agent before claims and constraints. `event` is resolved."""
-    author_agent = ctx.workspace.agent_for(event.platform, event.author.id)
-    if author_agent == agent:
+    """Decide one event for one agent before claims and constraints. `event` is resolved and
+    `ctx` was built for it."""
+    if ctx.author_agent == agent:
         return _plain(event, agent, AMBIENT, MUST_NOT, SILENT, "own_message")
-    if event.kind in (EventKind.MESSAGE, EventKind.EDIT):
-        return _assess_message(event, agent, author_agent, ctx)
-    if event.kind in (EventKind.REACTION_ADDED, EventKind.REACTION_REMOVED):
+    kind = event.kind
+    if kind is _MESSAGE or kind is _EDIT:
+        return _assess_message(event, agent, ctx)
+    if kind is _REACTION_ADDED or kind is _REACTION_REMOVED:
         return _assess_reaction(event, agent, ctx)
-    reason = "thread_created" if event.kind is EventKind.THREAD_CREATED else "membership"
+    reason = "thread_created" if kind is EventKind.THREAD_CREATED else "membership"
     return _plain(event, agent, AMBIENT, MUST_NOT, SILENT, reason)
 
 
@@ -89,75 +147,60 @@ def _plain(
     return Assessment(Decision(event.event_id, agent, directedness, policy, mode, reason, priority))
 
 
-def _assess_message(
-    event: ChatEvent, agent: str, author_agent: str | None, ctx: Context
-) -> Assessment:
+def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
     ws, state = ctx.workspace, ctx.state
-    if (
-        event.author.kind is AuthorKind.BOT
-        and author_agent is None
-        and not ws.trusted_bot(event.author.id)
-    ):
+    author_agent = ctx.author_agent
+    author_kind = event.author.kind
+    if author_kind is _BOT and author_agent is None and not ws.trusted_bot(event.author.id):
         return _plain(event, agent, AMBIENT, MUST_NOT, MAILBOX, "untrusted_bot")
-    platform, conversation, mentions = event.platform, event.conversation, event.mentions
+    conversation, mentions = event.conversation, event.mentions
+    kind = conversation.kind
+    if kind is _DM and not conversation.group:
+        return _directed(event, agent, "direct_message", ctx)
+    chain = ctx.chain
+    if (
+        not mentions
+        and event.reply_to is None
+        and kind is _CHANNEL
+        and (chain is None or agent not in chain.decisions)
+    ):
+        # Plain channel chatter: nothing below can apply, so skip straight to the end.
+        return _undirected(event, agent, ctx, elsewhere=False)
+    platform = event.platform
     me = ws.user_id(platform, agent)
     my_role = ws.managed_role(platform, agent)
-    named = ws.roles_named(platform, mentions.roles)
-    my_roles = tuple(r for r in named if agent in ws.agents_by_role.get(r, ()))
-    replied = state.replied_message(event)
-    reply_author = event.target_author_id or (replied.author_id if replied else None)
+    if me in mentions.users or (my_role is not None and my_role in mentions.roles):
+        return _directed(event, agent, "direct_mention", ctx)
+    replied, reply_author = ctx.replied, ctx.reply_author
     replied_to_me = event.reply_to is not None and (
         reply_author == me or (replied is not None and replied.author_agent == agent)
     )
-    other_users = [u for u in mentions.users if u not in (me, reply_author)]
-    other_roles = [r for r in mentions.roles if r != my_role and not _binds(ws, platform, r, agent)]
-    elsewhere = bool(other_users or other_roles) or (
-        event.reply_to is not None and not replied_to_me
-    )
-
-    if conversation.kind is ConversationKind.DM and not conversation.group:
-        return _directed(event, agent, "direct_message", ctx)
-    if me in mentions.users or (my_role is not None and my_role in mentions.roles):
-        return _directed(event, agent, "direct_mention", ctx)
     if replied_to_me:
         return _directed(event, agent, "reply_to_me", ctx)
-    chain = state.chains.get((conversation.key, event.author.id))
-    if (
-        chain is not None
-        and agent in chain.decisions
-        and not mentions
-        and event.reply_to is None
-        and event.created_at - chain.started <= timedelta(milliseconds=ws.settings.merge_window_ms)
-    ):
+    if chain is not None and agent in chain.decisions:
         inherited = chain.decisions[agent]
         return Assessment(
-            replace(
-                inherited,
-                event_id=event.event_id,
-                reason="continuation",
-                continues=chain.root,
-                claimed_by=inherited.claimed_by,
-            )
+            replace(inherited, event_id=event.event_id, reason="continuation", continues=chain.root)
         )
-    thread = state.thread(conversation)
-    holder = state.claim_holder(conversation.key, ctx.now)
+    other_users = [u for u in mentions.users if u not in (me, reply_author)]
+    other_roles = [r for r in mentions.roles if r != my_role and not _binds(ws, platform, r, agent)]
+    elsewhere = bool(other_users or other_roles) or event.reply_to is not None
+    thread, holder = ctx.thread, ctx.thread_holder
     in_thread = thread is not None and (
         thread.owner == agent or agent in thread.agents or holder == agent
     )
-    only_us = (
-        thread is not None
-        and me is not None
-        and (thread.participants | {event.author.id} == {event.author.id, me})
-    )
-    if in_thread and only_us and not elsewhere:
-        return _directed(event, agent, "direct_thread_question", ctx)
+    if in_thread and thread is not None and not elsewhere and me is not None:
+        author = event.author.id
+        if thread.participants | {author} == {author, me}:
+            return _directed(event, agent, "direct_thread_question", ctx)
+    my_roles = tuple(r for r in ctx.roles_named if agent in ws.agents_by_role.get(r, ()))
     if my_roles:
         pool = _visible(ws.agents_by_role, my_roles, agent, event, state)
         return _pooled(event, agent, "role_mention", pool)
-    if conversation.kind is ConversationKind.DM and conversation.group:
+    if kind is _DM and conversation.group:
         pool = tuple(a for a in ws.agent_ids if state.can_see(a, conversation))
         return _pooled(event, agent, "group_dm", pool)
-    if mentions.broadcast and ws.channel(conversation.scope).broadcast == "select":
+    if mentions.broadcast and ctx.channel.broadcast == "select":
         pool = tuple(a for a in ws.agent_ids if state.can_see(a, conversation))
         return _pooled(event, agent, "broadcast", pool)
     if in_thread and not elsewhere:
@@ -169,13 +212,18 @@ def _assess_message(
         if Intent.THANKS in ctx.intents:
             return _plain(event, agent, TO_MY_ROLE, MUST_NOT, MAILBOX, "thanks")
         return _plain(event, agent, TO_MY_ROLE, MAY, NOTIFY, "thread_participant")
+    return _undirected(event, agent, ctx, elsewhere=elsewhere)
+
+
+def _undirected(event: ChatEvent, agent: str, ctx: Context, *, elsewhere: bool) -> Assessment:
+    """The end of the rules: for someone else, another agent's note, a status, or chatter."""
     if elsewhere:
         return _plain(event, agent, TO_OTHER, MUST_NOT, MAILBOX, "addressed_to_other")
-    if author_agent is not None or event.author.kind is AuthorKind.BOT:
+    if ctx.author_agent is not None or event.author.kind is _BOT:
         return _plain(event, agent, TO_OTHER, MUST_NOT, MAILBOX, "agent_message")
-    channel = ws.channel(conversation.scope)
-    override = channel.agents.get(agent)
-    mode = InjectionMode((override and override.ambient_mode) or channel.ambient_mode)
+    channel = ctx.channel
+    override = channel.agents.get(agent) if channel.agents else None
+    mode = _AMBIENT_MODES[(override and override.ambient_mode) or channel.ambient_mode]
     if Intent.STATUS in ctx.intents:
         reason = "status_broadcast"
         if mode is MAILBOX:

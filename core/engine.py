@@ -139,7 +139,7 @@ class Engine:
         intents = (
             self.classifier.classify(resolved.text) if resolved.kind in _TEXT_KINDS else frozenset()
         )
-        ctx = Context(self.workspace, state, intents, self.glyphs, now)
+        ctx = Context.build(resolved, self.workspace, state, intents, self.glyphs, now)
         decisions = await self._decide(resolved, audience, ctx)
         emissions: list[Emission] = []
         if resolved.kind is EventKind.EDIT and target is not None:

@@ -60,9 +60,8 @@ CREATE TABLE IF NOT EXISTS deliveries (
     disposition TEXT,
     disposition_reason TEXT,
     disposed_at TEXT,
-    PRIMARY KEY (event_id, agent)
-);
-CREATE INDEX IF NOT EXISTS deliveries_by_agent ON deliveries (agent, seq);
+    PRIMARY KEY (seq, agent)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS claims (
     item TEXT PRIMARY KEY,
     agent TEXT NOT NULL,
@@ -93,6 +92,10 @@ CREATE TABLE IF NOT EXISTS quarantine (
     payload TEXT NOT NULL
 );
 """
+
+# Deliveries are keyed by the event's ledger seq (an integer key keeps inserts cheap); a
+# lookup by event id goes through the events table's unique index.
+_SEQ_OF = "(SELECT seq FROM events WHERE id = ?)"
 
 _DELIVERY_COLUMNS = (
     "event_id, agent, seq, directedness, policy, mode, reason, priority, deadline_ms, "
@@ -254,13 +257,13 @@ class SQLiteStore:
         )
 
     async def decided_agents(self, event_id: str) -> set[str]:
-        rows = self.db.execute("SELECT agent FROM deliveries WHERE event_id = ?", (event_id,))
+        rows = self.db.execute(f"SELECT agent FROM deliveries WHERE seq = {_SEQ_OF}", (event_id,))
         return {str(row[0]) for row in rows}
 
     async def deliveries(self, event_id: str) -> list[StoredDelivery]:
         rows = self.db.execute(
             f"SELECT {_DELIVERY_COLUMNS}, status, attempt, disposition FROM deliveries "
-            "WHERE event_id = ? ORDER BY agent",
+            f"WHERE seq = {_SEQ_OF} ORDER BY agent",
             (event_id,),
         ).fetchall()
         return [_delivery(row) for row in rows]
@@ -270,7 +273,7 @@ class SQLiteStore:
     ) -> bool:
         cursor = self.db.execute(
             "UPDATE deliveries SET disposition = ?, disposition_reason = ?, disposed_at = ? "
-            "WHERE event_id = ? AND agent = ?",
+            f"WHERE seq = {_SEQ_OF} AND agent = ?",
             (disposition.value, reason, at, event_id, agent),
         )
         return cursor.rowcount == 1
@@ -278,7 +281,7 @@ class SQLiteStore:
     async def mark_delivered(self, event_id: str, agent: str, attempt: int) -> None:
         self.db.execute(
             "UPDATE deliveries SET status = 'delivered', attempt = ? "
-            "WHERE event_id = ? AND agent = ?",
+            f"WHERE seq = {_SEQ_OF} AND agent = ?",
             (attempt, event_id, agent),
         )
 

@@ -23,6 +23,19 @@ _OPEN = frozenset({Policy.MUST_RESPOND})
 _ANSWERED = frozenset({Disposition.RESPONDED, Disposition.ACKNOWLEDGED})
 
 
+_REACTIONS = (EventKind.REACTION_ADDED, EventKind.REACTION_REMOVED)
+
+
+def _reaction_key(event: ChatEvent) -> tuple[str, ...]:
+    return (
+        event.platform,
+        event.conversation.id,
+        event.message_id or "",
+        event.author.id,
+        event.reaction or "",
+    )
+
+
 def message_key(platform: str, conversation_id: str, message_id: str) -> str:
     """The key of a native message: platform, channel and native id (a Slack ts is per channel)."""
     return f"{platform}:{conversation_id}:{message_id}"
@@ -80,6 +93,7 @@ class State:
     turns: dict[tuple[str, str], deque[datetime]] = field(default_factory=dict)
     claims: dict[str, tuple[str, datetime]] = field(default_factory=dict)
     obligations: dict[tuple[str, str], bool] = field(default_factory=dict)
+    reactions: dict[tuple[str, ...], tuple[bool, int]] = field(default_factory=dict)
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -98,9 +112,29 @@ class State:
         agent = self.workspace.agent_for(event.platform, author.id)
         if agent is not None and author.kind is not AuthorKind.AGENT:
             author = replace(author, kind=AuthorKind.AGENT)
-        if conversation is event.conversation and author is event.author:
+        event_id = event.event_id
+        if event.kind in _REACTIONS:
+            generation = self._reaction_generation(event)
+            if generation > 1:
+                event_id = f"{event_id}#{generation}"
+        if (
+            conversation is event.conversation
+            and author is event.author
+            and event_id is event.event_id
+        ):
             return event
-        return replace(event, conversation=conversation, author=author)
+        return replace(event, event_id=event_id, conversation=conversation, author=author)
+
+    def _reaction_generation(self, event: ChatEvent) -> int:
+        """Which add/remove cycle of one person's emoji on one message this event belongs to.
+
+        Discord gives reactions no time, so adding, removing and adding the same emoji again
+        would reuse one id; the second add is generation 2 (`…#2`) instead of a duplicate.
+        Copies of one change from several connections fall into the same generation."""
+        present, generation = self.reactions.get(_reaction_key(event), (False, 0))
+        if event.kind is EventKind.REACTION_ADDED and not present:
+            return generation + 1
+        return max(generation, 1)
 
     def target(self, event: ChatEvent) -> MessageRecord | None:
         """The message an edit, delete or reaction is about (or the message itself)."""
@@ -171,6 +205,11 @@ class State:
                     scope.add(agent)
                 else:
                     scope.discard(agent)
+        elif kind in _REACTIONS:
+            key = _reaction_key(event)
+            present, generation = self.reactions.get(key, (False, 0))
+            adding = kind is EventKind.REACTION_ADDED
+            self.reactions[key] = (adding, generation + 1 if adding and not present else generation)
         elif kind is EventKind.THREAD_CREATED:
             self.thread_channels[event.conversation.id] = event.conversation
             record = self.threads.setdefault(event.conversation.key, ThreadRecord())

@@ -304,3 +304,32 @@ def test_slack_connect_users_cannot_trigger_agents_by_default() -> None:
         "must_not_respond",
         "external_author",
     )
+
+
+def test_a_discord_reaction_added_again_after_removal_is_a_new_event() -> None:
+    from builders import D_HUMAN, D_LEAD, discord_dispatch, discord_message
+
+    def reaction(name: str) -> dict[str, Any]:
+        return discord_dispatch(
+            name,
+            {
+                "user_id": D_HUMAN,
+                "channel_id": "820000000000000001",
+                "guild_id": "800000000000000001",
+                "message_id": "830000000000000001",
+                "message_author_id": D_LEAD,
+                "emoji": {"id": None, "name": "👍"},
+            },
+        )
+
+    posted = discord_message("830000000000000001", "deploy now?", author=D_LEAD, bot=True)
+    lines = [line(at(1), "discord", posted, a) for a in AGENTS]
+    for n, name in enumerate(
+        ["MESSAGE_REACTION_ADD", "MESSAGE_REACTION_REMOVE", "MESSAGE_REACTION_ADD"]
+    ):
+        lines += [line(at(2 + n), "discord", reaction(name), a) for a in AGENTS]
+    records, stats, _ = run(lines)
+    assert (stats.events, stats.duplicates) == (4, 8)
+    ids = [p["eventId"] for p in delivered(records)["lead"][1:]]
+    base = "discord:830000000000000001"
+    assert ids == [f"{base}+{D_HUMAN}:👍", f"{base}-{D_HUMAN}:👍", f"{base}+{D_HUMAN}:👍#2"]
