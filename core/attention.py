@@ -115,10 +115,11 @@ class Context:
 
 @dataclass(frozen=True, slots=True)
 class Assessment:
-    """A decision, plus the agents among whom one responder must be selected (if any)."""
+    """A decision, and whether this agent is a candidate in choosing the event's one responder
+    (a role mention, a group DM or a `select` broadcast)."""
 
     decision: Decision
-    pool: tuple[str, ...] = ()
+    candidate: bool = False
 
 
 def assess(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
@@ -148,7 +149,7 @@ def _plain(
 
 
 def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
-    ws, state = ctx.workspace, ctx.state
+    ws = ctx.workspace
     author_agent = ctx.author_agent
     author_kind = event.author.kind
     if author_kind is _BOT and author_agent is None and not ws.trusted_bot(event.author.id):
@@ -195,14 +196,11 @@ def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
             return _directed(event, agent, "direct_thread_question", ctx)
     my_roles = tuple(r for r in ctx.roles_named if agent in ws.agents_by_role.get(r, ()))
     if my_roles:
-        pool = _visible(ws.agents_by_role, my_roles, agent, event, state)
-        return _pooled(event, agent, "role_mention", pool)
+        return _candidate(event, agent, "role_mention")
     if kind is _DM and conversation.group:
-        pool = tuple(a for a in ws.agent_ids if state.can_see(a, conversation))
-        return _pooled(event, agent, "group_dm", pool)
+        return _candidate(event, agent, "group_dm")
     if mentions.broadcast and ctx.channel.broadcast == "select":
-        pool = tuple(a for a in ws.agent_ids if state.can_see(a, conversation))
-        return _pooled(event, agent, "broadcast", pool)
+        return _candidate(event, agent, "broadcast")
     if in_thread and not elsewhere:
         if holder is not None and holder != agent:
             decision = Decision(
@@ -237,21 +235,9 @@ def _binds(ws: Workspace, platform: str, group: str, agent: str) -> bool:
     return any(agent in ws.agents_by_role.get(r, ()) for r in ws.roles_named(platform, (group,)))
 
 
-def _visible(
-    by_role: Mapping[str, Sequence[str]],
-    roles: Sequence[str],
-    agent: str,
-    event: ChatEvent,
-    state: State,
-) -> tuple[str, ...]:
-    wanted = {a for role in roles for a in by_role.get(role, ())}
-    ordered = [a for a in state.workspace.agent_ids if a in wanted]
-    return tuple(a for a in ordered if a == agent or state.can_see(a, event.conversation))
-
-
-def _pooled(event: ChatEvent, agent: str, reason: str, pool: tuple[str, ...]) -> Assessment:
+def _candidate(event: ChatEvent, agent: str, reason: str) -> Assessment:
     decision = Decision(event.event_id, agent, TO_MY_ROLE, MAY, NOTIFY, reason)
-    return Assessment(decision, pool or (agent,))
+    return Assessment(decision, candidate=True)
 
 
 def _directed(event: ChatEvent, agent: str, reason: str, ctx: Context) -> Assessment:
@@ -343,7 +329,7 @@ def constrain(assessment: Assessment, event: ChatEvent, agent: str, ctx: Context
         used = state.open_turns(agent, event.author.id, ctx.now, timedelta(seconds=budget.window_s))
         if used >= budget.turns:
             decision = replace(decision, mode=MAILBOX, reason="over_budget")
-    return Assessment(decision, assessment.pool)
+    return Assessment(decision, assessment.candidate)
 
 
 def _quiet(decision: Decision, mode: InjectionMode, reason: str) -> Decision:

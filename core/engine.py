@@ -190,11 +190,12 @@ class Engine:
         assessed = {
             agent: constrain(assess(event, agent, ctx), event, agent, ctx) for agent in audience
         }
-        pools = {agent: a.pool for agent, a in assessed.items() if a.pool}
+        # Only agents still free to answer after the constraints compete for the claim.
+        candidates = [agent for agent, a in assessed.items() if a.candidate]
         decisions = {agent: a.decision for agent, a in assessed.items()}
-        if pools:
-            holder = await self._holder(event, pools, ctx)
-            for agent in pools:
+        if candidates:
+            holder = await self._holder(event, candidates, ctx)
+            for agent in candidates:
                 decision = decisions[agent]
                 if agent == holder:
                     decisions[agent] = replace(
@@ -209,17 +210,14 @@ class Engine:
                     )
         return [decisions[agent] for agent in audience]
 
-    async def _holder(
-        self, event: ChatEvent, pools: dict[str, tuple[str, ...]], ctx: Context
-    ) -> str:
+    async def _holder(self, event: ChatEvent, candidates: list[str], ctx: Context) -> str:
         """The agent holding the event's claim, selecting and claiming one if nobody does."""
         held = self.state.claim_holder(event.event_id, ctx.now)
         if held is not None:
             return held
-        candidates = {agent for pool in pools.values() for agent in pool}
         settings = self.workspace.settings
         chosen = select_responder(
-            sorted(candidates), self.state.busy, settings.selection, self.workspace.agent_ids
+            candidates, self.state.busy, settings.selection, self.workspace.agent_ids
         )
         result = await self.store.claim(event.event_id, chosen, ctx.now, settings.claim_ttl_ms)
         self.state.note_claim(event.event_id, result.holder, result.expires_at)

@@ -333,3 +333,16 @@ def test_a_discord_reaction_added_again_after_removal_is_a_new_event() -> None:
     ids = [p["eventId"] for p in delivered(records)["lead"][1:]]
     base = "discord:830000000000000001"
     assert ids == [f"{base}+{D_HUMAN}:👍", f"{base}-{D_HUMAN}:👍", f"{base}+{D_HUMAN}:👍#2"]
+
+
+def test_a_role_mention_never_selects_an_agent_that_cannot_answer_there() -> None:
+    # worker-1 is first in manifest order but was asked to leave, so worker-2 must be chosen.
+    lines = joined() + [
+        say(1, f"<@{W1}> please leave this channel"),
+        say(60, "<!subteam^S0BACK> who can look at the failing build?"),
+    ]
+    records, _, _ = run(lines)
+    found = delivered(records)
+    assert found["worker-1"][-1]["attention"]["reason"] == "left_conversation"
+    assert axes(found["worker-2"][-1]) == ("to_my_role", "may_respond", "buffered")
+    assert found["worker-2"][-1]["attention"]["claimedBy"] == "agent:worker-2"
