@@ -72,7 +72,6 @@ class Engine:
         self.glyphs = glyphs or glyph_map(manifest.signals)
         self.compact = compact
         self.state = State(workspace)
-        self._first = False
 
     async def rebuild(self) -> int:
         """Fold the whole ledger into a fresh state (after a restart); returns events read."""
@@ -99,10 +98,10 @@ class Engine:
         """Make one event durable and decide it; returns what to send once the caller commits."""
         if event.kind is EventKind.TYPING:
             return Outcome("transient", self._typing(event, via))
-        emissions = await self._ingest(event, via)
-        return Outcome("new" if self._first else "repeat", emissions)
+        first, emissions = await self._ingest(event, via)
+        return Outcome("new" if first else "repeat", emissions)
 
-    async def _ingest(self, event: ChatEvent, via: str | None) -> list[Emission]:
+    async def _ingest(self, event: ChatEvent, via: str | None) -> tuple[bool, list[Emission]]:
         now = self.clock.now()
         stamp = format_time(now)
         state = self.state
@@ -115,7 +114,7 @@ class Engine:
             event_to_data(resolved),
             stamp,
         )
-        first = self._first = seq is not None
+        first = seq is not None
         for agent in receivers:
             await self.store.add_receipt(resolved.event_id, agent)
         state.note_vias(resolved, receivers)
@@ -125,10 +124,10 @@ class Engine:
         else:
             decided = set()
         if resolved.kind is EventKind.DELETE:
-            return await self._delete(resolved, first)
+            return first, await self._delete(resolved, first)
         target = state.target(resolved)
         if resolved.kind is EventKind.EDIT and target is not None and target.deleted:
-            return []
+            return first, []
         # A repeat is decided only for agents whose own connection is new to it: visibility
         # through membership was settled when the event first arrived.
         audience = (
@@ -156,7 +155,7 @@ class Engine:
             emissions.extend(await self._signals(resolved, decision, stamp))
         emissions.extend(await self._escalations(resolved, decisions, stamp))
         state.apply(resolved, decisions, first=first)
-        return emissions
+        return first, emissions
 
     def _receivers(self, event: ChatEvent, via: str | None) -> list[str]:
         """The agents whose own connections received this payload."""

@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import irc_replay
-from irc_replay import (
+from irc_convert import (
     IrcRecord,
     build_manifest,
     choose_agents,
