@@ -12,7 +12,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from functools import lru_cache
+from typing import Any, cast
 
 from adapters.slack.types import (
     AppMentionEvent,
@@ -62,12 +63,20 @@ __all__ = [
 PLATFORM = "slack"
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_TS = re.compile(r"(\d+)(?:\.(\d{1,6})\d*)?")
+_MICROSECOND = timedelta(microseconds=1)
+_NO_MENTIONS = Mentions()
+# Reading an enum member off its class costs a lookup on every use; the hot path reads this.
+_MESSAGE = EventKind.MESSAGE
 _MENTION = re.compile(
     r"<(?:@(?P<user>[UW][A-Z0-9]+)"
     r"|!subteam\^(?P<role>[A-Z0-9]+)"
     r"|!(?P<broadcast>here|channel|everyone))"
     r"(?:\|[^>]*)?>"
+)
+# Fields an everyday plain message lacks: with any of them present (a hidden or a bot's message,
+# an author profile, Slack Connect teams) it takes the general path, `parse_message`.
+_NOT_IN_A_PLAIN_MESSAGE = frozenset(
+    ("hidden", "bot_id", "user_profile", "bot_profile", "username", "user_team", "source_team")
 )
 # `channel_type` of message events; member events use one letter (`C`, `G`) and reactions may
 # omit it, and those fall back to the channel id prefix.
@@ -100,9 +109,16 @@ def normalise(body: Mapping[str, Any]) -> ChatEvent | None:
     `app_rate_limited`), for event types and message subtypes that are not handled, for hidden
     messages, for `message_changed` that is no edit (unfurls), and for reactions on non-messages.
     Raises `PayloadError` when a handled event lacks a field it needs or has a wrong type.
+
+    Events are dispatched on `type` through `EVENT_PARSERS`, except that a plain `message` (no
+    subtype), by far the most common event, goes straight to `_parse_plain_message`, which
+    gives the same result as `parse_message` would.
     """
     if body.get("type") != "event_callback":
         return None
+    event = body.get("event")
+    if type(event) is dict and event.get("type") == "message" and event.get("subtype") is None:
+        return _parse_plain_message(body, event)
     event = _mapping(body, "event", "event")
     parser = EVENT_PARSERS.get(_optional_str(event, "type", "event.type") or "")
     if parser is None:
@@ -116,17 +132,9 @@ def extract_mentions(text: str) -> Mentions:
     `<@U123>`/`<@U123|name>` (and `W` ids) are users, `<!subteam^S123>` user groups (roles),
     `<!here>`, `<!channel>`, `<!everyone>` broadcasts; labels after `|` are ignored.
     """
-    users: dict[str, None] = {}
-    roles: dict[str, None] = {}
-    broadcast: dict[Broadcast, None] = {}
-    for match in _MENTION.finditer(text):
-        if user := match.group("user"):
-            users[user] = None
-        elif role := match.group("role"):
-            roles[role] = None
-        else:
-            broadcast[Broadcast(match.group("broadcast"))] = None
-    return Mentions(users=tuple(users), roles=tuple(roles), broadcast=tuple(broadcast))
+    if "<" not in text:  # no markup at all, so no mentions: skip the regex
+        return _NO_MENTIONS
+    return _collect_mentions(tuple(_MENTION.findall(text)))
 
 
 def to_envelope(body: EventCallbackBody | Mapping[str, Any]) -> Envelope:
@@ -166,16 +174,18 @@ def extract_bot_user_id(body: EventCallbackBody | Mapping[str, Any]) -> str | No
 def to_datetime(ts: str, field: str) -> datetime:
     """A Slack `ts` (`"1712345678.000200"`) as a UTC datetime, exact to the microsecond.
 
-    Raises `PayloadError` naming `field` when `ts` is not a Slack timestamp.
+    A timestamp is decimal digits, optionally followed by `.` and at least one more digit;
+    digits past the sixth after the point are dropped. Raises `PayloadError` naming `field` when
+    `ts` is not a Slack timestamp.
     """
-    match = _TS.fullmatch(ts)
-    if match is None:
+    seconds, point, fraction = ts.partition(".")
+    # `str.isdecimal` is exactly the regex `\d` (Unicode category Nd), which `int` accepts.
+    if not seconds.isdecimal() or (point and not fraction.isdecimal()):
         raise PayloadError(
             f"Slack payload field '{field}' is not a timestamp: {ts!r}", details={"field": field}
         )
-    seconds, fraction = match.groups()
-    micros = int((fraction or "").ljust(6, "0"))
-    return _EPOCH + timedelta(seconds=int(seconds), microseconds=micros)
+    # In whole microseconds: the seconds, then the fraction cut or padded to six digits.
+    return _EPOCH + _MICROSECOND * int(seconds + fraction[:6].ljust(6, "0"))
 
 
 def to_conversation(
@@ -187,12 +197,7 @@ def to_conversation(
     channel that makes it a THREAD, in a DM it stays a DM (Slack DMs have threads too).
     """
     thread_id = thread_ts if thread_ts is not None and thread_ts != ts else None
-    kind, group = _CHANNEL_TYPES.get(channel_type or "", (None, False))
-    if kind is None:
-        kind = ConversationKind.DM if channel.startswith("D") else ConversationKind.CHANNEL
-    if kind is ConversationKind.CHANNEL and thread_id is not None:
-        kind = ConversationKind.THREAD
-    return Conversation(id=channel, kind=kind, thread_id=thread_id, group=group)
+    return _conversation(channel, channel_type, thread_id)
 
 
 def to_author(message: MessageEvent | Mapping[str, Any], team: str, path: str) -> Author:
@@ -209,23 +214,28 @@ def to_author(message: MessageEvent | Mapping[str, Any], team: str, path: str) -
             details={"field": f"{path}.user"},
         )
     is_bot = bool(bot_id) or message.get("subtype") == "bot_message"
-    return Author(
-        id=author_id,
-        kind=AuthorKind.BOT if is_bot else AuthorKind.HUMAN,
-        display_name=_extract_display_name(message, path),
-        external=is_external(message, team, path),
+    return _author(
+        author_id,
+        is_bot,
+        _extract_display_name(message, path),
+        is_external(message, team, path),
     )
 
 
 def is_external(message: MessageEvent | Mapping[str, Any], team: str, path: str) -> bool:
     """Whether the author belongs to another organisation (Slack Connect).
 
-    True when `user_team` or `source_team` is present and is not the receiving team.
+    True when `user_team` or `source_team` is present and is not the receiving team; the
+    first one that is decides, and a later one is not read.
     """
-    return any(
-        _optional_str(message, key, f"{path}.{key}") not in (None, team)
-        for key in ("user_team", "source_team")
-    )
+    for key in ("user_team", "source_team"):
+        value = message.get(key)
+        if value is None or value == team:
+            continue
+        if not isinstance(value, str):
+            raise _wrong_type(f"{path}.{key}", value, "string")
+        return True
+    return False
 
 
 def parse_message(envelope: Envelope, event: MessageEvent) -> ChatEvent | None:
@@ -267,7 +277,7 @@ def parse_message_changed(envelope: Envelope, event: MessageChangedEvent) -> Cha
     edited_ts = _str(edited, "ts", "event.message.edited.ts")
     thread_ts = _optional_str(message, "thread_ts", "event.message.thread_ts")
     return ChatEvent(
-        event_id=f"{_message_event_id(envelope, channel, ts)}~{edited_ts}",
+        event_id=f"{_message_event_id(envelope.team, channel, ts)}~{edited_ts}",
         kind=EventKind.EDIT,
         platform=PLATFORM,
         workspace_id=envelope.team,
@@ -302,7 +312,7 @@ def parse_message_deleted(envelope: Envelope, event: MessageDeletedEvent) -> Cha
         thread_ts = _optional_str(previous, "thread_ts", f"{path}.thread_ts")
         subtype = _optional_str(previous, "subtype", f"{path}.subtype")
     return ChatEvent(
-        event_id=f"{_message_event_id(envelope, channel, deleted_ts)}~deleted",
+        event_id=f"{_message_event_id(envelope.team, channel, deleted_ts)}~deleted",
         kind=EventKind.DELETE,
         platform=PLATFORM,
         workspace_id=envelope.team,
@@ -358,13 +368,70 @@ MESSAGE_PARSERS: Mapping[str | None, Parser] = {
 }
 
 
+def _parse_plain_message(body: Mapping[str, Any], event: Mapping[str, Any]) -> ChatEvent | None:
+    """`parse_message(to_envelope(body), event)` for a plain message (no subtype), in one pass.
+
+    Reads each field it needs once and checks them all together. An event out of the everyday
+    shape (a field missing or of the wrong type, no `team_id`, any of `_NOT_IN_A_PLAIN_MESSAGE`)
+    goes to the general path instead, which builds the same event or raises the `PayloadError`
+    naming the field. The two checks left to helpers here, `authorizations` and then the `ts`
+    format, come in the same order as in the general path, so the first problem found in a
+    body is the same whichever path it takes.
+    """
+    team = body.get("team_id")
+    event_time = body.get("event_time")
+    delivery_id = body.get("event_id")
+    channel = event.get("channel")
+    ts = event.get("ts")
+    user = event.get("user")
+    text = event.get("text")
+    thread_ts = event.get("thread_ts")
+    channel_type = event.get("channel_type")
+    files = event.get("files")
+    if not (
+        type(team) is str
+        and team
+        and (event_time is None or type(event_time) is int)
+        and (delivery_id is None or type(delivery_id) is str)
+        and type(channel) is str
+        and channel
+        and type(ts) is str
+        and ts
+        and type(user) is str
+        and user
+        and (text is None or type(text) is str)
+        and (thread_ts is None or type(thread_ts) is str)
+        and (channel_type is None or type(channel_type) is str)
+        and (files is None or type(files) is list)
+        and _NOT_IN_A_PLAIN_MESSAGE.isdisjoint(event)
+    ):
+        return parse_message(to_envelope(body), cast(MessageEvent, event))
+    bot_user_id = extract_bot_user_id(body)
+    text = text or ""
+    return ChatEvent(
+        event_id=f"slack:{team}:{channel}:{ts}",  # `_message_event_id`, inlined
+        kind=_MESSAGE,
+        platform=PLATFORM,
+        workspace_id=team,
+        conversation=_conversation(channel, channel_type, None if thread_ts == ts else thread_ts),
+        author=_person(user),
+        created_at=to_datetime(ts, "event.ts"),
+        message_id=ts,
+        text=text,
+        mentions=extract_mentions(text),
+        files=len(files) if files else 0,
+        bot_user_id=bot_user_id,
+        delivery_id=delivery_id,
+    )
+
+
 def _to_message(envelope: Envelope, event: MessageEvent | AppMentionEvent) -> ChatEvent:
     channel = _str(event, "channel", "event.channel")
     ts = _str(event, "ts", "event.ts")
     text = _optional_str(event, "text", "event.text") or ""
     thread_ts = _optional_str(event, "thread_ts", "event.thread_ts")
     return ChatEvent(
-        event_id=_message_event_id(envelope, channel, ts),
+        event_id=_message_event_id(envelope.team, channel, ts),
         kind=EventKind.MESSAGE,
         platform=PLATFORM,
         workspace_id=envelope.team,
@@ -392,7 +459,7 @@ def _to_reaction(
     user = _str(event, "user", "event.user")
     reaction = _str(event, "reaction", "event.reaction")
     event_ts = _event_ts(envelope, event)
-    message_event_id = _message_event_id(envelope, channel, item_ts)
+    message_event_id = _message_event_id(envelope.team, channel, item_ts)
     return ChatEvent(
         event_id=f"{message_event_id}{sign}{user}:{reaction}@{event_ts}",
         kind=kind,
@@ -429,8 +496,48 @@ def _to_membership(
     )
 
 
-def _message_event_id(envelope: Envelope, channel: str, ts: str) -> str:
-    return f"slack:{envelope.team}:{channel}:{ts}"
+def _message_event_id(team: str, channel: str, ts: str) -> str:
+    return f"slack:{team}:{channel}:{ts}"
+
+
+# Conversations, authors and mention sets repeat from event to event and are immutable, so each
+# distinct one is built once and shared; the caches are bounded, and a rebuilt one compares equal.
+@lru_cache(maxsize=4096)
+def _conversation(channel: str, channel_type: str | None, thread_id: str | None) -> Conversation:
+    kind, group = _CHANNEL_TYPES.get(channel_type or "", (None, False))
+    if kind is None:
+        kind = ConversationKind.DM if channel.startswith("D") else ConversationKind.CHANNEL
+    if kind is ConversationKind.CHANNEL and thread_id is not None:
+        kind = ConversationKind.THREAD
+    return Conversation(id=channel, kind=kind, thread_id=thread_id, group=group)
+
+
+@lru_cache(maxsize=4096)
+def _author(id_: str, bot: bool, display_name: str | None, external: bool) -> Author:
+    kind = AuthorKind.BOT if bot else AuthorKind.HUMAN
+    return Author(id=id_, kind=kind, display_name=display_name, external=external)
+
+
+@lru_cache(maxsize=4096)
+def _person(user: str) -> Author:
+    """The author of a plain message: a person of the receiving team, with no display name."""
+    return Author(id=user)
+
+
+@lru_cache(maxsize=4096)
+def _collect_mentions(matches: tuple[tuple[str, str, str], ...]) -> Mentions:
+    """The mentions in the `(user, role, broadcast)` groups of `_MENTION` matches, each once."""
+    users: dict[str, None] = {}
+    roles: dict[str, None] = {}
+    broadcast: dict[Broadcast, None] = {}
+    for user, role, everyone in matches:
+        if user:
+            users[user] = None
+        elif role:
+            roles[role] = None
+        else:
+            broadcast[Broadcast(everyone)] = None
+    return Mentions(users=tuple(users), roles=tuple(roles), broadcast=tuple(broadcast))
 
 
 def _channel_type(event: Mapping[str, Any]) -> str | None:
@@ -448,6 +555,12 @@ def _event_ts(envelope: Envelope, event: Mapping[str, Any]) -> str:
 
 
 def _extract_display_name(message: Mapping[str, Any], path: str) -> str | None:
+    if (
+        message.get("user_profile") is None
+        and message.get("bot_profile") is None
+        and message.get("username") is None
+    ):
+        return None  # the usual case: nothing that could name the author
     profile = _optional_mapping(message, "user_profile", f"{path}.user_profile") or {}
     bot = _optional_mapping(message, "bot_profile", f"{path}.bot_profile") or {}
     candidates = (
@@ -482,7 +595,8 @@ def _mapping(obj: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
 
 def _optional_mapping(obj: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any] | None:
     value = obj.get(key)
-    if value is not None and not isinstance(value, Mapping):
+    # `type(...) is dict` first: it is the usual case, and far cheaper than the ABC check.
+    if value is not None and type(value) is not dict and not isinstance(value, Mapping):
         raise _wrong_type(path, value, "object")
     return value
 

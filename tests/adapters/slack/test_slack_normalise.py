@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from adapters.slack import extract_mentions, normalise
+from adapters.slack.normalise import parse_message, to_envelope
 from core.errors import PayloadError
 from core.events import (
     Author,
@@ -383,3 +384,48 @@ def test_the_workspace_falls_back_to_the_event_team() -> None:
     body = load("message_channel")
     del body["team_id"]
     assert normalise(body) == message()
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"thread_ts": "1712345600.000100"},
+        {"thread_ts": "1712345678.000200"},
+        {"channel": "D111", "channel_type": "im"},
+        {"channel": "G111", "channel_type": "mpim"},
+        {"files": [{"id": "F111"}]},
+        {"text": None},
+        {"text": "<#C111|general> <!here>"},
+        {"ts": "1712345678.5"},
+        {"user_team": "T111", "source_team": "T111"},
+        {"user_profile": {"display_name": "Alice"}},
+        {"bot_id": "B111"},
+    ],
+)
+def test_a_plain_message_normalises_as_the_general_message_parser_does(
+    fields: dict[str, Any],
+) -> None:
+    body = load("message_channel")
+    body["event"].update(fields)
+    assert normalise(body) == parse_message(to_envelope(body), body["event"])
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"authorizations": "U0LEAD", "ts": "yesterday"}, "authorizations"),
+        ({"event_id": 7, "channel": None}, "event_id"),
+        ({"files": "F111", "ts": "yesterday"}, "event.ts"),
+        ({"ts": "12."}, "event.ts"),
+    ],
+)
+def test_a_plain_message_reports_the_first_problem_the_general_parser_would(
+    fields: dict[str, Any], field: str
+) -> None:
+    body = load("message_channel")
+    for key, value in fields.items():
+        (body if key in body else body["event"])[key] = value
+    with pytest.raises(PayloadError) as raised:
+        normalise(body)
+    assert raised.value.details == {"field": field}
