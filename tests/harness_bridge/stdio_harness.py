@@ -1,0 +1,42 @@
+"""A minimal C2A harness over stdio for tests: answers `initialize`, acknowledges nothing else.
+
+Usage: python stdio_harness.py [VERSION ...] (the versions it speaks; default: all).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from core.jsonrpc import PROTOCOL_VERSIONS, Capabilities, ClientInfo
+from harness_bridge.rpc import Connection
+from harness_bridge.session import accept_initialize
+from harness_bridge.transport import StreamTransport
+
+
+async def main(versions: list[str]) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, sys.stdout
+    )
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    connection = Connection(StreamTransport(reader, writer), name="host")
+    accept_initialize(
+        connection,
+        ClientInfo(name="test-harness", version="0.0.1"),
+        Capabilities.model_validate({"delivery": {"ack": True}, "injection": {"buffered": True}}),
+        versions=versions,
+    )
+
+    async def echo(params: dict[str, object] | None) -> object:
+        return params
+
+    connection.on_request("test/echo", echo)
+    connection.start()
+    await connection.closed.wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1:] or list(PROTOCOL_VERSIONS)))
