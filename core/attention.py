@@ -289,28 +289,21 @@ def constrain(assessment: Assessment, event: ChatEvent, agent: str, ctx: Context
         return assessment
     ws, state = ctx.workspace, ctx.state
     conversation = event.conversation
-    channel = ws.channel(conversation.scope).agents.get(agent)
-    active = decision.policy is not MUST_NOT
+    channel = ctx.channel.agents.get(agent) if ctx.channel.agents else None
     if channel is not None and channel.mute and decision.directedness is not TO_ME:
         return Assessment(_quiet(decision, SILENT, "muted"))
-    if (
-        active
-        and decision.reason not in _RECALLED
-        and ((agent, conversation.key) in state.left or (agent, conversation.scope) in state.left)
+    active = decision.policy is not MUST_NOT
+    if not active:
+        # Nothing below loosens a decision, and a must_not_respond cannot get stricter.
+        return assessment
+    if decision.reason not in _RECALLED and (
+        (agent, conversation.key) in state.left or (agent, conversation.scope) in state.left
     ):
         return Assessment(_quiet(decision, MAILBOX, "left_conversation"))
     bot_like = event.author.kind in (AuthorKind.AGENT, AuthorKind.BOT)
-    if active and bot_like and state.streaks.get(conversation.key, 0) >= ws.settings.loop_rounds:
+    if bot_like and state.streaks.get(conversation.key, 0) >= ws.settings.loop_rounds:
         return Assessment(_quiet(decision, MAILBOX, "loop_limit"))
-    if (
-        active
-        and event.author.kind is AuthorKind.HUMAN
-        and decision.directedness
-        in (
-            TO_ME,
-            TO_MY_ROLE,
-        )
-    ):
+    if event.author.kind is AuthorKind.HUMAN and decision.directedness in (TO_ME, TO_MY_ROLE):
         refusal = _refused(event, agent, decision, ws)
         if refusal is not None:
             return Assessment(_quiet(decision, MAILBOX, refusal))
