@@ -18,12 +18,13 @@ from core.clock import Clock, format_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
 from core.decision import Decision, Disposition, InjectionMode, Policy
 from core.envelope import cancelled, deliver, shared_params, typing
+from core.errors import StoreError
 from core.events import AuthorKind, ChatEvent, EventKind
 from core.intent import DEFAULT_RULES, IntentClassifier
 from core.manifest import Workspace
 from core.signals import GlyphMap, Signal, glyph_map
 from core.state import State
-from core.store import ClaimResult, Store
+from core.store import ClaimResult, Store, StoredDelivery
 
 __all__ = ["Emission", "Engine", "Outcome"]
 
@@ -313,6 +314,32 @@ class Engine:
         if agent is not None or event.author.kind is AuthorKind.AGENT:
             return f"agent:{agent}"
         return f"{event.platform}:{event.author.id}"
+
+    # ---- to the harnesses --------------------------------------------------------------------
+
+    async def redeliver(
+        self, delivery: StoredDelivery, attempt: int, *, compact: bool
+    ) -> dict[str, Any]:
+        """The `chat/deliver` request for a stored delivery, rebuilt from the ledger: the same
+        event id and idempotency key as the first time, with this `attempt` number."""
+        entry = await self.store.entry(delivery.seq)
+        if entry is None:
+            raise StoreError(
+                f"delivery {delivery.decision.idempotency_key} names seq {delivery.seq}, "
+                "which the ledger lacks"
+            )
+        event = event_from_data(entry.data)
+        intents = self.classifier.classify(event.text) if event.kind in _TEXT_KINDS else frozenset()
+        shared = shared_params(event, delivery.seq, self.workspace, self.glyphs)
+        return deliver(
+            event,
+            delivery.decision,
+            shared,
+            self.workspace,
+            intents,
+            compact=compact,
+            attempt=attempt,
+        )
 
     # ---- from the agents ---------------------------------------------------------------------
 

@@ -55,13 +55,14 @@ CREATE TABLE IF NOT EXISTS deliveries (
     continues TEXT,
     supersedes TEXT,
     decided_at TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'pending',
+    status TEXT NOT NULL DEFAULT 'pending',  -- pending until the harness acknowledges
     attempt INTEGER NOT NULL DEFAULT 0,
     disposition TEXT,
     disposition_reason TEXT,
     disposed_at TEXT,
     PRIMARY KEY (seq, agent)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries (agent, seq) WHERE status = 'pending';
 CREATE TABLE IF NOT EXISTS claims (
     item TEXT PRIMARY KEY,
     agent TEXT NOT NULL,
@@ -72,7 +73,7 @@ CREATE TABLE IF NOT EXISTS outbox (
     idempotency_key TEXT PRIMARY KEY,
     agent TEXT NOT NULL,
     action TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'pending',
+    status TEXT NOT NULL DEFAULT 'pending',  -- pending until the harness acknowledges
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL
 );
@@ -219,14 +220,7 @@ class SQLiteStore:
             "SELECT seq, id, ts, kind, by, data FROM events WHERE seq > ? ORDER BY seq",
             (since_seq,),
         ):
-            yield LedgerEntry(
-                seq=int(row[0]),
-                id=str(row[1]),
-                ts=str(row[2]),
-                kind=str(row[3]),
-                by=str(row[4]),
-                data=orjson.loads(row[5]),
-            )
+            yield _entry(row)
 
     def _rows(self, sql: str, args: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
         cursor = self.db.execute(sql, args)
@@ -281,6 +275,36 @@ class SQLiteStore:
             (event_id,),
         ).fetchall()
         return [_delivery(row) for row in rows]
+
+    async def mark_failed(self, event_id: str, agent: str, reason: str, at: str) -> None:
+        self._flush()
+        self.db.execute(
+            "UPDATE deliveries SET status = 'failed', disposition = 'failed', "
+            f"disposition_reason = ?, disposed_at = ? WHERE seq = {_SEQ_OF} AND agent = ?",
+            (reason, at, event_id, agent),
+        )
+
+    async def note_attempt(self, event_id: str, agent: str, attempt: int) -> None:
+        self._flush()
+        self.db.execute(
+            f"UPDATE deliveries SET attempt = ? WHERE seq = {_SEQ_OF} AND agent = ?",
+            (attempt, event_id, agent),
+        )
+
+    async def pending(self, agent: str, limit: int = 1000) -> list[StoredDelivery]:
+        self._flush()
+        rows = self.db.execute(
+            f"SELECT {_DELIVERY_COLUMNS}, status, attempt, disposition FROM deliveries "
+            "WHERE agent = ? AND status = 'pending' ORDER BY seq LIMIT ?",
+            (agent, limit),
+        ).fetchall()
+        return [_delivery(row) for row in rows]
+
+    async def entry(self, seq: int) -> LedgerEntry | None:
+        row = self.db.execute(
+            "SELECT seq, id, ts, kind, by, data FROM events WHERE seq = ?", (seq,)
+        ).fetchone()
+        return None if row is None else _entry(row)
 
     async def set_disposition(
         self, event_id: str, agent: str, disposition: Disposition, reason: str, at: str
@@ -356,6 +380,17 @@ class SQLiteStore:
 
 def _dumps(value: Mapping[str, Any]) -> str:
     return orjson.dumps(value).decode()
+
+
+def _entry(row: tuple[Any, ...]) -> LedgerEntry:
+    return LedgerEntry(
+        seq=int(row[0]),
+        id=str(row[1]),
+        ts=str(row[2]),
+        kind=str(row[3]),
+        by=str(row[4]),
+        data=orjson.loads(row[5]),
+    )
 
 
 def _delivery(row: tuple[Any, ...]) -> StoredDelivery:

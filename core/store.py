@@ -97,9 +97,27 @@ class Store(Protocol):
         """Record how a delivery ended; False when there is no such delivery."""
         ...
 
-    async def mark_delivered(self, event_id: str, agent: str, attempt: int) -> None: ...
+    async def mark_delivered(self, event_id: str, agent: str, attempt: int) -> None:
+        """The harness acknowledged the delivery on this attempt."""
+        ...
+
+    async def mark_failed(self, event_id: str, agent: str, reason: str, at: str) -> None:
+        """The harness refused the delivery for good: status `failed`, disposition `failed`."""
+        ...
+
+    async def note_attempt(self, event_id: str, agent: str, attempt: int) -> None:
+        """A delivery attempt is about to be made (so attempts are counted across restarts)."""
+        ...
 
     async def deliveries(self, event_id: str) -> list[StoredDelivery]: ...
+
+    async def pending(self, agent: str, limit: int = 1000) -> list[StoredDelivery]:
+        """The agent's deliveries its harness has not acknowledged, oldest first (by `seq`)."""
+        ...
+
+    async def entry(self, seq: int) -> LedgerEntry | None:
+        """The ledger record with this sequence number."""
+        ...
 
     async def claim(self, item: str, agent: str, now: datetime, ttl_ms: int) -> ClaimResult:
         """Atomically take `item` for `agent` unless another agent holds an unexpired claim."""

@@ -1,0 +1,97 @@
+"""The host's end of delivery: send each agent's pending events to its harness, in order, and
+record each acknowledgement; retry with the same event id and key and a higher `attempt`.
+
+An event counts as delivered only when the harness answers its `chat/deliver` request. Whatever
+is still pending when a harness dies is sent again, from the oldest, when it comes back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from core.clock import format_time
+from core.engine import Engine
+from core.store import StoredDelivery
+from core.wire import METHOD_DELIVER
+from harness_bridge.rpc import Connection, RpcError
+from harness_bridge.session import Session
+
+__all__ = ["Deliverer"]
+
+
+class Deliverer:
+    """Delivers one agent's events over one harness connection."""
+
+    def __init__(
+        self,
+        agent: str,
+        engine: Engine,
+        connection: Connection,
+        session: Session,
+        *,
+        timeout: float = 10.0,
+        attempts: int = 5,
+        backoff: float = 0.5,
+    ) -> None:
+        self.agent = agent
+        self.engine = engine
+        self.connection = connection
+        self.session = session
+        self.timeout = timeout
+        self.attempts = attempts
+        self.backoff = backoff
+        self.sent: list[str] = []
+
+    async def resume(self) -> int:
+        """Send every pending delivery of this agent, oldest first; returns how many were
+        acknowledged. Stops (raising `Closed`) when the harness goes away; what is left stays
+        pending for the next `resume`."""
+        done = 0
+        while batch := await self.engine.store.pending(self.agent):
+            for delivery in batch:
+                await self.send(delivery)
+                done += 1
+        return done
+
+    async def send(self, delivery: StoredDelivery) -> None:
+        """Deliver one event until acknowledged: a timeout is retried with backoff; a refusal
+        (the harness says the request is invalid) is final and recorded as `failed`."""
+        store = self.engine.store
+        decision = delivery.decision
+        decision = replace(decision, mode=self.session.mode_for(decision.mode))
+        attempt = delivery.attempt
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=wait_exponential(multiplier=self.backoff, max=30),
+            retry=retry_if_exception_type(TimeoutError),
+            reraise=True,
+        )
+        try:
+            async for trial in retrying:
+                with trial:
+                    attempt += 1
+                    async with store.transaction():
+                        await store.note_attempt(decision.event_id, self.agent, attempt)
+                    message = await self.engine.redeliver(
+                        replace(delivery, decision=decision), attempt, compact=self.session.compact
+                    )
+                    self.sent.append(decision.event_id)
+                    await self.connection.request(
+                        METHOD_DELIVER,
+                        message["params"],
+                        request_id=message["id"],
+                        timeout=self.timeout,
+                    )
+        except RpcError as exc:
+            await self._failed(delivery, f"refused by the harness: {exc.message}")
+            return
+        async with store.transaction():
+            await store.mark_delivered(decision.event_id, self.agent, attempt)
+
+    async def _failed(self, delivery: StoredDelivery, reason: str) -> None:
+        store = self.engine.store
+        stamp = format_time(self.engine.clock.now())
+        async with store.transaction():
+            await store.mark_failed(delivery.decision.event_id, self.agent, reason, stamp)

@@ -1,0 +1,146 @@
+"""Delivery with acknowledgement over a real stdio harness, through a crash and a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+from builders import LEAD, local_workspace, slack_body, slack_message
+
+from adapters.slack import normalise
+from core.clock import VirtualClock, parse_time
+from core.engine import Engine
+from core.jsonrpc import Capabilities, ClientInfo
+from core.sqlite_store import SQLiteStore
+from harness_bridge.delivery import Deliverer
+from harness_bridge.mailbox import Mailbox, serve_mailbox
+from harness_bridge.rpc import Connection
+from harness_bridge.session import initialize
+from harness_bridge.transport import Closed, MemoryTransport, StreamTransport
+
+ROOT = Path(__file__).resolve().parents[2]
+HARNESS = Path(__file__).with_name("mailbox_harness.py")
+HOST = ClientInfo(name="c2a-host", version="0.1.0")
+EVERYTHING = Capabilities.model_validate(
+    {
+        "delivery": {"ack": True, "redelivery": True, "idempotency": True},
+        "injection": dict.fromkeys(
+            ("immediate", "buffered", "notify", "tool_mailbox", "digest"), True
+        ),
+    }
+)
+EVENTS = 10
+
+
+async def engine_with_dms(store: SQLiteStore) -> tuple[Engine, list[str]]:
+    engine = Engine(local_workspace(), store, VirtualClock(parse_time("2026-01-01T00:00:00Z")))
+    await store.open()
+    ids = []
+    async with store.transaction():
+        for n in range(EVENTS):
+            ts = f"{1767225600 + n}.000100"
+            text = f"<@{LEAD}> question {n}?"
+            event = normalise(
+                slack_body(slack_message(ts, text, channel="D0LEAD", channel_type="im"), via="lead")
+            )
+            assert event is not None
+            await engine.ingest(event)
+            ids.append(event.event_id)
+    return engine, ids
+
+
+async def start_harness(
+    mailbox: Path, *crash_at: str
+) -> tuple[asyncio.subprocess.Process, Connection]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(HARNESS),
+        str(mailbox),
+        *crash_at,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT)},
+    )
+    assert process.stdin is not None and process.stdout is not None
+    connection = Connection(StreamTransport(process.stdout, process.stdin), name="harness")
+    connection.start()
+    return process, connection
+
+
+def test_killing_the_harness_mid_stream_redelivers_exactly_the_unacknowledged_in_order(
+    tmp_path: Path,
+) -> None:
+    mailbox_file = tmp_path / "mailbox.sqlite3"
+
+    async def run() -> tuple[list[str], list[str], list[str]]:
+        store = SQLiteStore(str(tmp_path / "ledger.sqlite3"))
+        engine, ids = await engine_with_dms(store)
+        async with asyncio.timeout(30):
+            process, connection = await start_harness(mailbox_file, "4")
+            session = await initialize(connection, HOST, EVERYTHING)
+            first = Deliverer("lead", engine, connection, session, timeout=5)
+            with pytest.raises(Closed):
+                await first.resume()
+            await process.wait()
+            await connection.close()
+            assert process.returncode == -9
+
+            process, connection = await start_harness(mailbox_file)
+            session = await initialize(connection, HOST, EVERYTHING)
+            second = Deliverer("lead", engine, connection, session, timeout=5)
+            assert await second.resume() == EVENTS - 3
+            await connection.close()
+            await process.wait()
+        await store.close()
+        return ids, first.sent, second.sent
+
+    ids, before, after = asyncio.run(run())
+    assert before == ids[:4]
+    assert after == ids[3:]
+
+    stored = Mailbox(str(mailbox_file)).entries()
+    assert [e.event_id for e in stored] == ids
+    assert [e.attempt for e in stored] == [1] * EVENTS
+
+    with sqlite3.connect(tmp_path / "ledger.sqlite3") as db:
+        rows = db.execute(
+            "SELECT event_id, status, attempt FROM deliveries WHERE agent = 'lead' ORDER BY seq"
+        ).fetchall()
+    assert [r[0] for r in rows] == ids
+    assert {r[1] for r in rows} == {"delivered"}
+    assert [r[2] for r in rows] == [1, 1, 1, 2, 1, 1, 1, 1, 1, 1]
+
+
+def test_a_redelivery_is_acknowledged_but_stored_once() -> None:
+    async def run() -> None:
+        store = SQLiteStore()
+        engine, ids = await engine_with_dms(store)
+        a, b = MemoryTransport.pair()
+        host, harness = Connection(a, name="harness"), Connection(b, name="host")
+        mailbox = Mailbox()
+        serve_mailbox(harness, mailbox)
+        from harness_bridge.session import accept_initialize
+
+        accept_initialize(harness, ClientInfo(name="h", version="0"), EVERYTHING)
+        host.start()
+        harness.start()
+        async with asyncio.timeout(10):
+            session = await initialize(host, HOST, EVERYTHING)
+            message = await engine.redeliver((await store.pending("lead"))[0], 1, compact=False)
+            first = await host.request("chat/deliver", message["params"])
+            again = await host.request("chat/deliver", message["params"])
+            assert (first, again) == (
+                {"accepted": True, "duplicate": False},
+                {"accepted": True, "duplicate": True},
+            )
+            assert [e.event_id for e in mailbox.entries()] == ids[:1]
+            assert session.version == "2026-06-24"
+        await host.close()
+        await harness.close()
+        await store.close()
+
+    asyncio.run(run())
