@@ -1,0 +1,152 @@
+"""Turn assembly: when delivered events become model turns, on the core's clock.
+
+- `buffered`: one person's fragments in one conversation gather into one turn, injected once
+  they stop typing (when the platform says) and have been quiet for the compose window (3 s by
+  default, 2-5 s is sensible), and at the latest 30 s after the first fragment.
+- An edit that arrives before injection replaces the version it supersedes (the model sees
+  only the edited text, once); a fragment deleted or cancelled before injection is dropped,
+  and a turn left empty never happens.
+- `immediate` is a turn at once; it asks to interrupt the running turn when it is urgent or
+  stops work (`preempt`), else it waits for the next tool boundary.
+- `notify` is a turn at once holding only the knock; `tool_mailbox`, `digest` and `silent`
+  start no turn here (digests are built by the host).
+
+The assembler is pure state plus a clock: the caller feeds it deliveries, typing and
+cancellations, and calls `due()` whenever `next_due()` passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from core.clock import Clock, format_time, parse_time
+
+__all__ = ["Assembler", "Turn"]
+
+_PREEMPTING_REASONS = frozenset({"stop", "urgent"})
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A model turn to start: the events it injects (in order), its mode, and whether it
+    should interrupt a turn already running."""
+
+    at: datetime
+    mode: str
+    events: tuple[dict[str, Any], ...]
+    preempt: bool = False
+
+    @property
+    def event_ids(self) -> list[str]:
+        return [e["eventId"] for e in self.events]
+
+    def record(self) -> dict[str, Any]:
+        return {"at": format_time(self.at), "eventIds": self.event_ids, "mode": self.mode}
+
+
+@dataclass(slots=True)
+class _Gathering:
+    first: datetime
+    last: datetime
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Assembler:
+    """Gathers one agent's deliveries into turns."""
+
+    def __init__(self, clock: Clock, *, quiet_ms: int = 3000, merge_ms: int = 30_000) -> None:
+        self.clock = clock
+        self.quiet = timedelta(milliseconds=quiet_ms)
+        self.merge = timedelta(milliseconds=merge_ms)
+        self._gatherings: dict[tuple[str, str, str], _Gathering] = {}
+        self._typing: dict[tuple[str, str], datetime] = {}
+
+    # ---- input -------------------------------------------------------------------------------
+
+    def deliver(self, params: dict[str, Any]) -> list[Turn]:
+        """Take one `chat/deliver`'s params; returns the turns to start right now."""
+        turns = self.due()  # whatever closed before this event arrived goes first
+        mode = params["injection"]["mode"]
+        now = self.clock.now()
+        superseded = params.get("supersedes")
+        if superseded is not None and self._replace(superseded, params):
+            return turns
+        if mode == "buffered":
+            key = _key(params)
+            gathering = self._gatherings.get(key)
+            if gathering is None:
+                self._gatherings[key] = _Gathering(now, now, [params])
+            else:
+                gathering.events.append(params)
+                gathering.last = now
+        elif mode == "immediate":
+            reason = params["attention"]["reason"]
+            urgent = params["attention"].get("priority") == "urgent"
+            turns.append(Turn(now, mode, (params,), urgent or reason in _PREEMPTING_REASONS))
+        elif mode == "notify":
+            turns.append(Turn(now, mode, (params,)))
+        return turns
+
+    def typing(self, conversation: dict[str, Any], author_id: str, until: str) -> None:
+        """`notifications/typing`: hold that person's gathering until `until`."""
+        self._typing[_place(conversation), author_id] = parse_time(until)
+
+    def cancel(self, event_id: str) -> bool:
+        """`notifications/cancelled`: drop a fragment not yet injected; True if one was."""
+        for key, gathering in list(self._gatherings.items()):
+            kept = [e for e in gathering.events if e["eventId"] != event_id]
+            if len(kept) != len(gathering.events):
+                if kept:
+                    gathering.events = kept
+                else:
+                    del self._gatherings[key]
+                return True
+        return False
+
+    # ---- output ------------------------------------------------------------------------------
+
+    def due(self) -> list[Turn]:
+        """Every gathering whose compose window has closed, as turns, oldest first."""
+        now = self.clock.now()
+        ready = [
+            (gathering.first, key)
+            for key, gathering in self._gatherings.items()
+            if now >= self._closes(key, gathering)
+        ]
+        turns = []
+        for _, key in sorted(ready):
+            gathering = self._gatherings.pop(key)
+            turns.append(Turn(now, "buffered", tuple(gathering.events)))
+        return turns
+
+    def next_due(self) -> datetime | None:
+        """When the earliest open gathering closes, if any is open."""
+        closes = [self._closes(key, g) for key, g in self._gatherings.items()]
+        return min(closes) if closes else None
+
+    # ---- inside ------------------------------------------------------------------------------
+
+    def _closes(self, key: tuple[str, str, str], gathering: _Gathering) -> datetime:
+        quiet = max(gathering.last + self.quiet, self._typing.get((key[0], key[1]), gathering.last))
+        return min(quiet, gathering.first + self.merge)
+
+    def _replace(self, superseded: str, params: dict[str, Any]) -> bool:
+        """An edit of a fragment still gathering takes its place; False if it was injected."""
+        for gathering in self._gatherings.values():
+            for index, event in enumerate(gathering.events):
+                if event["eventId"] == superseded:
+                    gathering.events[index] = params
+                    return True
+        return False
+
+
+def _place(conversation: dict[str, Any]) -> str:
+    thread = conversation.get("threadId")
+    return f"{conversation['id']}/{thread}" if thread else str(conversation["id"])
+
+
+def _key(params: dict[str, Any]) -> tuple[str, str, str]:
+    place = _place(params["conversation"])
+    return place, params["author"]["id"], params["conversation"]["kind"]

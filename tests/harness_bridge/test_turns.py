@@ -1,0 +1,123 @@
+"""Turn assembly on a virtual clock: fragments, edits, deletes, typing, preemption, knocks."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from core.clock import VirtualClock, format_time, parse_time
+from harness_bridge.turns import Assembler
+
+START = parse_time("2026-01-01T00:00:00Z")
+
+
+def params(
+    n: int,
+    text: str,
+    *,
+    mode: str = "buffered",
+    author: str = "U0ALICE",
+    supersedes: str | None = None,
+    reason: str = "direct_message",
+    priority: str = "normal",
+) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "eventId": f"slack:T0:D0LEAD:{n}",
+        "conversation": {"id": "D0LEAD", "kind": "dm"},
+        "author": {"id": author, "kind": "human"},
+        "content": [{"type": "text", "text": text}],
+        "attention": {"policy": "must_respond", "reason": reason, "priority": priority},
+        "injection": {"mode": mode, "role": "user"},
+    }
+    if supersedes is not None:
+        event["eventId"] += "~edit"
+        event["supersedes"] = supersedes
+    return event
+
+
+def texts(turn_events: tuple[dict[str, Any], ...]) -> list[str]:
+    return [e["content"][0]["text"] for e in turn_events]
+
+
+def test_the_specs_five_fragments_in_three_seconds_become_one_turn() -> None:
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    lines = ["when someone types", "in", "pieces", "like this", "the agent should wait"]
+    for n, line in enumerate(lines):
+        assert assembler.deliver(params(n, line)) == []
+        clock.advance(timedelta(milliseconds=750))
+    # The last fragment came at 3.0 s; three quiet seconds later the turn starts.
+    clock.set(START + timedelta(seconds=5.9))
+    assert assembler.due() == []
+    clock.set(START + timedelta(seconds=6))
+    (turn,) = assembler.due()
+    assert texts(turn.events) == lines
+    assert turn.event_ids == [f"slack:T0:D0LEAD:{n}" for n in range(5)]
+    assert assembler.due() == [] and assembler.next_due() is None
+
+
+def test_an_edit_before_injection_yields_only_the_edited_text() -> None:
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    assembler.deliver(params(1, "can you chekc the deploy"))
+    clock.advance(timedelta(seconds=1))
+    assembler.deliver(params(1, "can you check the deploy", supersedes="slack:T0:D0LEAD:1"))
+    clock.advance(timedelta(seconds=5))
+    (turn,) = assembler.due()
+    assert texts(turn.events) == ["can you check the deploy"]
+
+
+def test_a_delete_before_injection_yields_no_turn() -> None:
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    assembler.deliver(params(1, "the password is hunter2"))
+    assert assembler.cancel("slack:T0:D0LEAD:1")
+    clock.advance(timedelta(seconds=60))
+    assert assembler.due() == [] and assembler.next_due() is None
+
+
+def test_typing_holds_the_turn_until_the_person_stops() -> None:
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    assembler.deliver(params(1, "so about the deploy"))
+    until = format_time(START + timedelta(seconds=8))
+    assembler.typing({"id": "D0LEAD", "kind": "dm"}, "U0ALICE", until)
+    clock.set(START + timedelta(seconds=4))
+    assert assembler.due() == []
+    clock.set(START + timedelta(seconds=8))
+    assert len(assembler.due()) == 1
+
+
+def test_fragments_merge_for_at_most_thirty_seconds() -> None:
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    turns = []
+    for n in range(20):
+        turns += assembler.deliver(params(n, f"line {n}"))
+        clock.advance(timedelta(seconds=2))
+    assert len(turns) == 1 and len(turns[0].events) == 15
+
+
+def test_two_people_get_two_turns() -> None:
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    assembler.deliver(params(1, "hi", author="U0ALICE"))
+    assembler.deliver(params(2, "hello", author="U0BOB"))
+    clock.advance(timedelta(seconds=5))
+    assert [t.event_ids for t in assembler.due()] == [["slack:T0:D0LEAD:1"], ["slack:T0:D0LEAD:2"]]
+
+
+def test_an_urgent_event_is_a_preempting_turn_at_once() -> None:
+    assembler = Assembler(VirtualClock(START))
+    (turn,) = assembler.deliver(params(1, "prod is down", mode="immediate", priority="urgent"))
+    assert (turn.mode, turn.preempt) == ("immediate", True)
+    (approval,) = assembler.deliver(params(2, "approved", mode="immediate", reason="approval"))
+    assert approval.preempt is False
+
+
+def test_a_knock_is_a_turn_and_the_mailbox_is_not() -> None:
+    assembler = Assembler(VirtualClock(START))
+    (knock,) = assembler.deliver(params(1, "", mode="notify"))
+    assert knock.mode == "notify"
+    assert assembler.deliver(params(2, "chatter", mode="tool_mailbox")) == []
+    assert assembler.deliver(params(3, "own", mode="silent")) == []
