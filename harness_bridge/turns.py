@@ -17,6 +17,7 @@ cancellations, and calls `due()` whenever `next_due()` passes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -108,18 +109,14 @@ class Assembler:
     # ---- output ------------------------------------------------------------------------------
 
     def due(self) -> list[Turn]:
-        """Every gathering whose compose window has closed, as turns, oldest first."""
+        """Every gathering whose compose window has closed, as turns in the order they closed;
+        a turn's `at` is when its window closed, which may be before now."""
         now = self.clock.now()
-        ready = [
-            (gathering.first, key)
-            for key, gathering in self._gatherings.items()
-            if now >= self._closes(key, gathering)
-        ]
-        turns = []
-        for _, key in sorted(ready):
-            gathering = self._gatherings.pop(key)
-            turns.append(Turn(now, "buffered", tuple(gathering.events)))
-        return turns
+        return self._close(lambda closes: closes <= now)
+
+    def flush(self) -> list[Turn]:
+        """Close every gathering as if its window had passed (the end of a replay)."""
+        return self._close(lambda closes: True)
 
     def next_due(self) -> datetime | None:
         """When the earliest open gathering closes, if any is open."""
@@ -127,6 +124,17 @@ class Assembler:
         return min(closes) if closes else None
 
     # ---- inside ------------------------------------------------------------------------------
+
+    def _close(self, closing: Callable[[datetime], bool]) -> list[Turn]:
+        ready = sorted(
+            (closes, gathering.first, key)
+            for key, gathering in self._gatherings.items()
+            if closing(closes := self._closes(key, gathering))
+        )
+        return [
+            Turn(closes, "buffered", tuple(self._gatherings.pop(key).events))
+            for closes, _, key in ready
+        ]
 
     def _closes(self, key: tuple[str, str, str], gathering: _Gathering) -> datetime:
         quiet = max(gathering.last + self.quiet, self._typing.get((key[0], key[1]), gathering.last))

@@ -49,9 +49,10 @@ def test_the_specs_five_fragments_in_three_seconds_become_one_turn() -> None:
     # The last fragment came at 3.0 s; three quiet seconds later the turn starts.
     clock.set(START + timedelta(seconds=5.9))
     assert assembler.due() == []
-    clock.set(START + timedelta(seconds=6))
+    clock.set(START + timedelta(seconds=9))
     (turn,) = assembler.due()
     assert texts(turn.events) == lines
+    assert turn.at == START + timedelta(seconds=6)
     assert turn.event_ids == [f"slack:T0:D0LEAD:{n}" for n in range(5)]
     assert assembler.due() == [] and assembler.next_due() is None
 
@@ -121,3 +122,10 @@ def test_a_knock_is_a_turn_and_the_mailbox_is_not() -> None:
     assert knock.mode == "notify"
     assert assembler.deliver(params(2, "chatter", mode="tool_mailbox")) == []
     assert assembler.deliver(params(3, "own", mode="silent")) == []
+
+
+def test_flush_closes_every_open_gathering() -> None:
+    assembler = Assembler(VirtualClock(START))
+    assembler.deliver(params(1, "one last thing"))
+    (turn,) = assembler.flush()
+    assert turn.at == START + timedelta(seconds=3)
