@@ -17,22 +17,14 @@ from typing import Any, TextIO
 
 import orjson
 
-from adapters.discord import normalise as normalise_discord
-from adapters.slack import normalise as normalise_slack
+from c2a.host import NORMALISERS, redact
 from core.clock import VirtualClock, format_time, parse_time
 from core.engine import Emission, Engine
 from core.errors import C2AError, TraceError
-from core.events import ChatEvent
 from core.manifest import Workspace
 from core.store import Store
 
 __all__ = ["NORMALISERS", "ReplayStats", "TraceRecord", "parse_record", "replay"]
-
-Normaliser = Callable[[Mapping[str, Any]], ChatEvent | None]
-
-NORMALISERS: dict[str, Normaliser] = {"slack": normalise_slack, "discord": normalise_discord}
-
-_SECRET_KEYS = frozenset({"token", "bot_token", "app_token", "authorization", "signing_secret"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,18 +107,6 @@ def redact_text(text: str) -> str:
             text,
         )
     return text
-
-
-def redact(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The payload with secret-looking fields blanked, fit for the quarantine table."""
-    return {
-        key: "[redacted]"
-        if key.lower() in _SECRET_KEYS
-        else redact(value)
-        if isinstance(value, Mapping)
-        else value
-        for key, value in payload.items()
-    }
 
 
 async def replay(
