@@ -15,6 +15,9 @@ def render_pretty(emission: Emission) -> str:
     agent = f"{emission.agent:<12}"
     if emission.kind == "outbound":
         return f"{agent} react {body['signal']} ({body['emoji']}) on {body['eventId']}\n"
+    if emission.kind == "turn":
+        ids = ", ".join(body["eventIds"])
+        return f"{agent} turn ({body['mode']}) at {body['at']}: {ids}\n"
     if emission.kind == "escalation":
         return f"{agent} escalation {body['reason']} in {body['conversation']}\n"
     method = body["method"]

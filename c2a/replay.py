@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
@@ -23,6 +23,9 @@ from core.engine import Emission, Engine
 from core.errors import C2AError, TraceError
 from core.manifest import Workspace
 from core.store import Store
+from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, parse_deliver
+from harness_bridge.prompt import render_turn
+from harness_bridge.turns import Assembler, Turn
 
 __all__ = ["NORMALISERS", "ReplayStats", "TraceRecord", "parse_record", "replay"]
 
@@ -126,6 +129,7 @@ async def replay(
     stats = ReplayStats()
     clock = VirtualClock()
     engine = Engine(workspace, store, clock, compact=compact)
+    turns = TurnRecorder(workspace.agent_ids, clock)
     started = time.perf_counter()
     await store.open()
     try:
@@ -138,13 +142,14 @@ async def replay(
                 continue
             chunk.append((number, line))
             if len(chunk) >= batch:
-                await _run_chunk(engine, clock, chunk, stats, pending, report, source)
+                await _run_chunk(engine, turns, chunk, stats, pending, report, source)
                 out.writelines(write(e) for e in pending)
                 pending.clear()
                 chunk.clear()
         if chunk:
-            await _run_chunk(engine, clock, chunk, stats, pending, report, source)
-            out.writelines(write(e) for e in pending)
+            await _run_chunk(engine, turns, chunk, stats, pending, report, source)
+        pending.extend(turns.flush())
+        out.writelines(write(e) for e in pending)
         out.flush()
     finally:
         await store.close()
@@ -154,7 +159,7 @@ async def replay(
 
 async def _run_chunk(
     engine: Engine,
-    clock: VirtualClock,
+    turns: TurnRecorder,
     chunk: list[tuple[int, str]],
     stats: ReplayStats,
     pending: list[Emission],
@@ -170,7 +175,8 @@ async def _run_chunk(
             except TraceError as exc:
                 await _reject(engine, stats, report, f"{source}:{number}", str(exc), line)
                 continue
-            clock.set(record.at)
+            turns.clock.set(record.at)
+            pending.extend(turns.due())
             where = f"{source}:{number}"
             if record.via is not None and record.via not in engine.workspace.manifest.agents:
                 await _reject(
@@ -187,11 +193,62 @@ async def _run_chunk(
                 stats.ignored += 1
                 continue
             outcome = await engine.ingest(event, record.via)
-            pending.extend(outcome.emissions)
+            pending.extend(turns.feed(outcome.emissions))
             if outcome.status == "new":
                 stats.events += 1
             elif outcome.status == "repeat":
                 stats.duplicates += 1
+
+
+class TurnRecorder:
+    """Runs every agent's turn assembly over what the host sends it, as its harness would,
+    and reports each model turn with its exact prompt (the standing rules open an agent's
+    first turn)."""
+
+    def __init__(self, agents: Sequence[str], clock: VirtualClock) -> None:
+        self.clock = clock
+        self._assemblers = {agent: Assembler(clock) for agent in agents}
+        self._started: set[str] = set()
+
+    def feed(self, emissions: list[Emission]) -> list[Emission]:
+        """The emissions, each followed by the turns it starts."""
+        out: list[Emission] = []
+        for emission in emissions:
+            out.append(emission)
+            if emission.kind != "rpc":
+                continue
+            assembler = self._assemblers[emission.agent]
+            method, params = emission.body["method"], emission.body["params"]
+            if method == METHOD_DELIVER:
+                out.extend(self._records(emission.agent, assembler.deliver(params)))
+            elif method == METHOD_CANCELLED:
+                assembler.cancel(params["eventId"])
+            elif method == METHOD_TYPING:
+                assembler.typing(params["conversation"], params["authorId"], params["until"])
+        return out
+
+    def due(self) -> list[Emission]:
+        return self._each(Assembler.due)
+
+    def flush(self) -> list[Emission]:
+        return self._each(Assembler.flush)
+
+    def _each(self, close: Callable[[Assembler], list[Turn]]) -> list[Emission]:
+        return [
+            record
+            for agent, assembler in self._assemblers.items()
+            for record in self._records(agent, close(assembler))
+        ]
+
+    def _records(self, agent: str, turns: list[Turn]) -> list[Emission]:
+        records = []
+        for turn in turns:
+            prompt = render_turn(
+                [parse_deliver(p) for p in turn.events], with_rules=agent not in self._started
+            )
+            self._started.add(agent)
+            records.append(Emission(agent, "turn", {**turn.record(), "prompt": prompt}))
+        return records
 
 
 async def _reject(
