@@ -343,34 +343,37 @@ class Engine:
 
     # ---- from the agents ---------------------------------------------------------------------
 
-    async def claim(self, agent: str, event: ChatEvent) -> tuple[ClaimResult, list[Emission]]:
+    async def claim(self, agent: str, event_id: str) -> tuple[ClaimResult, list[Emission]]:
         """An agent claims an event; on success the other agents that were offered it are told
         (`claimed_by_other`). Two racing claims give one holder."""
         now = self.clock.now()
-        result = await self.store.claim(
-            event.event_id, agent, now, self.workspace.settings.claim_ttl_ms
-        )
-        self.state.note_claim(event.event_id, result.holder, result.expires_at)
+        result = await self.store.claim(event_id, agent, now, self.workspace.settings.claim_ttl_ms)
+        self.state.note_claim(event_id, result.holder, result.expires_at)
         if not result.granted:
             return result, []
         others = [
-            Emission(d.decision.agent, "rpc", cancelled(event.event_id, "claimed_by_other"))
-            for d in await self.store.deliveries(event.event_id)
+            Emission(d.decision.agent, "rpc", cancelled(event_id, "claimed_by_other"))
+            for d in await self.store.deliveries(event_id)
             if d.decision.agent != agent and d.decision.policy is not Policy.MUST_NOT_RESPOND
         ]
         return result, others
 
     async def dispose(
-        self, agent: str, event: ChatEvent, disposition: Disposition, reason: str = ""
+        self, agent: str, event_id: str, disposition: Disposition, reason: str = ""
     ) -> bool:
         """Record how an agent ended an event; False when the agent never had it."""
         stamp = format_time(self.clock.now())
-        recorded = await self.store.set_disposition(
-            event.event_id, agent, disposition, reason, stamp
-        )
-        if recorded:
-            self.state.note_disposition(self.state.resolve(event), agent, disposition)
+        recorded = await self.store.set_disposition(event_id, agent, disposition, reason, stamp)
+        event = await self.event(event_id) if recorded else None
+        if event is not None:
+            self.state.note_disposition(event, agent, disposition)
         return recorded
+
+    async def event(self, event_id: str) -> ChatEvent | None:
+        """An event as the ledger holds it (tombstoned text stays erased)."""
+        seq = await self.store.sequence_of(event_id)
+        entry = await self.store.entry(seq) if seq is not None else None
+        return event_from_data(entry.data) if entry is not None else None
 
 
 def _rules_for(workspace: Workspace) -> IntentClassifier:

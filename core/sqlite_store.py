@@ -34,8 +34,11 @@ CREATE TABLE IF NOT EXISTS events (
     ts TEXT NOT NULL,
     kind TEXT NOT NULL,
     by TEXT NOT NULL,
-    data TEXT NOT NULL
+    data TEXT NOT NULL,
+    conversation TEXT NOT NULL DEFAULT '',
+    thread TEXT NOT NULL DEFAULT ''
 );
+CREATE INDEX IF NOT EXISTS events_by_conversation ON events (conversation, thread, seq);
 CREATE TABLE IF NOT EXISTS receipts (
     event_id TEXT NOT NULL,
     agent TEXT NOT NULL,
@@ -178,9 +181,19 @@ class SQLiteStore:
         self, event_id: str, kind: str, by: str, data: Mapping[str, Any], ts: str
     ) -> int | None:
         # seq is the rowid: SQLite gives max + 1, and the ledger never deletes a row.
+        conversation = data.get("conversation") or {}
         cursor = self.db.execute(
-            "INSERT OR IGNORE INTO events (id, ts, kind, by, data) VALUES (?, ?, ?, ?, ?)",
-            (event_id, ts, kind, by, _dumps(data)),
+            "INSERT OR IGNORE INTO events (id, ts, kind, by, data, conversation, thread) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                event_id,
+                ts,
+                kind,
+                by,
+                _dumps(data),
+                conversation.get("id", ""),
+                conversation.get("thread_id") or "",
+            ),
         )
         if cursor.rowcount == 0:
             return None
@@ -300,6 +313,37 @@ class SQLiteStore:
         ).fetchall()
         return [_delivery(row) for row in rows]
 
+    async def seen_by(
+        self,
+        agent: str,
+        *,
+        conversation: str | None = None,
+        thread: str | None = None,
+        before_seq: int | None = None,
+        limit: int = 50,
+    ) -> list[tuple[LedgerEntry, StoredDelivery]]:
+        self._flush()
+        where = ["d.agent = ?"]
+        args: list[Any] = [agent]
+        if conversation is not None:
+            where.append("e.conversation = ?")
+            args.append(conversation)
+        if thread is not None:
+            where.append("e.thread = ?")
+            args.append(thread)
+        if before_seq is not None:
+            where.append("e.seq < ?")
+            args.append(before_seq)
+        rows = self.db.execute(
+            "SELECT e.seq, e.id, e.ts, e.kind, e.by, e.data, "
+            + ", ".join(f"d.{c.strip()}" for c in _DELIVERY_COLUMNS.split(","))
+            + ", d.status, d.attempt, d.disposition "
+            "FROM deliveries d JOIN events e ON e.seq = d.seq "
+            f"WHERE {' AND '.join(where)} ORDER BY e.seq DESC LIMIT ?",
+            (*args, limit),
+        ).fetchall()
+        return [(_entry(row[:6]), _delivery(row[6:])) for row in reversed(rows)]
+
     async def entry(self, seq: int) -> LedgerEntry | None:
         row = self.db.execute(
             "SELECT seq, id, ts, kind, by, data FROM events WHERE seq = ?", (seq,)
@@ -360,6 +404,10 @@ class SQLiteStore:
             (key, agent, _dumps(action), at, at),
         )
         return cursor.rowcount == 1
+
+    async def outbox_has(self, key: str) -> bool:
+        row = self.db.execute("SELECT 1 FROM outbox WHERE idempotency_key = ?", (key,)).fetchone()
+        return row is not None
 
     async def record_escalation(
         self, agent: str, reason: str, conversation: str, event_id: str, at: str

@@ -115,6 +115,19 @@ class Store(Protocol):
         """The agent's deliveries its harness has not acknowledged, oldest first (by `seq`)."""
         ...
 
+    async def seen_by(
+        self,
+        agent: str,
+        *,
+        conversation: str | None = None,
+        thread: str | None = None,
+        before_seq: int | None = None,
+        limit: int = 50,
+    ) -> list[tuple[LedgerEntry, StoredDelivery]]:
+        """The latest events delivered to `agent` (optionally in one conversation or thread,
+        before a sequence number), oldest first, each with the agent's delivery record."""
+        ...
+
     async def entry(self, seq: int) -> LedgerEntry | None:
         """The ledger record with this sequence number."""
         ...
@@ -125,6 +138,10 @@ class Store(Protocol):
 
     async def put_outbox(self, key: str, agent: str, action: Mapping[str, Any], at: str) -> bool:
         """Queue an outbound action once per idempotency key; False when the key exists."""
+        ...
+
+    async def outbox_has(self, key: str) -> bool:
+        """Whether an action is already queued (or sent) under this idempotency key."""
         ...
 
     async def record_escalation(

@@ -111,7 +111,7 @@ def test_an_edit_after_the_agent_answered_is_may_respond() -> None:
         original = normalise(slack_body(slack_message(ts(1), f"<@{LEAD}> check the deploy")))
         assert original is not None
         await engine.ingest(original)
-        await engine.dispose("lead", original, Disposition.RESPONDED)
+        await engine.dispose("lead", original.event_id, Disposition.RESPONDED)
         edited = normalise(
             slack_body(slack_edit(ts(1), ts(9), "x", f"<@{LEAD}> check the deploy and the DB"))
         )

@@ -1,0 +1,365 @@
+"""The chat tools of spec 000, plus `leave` from spec 001, implemented once on the host.
+
+Every tool reads the host's ledger (never the harness's mailbox) and sees only what was
+delivered to its agent. Outbound actions (messages, reactions) go into the outbox under an
+idempotency key, so a retried call never makes a second visible message; the platform adapters
+send what the outbox holds. The guards live here: a reply the policy forbids, a reply to an
+event another agent claimed, a long answer to an `ack_only` event, or a second, different answer
+to an event already answered is refused with a tool error that says why, and nothing is queued.
+
+The same implementation is offered as an MCP server (`harness_bridge.mcp_server`), as
+function-tool schemas for the built-in model loop (`ChatTools.specs`), and over the C2A link
+itself (`tools/list`, `tools/call`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from core.clock import format_time
+from core.decision import Directedness, Disposition, Policy
+from core.engine import Engine
+from core.errors import C2AError
+from core.signals import SIGNAL_DISPOSITION, Signal
+from core.store import LedgerEntry, StoredDelivery
+
+__all__ = ["TOOL_NAMES", "ChatTools", "ToolError"]
+
+RECEIPT_CHARS = 120
+# Ledger kinds a conversation's reading leaves out: who joined, which thread opened.
+_HOUSEKEEPING = frozenset({"x.c2a.member_joined", "x.c2a.member_left", "x.c2a.thread_created"})
+
+
+class ToolError(C2AError):
+    """A tool call that is refused or malformed; the message tells the model why."""
+
+    code = "tool_refused"
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class ListEvents(_Args):
+    """List chat events delivered to you, newest last; filter by conversation or policy."""
+
+    conversation: str | None = None
+    policy: Policy | None = None
+    before_sequence: int | None = None
+    limit: int = Field(default=20, ge=1, le=200)
+
+
+class ReadThread(_Args):
+    """Read a conversation or one thread of it (the text of deleted messages is gone)."""
+
+    conversation: str
+    thread: str | None = None
+    limit: int = Field(default=50, ge=1, le=200)
+
+
+class Target(_Args):
+    conversation: str
+    thread: str | None = None
+
+
+class SendMessage(_Args):
+    """Send a chat message, idempotently. Mention (directedness to_me, exactly one recipient)
+    only to create an obligation; post without recipients to share context."""
+
+    target: Target
+    text: str = Field(min_length=1, max_length=40_000)
+    in_reply_to: str | None = None
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
+    visibility: Literal["dm", "thread", "channel", "ephemeral"] = "thread"
+    directedness: Directedness = Directedness.AMBIENT
+    recipients: list[str] = Field(default_factory=list, max_length=20)
+
+
+class React(_Args):
+    """Answer with a typed reaction signal instead of a message (a zero-turn disposition)."""
+
+    in_reply_to: str
+    signal: Signal
+    eta: str | None = None
+
+
+class Claim(_Args):
+    """Claim responsibility for an event before a substantive reply."""
+
+    event_id: str
+
+
+class Defer(_Args):
+    """Accept a must-respond event but answer later, saying why."""
+
+    event_id: str
+    reason: str = Field(min_length=1, max_length=2000)
+    eta: str | None = None
+
+
+class Resolve(_Args):
+    """Mark an event resolved."""
+
+    event_id: str
+    note: str | None = None
+
+
+class Leave(_Args):
+    """Leave a channel or thread you were asked to leave; you return only when mentioned."""
+
+    conversation: str
+    thread: str | None = None
+
+
+_ARGS: dict[str, type[_Args]] = {
+    "chat_list_events": ListEvents,
+    "chat_read_thread": ReadThread,
+    "chat_send_message": SendMessage,
+    "chat_react": React,
+    "chat_claim": Claim,
+    "chat_defer": Defer,
+    "chat_resolve": Resolve,
+    "chat_leave": Leave,
+}
+TOOL_NAMES: tuple[str, ...] = tuple(_ARGS)
+
+
+class ChatTools:
+    """The chat tools of one agent."""
+
+    def __init__(self, engine: Engine, agent: str) -> None:
+        self.engine = engine
+        self.agent = agent
+        self._run: dict[str, Callable[[Any], Awaitable[dict[str, Any]]]] = {
+            "chat_list_events": self.list_events,
+            "chat_read_thread": self.read_thread,
+            "chat_send_message": self.send_message,
+            "chat_react": self.react,
+            "chat_claim": self.claim,
+            "chat_defer": self.defer,
+            "chat_resolve": self.resolve,
+            "chat_leave": self.leave,
+        }
+
+    @staticmethod
+    def specs() -> list[dict[str, Any]]:
+        """Function-tool schemas: name, description and JSON Schema of the arguments."""
+        return [
+            {
+                "name": name,
+                "description": (model.__doc__ or "").strip(),
+                "inputSchema": model.model_json_schema(by_alias=True),
+            }
+            for name, model in _ARGS.items()
+        ]
+
+    async def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """Run one tool; raises ToolError for an unknown tool, bad arguments or a refusal."""
+        model = _ARGS.get(name)
+        if model is None:
+            raise ToolError(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
+        try:
+            args = model.model_validate(arguments or {})
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise ToolError(f"invalid arguments for {name}: {problems}") from None
+        return await self._run[name](args)
+
+    # ---- reading -----------------------------------------------------------------------------
+
+    async def list_events(self, args: ListEvents) -> dict[str, Any]:
+        rows = await self.engine.store.seen_by(
+            self.agent,
+            conversation=args.conversation,
+            before_seq=args.before_sequence,
+            limit=args.limit,
+        )
+        events = [_view(e, d) for e, d in rows if args.policy in (None, d.decision.policy)]
+        return {"events": events}
+
+    async def read_thread(self, args: ReadThread) -> dict[str, Any]:
+        rows = await self.engine.store.seen_by(
+            self.agent, conversation=args.conversation, thread=args.thread, limit=args.limit
+        )
+        said = [(e, d) for e, d in rows if e.kind not in _HOUSEKEEPING]
+        return {"events": [_view(e, d) for e, d in said]}
+
+    # ---- acting ------------------------------------------------------------------------------
+
+    async def send_message(self, args: SendMessage) -> dict[str, Any]:
+        delivery = await self._delivery(args.in_reply_to) if args.in_reply_to else None
+        key = args.idempotency_key or self._derived_key(args)
+        store = self.engine.store
+        if delivery is not None:
+            repeat = await store.outbox_has(key)
+            self._guard_reply(delivery, args, repeat)
+        mentions = self._mentions(args)
+        action = {
+            "action": "send",
+            "agent": self.agent,
+            "conversation": args.target.conversation,
+            "thread": args.target.thread,
+            "text": args.text,
+            "visibility": args.visibility,
+            "directedness": args.directedness.value,
+            "mentions": mentions,
+            "inReplyTo": args.in_reply_to,
+            "idempotencyKey": key,
+        }
+        async with store.transaction():
+            queued = await store.put_outbox(key, self.agent, action, self._now())
+            if queued and delivery is not None:
+                ack_only = delivery.decision.policy is Policy.ACK_ONLY
+                disposition = Disposition.ACKNOWLEDGED if ack_only else Disposition.RESPONDED
+                await self._dispose(delivery, disposition, f"answered with message {key}")
+        return {"status": "queued" if queued else "duplicate", "idempotencyKey": key}
+
+    async def react(self, args: React) -> dict[str, Any]:
+        delivery = await self._delivery(args.in_reply_to)
+        key = f"{delivery.decision.idempotency_key}:react:{args.signal.value}"
+        action = {
+            "action": "react",
+            "agent": self.agent,
+            "signal": args.signal.value,
+            "eventId": args.in_reply_to,
+            "eta": args.eta,
+            "idempotencyKey": key,
+        }
+        store = self.engine.store
+        async with store.transaction():
+            queued = await store.put_outbox(key, self.agent, action, self._now())
+            disposition = SIGNAL_DISPOSITION[args.signal]
+            if queued and disposition is not None:
+                await self._dispose(delivery, disposition, f"signal {args.signal.value}")
+        return {"status": "queued" if queued else "duplicate", "idempotencyKey": key}
+
+    async def claim(self, args: Claim) -> dict[str, Any]:
+        delivery = await self._delivery(args.event_id)
+        async with self.engine.store.transaction():
+            result, _ = await self.engine.claim(self.agent, args.event_id)
+            if result.granted:
+                await self._dispose(delivery, Disposition.CLAIMED, "claimed")
+        return {
+            "claimed": result.granted,
+            "holder": f"agent:{result.holder}",
+            "expiresAt": format_time(result.expires_at),
+        }
+
+    async def defer(self, args: Defer) -> dict[str, Any]:
+        delivery = await self._delivery(args.event_id)
+        async with self.engine.store.transaction():
+            await self._dispose(delivery, Disposition.DEFERRED, args.reason)
+        return {"disposition": Disposition.DEFERRED.value}
+
+    async def resolve(self, args: Resolve) -> dict[str, Any]:
+        delivery = await self._delivery(args.event_id)
+        async with self.engine.store.transaction():
+            await self._dispose(delivery, Disposition.RESPONDED, args.note or "resolved")
+        return {"disposition": Disposition.RESPONDED.value}
+
+    async def leave(self, args: Leave) -> dict[str, Any]:
+        place = f"{args.conversation}/{args.thread}" if args.thread else args.conversation
+        self.engine.state.left.add((self.agent, place))
+        return {"left": place}
+
+    # ---- guards ------------------------------------------------------------------------------
+
+    async def _delivery(self, event_id: str) -> StoredDelivery:
+        for delivery in await self.engine.store.deliveries(event_id):
+            if delivery.decision.agent == self.agent:
+                return delivery
+        raise ToolError(f"no event {event_id!r} was delivered to you")
+
+    def _guard_reply(self, delivery: StoredDelivery, args: SendMessage, repeat: bool) -> None:
+        """Refuse what the policy, a claim or an earlier answer forbids; `repeat` is a retry of
+        a call already queued under the same key, which is always fine."""
+        if repeat:
+            return
+        decision = delivery.decision
+        if decision.policy is Policy.MUST_NOT_RESPOND:
+            raise ToolError(
+                f"refused: {decision.event_id} is must_not_respond for you "
+                f"({decision.reason}); do not send chat in response to it"
+            )
+        holder = self.engine.state.claim_holder(decision.event_id, self.engine.clock.now())
+        if holder is not None and holder != self.agent:
+            raise ToolError(f"refused: agent:{holder} claimed {decision.event_id}; stay out")
+        if decision.policy is Policy.ACK_ONLY and len(args.text) > RECEIPT_CHARS:
+            raise ToolError(
+                f"refused: {decision.event_id} is ack_only; react, or send a short receipt "
+                f"of at most {RECEIPT_CHARS} characters"
+            )
+        answered = delivery.disposition in (Disposition.RESPONDED, Disposition.ACKNOWLEDGED)
+        if answered:
+            raise ToolError(
+                f"refused: you already answered {decision.event_id}; a different answer "
+                "needs the first to have failed"
+            )
+
+    def _mentions(self, args: SendMessage) -> list[str]:
+        wants = args.directedness in (Directedness.TO_ME, Directedness.TO_MY_ROLE)
+        if not wants:
+            if args.recipients:
+                raise ToolError(
+                    "a post with directedness ambient or to_other mentions nobody; "
+                    "drop recipients, or choose to_me (one recipient) to create an obligation"
+                )
+            return []
+        if args.directedness is Directedness.TO_ME and len(args.recipients) != 1:
+            raise ToolError("directedness to_me obligates exactly one recipient")
+        workspace = self.engine.workspace
+        for recipient in args.recipients:
+            kind, _, name = recipient.partition(":")
+            known = (
+                (kind == "agent" and name in workspace.manifest.agents)
+                or (kind == "role" and name in workspace.manifest.roles)
+                or (kind == "user" and bool(name))
+            )
+            if not known:
+                raise ToolError(
+                    f"unknown recipient {recipient!r}: use agent:<id>, role:<name> or "
+                    "user:<platform id>"
+                )
+        return list(args.recipients)
+
+    def _derived_key(self, args: SendMessage) -> str:
+        """A key for a call that brought none: the same call (same reply, target and text)
+        always gets the same key, so a retry is recognised."""
+        where = args.in_reply_to or f"{args.target.conversation}/{args.target.thread or ''}"
+        digest = hashlib.sha256(args.text.encode()).hexdigest()[:16]
+        return f"{where}:{self.agent}:send:{digest}"
+
+    async def _dispose(self, delivery: StoredDelivery, disposition: Disposition, why: str) -> None:
+        await self.engine.dispose(self.agent, delivery.decision.event_id, disposition, why)
+
+    def _now(self) -> str:
+        return format_time(self.engine.clock.now())
+
+
+def _view(entry: LedgerEntry, delivery: StoredDelivery) -> dict[str, Any]:
+    """An event as a tool shows it: ids, who, where, what the host decided, and the text
+    (empty once the message was deleted)."""
+    data = entry.data
+    decision = delivery.decision
+    return {
+        "eventId": entry.id,
+        "sequence": entry.seq,
+        "kind": data["kind"],
+        "conversation": data["conversation"],
+        "author": data["author"],
+        "createdAt": data["created_at"],
+        "text": data.get("text", ""),
+        "deleted": bool(data.get("deleted")),
+        "directedness": decision.directedness.value,
+        "policy": decision.policy.value,
+        "reason": decision.reason,
+        "disposition": delivery.disposition.value if delivery.disposition else None,
+    }

@@ -1,0 +1,262 @@
+"""The chat tools on the host: reads see only the agent's events; guards refuse and post nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from builders import (
+    HUMAN2,
+    LEAD,
+    W1,
+    W2,
+    local_workspace,
+    slack_body,
+    slack_delete,
+    slack_join,
+    slack_message,
+)
+
+from adapters.slack import normalise
+from core.clock import VirtualClock, parse_time
+from core.engine import Engine
+from core.sqlite_store import SQLiteStore
+from harness_bridge.tools import ChatTools, ToolError
+
+BASE = 1767225600
+DM = f"slack:T0LOCAL:D0LEAD:{BASE + 1}.000100"
+ROLE = f"slack:T0LOCAL:C0GEN:{BASE + 2}.000100"
+CHATTER = f"slack:T0LOCAL:C0GEN:{BASE + 3}.000100"
+THANKS = f"slack:T0LOCAL:D0LEAD:{BASE + 4}.000100"
+
+
+def scenario(
+    test: Callable[[Engine, dict[str, ChatTools], SQLiteStore], Awaitable[None]],
+    path: str = ":memory:",
+) -> None:
+    async def run() -> None:
+        store = SQLiteStore(path)
+        await store.open()
+        engine = Engine(local_workspace(), store, VirtualClock(parse_time("2026-01-01T00:00:10Z")))
+        bodies = [slack_body(slack_join(u)) for u in (LEAD, W1, W2)]
+        bodies.append(
+            slack_body(
+                slack_message(
+                    f"{BASE + 1}.000100",
+                    "can you check the deploy?",
+                    channel="D0LEAD",
+                    channel_type="im",
+                ),
+                via="lead",
+            )
+        )
+        bodies.append(
+            slack_body(slack_message(f"{BASE + 2}.000100", "<!subteam^S0BACK> build is red"))
+        )
+        bodies.append(slack_body(slack_message(f"{BASE + 3}.000100", "lunch anyone?", user=HUMAN2)))
+        bodies.append(
+            slack_body(
+                slack_message(f"{BASE + 4}.000100", "thanks!", channel="D0LEAD", channel_type="im"),
+                via="lead",
+            )
+        )
+        async with store.transaction():
+            for body in bodies:
+                event = normalise(body)
+                assert event is not None
+                await engine.ingest(event)
+        tools = {agent: ChatTools(engine, agent) for agent in ("lead", "worker-1", "worker-2")}
+        async with asyncio.timeout(10):
+            await test(engine, tools, store)
+        await store.close()
+
+    asyncio.run(run())
+
+
+def reply(event_id: str, text: str, **extra: Any) -> dict[str, Any]:
+    conversation = event_id.split(":")[2]
+    return {"target": {"conversation": conversation}, "text": text, "inReplyTo": event_id, **extra}
+
+
+def outbox(store: SQLiteStore) -> list[tuple[str, str]]:
+    return [
+        tuple(r)
+        for r in store.db.execute(
+            "SELECT agent, idempotency_key FROM outbox"
+            " WHERE idempotency_key NOT LIKE '%:react:seen'"
+        )
+    ]
+
+
+async def disposition(store: SQLiteStore, event_id: str, agent: str) -> str | None:
+    for d in await store.deliveries(event_id):
+        if d.decision.agent == agent:
+            return d.disposition.value if d.disposition else None
+    return None
+
+
+def test_send_message_twice_with_one_key_queues_once() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        args = reply(DM, "The deploy is green.", idempotencyKey="k-1")
+        first = await tools["lead"].call("chat_send_message", args)
+        again = await tools["lead"].call("chat_send_message", args)
+        assert (first["status"], again["status"]) == ("queued", "duplicate")
+        assert outbox(store) == [("lead", "k-1")]
+        assert await disposition(store, DM, "lead") == "responded"
+
+    scenario(test)
+
+
+def test_a_retry_without_a_key_gets_the_same_derived_key() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        first = await tools["lead"].call("chat_send_message", reply(DM, "Green."))
+        again = await tools["lead"].call("chat_send_message", reply(DM, "Green."))
+        assert first["idempotencyKey"] == again["idempotencyKey"] and again["status"] == "duplicate"
+        assert len(outbox(store)) == 1
+
+    scenario(test)
+
+
+def test_a_different_second_answer_is_refused() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        await tools["lead"].call("chat_send_message", reply(DM, "Green."))
+        with pytest.raises(ToolError, match="already answered"):
+            await tools["lead"].call("chat_send_message", reply(DM, "Actually, red."))
+        assert len(outbox(store)) == 1
+
+    scenario(test)
+
+
+def test_a_reply_to_must_not_respond_is_refused_and_nothing_is_posted() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        with pytest.raises(ToolError, match="must_not_respond"):
+            await tools["worker-1"].call("chat_send_message", reply(CHATTER, "Pizza!"))
+        assert outbox(store) == []
+
+    scenario(test)
+
+
+def test_a_reply_to_an_event_another_agent_claimed_is_refused() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        holder = engine.state.claim_holder(ROLE, engine.clock.now())
+        other = "worker-2" if holder == "worker-1" else "worker-1"
+        with pytest.raises(ToolError):
+            await tools[other].call("chat_send_message", reply(ROLE, "I'll take it"))
+        assert outbox(store) == []
+        done = await tools[holder].call("chat_send_message", reply(ROLE, "On it."))
+        assert done["status"] == "queued"
+
+    scenario(test)
+
+
+def test_ack_only_takes_a_reaction_or_a_short_receipt_not_an_answer() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        with pytest.raises(ToolError, match="ack_only"):
+            await tools["lead"].call("chat_send_message", reply(THANKS, "You're welcome! " * 20))
+        await tools["lead"].call("chat_send_message", reply(THANKS, "Any time."))
+        assert await disposition(store, THANKS, "lead") == "acknowledged"
+
+    scenario(test)
+
+
+def test_two_agents_racing_to_claim_one_event_give_one_winner() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        results = await asyncio.gather(
+            tools["worker-1"].call("chat_claim", {"eventId": CHATTER}),
+            tools["worker-2"].call("chat_claim", {"eventId": CHATTER}),
+        )
+        assert sorted(r["claimed"] for r in results) == [False, True]
+        assert len({r["holder"] for r in results}) == 1
+
+    scenario(test)
+
+
+def test_defer_resolve_and_react_record_dispositions() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        await tools["lead"].call("chat_defer", {"eventId": DM, "reason": "after the deploy"})
+        assert await disposition(store, DM, "lead") == "deferred"
+        await tools["lead"].call("chat_resolve", {"eventId": DM})
+        assert await disposition(store, DM, "lead") == "responded"
+        result = await tools["worker-1"].call(
+            "chat_react", {"inReplyTo": CHATTER, "signal": "declined"}
+        )
+        assert result["status"] == "queued"
+        assert await disposition(store, CHATTER, "worker-1") == "ignored"
+
+    scenario(test)
+
+
+def test_reads_show_only_what_was_delivered_to_the_agent() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        lead = await tools["lead"].call("chat_list_events", {"limit": 50})
+        worker = await tools["worker-1"].call("chat_list_events", {"limit": 50})
+        assert DM in [e["eventId"] for e in lead["events"]]
+        assert DM not in [e["eventId"] for e in worker["events"]]
+        thread = await tools["worker-1"].call("chat_read_thread", {"conversation": "C0GEN"})
+        assert [e["text"] for e in thread["events"]] == [
+            "<!subteam^S0BACK> build is red",
+            "lunch anyone?",
+        ]
+        with pytest.raises(ToolError, match="no event"):
+            await tools["worker-1"].call("chat_defer", {"eventId": DM, "reason": "x"})
+
+    scenario(test)
+
+
+def test_a_deleted_message_reads_back_without_its_text() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        event = normalise(
+            slack_body(slack_delete(f"{BASE + 3}.000100", f"{BASE + 5}.000100", "lunch anyone?"))
+        )
+        assert event is not None
+        async with store.transaction():
+            await engine.ingest(event)
+        thread = await tools["lead"].call("chat_read_thread", {"conversation": "C0GEN"})
+        gone = [e for e in thread["events"] if e["eventId"] == CHATTER]
+        assert gone == [{**gone[0], "text": "", "deleted": True}]
+
+    scenario(test)
+
+
+def test_an_obligation_names_exactly_one_recipient_and_chatter_names_none() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        two = {
+            "target": {"conversation": "C0GEN"},
+            "text": "please both look",
+            "directedness": "to_me",
+            "recipients": ["agent:worker-1", "agent:worker-2"],
+        }
+        with pytest.raises(ToolError, match="exactly one"):
+            await tools["lead"].call("chat_send_message", two)
+        chatter = {
+            "target": {"conversation": "C0GEN"},
+            "text": "fyi",
+            "recipients": ["agent:worker-1"],
+        }
+        with pytest.raises(ToolError, match="mentions nobody"):
+            await tools["lead"].call("chat_send_message", chatter)
+        with pytest.raises(ToolError, match="invalid arguments"):
+            await tools["lead"].call("chat_send_message", {"text": "no target"})
+        assert outbox(store) == []
+
+    scenario(test)
+
+
+def test_the_tool_schemas_name_tools_with_underscores() -> None:
+    names = [spec["name"] for spec in ChatTools.specs()]
+    assert names == [
+        "chat_list_events",
+        "chat_read_thread",
+        "chat_send_message",
+        "chat_react",
+        "chat_claim",
+        "chat_defer",
+        "chat_resolve",
+        "chat_leave",
+    ]
+    assert all(
+        spec["description"] and spec["inputSchema"]["type"] == "object"
+        for spec in ChatTools.specs()
+    )
