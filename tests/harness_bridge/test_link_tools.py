@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from test_tools import DM, scenario
+from world import DM, scenario
 
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
