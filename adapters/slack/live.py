@@ -1,0 +1,346 @@
+"""The live Slack connections: one slack-bolt `AsyncApp` per agent, receiving over Socket Mode
+or the HTTP Events API and handing every event to one `receive` callback before Slack is
+acknowledged.
+
+Each agent is its own Slack app (its own bot user and tokens), so each gets its own
+`SlackAgentConnection`; `SlackWorkspaceConnections` starts one for every agent of a workspace
+manifest that has a Slack binding, all feeding the same `receive` (the host's). This module
+translates and transports; it never decides.
+
+Durable before the ack: `receive` runs in a middleware in bolt's `before_authorize` slot, which
+bolt applies after verifying the request signature and before `auth.test`, the self-event
+filter and every listener. Bolt acknowledges an event only when a listener has matched and run
+(`AsyncioListenerRunner.run` calls `ack()` for Events API listeners), and the Socket Mode
+adapter sends the acknowledgement only after `AsyncApp.async_dispatch` has returned; so by the
+time Slack is acknowledged, `receive` has returned and the event is in the ledger. Every event
+type the app subscribes to (`BOT_EVENTS`) has a listener, because an unmatched event gets a 404
+from bolt, which Socket Mode never acknowledges and Slack would redeliver.
+
+A `receive` that raises does not kill the connection: one line is logged, the request gets a
+500 (Socket Mode: no acknowledgement at all) and Slack redelivers it, up to three times; the
+ledger makes the redelivery harmless if the first attempt had in fact been stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Literal, Self
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.middleware.async_middleware import AsyncMiddleware
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.normalise import PLATFORM
+from core.errors import ManifestError
+from core.manifest import Workspace
+
+__all__ = [
+    "BOT_EVENTS",
+    "DEFAULT_API_URL",
+    "EVENTS_PATH",
+    "Mode",
+    "Receive",
+    "ReceiveStats",
+    "SlackAgentConnection",
+    "SlackWorkspaceConnections",
+]
+
+log = logging.getLogger(__name__)
+
+Receive = Callable[[str, Mapping[str, Any], str | None], Awaitable[Any]]
+"""`receive(platform, payload, via_agent)`: must make the event durable before it returns."""
+
+Mode = Literal["socket", "http"]
+
+# The bot events every agent's Slack app subscribes to; each gets a listener (see above).
+BOT_EVENTS = (
+    "message",
+    "app_mention",
+    "reaction_added",
+    "reaction_removed",
+    "member_joined_channel",
+    "member_left_channel",
+)
+DEFAULT_API_URL = AsyncWebClient.BASE_URL
+EVENTS_PATH = "/slack/events/{agent}"
+# How long `close` lets envelopes already being taken in finish before it hangs up.
+_DRAIN_SECONDS = 5.0
+
+
+@dataclass(slots=True)
+class ReceiveStats:
+    """What one connection has taken in: `received` event bodies handed to `receive`, of which
+    `retries` were marked by Slack as redeliveries (by reason), and `failed` that `receive`
+    refused (left unacknowledged for Slack to redeliver)."""
+
+    received: int = 0
+    retries: Counter[str] = field(default_factory=Counter)
+    failed: int = 0
+
+
+class _TakeIn(AsyncMiddleware):
+    """Hands each `event_callback` body to `receive`, then lets bolt go on to acknowledge it."""
+
+    def __init__(self, agent: str, receive: Receive, stats: ReceiveStats) -> None:
+        self._agent = agent
+        self._receive = receive
+        self._stats = stats
+        self.in_flight: set[asyncio.Task[Any]] = set()
+
+    async def async_process(
+        self,
+        *,
+        req: AsyncBoltRequest,
+        resp: BoltResponse,
+        next: Callable[[], Awaitable[BoltResponse]],  # bolt passes it by this name
+    ) -> BoltResponse | None:
+        body = req.body
+        if body.get("type") != "event_callback":
+            return await next()  # url_verification, ssl_check: bolt answers those
+        event_id = body.get("event_id")
+        retry = _first(req.headers, "x-slack-retry-num")
+        if retry not in (None, "", "0"):
+            reason = _first(req.headers, "x-slack-retry-reason") or "unknown"
+            self._stats.retries[reason] += 1
+            log.debug("slack %s: %s is redelivery %s (%s)", self._agent, event_id, retry, reason)
+        task = asyncio.current_task()
+        if task is not None:
+            self.in_flight.add(task)
+        try:
+            await self._receive(PLATFORM, body, self._agent)
+        except Exception as exc:
+            self._stats.failed += 1
+            log.error(
+                "slack %s: event %s not taken in (%s: %s); unacknowledged, Slack will redeliver",
+                self._agent,
+                event_id,
+                type(exc).__name__,
+                " ".join(str(exc).split()),  # one line, whatever the message holds
+            )
+            return BoltResponse(status=500, body="")
+        finally:
+            if task is not None:
+                self.in_flight.discard(task)
+        self._stats.received += 1
+        return await next()
+
+
+def _first(headers: Mapping[str, Sequence[str]], name: str) -> str | None:
+    values = headers.get(name)
+    return str(values[0]) if values else None
+
+
+async def _taken() -> None:
+    """The listener for every subscribed event: the middleware already took the event in, and
+    bolt acknowledges it when this listener has matched."""
+
+
+class SlackAgentConnection:
+    """One agent's Slack app, connected over Socket Mode (`mode="socket"`, the default: no public
+    URL needed) or serving the HTTP Events API (`mode="http"`: `handle` is the request handler,
+    mounted by `SlackWorkspaceConnections`).
+
+    Every Slack call, Socket Mode's `apps.connections.open` included, goes to `api_url`. Bolt's
+    self-event filter is off: the engine handles the agent's own messages itself, and the filter
+    would drop the edits and deletes of them (the take-in runs before it anyway, so the filter
+    could only stop listeners). Tokens are held, never logged.
+    """
+
+    def __init__(
+        self,
+        agent: str,
+        receive: Receive,
+        *,
+        bot_token: str,
+        app_token: str | None = None,
+        signing_secret: str | None = None,
+        api_url: str | None = None,
+        mode: Mode = "socket",
+    ) -> None:
+        if mode == "socket" and not app_token:
+            raise ValueError(f"slack {agent}: Socket Mode needs an app-level token")
+        if mode == "http" and not signing_secret:
+            # An empty secret would make any request's signature easy to forge.
+            raise ValueError(f"slack {agent}: HTTP mode needs a signing secret")
+        self.agent = agent
+        self.mode: Mode = mode
+        self.stats = ReceiveStats()
+        self._app_token = app_token
+        self._take_in = _TakeIn(agent, receive, self.stats)
+        base_url = api_url or DEFAULT_API_URL
+        self.app = AsyncApp(
+            name=f"c2a-{agent}",
+            client=AsyncWebClient(token=bot_token, base_url=_with_slash(base_url)),
+            # An explicit "" keeps bolt from reading SLACK_SIGNING_SECRET; Socket Mode skips it.
+            signing_secret=signing_secret or "",
+            before_authorize=self._take_in,
+            ignoring_self_events_enabled=False,
+            attaching_conversation_kwargs_enabled=False,
+        )
+        for event_type in BOT_EVENTS:
+            self.app.event(event_type)(_taken)
+        self._handler: AsyncSocketModeHandler | None = None
+
+    async def start(self) -> None:
+        """Socket Mode: open the connection (the SDK reconnects on its own after a `disconnect`
+        envelope or a dropped socket). HTTP mode: nothing to open."""
+        if self.mode != "socket" or self._handler is not None:
+            return
+        # The handler's client opens an aiohttp session and a task: it needs the running loop.
+        self._handler = AsyncSocketModeHandler(self.app, self._app_token)
+        await _connect(self._handler)
+        log.info("slack %s: connected over Socket Mode", self.agent)
+
+    async def close(self) -> None:
+        """Let envelopes already being taken in finish (bounded), then hang up."""
+        in_flight = self._take_in.in_flight - {asyncio.current_task()}
+        if in_flight:
+            await asyncio.wait(in_flight, timeout=_DRAIN_SECONDS)
+        if self._handler is not None:
+            handler, self._handler = self._handler, None
+            await _close(handler)
+
+    async def handle(self, request: web.Request) -> web.Response:
+        """The HTTP Events API endpoint: bolt verifies the signature and its five-minute window
+        (401 otherwise, and nothing reaches `receive`), answers `url_verification`, and takes
+        events in."""
+        response = await self.app.async_dispatch(await to_bolt_request(request))
+        return await to_aiohttp_response(response)
+
+
+async def _connect(handler: AsyncSocketModeHandler) -> None:
+    await handler.connect_async()  # type: ignore[no-untyped-call]  # unannotated in slack-bolt
+
+
+async def _close(handler: AsyncSocketModeHandler) -> None:
+    await handler.close_async()  # type: ignore[no-untyped-call]  # unannotated in slack-bolt
+
+
+def _with_slash(url: str) -> str:
+    return url if url.endswith("/") else url + "/"
+
+
+class SlackWorkspaceConnections:
+    """Every Slack-bound agent of one workspace, connected, all feeding one `receive`.
+
+    In HTTP mode one aiohttp server on `host:port` serves every agent's app, each at
+    `/slack/events/<agent>` (its Request URL in the Slack app settings); `port=0` lets the OS
+    pick, and `port` tells which it picked once started.
+    """
+
+    def __init__(
+        self,
+        connections: Sequence[SlackAgentConnection],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 3000,
+    ) -> None:
+        self.connections = {c.agent: c for c in connections}
+        self.host = host
+        self.port = port
+        self._runner: web.AppRunner | None = None
+
+    @classmethod
+    def from_workspace(
+        cls,
+        workspace: Workspace,
+        receive: Receive,
+        *,
+        mode: Mode = "socket",
+        environ: Mapping[str, str] | None = None,
+        host: str = "127.0.0.1",
+        port: int = 3000,
+    ) -> Self:
+        """A connection for each agent with a Slack binding that names a bot token variable.
+
+        Raises `ManifestError` naming the agent and the variable when a variable the mode needs
+        is not named or not set (its value is never shown).
+        """
+        env = os.environ if environ is None else environ
+        api_url = workspace.manifest.slack.api_url if workspace.manifest.slack else None
+        connections = []
+        for agent, config in workspace.manifest.agents.items():
+            slack = config.slack
+            if slack is None or slack.bot_token_env is None:
+                continue
+            app_token = signing_secret = None
+            if mode == "socket":
+                app_token = _secret(env, agent, "app_token_env", slack.app_token_env)
+            else:
+                signing_secret = _secret(env, agent, "signing_secret_env", slack.signing_secret_env)
+            connection = SlackAgentConnection(
+                agent,
+                receive,
+                bot_token=_secret(env, agent, "bot_token_env", slack.bot_token_env),
+                app_token=app_token,
+                signing_secret=signing_secret,
+                api_url=api_url,
+                mode=mode,
+            )
+            connections.append(connection)
+        return cls(connections, host=host, port=port)
+
+    async def start(self) -> None:
+        """Connect every Socket Mode agent, then serve every HTTP-mode agent."""
+        await asyncio.gather(*(c.start() for c in self.connections.values()))
+        served = {a: c for a, c in self.connections.items() if c.mode == "http"}
+        if served and self._runner is None:
+            app = web.Application()
+            for agent, connection in served.items():
+                app.router.add_post(EVENTS_PATH.format(agent=agent), connection.handle)
+            self._runner = web.AppRunner(app, access_log=None)
+            await self._runner.setup()
+            await web.TCPSite(self._runner, self.host, self.port).start()
+            self.port = self._runner.addresses[0][1]
+            log.info(
+                "slack: serving the Events API for %s on port %d", ", ".join(served), self.port
+            )
+
+    async def close(self) -> None:
+        """Stop serving (in-flight requests finish), then close every connection."""
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+        await asyncio.gather(*(c.close() for c in self.connections.values()))
+
+    async def __aenter__(self) -> Self:
+        try:
+            await self.start()
+        except BaseException:
+            await self.close()  # the agents that did connect must not linger
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+def _secret(env: Mapping[str, str], agent: str, key: str, variable: str | None) -> str:
+    if not variable:
+        raise ManifestError(
+            f"agents.{agent}.slack.{key} is needed to connect {agent} to Slack",
+            {"agent": agent, "key": key},
+        )
+    value = env.get(variable)
+    if not value:
+        raise ManifestError(
+            f"agents.{agent}.slack.{key} names {variable}, which is not set",
+            {"agent": agent, "key": key, "variable": variable},
+        )
+    return value
