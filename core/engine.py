@@ -16,7 +16,7 @@ from typing import Any
 from core.attention import Context, assess, constrain, revise_for_edit, select_responder
 from core.clock import Clock, format_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
-from core.decision import Decision, Disposition, InjectionMode, Policy
+from core.decision import Decision, Disposition, InjectionMode, Policy, Priority
 from core.envelope import cancelled, deliver, shared_params, typing
 from core.errors import StoreError
 from core.events import AuthorKind, ChatEvent, EventKind
@@ -29,6 +29,8 @@ from core.store import ClaimResult, Store, StoredDelivery
 __all__ = ["Emission", "Engine", "Outcome"]
 
 _TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
+_CHAT_KINDS = frozenset(LEDGER_KINDS.values())
+REMINDER_KIND = "x.c2a.reminder"
 _TYPING_LASTS = timedelta(seconds=10)
 
 
@@ -79,6 +81,8 @@ class Engine:
         self.state = State(self.workspace)
         count = 0
         async for entry in self.store.ledger():
+            if entry.kind not in _CHAT_KINDS:
+                continue  # the host's own records (reminders); CCCS: skip unknown kinds
             event = event_from_data(entry.data)
             self.state.note_vias(event, await self.store.receipts(event.event_id))
             stored = await self.store.deliveries(event.event_id)
@@ -321,8 +325,13 @@ class Engine:
         self, delivery: StoredDelivery, attempt: int, *, compact: bool
     ) -> dict[str, Any]:
         """The `chat/deliver` request for a stored delivery, rebuilt from the ledger: the same
-        event id and idempotency key as the first time, with this `attempt` number."""
+        event id and idempotency key as the first time, with this `attempt` number. A reminder
+        carries the original event's content and `reminds` naming it."""
         entry = await self.store.entry(delivery.seq)
+        reminds = entry.data.get("reminds") if entry and entry.kind == REMINDER_KIND else None
+        if reminds is not None:
+            seq = await self.store.sequence_of(reminds)
+            entry = await self.store.entry(seq) if seq is not None else None
         if entry is None:
             raise StoreError(
                 f"delivery {delivery.decision.idempotency_key} names seq {delivery.seq}, "
@@ -330,8 +339,8 @@ class Engine:
             )
         event = event_from_data(entry.data)
         intents = self.classifier.classify(event.text) if event.kind in _TEXT_KINDS else frozenset()
-        shared = shared_params(event, delivery.seq, self.workspace, self.glyphs)
-        return deliver(
+        shared = shared_params(event, entry.seq, self.workspace, self.glyphs)
+        message = deliver(
             event,
             delivery.decision,
             shared,
@@ -340,6 +349,68 @@ class Engine:
             compact=compact,
             attempt=attempt,
         )
+        if reminds is not None:
+            message["params"]["eventId"] = delivery.decision.event_id
+            message["params"]["reminds"] = reminds
+            message["params"]["timing"] = {**shared["timing"], "sequence": delivery.seq}
+        return message
+
+    async def sweep(self) -> list[Emission]:
+        """Chase `must_respond` events nobody answered by their deadline: the responsible
+        agent gets one reminder (a new event, reason `reminder`, that `reminds` the original);
+        an unanswered reminder is escalated to the lead, never broadcast. Run it inside a
+        transaction, every few seconds; returns what to send once that commits."""
+        now = self.clock.now()
+        cutoff = format_time(now - timedelta(milliseconds=self.workspace.settings.deadline_ms))
+        stamp = format_time(now)
+        emissions: list[Emission] = []
+        for delivery in await self.store.overdue(cutoff):
+            decision = delivery.decision
+            if decision.reason == "reminder":
+                emissions.extend(await self._escalate_unanswered(delivery, stamp))
+            else:
+                emissions.extend(await self._remind(delivery, stamp))
+        return emissions
+
+    async def _remind(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
+        original = delivery.decision
+        reminder_id = f"{original.event_id}~reminder"
+        data = {"event_id": reminder_id, "reminds": original.event_id, "agent": original.agent}
+        seq = await self.store.append(reminder_id, REMINDER_KIND, "system", data, stamp)
+        await self.store.set_status(original.event_id, original.agent, "reminded")
+        if seq is None:
+            return []
+        reminder = Decision(
+            reminder_id,
+            original.agent,
+            original.directedness,
+            Policy.MUST_RESPOND,
+            InjectionMode.BUFFERED,
+            "reminder",
+            Priority.HIGH,
+            self.workspace.settings.deadline_ms,
+        )
+        await self.store.record_decisions(seq, [reminder], stamp)
+        stored = StoredDelivery(reminder, seq, "pending", 0, None)
+        message = await self.redeliver(stored, 1, compact=self.compact)
+        return [Emission(original.agent, "rpc", message)]
+
+    async def _escalate_unanswered(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
+        reminder = delivery.decision
+        await self.store.set_status(reminder.event_id, reminder.agent, "escalated")
+        original = reminder.event_id.removesuffix("~reminder")
+        event = await self.event(original)
+        where = event.conversation.key if event is not None else ""
+        lead = self.workspace.lead
+        if not await self.store.record_escalation(lead, "unanswered", where, original, stamp):
+            return []
+        body = {
+            "reason": "unanswered",
+            "conversation": where,
+            "eventId": original,
+            "responsible": f"agent:{reminder.agent}",
+        }
+        return [Emission(lead, "escalation", body)]
 
     # ---- from the agents ---------------------------------------------------------------------
 

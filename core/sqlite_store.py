@@ -344,6 +344,23 @@ class SQLiteStore:
         ).fetchall()
         return [(_entry(row[:6]), _delivery(row[6:])) for row in reversed(rows)]
 
+    async def overdue(self, decided_before: str) -> list[StoredDelivery]:
+        self._flush()
+        rows = self.db.execute(
+            f"SELECT {_DELIVERY_COLUMNS}, status, attempt, disposition FROM deliveries "
+            "WHERE status = 'delivered' AND policy = 'must_respond' AND disposition IS NULL "
+            "AND decided_at <= ? ORDER BY seq",
+            (decided_before,),
+        ).fetchall()
+        return [_delivery(row) for row in rows]
+
+    async def set_status(self, event_id: str, agent: str, status: str) -> None:
+        self._flush()
+        self.db.execute(
+            f"UPDATE deliveries SET status = ? WHERE seq = {_SEQ_OF} AND agent = ?",
+            (status, event_id, agent),
+        )
+
     async def entry(self, seq: int) -> LedgerEntry | None:
         row = self.db.execute(
             "SELECT seq, id, ts, kind, by, data FROM events WHERE seq = ?", (seq,)

@@ -128,6 +128,14 @@ class Store(Protocol):
         before a sequence number), oldest first, each with the agent's delivery record."""
         ...
 
+    async def overdue(self, decided_before: str) -> list[StoredDelivery]:
+        """Acknowledged `must_respond` deliveries with no disposition, decided before then."""
+        ...
+
+    async def set_status(self, event_id: str, agent: str, status: str) -> None:
+        """Move a delivery on (`reminded`, `escalated`) so it is not chased twice."""
+        ...
+
     async def entry(self, seq: int) -> LedgerEntry | None:
         """The ledger record with this sequence number."""
         ...

@@ -260,6 +260,7 @@ class _Envelope(WireModel):
     knock: Knock | None = None
     supersedes: str | None = None
     continues: str | None = None
+    reminds: str | None = None
 
 
 class DeliverParams(_Envelope):

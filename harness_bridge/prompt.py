@@ -99,6 +99,7 @@ HEADER_KEYS: Final = (
     "claimed_by",
     "supersedes",
     "continues",
+    "reminds",
 )
 KNOCK_KEYS: Final = ("from", "where", "directedness", "policy", "priority", "topic", "content")
 
@@ -157,6 +158,8 @@ def _header(params: Params, notify: bool) -> list[str]:
         lines.append(f"supersedes: {_one_line(params.supersedes)}")
     if params.continues is not None:
         lines.append(f"continues: {_one_line(params.continues)}")
+    if params.reminds is not None:
+        lines.append(f"reminds: {_one_line(params.reminds)}")
     return lines
 
 

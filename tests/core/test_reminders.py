@@ -1,0 +1,104 @@
+"""An acknowledged must_respond event nobody answers gets one reminder, then goes to the lead."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from builders import local_workspace, slack_body, slack_message
+
+from adapters.slack import normalise
+from core.clock import VirtualClock, parse_time
+from core.decision import Disposition
+from core.engine import Engine
+from core.sqlite_store import SQLiteStore
+from core.wire import parse_deliver
+
+START = parse_time("2026-01-01T00:00:01Z")
+
+
+async def world(path: str = ":memory:") -> tuple[Engine, VirtualClock, str]:
+    clock = VirtualClock(START)
+    store = SQLiteStore(path)
+    await store.open()
+    engine = Engine(local_workspace(), store, clock)
+    body = slack_body(
+        slack_message(
+            "1767225601.000100", "can you check the deploy?", channel="D0W1", channel_type="im"
+        ),
+        via="worker-1",
+    )
+    event = normalise(body)
+    assert event is not None
+    async with store.transaction():
+        await engine.ingest(event)
+        await store.mark_delivered(event.event_id, "worker-1", 1)
+    return engine, clock, event.event_id
+
+
+async def sweep(engine: Engine) -> list[tuple[str, str, dict[str, Any]]]:
+    async with engine.store.transaction():
+        return [(e.agent, e.kind, e.body) for e in await engine.sweep()]
+
+
+def test_an_unanswered_event_gets_one_reminder_then_one_escalation_to_the_lead() -> None:
+    async def run() -> None:
+        engine, clock, event_id = await world()
+        assert await sweep(engine) == []
+        clock.advance(timedelta(minutes=5, seconds=1))
+        ((agent, kind, message),) = await sweep(engine)
+        assert (agent, kind) == ("worker-1", "rpc")
+        params = message["params"]
+        assert params["eventId"] == f"{event_id}~reminder"
+        assert params["reminds"] == event_id
+        assert params["attention"]["reason"] == "reminder"
+        assert params["reliability"]["idempotencyKey"] == f"{event_id}~reminder:worker-1"
+        assert params["content"] == [{"type": "text", "text": "can you check the deploy?"}]
+        assert parse_deliver(params).to_wire() == params
+        assert await sweep(engine) == []  # the original is not chased twice
+        async with engine.store.transaction():
+            await engine.store.mark_delivered(params["eventId"], "worker-1", 1)
+        clock.advance(timedelta(minutes=5, seconds=1))
+        escalation = await sweep(engine)
+        assert escalation == [
+            (
+                "lead",
+                "escalation",
+                {
+                    "reason": "unanswered",
+                    "conversation": "D0W1",
+                    "eventId": event_id,
+                    "responsible": "agent:worker-1",
+                },
+            )
+        ]
+        clock.advance(timedelta(minutes=10))
+        assert await sweep(engine) == []
+        await engine.store.close()
+
+    asyncio.run(run())
+
+
+def test_an_answered_event_is_not_chased() -> None:
+    async def run() -> None:
+        engine, clock, event_id = await world()
+        async with engine.store.transaction():
+            await engine.dispose("worker-1", event_id, Disposition.DEFERRED, "after lunch")
+        clock.advance(timedelta(hours=1))
+        assert await sweep(engine) == []
+        await engine.store.close()
+
+    asyncio.run(run())
+
+
+def test_a_ledger_holding_reminders_rebuilds(tmp_path: Any) -> None:
+    async def run() -> None:
+        path = str(tmp_path / "ledger.sqlite3")
+        engine, clock, _ = await world(path)
+        clock.advance(timedelta(minutes=6))
+        assert len(await sweep(engine)) == 1
+        assert await engine.rebuild() == 1
+        await engine.store.close()
+
+    asyncio.run(run())
