@@ -31,6 +31,7 @@ __all__ = ["Emission", "Engine", "Outcome"]
 _TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
 _CHAT_KINDS = frozenset(LEDGER_KINDS.values())
 REMINDER_KIND = "x.c2a.reminder"
+LEFT_KIND = "x.c2a.left"
 _TYPING_LASTS = timedelta(seconds=10)
 
 
@@ -81,6 +82,9 @@ class Engine:
         self.state = State(self.workspace)
         count = 0
         async for entry in self.store.ledger():
+            if entry.kind == LEFT_KIND:
+                self.state.left.add((entry.data["agent"], entry.data["place"]))
+                continue
             if entry.kind not in _CHAT_KINDS:
                 continue  # the host's own records (reminders); CCCS: skip unknown kinds
             event = event_from_data(entry.data)
@@ -439,6 +443,15 @@ class Engine:
         if event is not None:
             self.state.note_disposition(event, agent, disposition)
         return recorded
+
+    async def leave(self, agent: str, place: str) -> None:
+        """The agent leaves a conversation (`<channel>` or `<channel>/<thread>`) until it is
+        named or DMed there again; kept in the ledger, so it outlasts a restart."""
+        now = self.clock.now()
+        record_id = f"left:{agent}:{place}@{format_time(now)}"
+        data = {"agent": agent, "place": place}
+        await self.store.append(record_id, LEFT_KIND, f"agent:{agent}", data, format_time(now))
+        self.state.left.add((agent, place))
 
     async def event(self, event_id: str) -> ChatEvent | None:
         """An event as the ledger holds it (tombstoned text stays erased)."""

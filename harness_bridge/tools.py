@@ -267,7 +267,8 @@ class ChatTools:
 
     async def leave(self, args: Leave) -> dict[str, Any]:
         place = f"{args.conversation}/{args.thread}" if args.thread else args.conversation
-        self.engine.state.left.add((self.agent, place))
+        async with self.engine.store.transaction():
+            await self.engine.leave(self.agent, place)
         return {"left": place}
 
     # ---- guards ------------------------------------------------------------------------------

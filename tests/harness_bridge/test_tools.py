@@ -203,3 +203,16 @@ def test_the_tool_schemas_name_tools_with_underscores() -> None:
         spec["description"] and spec["inputSchema"]["type"] == "object"
         for spec in ChatTools.specs()
     )
+
+
+def test_leaving_is_kept_across_a_restart(tmp_path: Any) -> None:
+    path = str(tmp_path / "ledger.sqlite3")
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        assert await tools["worker-1"].call("chat_leave", {"conversation": "C0GEN"}) == {
+            "left": "C0GEN"
+        }
+        await engine.rebuild()
+        assert ("worker-1", "C0GEN") in engine.state.left
+
+    scenario(test, path)
