@@ -1,0 +1,364 @@
+"""The live Discord receive path: one discord.py client per agent, raw gateway dispatches in.
+
+Each agent is its own Discord bot, so each gets its own `discord.Client` and gateway session.
+A connection hands the host the *raw* dispatch frames (`{"op": 0, "t": NAME, "s": N, "d": {...}}`)
+that `adapters.discord.normalise` reads, so the live path and `c2a replay` share one normaliser
+and discord.py's cache is never consulted (edits and deletes of uncached messages are no
+special case). Only names in the normaliser's `PARSERS` table are forwarded.
+
+How frames are taken: with `enable_debug_events=True` discord.py dispatches
+`on_socket_raw_receive` with every complete gateway message as text, after the transport
+decompression (zlib-stream or zstd-stream) and before discord.py parses it (discord.py 2.x;
+1.x passed the compressed bytes). The parsed hook, `on_socket_event_type`, carries only the
+event name, so it cannot feed a normaliser. discord.py runs each handler as its own task, in
+arrival order; the handler only queues the frame, and one task per connection hands frames to
+`receive` one at a time in that order, so an edit never overtakes the message it edits.
+
+Durability and repeats are the host's: `receive` commits each event to the ledger before any
+harness sees it, and the ledger keeps one event per id, so the frames a gateway RESUME replays
+and the copies every bot gets of one guild message are each one event. A `receive` that raises
+is logged in one line and the connection goes on.
+
+Message Content is a privileged intent. A bot without it is closed by the gateway with 4014
+(discord.py raises `PrivilegedIntentsRequired`); the connection then says so in one line and
+reconnects in mention-only mode, where Discord still sends the text of DMs and of messages that
+mention the bot. `DiscordAgentConnection.mode` tells later code which mode a connection is in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from enum import StrEnum
+from typing import Any, Final
+
+import discord
+import discord.gateway
+import discord.http
+import orjson
+import yarl
+
+from adapters.discord.normalise import PARSERS, PLATFORM
+from core.errors import ManifestError
+from core.manifest import Workspace
+
+__all__ = [
+    "FORWARDED",
+    "NO_MESSAGE_CONTENT",
+    "ContentMode",
+    "DiscordAgentConnection",
+    "Receive",
+    "agent_intents",
+    "start_connections",
+    "use_endpoints",
+]
+
+log = logging.getLogger(__name__)
+
+Receive = Callable[[str, Mapping[str, Any], str | None], Awaitable[Any]]
+"""Where frames go: `(platform, payload, via agent)`, as `c2a.host.Host.receive` takes them."""
+
+FORWARDED: Final = frozenset(PARSERS)
+"""The dispatch names handed to `receive`: exactly those the normaliser reads."""
+
+NO_MESSAGE_CONTENT: Final = (
+    "discord agent %s: the bot lacks the Message Content intent (gateway close 4014), so it "
+    "runs mention-only: only DMs and messages that mention it carry text; to fix, enable "
+    "Bot > Privileged Gateway Intents > Message Content Intent for its application at "
+    "https://discord.com/developers/applications and restart"
+)
+"""The one line logged (with the agent id) when a bot falls back to mention-only mode."""
+
+_DISPATCH: Final = 0
+
+
+class ContentMode(StrEnum):
+    """Whether a connection receives message text: `full`, or `mention_only` (no intent)."""
+
+    FULL = "full"
+    MENTION_ONLY = "mention_only"
+
+
+def agent_intents(*, message_content: bool) -> discord.Intents:
+    """The gateway intents of an agent's bot: guilds, messages and reactions in guilds and DMs,
+    typing, and Message Content when asked for. `members` (privileged) is not needed."""
+    return discord.Intents(
+        guilds=True,
+        guild_messages=True,
+        dm_messages=True,
+        guild_reactions=True,
+        dm_reactions=True,
+        typing=True,
+        message_content=message_content,
+    )
+
+
+def use_endpoints(api_url: str | None = None, gateway_url: str | None = None) -> None:
+    """Point discord.py at another REST base and gateway (a rate-limit proxy, a test fake).
+
+    discord.py keeps both in class attributes, `discord.http.Route.BASE` and
+    `discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY`, so they apply to every client in the
+    process, whichever workspace it serves. `None` leaves a value as it is. `api_url` is the
+    REST base with the API version, as Discord's own `https://discord.com/api/v10`; a resumed
+    session reconnects to the `resume_gateway_url` the gateway sent in READY. Raises
+    `ManifestError` for a URL of the wrong scheme.
+    """
+    if api_url is not None:
+        if yarl.URL(api_url).scheme not in ("http", "https"):
+            raise ManifestError(
+                f"discord.api_url must be an http(s) URL, not {api_url!r}",
+                details={"key": "discord.api_url"},
+            )
+        discord.http.Route.BASE = api_url.rstrip("/")
+    if gateway_url is not None:
+        gateway = yarl.URL(gateway_url)
+        if gateway.scheme not in ("ws", "wss"):
+            raise ManifestError(
+                f"discord.gateway_url must be a ws(s) URL, not {gateway_url!r}",
+                details={"key": "discord.gateway_url"},
+            )
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = gateway
+
+
+class _AgentClient(discord.Client):
+    """A discord.Client that passes raw frames and readiness to its connection."""
+
+    def __init__(self, connection: DiscordAgentConnection, **options: Any) -> None:
+        super().__init__(enable_debug_events=True, **options)
+        self._c2a = connection
+
+    async def on_socket_raw_receive(self, msg: str | bytes) -> None:
+        # No await here: each frame is queued in the order discord.py scheduled the handlers.
+        self._c2a._take(msg)
+
+    async def on_ready(self) -> None:
+        self._c2a._on_ready(self)
+
+
+class DiscordAgentConnection:
+    """One agent's bot on the Discord gateway, forwarding what it receives to `receive`.
+
+    `start()` runs it in a task, `wait_ready()` waits for discord.py's `on_ready`, `close()`
+    stops it after handing over the frames already received. A connection that ends by itself
+    (a rejected token, a gateway that refuses it) logs why in one line and keeps the error in
+    `failure`. The token is never logged and is not part of `repr`.
+    """
+
+    def __init__(
+        self,
+        agent: str,
+        token: str,
+        receive: Receive,
+        *,
+        guild_id: str | None = None,
+        guild_ready_timeout: float = 2.0,
+        drain_timeout: float = 5.0,
+    ) -> None:
+        self.agent = agent
+        self._token = token
+        self._receive = receive
+        self._guild_id = guild_id
+        self._guild_ready_timeout = guild_ready_timeout
+        self._drain_timeout = drain_timeout
+        self._mode = ContentMode.FULL
+        self._client: _AgentClient | None = None
+        self._frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._ready = asyncio.Event()
+        self._ended = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        self.failure: BaseException | None = None
+
+    def __repr__(self) -> str:
+        return f"<DiscordAgentConnection agent={self.agent!r} mode={self._mode.value}>"
+
+    @property
+    def mode(self) -> ContentMode:
+        """`mention_only` once the gateway refused the Message Content intent."""
+        return self._mode
+
+    @property
+    def client(self) -> discord.Client | None:
+        """The current discord.py client (a new one after the mention-only fallback)."""
+        return self._client
+
+    def start(self) -> None:
+        """Connect in a background task; call once, from a running event loop."""
+        if self._task is not None:
+            raise RuntimeError(f"discord agent {self.agent}: already started")
+        self._task = asyncio.create_task(self._run(), name=f"c2a discord {self.agent}")
+
+    async def wait_ready(self) -> None:
+        """Wait until discord.py is ready (`guild_ready_timeout` after the last GUILD_CREATE).
+
+        Raises `ConnectionError` (from the cause) if the connection ended first. Unbounded:
+        callers put it under `asyncio.timeout`.
+        """
+        waits = [asyncio.ensure_future(e.wait()) for e in (self._ready, self._ended)]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
+        if not self._ready.is_set():
+            raise ConnectionError(
+                f"discord agent {self.agent}: the connection ended before it was ready"
+            ) from self.failure
+
+    async def close(self) -> None:
+        """Disconnect, hand the frames already received to `receive`, and stop. Never raises
+        for a connection that failed by itself: that is in `failure`."""
+        self._closing = True
+        if self._client is not None:
+            await self._client.close()
+        if self._task is not None:
+            await asyncio.wait([self._task])
+
+    # -- inside the task -----------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        forwarder = asyncio.create_task(self._forward(), name=f"c2a discord {self.agent} frames")
+        try:
+            await self._connect()
+        except Exception as exc:
+            self.failure = exc
+            log.error("discord agent %s: connection ended: %s: %s", self.agent, _kind(exc), exc)
+        finally:
+            self._ended.set()
+            await self._drain(forwarder)
+
+    async def _connect(self) -> None:
+        while not self._closing:
+            client = _AgentClient(
+                self,
+                intents=agent_intents(message_content=self._mode is ContentMode.FULL),
+                guild_ready_timeout=self._guild_ready_timeout,
+                # The core keeps what it needs from the ledger; discord.py's cache goes unread.
+                max_messages=None,
+            )
+            self._client = client
+            try:
+                async with client:
+                    await client.start(self._token)
+                return
+            except discord.PrivilegedIntentsRequired:
+                # Message Content is the only privileged intent asked for, so it is the one.
+                if self._mode is ContentMode.MENTION_ONLY:
+                    raise
+                log.warning(NO_MESSAGE_CONTENT, self.agent)
+                self._mode = ContentMode.MENTION_ONLY
+
+    def _on_ready(self, client: discord.Client) -> None:
+        if not self._ready.is_set():
+            log.info("discord agent %s: ready as %s (%s)", self.agent, client.user, self._mode)
+        self._ready.set()
+
+    def _take(self, raw: str | bytes) -> None:
+        """Queue one raw gateway message if it is a dispatch the normaliser reads."""
+        try:
+            frame = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            log.warning("discord agent %s: skipped a gateway message that is not JSON", self.agent)
+            return
+        if not isinstance(frame, dict) or frame.get("op") != _DISPATCH:
+            return
+        if frame.get("t") not in FORWARDED:
+            return
+        data = frame.get("d")
+        guild = data.get("guild_id") if isinstance(data, dict) else None
+        if self._guild_id is not None and guild is not None and guild != self._guild_id:
+            return  # another server this bot is in: not this workspace's
+        self._frames.put_nowait(frame)
+
+    async def _forward(self) -> None:
+        while True:
+            frame = await self._frames.get()
+            try:
+                await self._receive(PLATFORM, frame, self.agent)
+            except Exception as exc:
+                log.error(
+                    "discord agent %s: %s (seq %s) was not received: %s: %s",
+                    self.agent,
+                    frame.get("t"),
+                    frame.get("s"),
+                    _kind(exc),
+                    exc,
+                )
+            finally:
+                self._frames.task_done()
+
+    async def _drain(self, forwarder: asyncio.Task[None]) -> None:
+        try:
+            async with asyncio.timeout(self._drain_timeout):
+                await self._frames.join()
+        except TimeoutError:
+            log.warning(
+                "discord agent %s: closed with %d received frames not yet handed over",
+                self.agent,
+                self._frames.qsize(),
+            )
+        finally:
+            forwarder.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await forwarder
+
+
+def _kind(exc: BaseException) -> str:
+    return type(exc).__name__
+
+
+async def start_connections(
+    workspace: Workspace,
+    receive: Receive,
+    *,
+    environ: Mapping[str, str] | None = None,
+    guild_ready_timeout: float = 2.0,
+) -> list[DiscordAgentConnection]:
+    """Connect every agent that has a Discord `token_env`, and wait until all are ready.
+
+    Tokens are read from the environment variables the manifest names (`environ`, default
+    `os.environ`) and never logged; the manifest's `discord.api_url` and `gateway_url`, when
+    set, are applied first with `use_endpoints` (process-wide). Raises `ManifestError` naming
+    every variable that is unset or empty before connecting anything, and `ConnectionError` if
+    a connection ends before it is ready (the others are closed). Unbounded: callers put it
+    under `asyncio.timeout`; cancelled, it closes what it started.
+    """
+    env = os.environ if environ is None else environ
+    tokens: dict[str, str] = {}
+    missing: list[str] = []
+    for agent, config in workspace.manifest.agents.items():
+        variable = config.discord.token_env if config.discord else None
+        if variable is None:
+            continue
+        token = env.get(variable, "")
+        if token:
+            tokens[agent] = token
+        else:
+            missing.append(f"{variable} (agent {agent})")
+    if missing:
+        raise ManifestError(
+            f"Discord tokens not set in the environment: {', '.join(missing)}",
+            details={"missing": missing},
+        )
+    settings = workspace.manifest.discord
+    if settings is not None:
+        use_endpoints(settings.api_url, settings.gateway_url)
+    guild_id = settings.guild_id if settings is not None else None
+    connections = [
+        DiscordAgentConnection(
+            agent, token, receive, guild_id=guild_id, guild_ready_timeout=guild_ready_timeout
+        )
+        for agent, token in tokens.items()
+    ]
+    try:
+        for connection in connections:
+            connection.start()
+        await asyncio.gather(*(c.wait_ready() for c in connections))
+    except BaseException:
+        await asyncio.gather(*(c.close() for c in connections))
+        raise
+    return connections
