@@ -1,0 +1,292 @@
+"""The chat tools as an MCP server, driven by the SDK's own client over memory, HTTP and stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from builders import HUMAN2, LEAD, LOCAL, W1, W2, slack_body, slack_join, slack_message
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server import Server
+from mcp.shared.memory import create_client_server_memory_streams
+from mcp.types import CallToolResult, TextContent
+
+from adapters.slack import normalise
+from core.clock import VirtualClock, parse_time
+from core.engine import Engine
+from core.manifest import Workspace, load_manifest
+from core.signals import SIGNAL_DISPOSITION, Signal
+from core.sqlite_store import SQLiteStore
+from harness_bridge.mcp_server import build_server, serving_http
+from harness_bridge.tools import TOOL_NAMES, ChatTools
+
+BASE = 1767225600
+DM = f"slack:T0LOCAL:D0LEAD:{BASE + 1}.000100"
+CHATTER = f"slack:T0LOCAL:C0GEN:{BASE + 3}.000100"
+ROOT = Path(__file__).resolve().parents[2]
+
+Test = Callable[[Engine, SQLiteStore], Awaitable[None]]
+
+
+async def ingest_scenario(engine: Engine, store: SQLiteStore) -> None:
+    """A DM to the lead (must respond) and lunch chatter in #general (must not respond)."""
+    bodies = [slack_body(slack_join(u)) for u in (LEAD, W1, W2)]
+    bodies.append(
+        slack_body(
+            slack_message(
+                f"{BASE + 1}.000100",
+                "can you check the deploy?",
+                channel="D0LEAD",
+                channel_type="im",
+            ),
+            via="lead",
+        )
+    )
+    bodies.append(slack_body(slack_message(f"{BASE + 3}.000100", "lunch anyone?", user=HUMAN2)))
+    async with store.transaction():
+        for body in bodies:
+            event = normalise(body)
+            assert event is not None
+            await engine.ingest(event)
+
+
+def scenario(test: Test, path: str = ":memory:") -> None:
+    async def run() -> None:
+        store = SQLiteStore(path)
+        await store.open()
+        try:
+            workspace = Workspace.from_manifest(load_manifest(LOCAL))
+            clock = VirtualClock(parse_time("2026-01-01T00:00:10Z"))
+            engine = Engine(workspace, store, clock)
+            await ingest_scenario(engine, store)
+            async with asyncio.timeout(20):
+                await test(engine, store)
+        finally:
+            await store.close()
+
+    asyncio.run(run())
+
+
+@contextlib.asynccontextmanager
+async def connected(server: Server[Any]) -> AsyncIterator[ClientSession]:
+    """A real client session joined to `server` by the SDK's in-memory stream pair."""
+    async with create_client_server_memory_streams() as (client_streams, server_streams):
+        client_read, client_write = client_streams
+        server_read, server_write = server_streams
+        async with anyio.create_task_group() as tg:
+            options = server.create_initialization_options()
+            tg.start_soon(server.run, server_read, server_write, options)
+            async with ClientSession(client_read, client_write) as session:
+                await session.initialize()
+                yield session
+            # End of input: the server's loop finishes on its own, and the task group joins it.
+            await client_write.aclose()
+            await server_write.aclose()
+
+
+def agent(engine: Engine, name: str) -> AsyncIterator[ClientSession]:
+    return connected(build_server(ChatTools(engine, name)))
+
+
+def outbox_keys(store: SQLiteStore) -> list[tuple[str, str]]:
+    rows = store.db.execute("SELECT agent, idempotency_key FROM outbox ORDER BY rowid")
+    return [(agent, key) for agent, key in rows if not key.endswith(":react:seen")]
+
+
+def disposition(store: SQLiteStore, event_id: str, agent: str) -> str | None:
+    row = store.db.execute(
+        "SELECT disposition FROM deliveries WHERE event_id = ? AND agent = ?",
+        (event_id, agent),
+    ).fetchone()
+    assert row is not None, f"{event_id} was not delivered to {agent}"
+    value: str | None = row[0]
+    return value
+
+
+def reply(event_id: str, text: str, **extra: Any) -> dict[str, Any]:
+    conversation = event_id.split(":")[2]
+    return {"target": {"conversation": conversation}, "text": text, "inReplyTo": event_id, **extra}
+
+
+def text_of(result: CallToolResult) -> str:
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def test_list_tools_offers_the_eight_chat_tools_with_their_schemas() -> None:
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        async with agent(engine, "lead") as session:
+            listed = (await session.list_tools()).tools
+        assert [t.name for t in listed] == list(TOOL_NAMES)
+        specs = {s["name"]: s for s in ChatTools.specs()}
+        for tool in listed:
+            assert tool.description == specs[tool.name]["description"]
+            assert tool.input_schema == specs[tool.name]["inputSchema"]
+
+    scenario(test)
+
+
+def test_send_message_twice_with_one_key_queues_once() -> None:
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        args = reply(DM, "The deploy is green.", idempotencyKey="k-1")
+        async with agent(engine, "lead") as session:
+            first = await session.call_tool("chat_send_message", args)
+            again = await session.call_tool("chat_send_message", args)
+        assert not first.is_error and not again.is_error
+        assert first.structured_content == {"status": "queued", "idempotencyKey": "k-1"}
+        assert again.structured_content == {"status": "duplicate", "idempotencyKey": "k-1"}
+        assert '"status": "queued"' in text_of(first)
+        assert outbox_keys(store) == [("lead", "k-1")]
+        assert disposition(store, DM, "lead") == "responded"
+
+    scenario(test)
+
+
+def test_two_agents_racing_to_claim_one_event_give_one_winner() -> None:
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        async with agent(engine, "worker-1") as one, agent(engine, "worker-2") as two:
+            results = await asyncio.gather(
+                one.call_tool("chat_claim", {"eventId": CHATTER}),
+                two.call_tool("chat_claim", {"eventId": CHATTER}),
+            )
+        answers = [r.structured_content for r in results]
+        assert all(isinstance(a, dict) for a in answers)
+        assert sorted(a["claimed"] for a in answers) == [False, True]
+        [winner] = [a["holder"] for a in answers if a["claimed"]]
+        assert {a["holder"] for a in answers} == {winner}
+        rows = store.db.execute("SELECT item, agent FROM claims").fetchall()
+        assert rows == [(CHATTER, winner.removeprefix("agent:"))]
+
+    scenario(test)
+
+
+def test_defer_resolve_and_react_record_dispositions_in_the_ledger() -> None:
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        async with agent(engine, "lead") as lead, agent(engine, "worker-1") as worker:
+            deferred = await lead.call_tool(
+                "chat_defer", {"eventId": DM, "reason": "after the deploy"}
+            )
+            assert deferred.structured_content == {"disposition": "deferred"}
+            assert disposition(store, DM, "lead") == "deferred"
+            resolved = await lead.call_tool("chat_resolve", {"eventId": DM})
+            assert resolved.structured_content == {"disposition": "responded"}
+            assert disposition(store, DM, "lead") == "responded"
+            reacted = await worker.call_tool(
+                "chat_react", {"inReplyTo": CHATTER, "signal": "declined"}
+            )
+        assert not reacted.is_error and reacted.structured_content is not None
+        assert reacted.structured_content["status"] == "queued"
+        expected = SIGNAL_DISPOSITION[Signal.DECLINED]
+        assert expected is not None
+        assert disposition(store, CHATTER, "worker-1") == expected.value
+
+    scenario(test)
+
+
+def test_a_refused_send_is_a_tool_error_with_the_reason_and_posts_nothing() -> None:
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        async with agent(engine, "worker-1") as session:
+            refused = await session.call_tool("chat_send_message", reply(CHATTER, "Pizza!"))
+            # The connection outlives the refusal.
+            listed = await session.call_tool("chat_list_events", {"limit": 50})
+        assert refused.is_error and refused.structured_content is None
+        assert "refused" in text_of(refused) and "must_not_respond" in text_of(refused)
+        assert outbox_keys(store) == []
+        assert disposition(store, CHATTER, "worker-1") is None
+        assert not listed.is_error
+
+    scenario(test)
+
+
+def test_bad_arguments_and_unknown_tools_are_tool_errors_not_protocol_errors() -> None:
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        async with agent(engine, "lead") as session:
+            bad = await session.call_tool("chat_send_message", {"text": "no target"})
+            unknown = await session.call_tool("chat_shout", {})
+        assert bad.is_error and "invalid arguments" in text_of(bad)
+        assert unknown.is_error and "unknown tool" in text_of(unknown)
+
+    scenario(test)
+
+
+def test_an_unexpected_failure_is_a_generic_tool_error() -> None:
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        class Faulty(ChatTools):
+            async def claim(self, args: Any) -> dict[str, Any]:
+                raise RuntimeError("disk on fire at /var/secret")
+
+        async with connected(build_server(Faulty(engine, "lead"))) as session:
+            failed = await session.call_tool("chat_claim", {"eventId": DM})
+            still = await session.call_tool("chat_defer", {"eventId": DM, "reason": "later"})
+        assert failed.is_error
+        assert "chat_claim failed" in text_of(failed) and "secret" not in text_of(failed)
+        assert still.structured_content == {"disposition": "deferred"}
+
+    scenario(test)
+
+
+def test_the_tools_work_over_streamable_http_on_loopback() -> None:
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        async with serving_http(ChatTools(engine, "lead")) as url:
+            assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+            async with (
+                streamable_http_client(url) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                listed = (await session.list_tools()).tools
+                args = reply(DM, "Green.", idempotencyKey="k-http")
+                first = await session.call_tool("chat_send_message", args)
+                again = await session.call_tool("chat_send_message", args)
+        assert [t.name for t in listed] == list(TOOL_NAMES)
+        assert first.structured_content == {"status": "queued", "idempotencyKey": "k-http"}
+        assert again.structured_content == {"status": "duplicate", "idempotencyKey": "k-http"}
+        assert outbox_keys(store) == [("lead", "k-http")]
+
+    scenario(test)
+
+
+def test_the_module_runs_as_a_stdio_subprocess_over_the_shared_ledger(tmp_path: Path) -> None:
+    ledger = str(tmp_path / "ledger.sqlite")
+
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=[
+                "-m",
+                "harness_bridge.mcp_server",
+                "--manifest",
+                str(LOCAL),
+                "--store",
+                ledger,
+                "--agent",
+                "worker-1",
+            ],
+            cwd=ROOT,
+        )
+        with (tmp_path / "server.log").open("w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                listed = (await session.list_tools()).tools
+                refused = await session.call_tool("chat_send_message", reply(CHATTER, "Pizza!"))
+                claimed = await session.call_tool("chat_claim", {"eventId": CHATTER})
+        assert [t.name for t in listed] == list(TOOL_NAMES)
+        assert refused.is_error and "must_not_respond" in text_of(refused)
+        assert claimed.structured_content is not None
+        assert claimed.structured_content["holder"] == "agent:worker-1"
+        assert store.db.execute("SELECT item, agent FROM claims").fetchall() == [
+            (CHATTER, "worker-1")
+        ]
+        assert outbox_keys(store) == []
+
+    scenario(test, ledger)
