@@ -20,7 +20,7 @@ import orjson
 from core.clock import format_time, parse_time
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
 from core.errors import StoreError
-from core.store import ClaimResult, LedgerEntry, StoredDelivery
+from core.store import ClaimResult, LedgerEntry, OutboxEntry, StoredDelivery
 
 __all__ = ["SQLiteStore"]
 
@@ -73,10 +73,13 @@ CREATE TABLE IF NOT EXISTS claims (
     expires_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS outbox (
-    idempotency_key TEXT PRIMARY KEY,
+    n INTEGER PRIMARY KEY,
+    idempotency_key TEXT NOT NULL UNIQUE,
     agent TEXT NOT NULL,
     action TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'pending',  -- pending until the harness acknowledges
+    status TEXT NOT NULL DEFAULT 'pending',  -- pending, sending, sent, failed, ambiguous
+    attempts INTEGER NOT NULL DEFAULT 0,
+    result TEXT,
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL
 );
@@ -421,6 +424,31 @@ class SQLiteStore:
             (key, agent, _dumps(action), at, at),
         )
         return cursor.rowcount == 1
+
+    async def outbox_due(self, limit: int = 100) -> list[OutboxEntry]:
+        rows = self.db.execute(
+            "SELECT idempotency_key, agent, action, status, attempts FROM outbox "
+            "WHERE status IN ('pending', 'ambiguous') ORDER BY n LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [OutboxEntry(r[0], r[1], orjson.loads(r[2]), r[3], int(r[4])) for r in rows]
+
+    async def outbox_mark(
+        self, key: str, status: str, at: str, result: Mapping[str, Any] | None = None
+    ) -> None:
+        attempt = 1 if status == "sending" else 0
+        self.db.execute(
+            "UPDATE outbox SET status = ?, attempts = attempts + ?, updated_at = ?, "
+            "result = COALESCE(?, result) WHERE idempotency_key = ?",
+            (status, attempt, at, _dumps(result) if result is not None else None, key),
+        )
+
+    async def outbox_recover(self, at: str) -> int:
+        cursor = self.db.execute(
+            "UPDATE outbox SET status = 'ambiguous', updated_at = ? WHERE status = 'sending'",
+            (at,),
+        )
+        return cursor.rowcount
 
     async def outbox_has(self, key: str) -> bool:
         row = self.db.execute("SELECT 1 FROM outbox WHERE idempotency_key = ?", (key,)).fetchone()

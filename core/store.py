@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from core.decision import Decision, Disposition
 
-__all__ = ["ClaimResult", "LedgerEntry", "Store", "StoredDelivery"]
+__all__ = ["ClaimResult", "LedgerEntry", "OutboxEntry", "Store", "StoredDelivery"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +62,18 @@ class ClaimResult:
     granted: bool
     holder: str
     expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    """An outbound platform action and how far it got: `pending`, `sending` (an attempt is in
+    flight), `sent`, `failed`, or `ambiguous` (an attempt may have landed: check first)."""
+
+    key: str
+    agent: str
+    action: dict[str, Any]
+    status: str
+    attempts: int
 
 
 class Store(Protocol):
@@ -146,6 +158,20 @@ class Store(Protocol):
 
     async def put_outbox(self, key: str, agent: str, action: Mapping[str, Any], at: str) -> bool:
         """Queue an outbound action once per idempotency key; False when the key exists."""
+        ...
+
+    async def outbox_due(self, limit: int = 100) -> list[OutboxEntry]:
+        """Actions still to send (`pending`, `ambiguous`), oldest first."""
+        ...
+
+    async def outbox_mark(
+        self, key: str, status: str, at: str, result: Mapping[str, Any] | None = None
+    ) -> None:
+        """Move an action on; `sending` also counts an attempt."""
+        ...
+
+    async def outbox_recover(self, at: str) -> int:
+        """After a restart: an action left `sending` may have landed, so it is `ambiguous`."""
         ...
 
     async def outbox_has(self, key: str) -> bool:

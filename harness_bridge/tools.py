@@ -205,6 +205,7 @@ class ChatTools:
         action = {
             "action": "send",
             "agent": self.agent,
+            "platform": await self._platform(args.target.conversation, args.in_reply_to),
             "conversation": args.target.conversation,
             "thread": args.target.thread,
             "text": args.text,
@@ -225,9 +226,15 @@ class ChatTools:
     async def react(self, args: React) -> dict[str, Any]:
         delivery = await self._delivery(args.in_reply_to)
         key = f"{delivery.decision.idempotency_key}:react:{args.signal.value}"
+        event = await self.engine.event(args.in_reply_to)
+        if event is None or event.message_id is None:
+            raise ToolError(f"{args.in_reply_to!r} is not a message you can react to")
         action = {
             "action": "react",
             "agent": self.agent,
+            "platform": event.platform,
+            "conversation": event.conversation.id,
+            "messageId": event.message_id,
             "signal": args.signal.value,
             "eventId": args.in_reply_to,
             "eta": args.eta,
@@ -330,6 +337,17 @@ class ChatTools:
                     "user:<platform id>"
                 )
         return list(args.recipients)
+
+    async def _platform(self, conversation: str, in_reply_to: str | None) -> str:
+        """Which platform a conversation is on, from what the agent has seen there."""
+        if in_reply_to is not None:
+            event = await self.engine.event(in_reply_to)
+            if event is not None:
+                return event.platform
+        seen = await self.engine.store.seen_by(self.agent, conversation=conversation, limit=1)
+        if not seen:
+            raise ToolError(f"you have seen nothing in conversation {conversation!r}")
+        return str(seen[0][0].data["platform"])
 
     def _derived_key(self, args: SendMessage) -> str:
         """A key for a call that brought none: the same call (same reply, target and text)

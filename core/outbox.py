@@ -1,0 +1,104 @@
+"""Sending what the outbox holds, at most once visibly: the port each platform implements and
+the loop that drives it.
+
+Every outbound action is already in the outbox under its idempotency key before anything is
+sent. An attempt is marked `sending` (committed) before the platform is called and `sent` after;
+a crash in between leaves it `sending`, which becomes `ambiguous` on restart, and an ambiguous
+action is looked for on the platform before it is ever sent again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from core.clock import Clock, format_time
+from core.errors import C2AError
+from core.store import OutboxEntry, Store
+
+__all__ = ["Outbox", "PermanentSendError", "Sender", "TransientSendError"]
+
+log = logging.getLogger(__name__)
+
+
+class TransientSendError(C2AError):
+    """The platform could not take the action now (rate limit, outage); try again later."""
+
+    code = "send_transient"
+
+
+class PermanentSendError(C2AError):
+    """The platform refused the action for good (no such channel, not allowed)."""
+
+    code = "send_failed"
+
+
+class Sender(Protocol):
+    """One platform's outbound side. `send` performs an action and returns what identifies
+    the result (e.g. the new message's id); it raises TransientSendError or PermanentSendError,
+    and any other exception means the outcome is unknown. `find` looks on the platform for an
+    earlier attempt of the action (by its idempotency key) and returns its result, or None."""
+
+    async def send(self, action: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def find(self, action: Mapping[str, Any]) -> dict[str, Any] | None: ...
+
+
+class Outbox:
+    """Drives the outbox through the platforms' senders."""
+
+    def __init__(self, store: Store, clock: Clock, senders: Mapping[str, Sender]) -> None:
+        self.store = store
+        self.clock = clock
+        self.senders = senders
+
+    async def recover(self) -> int:
+        """Call once at start: attempts interrupted by a crash become `ambiguous`."""
+        async with self.store.transaction():
+            return await self.store.outbox_recover(self._now())
+
+    async def drain(self) -> int:
+        """Send every due action once, oldest first; returns how many were sent. An action whose
+        platform has no sender here, or that failed transiently, stays due."""
+        sent = 0
+        for entry in await self.store.outbox_due():
+            sender = self.senders.get(str(entry.action.get("platform")))
+            if sender is None:
+                continue
+            if await self._attempt(entry, sender):
+                sent += 1
+        return sent
+
+    async def _attempt(self, entry: OutboxEntry, sender: Sender) -> bool:
+        if entry.status == "ambiguous":
+            found = await sender.find(entry.action)
+            if found is not None:
+                await self._mark(entry.key, "sent", found)
+                return True
+        await self._mark(entry.key, "sending")
+        try:
+            result = await sender.send(entry.action)
+        except TransientSendError as exc:
+            log.warning("outbox %s: will retry: %s", entry.key, exc)
+            await self._mark(entry.key, "pending")
+            return False
+        except PermanentSendError as exc:
+            log.error("outbox %s: failed: %s", entry.key, exc)
+            await self._mark(entry.key, "failed", {"error": str(exc)})
+            return False
+        except Exception as exc:
+            log.error(
+                "outbox %s: outcome unknown (%s); will check before resending", entry.key, exc
+            )
+            await self._mark(entry.key, "ambiguous")
+            return False
+        await self._mark(entry.key, "sent", result)
+        return True
+
+    async def _mark(self, key: str, status: str, result: Mapping[str, Any] | None = None) -> None:
+        async with self.store.transaction():
+            await self.store.outbox_mark(key, status, self._now(), result)
+
+    def _now(self) -> str:
+        return format_time(self.clock.now())
