@@ -1,4 +1,5 @@
-"""Newline-delimited JSON transports: asyncio streams (a subprocess's stdio, TCP) and memory.
+"""JSON message transports: newline-delimited over asyncio streams (a subprocess's stdio, TCP),
+one message per websocket text frame, and in memory.
 
 A transport moves whole JSON objects. A line that is not a JSON object comes back as a
 `BadLine` value carrying the reason, never as an exception, so a reader loop goes on.
@@ -11,9 +12,19 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import aiohttp
 import orjson
+from aiohttp import web
 
-__all__ = ["BadLine", "Closed", "MemoryTransport", "StreamTransport", "Transport", "decode_line"]
+__all__ = [
+    "BadLine",
+    "Closed",
+    "MemoryTransport",
+    "StreamTransport",
+    "Transport",
+    "WebSocketTransport",
+    "decode_line",
+]
 
 MAX_LINE = 4 * 1024 * 1024
 
@@ -107,6 +118,40 @@ class StreamTransport:
 
     def _reader_limit(self) -> int:
         return int(getattr(self._reader, "_limit", MAX_LINE))
+
+
+class WebSocketTransport:
+    """JSON messages over a websocket, one per text frame, so a harness can run on another
+    machine. Works with either end of aiohttp's websockets (client or server response)."""
+
+    def __init__(self, socket: aiohttp.ClientWebSocketResponse | web.WebSocketResponse) -> None:
+        self._socket = socket
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self._socket.closed:
+            raise Closed("the websocket is closed")
+        try:
+            await self._socket.send_str(orjson.dumps(message).decode())
+        except (ConnectionError, RuntimeError) as exc:
+            raise Closed(str(exc)) from None
+
+    async def receive(self) -> dict[str, Any] | BadLine:
+        while True:
+            frame = await self._socket.receive()
+            if frame.type is aiohttp.WSMsgType.TEXT:
+                return decode_line(str(frame.data).encode())
+            if frame.type is aiohttp.WSMsgType.BINARY:
+                return BadLine("", "binary frames are not C2A messages")
+            if frame.type in (
+                aiohttp.WSMsgType.CLOSE,
+                aiohttp.WSMsgType.CLOSING,
+                aiohttp.WSMsgType.CLOSED,
+                aiohttp.WSMsgType.ERROR,
+            ):
+                raise Closed("the websocket closed")
+
+    async def close(self) -> None:
+        await self._socket.close()
 
 
 class MemoryTransport:
