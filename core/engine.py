@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from core.attention import Context, assess, constrain, revise_for_edit, select_responder
@@ -19,7 +19,7 @@ from core.codec import LEDGER_KINDS, event_from_data, event_to_data
 from core.decision import Decision, Disposition, InjectionMode, Policy, Priority
 from core.envelope import cancelled, deliver, shared_params, typing
 from core.errors import StoreError
-from core.events import AuthorKind, ChatEvent, EventKind
+from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
 from core.intent import DEFAULT_RULES, IntentClassifier
 from core.manifest import Workspace
 from core.signals import GlyphMap, Signal, glyph_map
@@ -32,6 +32,10 @@ _TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
 _CHAT_KINDS = frozenset(LEDGER_KINDS.values())
 REMINDER_KIND = "x.c2a.reminder"
 LEFT_KIND = "x.c2a.left"
+UNAVAILABLE_NOTICE = (
+    "I can't answer right now: the assistant behind me is not running. Your message is kept "
+    "and will be answered when it is back."
+)
 _TYPING_LASTS = timedelta(seconds=10)
 
 
@@ -76,6 +80,7 @@ class Engine:
         self.glyphs = glyphs or glyph_map(manifest.signals)
         self.compact = compact
         self.state = State(workspace)
+        self.unavailable: dict[str, datetime] = {}
 
     async def rebuild(self) -> int:
         """Fold the whole ledger into a fresh state (after a restart); returns events read."""
@@ -277,10 +282,13 @@ class Engine:
         ]
 
     async def _signals(self, event: ChatEvent, decision: Decision, stamp: str) -> list[Emission]:
-        """The fast acknowledgement: `seen` on a must_respond event, `queued` when over budget."""
+        """The fast acknowledgement: `seen` on a must_respond event, `queued` when over budget,
+        `blocked` while the agent's harness is down."""
         if decision.policy is not Policy.MUST_RESPOND or event.kind is not EventKind.MESSAGE:
             return []
-        if decision.reason == "over_budget":
+        if decision.agent in self.unavailable:
+            signal = Signal.BLOCKED
+        elif decision.reason == "over_budget":
             signal = Signal.QUEUED
         elif self.workspace.settings.seen_signal and decision.mode in (
             InjectionMode.BUFFERED,
@@ -292,6 +300,7 @@ class Engine:
         key = f"{decision.idempotency_key}:react:{signal.value}"
         action = {
             "action": "react",
+            "agent": decision.agent,
             "signal": signal.value,
             "emoji": self.glyphs.native(event.platform, signal),
             "platform": event.platform,
@@ -359,6 +368,14 @@ class Engine:
             message["params"]["timing"] = {**shared["timing"], "sequence": delivery.seq}
         return message
 
+    def mark_unavailable(self, agent: str) -> None:
+        """The agent's harness or model is down: must_respond events get `blocked`, and the
+        people waiting get a short notice after `notice_after_ms`."""
+        self.unavailable.setdefault(agent, self.clock.now())
+
+    def mark_available(self, agent: str) -> None:
+        self.unavailable.pop(agent, None)
+
     async def sweep(self) -> list[Emission]:
         """Chase `must_respond` events nobody answered by their deadline: the responsible
         agent gets one reminder (a new event, reason `reminder`, that `reminds` the original);
@@ -374,6 +391,38 @@ class Engine:
                 emissions.extend(await self._escalate_unanswered(delivery, stamp))
             else:
                 emissions.extend(await self._remind(delivery, stamp))
+        wait = timedelta(milliseconds=self.workspace.settings.notice_after_ms)
+        for agent, since in list(self.unavailable.items()):
+            if now - since >= wait:
+                emissions.extend(await self._notices(agent, stamp))
+        return emissions
+
+    async def _notices(self, agent: str, stamp: str) -> list[Emission]:
+        """A short notice, once per event, to people waiting on an agent whose harness is down."""
+        emissions = []
+        for delivery in await self.store.pending(agent):
+            decision = delivery.decision
+            if decision.policy is not Policy.MUST_RESPOND or decision.reason == "reminder":
+                continue
+            event = await self.event(decision.event_id)
+            if event is None or event.kind is not EventKind.MESSAGE:
+                continue
+            key = f"{decision.idempotency_key}:notice"
+            action: dict[str, Any] = {
+                "action": "send",
+                "agent": agent,
+                "platform": event.platform,
+                "conversation": event.conversation.id,
+                "thread": event.conversation.thread_id,
+                "text": UNAVAILABLE_NOTICE,
+                "visibility": "dm" if event.conversation.kind is ConversationKind.DM else "thread",
+                "directedness": "ambient",
+                "mentions": [],
+                "inReplyTo": event.event_id,
+                "idempotencyKey": key,
+            }
+            if await self.store.put_outbox(key, agent, action, stamp):
+                emissions.append(Emission(agent, "outbound", action))
         return emissions
 
     async def _remind(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:

@@ -122,6 +122,7 @@ class AttentionSettings(_Strict):
     claim_ttl_ms: int = Field(default=600_000, ge=1)
     selection: Literal["least_busy", "order"] = "least_busy"
     seen_signal: bool = True
+    notice_after_ms: int = Field(default=120_000, ge=0)
 
 
 class IntentOverride(_Strict):

@@ -258,6 +258,7 @@ def test_a_must_respond_event_gets_a_seen_signal_in_the_outbox() -> None:
             "agent": "lead",
             "outbound": {
                 "action": "react",
+                "agent": "lead",
                 "signal": "seen",
                 "emoji": "eyes",
                 "platform": "slack",

@@ -102,3 +102,36 @@ def test_a_ledger_holding_reminders_rebuilds(tmp_path: Any) -> None:
         await engine.store.close()
 
     asyncio.run(run())
+
+
+def test_while_a_harness_is_down_a_must_respond_event_gets_blocked_then_a_notice() -> None:
+    async def run() -> None:
+        clock = VirtualClock(START)
+        store = SQLiteStore()
+        await store.open()
+        engine = Engine(local_workspace(), store, clock)
+        engine.mark_unavailable("worker-1")
+        body = slack_body(
+            slack_message("1767225601.000100", "are you there?", channel="D0W1", channel_type="im"),
+            via="worker-1",
+        )
+        event = normalise(body)
+        assert event is not None
+        async with store.transaction():
+            outcome = await engine.ingest(event)
+        signals = [e.body["signal"] for e in outcome.emissions if e.kind == "outbound"]
+        assert signals == ["blocked"]
+        assert await sweep(engine) == []
+        clock.advance(timedelta(minutes=2))
+        ((agent, kind, action),) = await sweep(engine)
+        assert (agent, kind, action["action"], action["inReplyTo"]) == (
+            "worker-1",
+            "outbound",
+            "send",
+            event.event_id,
+        )
+        assert "not running" in action["text"] and action["mentions"] == []
+        assert await sweep(engine) == []  # one notice per event
+        await store.close()
+
+    asyncio.run(run())
