@@ -123,6 +123,7 @@ class AttentionSettings(_Strict):
     selection: Literal["least_busy", "order"] = "least_busy"
     seen_signal: bool = True
     notice_after_ms: int = Field(default=120_000, ge=0)
+    digest_period_ms: int = Field(default=900_000, ge=1000)
 
 
 class IntentOverride(_Strict):

@@ -323,6 +323,8 @@ class SQLiteStore:
         conversation: str | None = None,
         thread: str | None = None,
         before_seq: int | None = None,
+        after_seq: int | None = None,
+        mode: str | None = None,
         limit: int = 50,
     ) -> list[tuple[LedgerEntry, StoredDelivery]]:
         self._flush()
@@ -337,6 +339,12 @@ class SQLiteStore:
         if before_seq is not None:
             where.append("e.seq < ?")
             args.append(before_seq)
+        if after_seq is not None:
+            where.append("e.seq > ?")
+            args.append(after_seq)
+        if mode is not None:
+            where.append("d.mode = ?")
+            args.append(mode)
         rows = self.db.execute(
             "SELECT e.seq, e.id, e.ts, e.kind, e.by, e.data, "
             + ", ".join(f"d.{c.strip()}" for c in _DELIVERY_COLUMNS.split(","))

@@ -134,10 +134,13 @@ class Store(Protocol):
         conversation: str | None = None,
         thread: str | None = None,
         before_seq: int | None = None,
+        after_seq: int | None = None,
+        mode: str | None = None,
         limit: int = 50,
     ) -> list[tuple[LedgerEntry, StoredDelivery]]:
         """The latest events delivered to `agent` (optionally in one conversation or thread,
-        before a sequence number), oldest first, each with the agent's delivery record."""
+        between sequence numbers, with one injection mode), oldest first, each with the
+        agent's delivery record."""
         ...
 
     async def overdue(self, decided_before: str) -> list[StoredDelivery]:

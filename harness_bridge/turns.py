@@ -8,8 +8,9 @@
   and a turn left empty never happens.
 - `immediate` is a turn at once; it asks to interrupt the running turn when it is urgent or
   stops work (`preempt`), else it waits for the next tool boundary.
-- `notify` is a turn at once holding only the knock; `tool_mailbox`, `digest` and `silent`
-  start no turn here (digests are built by the host).
+- `notify` is a turn at once holding only the knock; the host's periodic digest summary is a
+  turn at once; `tool_mailbox`, `silent` and the single events folded into a digest start
+  no turn.
 
 The assembler is pure state plus a clock: the caller feeds it deliveries, typing and
 cancellations, and calls `due()` whenever `next_due()` passes.
@@ -86,7 +87,7 @@ class Assembler:
             reason = params["attention"]["reason"]
             urgent = params["attention"].get("priority") == "urgent"
             turns.append(Turn(now, mode, (params,), urgent or reason in _PREEMPTING_REASONS))
-        elif mode == "notify":
+        elif mode == "notify" or (mode == "digest" and params["attention"]["reason"] == "digest"):
             turns.append(Turn(now, mode, (params,)))
         return turns
 

@@ -135,3 +135,39 @@ def test_while_a_harness_is_down_a_must_respond_event_gets_blocked_then_a_notice
         await store.close()
 
     asyncio.run(run())
+
+
+def test_a_digest_summarises_status_broadcasts_without_their_text() -> None:
+    async def run() -> None:
+        from builders import LEAD, W1, W2, slack_join
+
+        clock = VirtualClock(START)
+        store = SQLiteStore()
+        await store.open()
+        engine = Engine(local_workspace(), store, clock)
+        bodies = [slack_body(slack_join(u, channel="C0OPS")) for u in (LEAD, W1, W2)]
+        for n, text in enumerate(["status: deploy started", "status: deploy finished"]):
+            bodies.append(
+                slack_body(slack_message(f"176722560{2 + n}.000100", text, channel="C0OPS"))
+            )
+        async with store.transaction():
+            for body in bodies:
+                event = normalise(body)
+                assert event is not None
+                await engine.ingest(event)
+        first = await sweep(engine)
+        digests = [(a, m["params"]) for a, kind, m in first if kind == "rpc"]
+        assert [a for a, _ in digests] == ["lead", "worker-1", "worker-2"]
+        params = digests[0][1]
+        assert (params["injection"]["mode"], params["attention"]["policy"]) == (
+            "digest",
+            "must_not_respond",
+        )
+        text = params["content"][0]["text"]
+        assert "2 messages from 1 author" in text and "a status update x2" in text
+        assert "deploy" not in text
+        assert parse_deliver(params).to_wire() == params
+        assert await sweep(engine) == []  # nothing new, and the period has not passed
+        await store.close()
+
+    asyncio.run(run())
