@@ -124,6 +124,7 @@ class AttentionSettings(_Strict):
     seen_signal: bool = True
     notice_after_ms: int = Field(default=120_000, ge=0)
     digest_period_ms: int = Field(default=900_000, ge=1000)
+    sends_per_minute: int = Field(default=10, ge=1)
 
 
 class IntentOverride(_Strict):

@@ -91,6 +91,14 @@ CREATE TABLE IF NOT EXISTS escalations (
     created_at TEXT NOT NULL,
     PRIMARY KEY (reason, conversation, event_id)
 );
+CREATE TABLE IF NOT EXISTS audit (
+    n INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    what TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS quarantine (
     id INTEGER PRIMARY KEY,
     received_at TEXT NOT NULL,
@@ -471,6 +479,14 @@ class SQLiteStore:
             (agent, reason, conversation, event_id, at),
         )
         return cursor.rowcount == 1
+
+    async def audit(
+        self, agent: str, what: str, outcome: str, detail: Mapping[str, Any], at: str
+    ) -> None:
+        self.db.execute(
+            "INSERT INTO audit (at, agent, what, outcome, detail) VALUES (?, ?, ?, ?, ?)",
+            (at, agent, what, outcome, _dumps(detail)),
+        )
 
     async def quarantine(self, source: str, reason: str, payload: str, at: str) -> None:
         self.db.execute(

@@ -185,6 +185,12 @@ class Store(Protocol):
         self, agent: str, reason: str, conversation: str, event_id: str, at: str
     ) -> bool: ...
 
+    async def audit(
+        self, agent: str, what: str, outcome: str, detail: Mapping[str, Any], at: str
+    ) -> None:
+        """Keep a record of something an agent did (a tool call) and how it ended."""
+        ...
+
     async def quarantine(self, source: str, reason: str, payload: str, at: str) -> None:
         """Keep input that could not be read, with the reason, instead of dropping it."""
         ...

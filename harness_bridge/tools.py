@@ -15,7 +15,9 @@ itself (`tools/list`, `tools/call`).
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -135,6 +137,7 @@ class ChatTools:
     def __init__(self, engine: Engine, agent: str) -> None:
         self.engine = engine
         self.agent = agent
+        self._sends: dict[str, deque[datetime]] = {}
         self._run: dict[str, Callable[[Any], Awaitable[dict[str, Any]]]] = {
             "chat_list_events": self.list_events,
             "chat_read_thread": self.read_thread,
@@ -164,14 +167,33 @@ class ChatTools:
         if model is None:
             raise ToolError(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
         try:
-            args = model.model_validate(arguments or {})
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                for e in exc.errors()
-            )
-            raise ToolError(f"invalid arguments for {name}: {problems}") from None
-        return await self._run[name](args)
+            try:
+                args = model.model_validate(arguments or {})
+            except ValidationError as exc:
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                    for e in exc.errors()
+                )
+                raise ToolError(f"invalid arguments for {name}: {problems}") from None
+            result = await self._run[name](args)
+        except ToolError as exc:
+            await self._audit(name, arguments, "refused", {"reason": str(exc)})
+            raise
+        await self._audit(name, arguments, "ok", result)
+        return result
+
+    async def _audit(
+        self, name: str, arguments: dict[str, Any] | None, outcome: str, what: dict[str, Any]
+    ) -> None:
+        """Every tool call is kept: its arguments (message text as its length only) and outcome."""
+        shown = dict(arguments or {})
+        if isinstance(shown.get("text"), str):
+            shown["text"] = f"[{len(shown['text'])} characters]"
+        if name in ("chat_list_events", "chat_read_thread"):
+            what = {"events": len(what.get("events", []))}
+        detail = {"arguments": shown, "result": what}
+        async with self.engine.store.transaction():
+            await self.engine.store.audit(self.agent, name, outcome, detail, self._now())
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -198,9 +220,11 @@ class ChatTools:
         delivery = await self._delivery(args.in_reply_to) if args.in_reply_to else None
         key = args.idempotency_key or self._derived_key(args)
         store = self.engine.store
+        repeat = await store.outbox_has(key)
         if delivery is not None:
-            repeat = await store.outbox_has(key)
             self._guard_reply(delivery, args, repeat)
+        if not repeat:
+            self._pace(args.target.conversation)
         mentions = self._mentions(args)
         action = {
             "action": "send",
@@ -311,6 +335,20 @@ class ChatTools:
                 f"refused: you already answered {decision.event_id}; a different answer "
                 "needs the first to have failed"
             )
+
+    def _pace(self, conversation: str) -> None:
+        """At most `sends_per_minute` new messages from this agent in one conversation."""
+        now = self.engine.clock.now()
+        sent = self._sends.setdefault(conversation, deque())
+        while sent and sent[0] <= now - timedelta(minutes=1):
+            sent.popleft()
+        limit = self.engine.workspace.settings.sends_per_minute
+        if len(sent) >= limit:
+            raise ToolError(
+                f"refused: you sent {limit} messages in {conversation} in the last minute; "
+                "wait, or say it in fewer messages"
+            )
+        sent.append(now)
 
     def _mentions(self, args: SendMessage) -> list[str]:
         wants = args.directedness in (Directedness.TO_ME, Directedness.TO_MY_ROLE)

@@ -216,3 +216,34 @@ def test_leaving_is_kept_across_a_restart(tmp_path: Any) -> None:
         assert ("worker-1", "C0GEN") in engine.state.left
 
     scenario(test, path)
+
+
+def test_an_agent_sending_too_fast_in_one_conversation_is_refused() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        for n in range(10):
+            chatter = {"target": {"conversation": "C0GEN"}, "text": f"update {n}"}
+            await tools["lead"].call("chat_send_message", chatter)
+        with pytest.raises(ToolError, match="in the last minute"):
+            await tools["lead"].call(
+                "chat_send_message", {"target": {"conversation": "C0GEN"}, "text": "one more"}
+            )
+        assert len(outbox(store)) == 10
+
+    scenario(test)
+
+
+def test_every_tool_call_is_audited_without_message_text() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        await tools["lead"].call("chat_send_message", reply(DM, "secret plan"))
+        with pytest.raises(ToolError):
+            await tools["worker-1"].call("chat_send_message", reply(CHATTER, "pizza"))
+        rows = store.db.execute("SELECT agent, what, outcome, detail FROM audit ORDER BY n")
+        audited = [(a, w, o) for a, w, o, _ in rows]
+        assert audited == [
+            ("lead", "chat_send_message", "ok"),
+            ("worker-1", "chat_send_message", "refused"),
+        ]
+        details = " ".join(r[0] for r in store.db.execute("SELECT detail FROM audit"))
+        assert "secret plan" not in details and "[11 characters]" in details
+
+    scenario(test)
