@@ -142,6 +142,7 @@ class Engine:
         if seq is None:
             seq = await self.store.sequence_of(resolved.event_id) or 0
             decided = await self.store.decided_agents(resolved.event_id)
+            await self._fill_text(resolved)
         else:
             decided = set()
         if resolved.kind is EventKind.DELETE:
@@ -177,6 +178,21 @@ class Engine:
         emissions.extend(await self._escalations(resolved, decisions, stamp))
         state.apply(resolved, decisions, first=first)
         return first, emissions
+
+    async def _fill_text(self, event: ChatEvent) -> None:
+        """A bot without Discord's Message Content intent receives messages blank; when a copy
+        with the text arrives after a blank one, the ledger takes the text."""
+        target = self.state.target(event)
+        if (
+            event.kind is EventKind.MESSAGE
+            and event.text
+            and target is not None
+            and not target.text
+            and not target.deleted
+            and target.event_id == event.event_id
+        ):
+            await self.store.fill_text(event.event_id, event.text)
+            target.text = event.text
 
     def _receivers(self, event: ChatEvent, via: str | None) -> list[str]:
         """The agents whose own connections received this payload."""

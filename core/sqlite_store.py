@@ -226,6 +226,15 @@ class SQLiteStore:
         )
         return [str(row[0]) for row in rows]
 
+    async def fill_text(self, event_id: str, text: str) -> None:
+        row = self.db.execute("SELECT data FROM events WHERE id = ?", (event_id,)).fetchone()
+        if row is None:
+            return
+        data = orjson.loads(row[0])
+        if not data.get("text") and not data.get("deleted"):
+            data["text"] = text
+            self.db.execute("UPDATE events SET data = ? WHERE id = ?", (_dumps(data), event_id))
+
     async def tombstone(self, event_ids: list[str]) -> None:
         for event_id in event_ids:
             row = self.db.execute("SELECT data FROM events WHERE id = ?", (event_id,)).fetchone()

@@ -195,6 +195,10 @@ class Store(Protocol):
         """Keep input that could not be read, with the reason, instead of dropping it."""
         ...
 
+    async def fill_text(self, event_id: str, text: str) -> None:
+        """Give a stored message the text an earlier, content-less copy lacked."""
+        ...
+
     async def tombstone(self, event_ids: list[str]) -> None:
         """Erase the text of these events (a deleted message and its edits), keeping the rest."""
         ...

@@ -93,3 +93,19 @@ def test_an_agents_own_message_is_delivered_to_it_only_as_silent() -> None:
     )
     assert lead["attention"]["reason"] == "own_message"
     assert found["worker-1"][0]["target"]["directedness"] == "to_me"
+
+
+def test_a_blank_copy_first_does_not_keep_the_text_from_the_ledger(tmp_path: object) -> None:
+    # Without Discord's Message Content intent a bot sees other people's messages blank.
+    import sqlite3
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "ledger.sqlite3"
+    text = "<@900000000000000002> can you look at the graph?"
+    blank = discord_message("830000000000000009", "", mentions=["900000000000000002"])
+    full = discord_message("830000000000000009", text, mentions=["900000000000000002"])
+    run(
+        [line(AT, "discord", blank, "lead"), line(AT, "discord", full, "worker-1")], store=str(path)
+    )
+    data = sqlite3.connect(path).execute("SELECT data FROM events").fetchone()[0]
+    assert "can you look at the graph?" in data
