@@ -16,40 +16,24 @@ from typing import Any
 from core.attention import Context, assess, constrain, revise_for_edit, select_responder
 from core.clock import Clock, format_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
-from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
-from core.digest import DigestItem, summarise
+from core.decision import Decision, Disposition, InjectionMode, Policy
+from core.emission import Emission
 from core.envelope import cancelled, deliver, shared_params, typing
 from core.errors import StoreError
-from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
-from core.intent import DEFAULT_RULES, IntentClassifier, topic
+from core.events import AuthorKind, ChatEvent, EventKind
+from core.followup import DIGEST_KIND, REMINDER_KIND, FollowUp
+from core.intent import DEFAULT_RULES, IntentClassifier
 from core.manifest import Workspace
 from core.signals import GlyphMap, Signal, glyph_map
 from core.state import State
-from core.store import ClaimResult, LedgerEntry, Store, StoredDelivery
+from core.store import ClaimResult, Store, StoredDelivery
 
 __all__ = ["Emission", "Engine", "Outcome"]
 
 _TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
 _CHAT_KINDS = frozenset(LEDGER_KINDS.values())
-REMINDER_KIND = "x.c2a.reminder"
-DIGEST_KIND = "x.c2a.digest"
 LEFT_KIND = "x.c2a.left"
-UNAVAILABLE_NOTICE = (
-    "I can't answer right now: the assistant behind me is not running. Your message is kept "
-    "and will be answered when it is back."
-)
 _TYPING_LASTS = timedelta(seconds=10)
-
-
-@dataclass(frozen=True, slots=True)
-class Emission:
-    """Something the host sends on behalf of the engine: `kind` is `rpc` (a JSON-RPC message
-    for the agent's harness), `outbound` (a platform action queued in the outbox under its
-    idempotency key) or `escalation` (a conversation that needs the lead)."""
-
-    agent: str
-    kind: str
-    body: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +67,7 @@ class Engine:
         self.compact = compact
         self.state = State(workspace)
         self.unavailable: dict[str, datetime] = {}
-        self._digested: dict[str, tuple[datetime | None, int]] = {}
+        self.followup = FollowUp(self)
 
     async def rebuild(self) -> int:
         """Fold the whole ledger into a fresh state (after a restart); returns events read."""
@@ -94,8 +78,7 @@ class Engine:
                 self.state.left.add((entry.data["agent"], entry.data["place"]))
                 continue
             if entry.kind == DIGEST_KIND:
-                agent = entry.data["event_id"].split(":")[1]
-                self._digested[agent] = (None, entry.seq)
+                self.followup.note_digest(entry)
                 continue
             if entry.kind not in _CHAT_KINDS:
                 continue  # the host's own records (reminders); CCCS: skip unknown kinds
@@ -400,162 +383,10 @@ class Engine:
         self.unavailable.pop(agent, None)
 
     async def sweep(self) -> list[Emission]:
-        """Chase `must_respond` events nobody answered by their deadline: the responsible
-        agent gets one reminder (a new event, reason `reminder`, that `reminds` the original);
-        an unanswered reminder is escalated to the lead, never broadcast. Run it inside a
-        transaction, every few seconds; returns what to send once that commits."""
-        now = self.clock.now()
-        cutoff = format_time(now - timedelta(milliseconds=self.workspace.settings.deadline_ms))
-        stamp = format_time(now)
-        emissions: list[Emission] = []
-        for delivery in await self.store.overdue(cutoff):
-            decision = delivery.decision
-            if decision.reason == "reminder":
-                emissions.extend(await self._escalate_unanswered(delivery, stamp))
-            else:
-                emissions.extend(await self._remind(delivery, stamp))
-        emissions.extend(await self._digests(now, stamp))
-        wait = timedelta(milliseconds=self.workspace.settings.notice_after_ms)
-        for agent, since in list(self.unavailable.items()):
-            if now - since >= wait:
-                emissions.extend(await self._notices(agent, stamp))
-        return emissions
-
-    async def _digests(self, now: datetime, stamp: str) -> list[Emission]:
-        """Every `digest_period_ms`, one summary per agent and conversation of what reached the
-        agent as `digest` since its last summary, delivered as its own event: injected, and
-        `must_not_respond` (a digest item is never addressed to the agent)."""
-        period = timedelta(milliseconds=self.workspace.settings.digest_period_ms)
-        emissions: list[Emission] = []
-        for agent in self.workspace.agent_ids:
-            since, through = self._digested.get(agent, (None, 0))
-            if since is not None and now - since < period:
-                continue
-            rows = await self.store.seen_by(agent, after_seq=through, mode="digest", limit=1000)
-            self._digested[agent] = (now, max([through, *(e.seq for e, _ in rows)]))
-            by_place: dict[str, list[tuple[LedgerEntry, StoredDelivery]]] = {}
-            for entry, delivery in rows:
-                by_place.setdefault(entry.data["conversation"]["id"], []).append((entry, delivery))
-            for place, items in by_place.items():
-                emissions.extend(await self._digest(agent, place, items, stamp))
-        return emissions
-
-    async def _digest(
-        self,
-        agent: str,
-        place: str,
-        items: list[tuple[LedgerEntry, StoredDelivery]],
-        stamp: str,
-    ) -> list[Emission]:
-        folded = [
-            DigestItem(entry.id, entry.data["author"]["id"], self._topic(entry.data))
-            for entry, _ in items
-        ]
-        first, last = items[0][0], items[-1][0]
-        text = summarise(place, folded, first.data["created_at"][:19] + "Z", stamp)
-        digest_id = f"digest:{agent}:{place}:{last.seq}"
-        data = {
-            "event_id": digest_id,
-            "kind": "message",
-            "platform": first.data["platform"],
-            "workspace_id": first.data["workspace_id"],
-            "conversation": {"id": place, "kind": "system"},
-            "author": {"id": "c2a", "kind": "bot"},
-            "created_at": stamp,
-            "text": text,
-            "digest_of": [item.event_id for item in folded],
-        }
-        seq = await self.store.append(digest_id, DIGEST_KIND, "system", data, stamp)
-        if seq is None:
-            return []
-        decision = Decision(
-            digest_id,
-            agent,
-            Directedness.AMBIENT,
-            Policy.MUST_NOT_RESPOND,
-            InjectionMode.DIGEST,
-            "digest",
-            Priority.LOW,
-        )
-        await self.store.record_decisions(seq, [decision], stamp)
-        message = await self.redeliver(
-            StoredDelivery(decision, seq, "pending", 0, None), 1, compact=self.compact
-        )
-        return [Emission(agent, "rpc", message)]
-
-    def _topic(self, data: dict[str, Any]) -> str:
-        text = str(data.get("text", ""))
-        return topic(self.classifier.classify(text), has_files=bool(data.get("files")))
-
-    async def _notices(self, agent: str, stamp: str) -> list[Emission]:
-        """A short notice, once per event, to people waiting on an agent whose harness is down."""
-        emissions = []
-        for delivery in await self.store.pending(agent):
-            decision = delivery.decision
-            if decision.policy is not Policy.MUST_RESPOND or decision.reason == "reminder":
-                continue
-            event = await self.event(decision.event_id)
-            if event is None or event.kind is not EventKind.MESSAGE:
-                continue
-            key = f"{decision.idempotency_key}:notice"
-            action: dict[str, Any] = {
-                "action": "send",
-                "agent": agent,
-                "platform": event.platform,
-                "conversation": event.conversation.id,
-                "thread": event.conversation.thread_id,
-                "text": UNAVAILABLE_NOTICE,
-                "visibility": "dm" if event.conversation.kind is ConversationKind.DM else "thread",
-                "directedness": "ambient",
-                "mentions": [],
-                "inReplyTo": event.event_id,
-                "idempotencyKey": key,
-            }
-            if await self.store.put_outbox(key, agent, action, stamp):
-                emissions.append(Emission(agent, "outbound", action))
-        return emissions
-
-    async def _remind(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
-        original = delivery.decision
-        reminder_id = f"{original.event_id}~reminder"
-        data = {"event_id": reminder_id, "reminds": original.event_id, "agent": original.agent}
-        seq = await self.store.append(reminder_id, REMINDER_KIND, "system", data, stamp)
-        await self.store.set_status(original.event_id, original.agent, "reminded")
-        if seq is None:
-            return []
-        reminder = Decision(
-            reminder_id,
-            original.agent,
-            original.directedness,
-            Policy.MUST_RESPOND,
-            InjectionMode.BUFFERED,
-            "reminder",
-            Priority.HIGH,
-            self.workspace.settings.deadline_ms,
-        )
-        await self.store.record_decisions(seq, [reminder], stamp)
-        stored = StoredDelivery(reminder, seq, "pending", 0, None)
-        message = await self.redeliver(stored, 1, compact=self.compact)
-        return [Emission(original.agent, "rpc", message)]
-
-    async def _escalate_unanswered(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
-        reminder = delivery.decision
-        await self.store.set_status(reminder.event_id, reminder.agent, "escalated")
-        original = reminder.event_id.removesuffix("~reminder")
-        event = await self.event(original)
-        where = event.conversation.key if event is not None else ""
-        lead = self.workspace.lead
-        if not await self.store.record_escalation(lead, "unanswered", where, original, stamp):
-            return []
-        body = {
-            "reason": "unanswered",
-            "conversation": where,
-            "eventId": original,
-            "responsible": f"agent:{reminder.agent}",
-        }
-        return [Emission(lead, "escalation", body)]
-
-    # ---- from the agents ---------------------------------------------------------------------
+        """Follow up on what nobody did: reminders, escalations, notices while a harness is
+        down, and digests (`core.followup`). Run it inside a transaction every few seconds;
+        returns what to send once that commits."""
+        return await self.followup.sweep()
 
     async def claim(self, agent: str, event_id: str) -> tuple[ClaimResult, list[Emission]]:
         """An agent claims an event; on success the other agents that were offered it are told

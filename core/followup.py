@@ -1,0 +1,209 @@
+"""The host's follow-ups on what nobody did: reminders and escalations of unanswered
+`must_respond` events, notices to people while an agent's harness is down, and digests.
+
+Everything here runs from `Engine.sweep`, on the engine's clock, inside the caller's
+transaction, and keeps its progress in the ledger (reminder and digest records, delivery
+statuses), so a restart neither repeats nor forgets a follow-up.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from core.clock import format_time
+from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
+from core.digest import DigestItem, summarise
+from core.emission import Emission
+from core.events import ConversationKind, EventKind
+from core.intent import topic
+from core.store import LedgerEntry, StoredDelivery
+
+if TYPE_CHECKING:
+    from core.engine import Engine
+
+__all__ = ["DIGEST_KIND", "REMINDER_KIND", "UNAVAILABLE_NOTICE", "FollowUp"]
+
+REMINDER_KIND = "x.c2a.reminder"
+DIGEST_KIND = "x.c2a.digest"
+UNAVAILABLE_NOTICE = (
+    "I can't answer right now: the assistant behind me is not running. Your message is kept "
+    "and will be answered when it is back."
+)
+
+
+class FollowUp:
+    """One engine's follow-ups."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._digested: dict[str, tuple[datetime | None, int]] = {}
+
+    def note_digest(self, entry: LedgerEntry) -> None:
+        """A digest record read back from the ledger: its agent's items are summarised."""
+        agent = entry.data["event_id"].split(":")[1]
+        self._digested[agent] = (None, entry.seq)
+
+    async def sweep(self) -> list[Emission]:
+        """Chase `must_respond` events nobody answered by their deadline: the responsible
+        agent gets one reminder (a new event, reason `reminder`, that `reminds` the original);
+        an unanswered reminder is escalated to the lead, never broadcast. Also the notices
+        while a harness is down, and the periodic digests."""
+        now = self.engine.clock.now()
+        cutoff = format_time(
+            now - timedelta(milliseconds=self.engine.workspace.settings.deadline_ms)
+        )
+        stamp = format_time(now)
+        emissions: list[Emission] = []
+        for delivery in await self.engine.store.overdue(cutoff):
+            decision = delivery.decision
+            if decision.reason == "reminder":
+                emissions.extend(await self._escalate_unanswered(delivery, stamp))
+            else:
+                emissions.extend(await self._remind(delivery, stamp))
+        emissions.extend(await self._digests(now, stamp))
+        wait = timedelta(milliseconds=self.engine.workspace.settings.notice_after_ms)
+        for agent, since in list(self.engine.unavailable.items()):
+            if now - since >= wait:
+                emissions.extend(await self._notices(agent, stamp))
+        return emissions
+
+    async def _digests(self, now: datetime, stamp: str) -> list[Emission]:
+        """Every `digest_period_ms`, one summary per agent and conversation of what reached the
+        agent as `digest` since its last summary, delivered as its own event: injected, and
+        `must_not_respond` (a digest item is never addressed to the agent)."""
+        period = timedelta(milliseconds=self.engine.workspace.settings.digest_period_ms)
+        emissions: list[Emission] = []
+        for agent in self.engine.workspace.agent_ids:
+            since, through = self._digested.get(agent, (None, 0))
+            if since is not None and now - since < period:
+                continue
+            rows = await self.engine.store.seen_by(
+                agent, after_seq=through, mode="digest", limit=1000
+            )
+            self._digested[agent] = (now, max([through, *(e.seq for e, _ in rows)]))
+            by_place: dict[str, list[tuple[LedgerEntry, StoredDelivery]]] = {}
+            for entry, delivery in rows:
+                by_place.setdefault(entry.data["conversation"]["id"], []).append((entry, delivery))
+            for place, items in by_place.items():
+                emissions.extend(await self._digest(agent, place, items, stamp))
+        return emissions
+
+    async def _digest(
+        self,
+        agent: str,
+        place: str,
+        items: list[tuple[LedgerEntry, StoredDelivery]],
+        stamp: str,
+    ) -> list[Emission]:
+        folded = [
+            DigestItem(entry.id, entry.data["author"]["id"], self._topic(entry.data))
+            for entry, _ in items
+        ]
+        first, last = items[0][0], items[-1][0]
+        text = summarise(place, folded, first.data["created_at"][:19] + "Z", stamp)
+        digest_id = f"digest:{agent}:{place}:{last.seq}"
+        data = {
+            "event_id": digest_id,
+            "kind": "message",
+            "platform": first.data["platform"],
+            "workspace_id": first.data["workspace_id"],
+            "conversation": {"id": place, "kind": "system"},
+            "author": {"id": "c2a", "kind": "bot"},
+            "created_at": stamp,
+            "text": text,
+            "digest_of": [item.event_id for item in folded],
+        }
+        seq = await self.engine.store.append(digest_id, DIGEST_KIND, "system", data, stamp)
+        if seq is None:
+            return []
+        decision = Decision(
+            digest_id,
+            agent,
+            Directedness.AMBIENT,
+            Policy.MUST_NOT_RESPOND,
+            InjectionMode.DIGEST,
+            "digest",
+            Priority.LOW,
+        )
+        await self.engine.store.record_decisions(seq, [decision], stamp)
+        message = await self.engine.redeliver(
+            StoredDelivery(decision, seq, "pending", 0, None), 1, compact=self.engine.compact
+        )
+        return [Emission(agent, "rpc", message)]
+
+    def _topic(self, data: dict[str, Any]) -> str:
+        text = str(data.get("text", ""))
+        return topic(self.engine.classifier.classify(text), has_files=bool(data.get("files")))
+
+    async def _notices(self, agent: str, stamp: str) -> list[Emission]:
+        """A short notice, once per event, to people waiting on an agent whose harness is down."""
+        emissions = []
+        for delivery in await self.engine.store.pending(agent):
+            decision = delivery.decision
+            if decision.policy is not Policy.MUST_RESPOND or decision.reason == "reminder":
+                continue
+            event = await self.engine.event(decision.event_id)
+            if event is None or event.kind is not EventKind.MESSAGE:
+                continue
+            key = f"{decision.idempotency_key}:notice"
+            action: dict[str, Any] = {
+                "action": "send",
+                "agent": agent,
+                "platform": event.platform,
+                "conversation": event.conversation.id,
+                "thread": event.conversation.thread_id,
+                "text": UNAVAILABLE_NOTICE,
+                "visibility": "dm" if event.conversation.kind is ConversationKind.DM else "thread",
+                "directedness": "ambient",
+                "mentions": [],
+                "inReplyTo": event.event_id,
+                "idempotencyKey": key,
+            }
+            if await self.engine.store.put_outbox(key, agent, action, stamp):
+                emissions.append(Emission(agent, "outbound", action))
+        return emissions
+
+    async def _remind(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
+        original = delivery.decision
+        reminder_id = f"{original.event_id}~reminder"
+        data = {"event_id": reminder_id, "reminds": original.event_id, "agent": original.agent}
+        seq = await self.engine.store.append(reminder_id, REMINDER_KIND, "system", data, stamp)
+        await self.engine.store.set_status(original.event_id, original.agent, "reminded")
+        if seq is None:
+            return []
+        reminder = Decision(
+            reminder_id,
+            original.agent,
+            original.directedness,
+            Policy.MUST_RESPOND,
+            InjectionMode.BUFFERED,
+            "reminder",
+            Priority.HIGH,
+            self.engine.workspace.settings.deadline_ms,
+        )
+        await self.engine.store.record_decisions(seq, [reminder], stamp)
+        stored = StoredDelivery(reminder, seq, "pending", 0, None)
+        message = await self.engine.redeliver(stored, 1, compact=self.engine.compact)
+        return [Emission(original.agent, "rpc", message)]
+
+    async def _escalate_unanswered(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
+        reminder = delivery.decision
+        await self.engine.store.set_status(reminder.event_id, reminder.agent, "escalated")
+        original = reminder.event_id.removesuffix("~reminder")
+        event = await self.engine.event(original)
+        where = event.conversation.key if event is not None else ""
+        lead = self.engine.workspace.lead
+        if not await self.engine.store.record_escalation(
+            lead, "unanswered", where, original, stamp
+        ):
+            return []
+        body = {
+            "reason": "unanswered",
+            "conversation": where,
+            "eventId": original,
+            "responsible": f"agent:{reminder.agent}",
+        }
+        return [Emission(lead, "escalation", body)]
+
+    # ---- from the agents ---------------------------------------------------------------------
