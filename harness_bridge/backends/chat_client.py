@@ -1,0 +1,124 @@
+"""One HTTP client for an OpenAI-compatible `/chat/completions` endpoint, over aiohttp.
+
+It sends a conversation with its function tools and returns the model's reply, reading a
+streamed reply (server-sent events) when asked and handing its text to a callback as it comes.
+Everything that can go wrong on the wire (refused connection, timeout, HTTP error, a body that
+is not a completion) is raised as `ModelError`. Cancelling a call closes its connection rather
+than draining it, so a held or streaming request stops at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import aiohttp
+from aiohttp.http_exceptions import HttpProcessingError
+
+from harness_bridge.backends.chat_completions import (
+    ModelError,
+    ModelReply,
+    StreamAssembler,
+    parse_completion,
+)
+
+__all__ = ["ChatClient"]
+
+
+class ChatClient:
+    """Requests to one model on one server; `aclose` closes its connections.
+
+    `base_url` is the API root that `/chat/completions` is appended to (for example
+    `http://127.0.0.1:8080/v1`); `api_key_env` names the environment variable holding a bearer
+    key, read once, here (raises ModelError when it is unset or empty); `timeout` bounds each
+    request in seconds; `options` are extra request fields (`temperature`, `max_tokens`, ...).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str | None = None,
+        timeout: float = 120.0,
+        options: Mapping[str, Any] | None = None,
+        stream: bool = False,
+    ) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.timeout = aiohttp.ClientTimeout(total=timeout)
+        self.options = dict(options or {})
+        self.stream = stream
+        self._headers: dict[str, str] = {}
+        if api_key_env is not None:
+            key = os.environ.get(api_key_env)
+            if not key:
+                raise ModelError(f"the API key variable {api_key_env} is not set or empty")
+            self._headers["Authorization"] = f"Bearer {key}"
+        self._http: aiohttp.ClientSession | None = None
+
+    async def aclose(self) -> None:
+        """Close the connections; a later request opens new ones."""
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
+
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        on_text: Callable[[str], Awaitable[None]] | None = None,
+    ) -> ModelReply:
+        """The model's reply to `messages` with `tools` offered; when streaming, each piece of
+        text also goes to `on_text` as it arrives. Raises ModelError."""
+        body: dict[str, Any] = {
+            **self.options,
+            "model": self.model,
+            "messages": list(messages),
+            "tools": list(tools),
+        }
+        if self.stream:
+            body["stream"] = True
+        if self._http is None:
+            self._http = aiohttp.ClientSession(timeout=self.timeout)
+        try:
+            async with self._http.post(self.url, json=body, headers=self._headers) as response:
+                if response.status >= 400:
+                    text = (await response.text())[:500]
+                    raise ModelError(
+                        f"the model server answered HTTP {response.status}: {text}",
+                        {"status": response.status, "url": self.url},
+                    )
+                if not self.stream:
+                    return parse_completion(await response.json(content_type=None))
+                return await _read_stream(response, on_text)
+        except (
+            aiohttp.ClientError,
+            HttpProcessingError,
+            TimeoutError,
+            json.JSONDecodeError,
+        ) as exc:
+            raise ModelError(
+                f"the model server at {self.url} failed: {exc or type(exc).__name__}",
+                {"url": self.url},
+            ) from exc
+
+
+async def _read_stream(
+    response: aiohttp.ClientResponse, on_text: Callable[[str], Awaitable[None]] | None
+) -> ModelReply:
+    """Server-sent events: `data: <chunk>` lines until `data: [DONE]` or the end."""
+    assembler = StreamAssembler()
+    async for raw in response.content:
+        line = raw.decode("utf-8", "replace").strip()
+        if not line.startswith("data:"):
+            continue
+        data = line.removeprefix("data:").strip()
+        if data == "[DONE]":
+            break
+        text = assembler.feed(json.loads(data))
+        if text and on_text is not None:
+            await on_text(text)
+    return assembler.reply()
