@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from c2a import discord_cli, slack_cli
 from c2a.pretty import render_pretty
 from c2a.replay import replay
 from core.errors import C2AError
@@ -67,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
         "--stats", action="store_true", help="print counts and events per second to stderr"
     )
     rep.set_defaults(run=_replay)
+
+    slack_cli.register(commands)
+    discord_cli.register(commands)
 
     schema = commands.add_parser("schema", help="write the wire model's JSON Schemas")
     schema.add_argument("--out", default="docs/schema", help="directory (default docs/schema)")

@@ -99,6 +99,7 @@ class ChannelConfig(_Strict):
 
     broadcast: Literal["ambient", "select"] = "ambient"
     ambient_mode: AmbientMode = "tool_mailbox"
+    reply_in_thread: bool = True
     agents: dict[str, ChannelAgent] = Field(default_factory=dict)
 
 

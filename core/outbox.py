@@ -72,7 +72,12 @@ class Outbox:
 
     async def _attempt(self, entry: OutboxEntry, sender: Sender) -> bool:
         if entry.status == "ambiguous":
-            found = await sender.find(entry.action)
+            try:
+                found = await sender.find(entry.action)
+            except Exception as exc:
+                # Not knowing whether it landed, it must not be sent: look again next round.
+                log.warning("outbox %s: cannot check an earlier attempt yet: %s", entry.key, exc)
+                return False
             if found is not None:
                 await self._mark(entry.key, "sent", found)
                 return True

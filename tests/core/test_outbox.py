@@ -94,3 +94,27 @@ def test_a_crash_mid_send_is_recovered_without_a_second_message() -> None:
     sender, rows = run([], 2, crash_mid_send=True)
     assert sender.posted == ["k1"] and sender.lookups == 1
     assert rows == [("k1", "sent", 1)]
+
+
+def test_a_failing_lookup_leaves_the_action_ambiguous_and_unsent() -> None:
+    async def go() -> tuple[list[str], list[tuple[str, str, int]]]:
+        store = SQLiteStore()
+        await store.open()
+        sender = ScriptedSender([])
+
+        async def broken(action: Mapping[str, Any]) -> dict[str, Any] | None:
+            raise TransientSendError("history unavailable")
+
+        sender.find = broken  # type: ignore[method-assign]
+        outbox = Outbox(store, VirtualClock(parse_time(AT)), {"slack": sender})
+        async with store.transaction():
+            await store.put_outbox("k1", "lead", {"platform": "slack", "idempotencyKey": "k1"}, AT)
+            await store.outbox_mark("k1", "sending", AT)
+        await outbox.recover()
+        await outbox.drain()
+        rows = outbox_rows(store)
+        await store.close()
+        return sender.posted, rows
+
+    posted, rows = asyncio.run(go())
+    assert posted == [] and rows == [("k1", "ambiguous", 1)]

@@ -1,0 +1,337 @@
+"""Turning an outbox action into what Discord is sent: pure, no I/O, no discord.py objects.
+
+`render_send` makes a "send" action into message parts of at most 2,000 characters, each with
+its `nonce` and the `allowed_mentions` it may ping with; `render_reaction` makes a "react"
+action into the glyph to add and the status signals it supersedes.
+
+Mentions are the agent's choice, never the model text's: the recipients the action names
+(`agent:<id>`, `role:<name>`, `user:<id>`) are written at the start of the first part, and that
+part's allow list names exactly those users and roles. Every other part, and every mention
+the text itself contains (`@everyone`, `@here`, `<@id>`, `<@&id>`), pings nobody: `parse` is
+always empty and `replied_user` is false, so a reply pings its target only if the agent named
+them.
+
+Splitting prefers a line break, then a space, and never cuts inside a code point sequence
+joined by ZWJ or a combining mark. A code fence open at a cut is closed at the end of the part
+and reopened, with its language, at the start of the next. Lengths are counted in UTF-16 code
+units, which is never less than Discord's own count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypedDict
+
+from core.errors import C2AError
+from core.manifest import Workspace
+from core.signals import GlyphMap, Signal, superseded_by
+
+__all__ = [
+    "MESSAGE_LIMIT",
+    "AllowedMentionsPayload",
+    "Mention",
+    "RenderError",
+    "RenderedMessage",
+    "RenderedPart",
+    "RenderedReaction",
+    "allowed_mentions",
+    "mention_prefix",
+    "nonce_for",
+    "render_reaction",
+    "render_send",
+    "reply_message_id",
+    "resolve_mentions",
+    "split_text",
+    "units",
+]
+
+MESSAGE_LIMIT: Final = 2000
+"""Discord's cap on a message's content."""
+
+_FENCE: Final = "```"
+_CLOSE: Final = "\n" + _FENCE
+_MAX_LANGUAGE: Final = 32
+_LANGUAGE: Final = re.compile(r"[A-Za-z0-9_+.#-]+")
+_SNOWFLAKE: Final = re.compile(r"[0-9]{5,20}")
+_MESSAGE_EVENT: Final = re.compile(r"discord:([0-9]{5,20})(?![0-9])")
+_NONCE_PREFIX: Final = "c2a"
+_NONCE_LENGTH: Final = 25  # Discord's maximum
+_JOINERS: Final = frozenset({"\u200d", "\ufe0e", "\ufe0f"})
+
+
+class RenderError(C2AError):
+    """An action that cannot become a Discord message (an unknown recipient, no text)."""
+
+    code = "render_failed"
+
+
+class AllowedMentionsPayload(TypedDict):
+    """Discord's `allowed_mentions` object, as c2a always sends it."""
+
+    parse: list[str]
+    users: list[str]
+    roles: list[str]
+    replied_user: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """One Discord mention the agent chose: a user (a person or an agent's bot) or a role."""
+
+    kind: Literal["user", "role"]
+    id: str
+
+    @property
+    def token(self) -> str:
+        return f"<@{self.id}>" if self.kind == "user" else f"<@&{self.id}>"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPart:
+    """One message to post: its content, its nonce and what it may ping."""
+
+    text: str
+    nonce: str
+    allowed_mentions: AllowedMentionsPayload
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedMessage:
+    """A "send" action as Discord messages, in posting order; only the first is the reply."""
+
+    parts: tuple[RenderedPart, ...]
+    mentions: tuple[Mention, ...]
+    reply_to: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedReaction:
+    """A "react" action: the glyph to add and the signals whose reactions it replaces."""
+
+    signal: Signal
+    glyph: str
+    superseded: frozenset[Signal]
+
+
+def units(text: str) -> int:
+    """The length of `text` in UTF-16 code units (an astral character counts two)."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def resolve_mentions(recipients: Sequence[str], workspace: Workspace) -> tuple[Mention, ...]:
+    """The Discord mentions for an action's `mentions`, in order, without repeats.
+
+    `agent:<id>` is that agent's bot user, `role:<name>` the first Discord role bound to the
+    manifest role, `user:<id>` a Discord user id. Raises `RenderError` naming the recipient
+    that has no Discord form.
+    """
+    found: list[Mention] = []
+    for recipient in recipients:
+        mention = _resolve(recipient, workspace)
+        if mention not in found:
+            found.append(mention)
+    return tuple(found)
+
+
+def _resolve(recipient: str, workspace: Workspace) -> Mention:
+    kind, _, name = recipient.partition(":")
+    manifest = workspace.manifest
+    if kind == "agent" and name in manifest.agents:
+        user_id = workspace.user_id("discord", name)
+        if user_id is None:
+            raise RenderError(
+                f"agent {name!r} has no Discord bot to mention (agents.{name}.discord)",
+                details={"recipient": recipient},
+            )
+        return Mention("user", user_id)
+    if kind == "role" and name in manifest.roles:
+        bound = manifest.roles[name].discord_roles
+        if not bound:
+            raise RenderError(
+                f"role {name!r} has no Discord role to mention (roles.{name}.discord_roles)",
+                details={"recipient": recipient},
+            )
+        return Mention("role", bound[0])
+    if kind == "user" and _SNOWFLAKE.fullmatch(name):
+        return Mention("user", name)
+    raise RenderError(
+        f"cannot mention {recipient!r} on Discord: use agent:<id>, role:<name> or "
+        "user:<Discord user id>",
+        details={"recipient": recipient},
+    )
+
+
+def mention_prefix(mentions: Sequence[Mention], text: str) -> str:
+    """What goes before the text: the mention tokens, then a space, or a line break when the
+    text opens with a code fence (a fence only counts at the start of a line)."""
+    if not mentions:
+        return ""
+    separator = "\n" if text.lstrip().startswith(_FENCE) else " "
+    return " ".join(m.token for m in mentions) + separator
+
+
+def allowed_mentions(
+    mentions: Sequence[Mention] = (), *, replied_user: bool = False
+) -> AllowedMentionsPayload:
+    """An allow list naming exactly `mentions`: no @everyone/@here, no other user or role."""
+    return {
+        "parse": [],
+        "users": [m.id for m in mentions if m.kind == "user"],
+        "roles": [m.id for m in mentions if m.kind == "role"],
+        "replied_user": replied_user,
+    }
+
+
+def nonce_for(idempotency_key: str, part: int) -> str:
+    """The nonce of one part: derived from the action's key, so every attempt sends the same
+    one and Discord (with `enforce_nonce`) returns the first message instead of a second.
+
+    25 characters (Discord's maximum), starting with letters so it never reads as a number.
+    """
+    digest = hashlib.sha256(f"{idempotency_key}\x00{part}".encode()).hexdigest()
+    return _NONCE_PREFIX + digest[: _NONCE_LENGTH - len(_NONCE_PREFIX)]
+
+
+def reply_message_id(action: Mapping[str, Any]) -> str | None:
+    """The Discord message a "send" answers: the action's `messageId`, else the id inside its
+    `inReplyTo` event id (`discord:<id>`, also for an edit `discord:<id>~...`); None when the
+    action answers nothing or an event that is not a message (typing, a thread)."""
+    explicit = action.get("messageId")
+    if isinstance(explicit, str) and _SNOWFLAKE.fullmatch(explicit):
+        return explicit
+    event_id = action.get("inReplyTo")
+    if not isinstance(event_id, str):
+        return None
+    match = _MESSAGE_EVENT.match(event_id)
+    return match.group(1) if match else None
+
+
+def render_send(action: Mapping[str, Any], workspace: Workspace) -> RenderedMessage:
+    """A "send" action as the Discord messages to post; raises `RenderError` when it has no
+    text, no idempotency key or a recipient without a Discord form."""
+    text = action.get("text")
+    key = action.get("idempotencyKey")
+    if not isinstance(text, str) or not text.strip():
+        raise RenderError("a Discord message needs text", details={"field": "text"})
+    if not isinstance(key, str) or not key:
+        raise RenderError("the action has no idempotencyKey", details={"field": "idempotencyKey"})
+    mentions = resolve_mentions(action.get("mentions") or (), workspace)
+    texts = split_text(text, prefix=mention_prefix(mentions, text))
+    # The mentions are at the start of the first part, so only it may ping.
+    parts = tuple(
+        RenderedPart(part, nonce_for(key, index), allowed_mentions(() if index else mentions))
+        for index, part in enumerate(texts)
+    )
+    return RenderedMessage(parts=parts, mentions=mentions, reply_to=reply_message_id(action))
+
+
+def render_reaction(action: Mapping[str, Any], glyphs: GlyphMap) -> RenderedReaction:
+    """A "react" action as the workspace's Discord glyph for its signal; raises `RenderError`
+    for an unknown signal."""
+    name = action.get("signal")
+    try:
+        signal = Signal(str(name))
+    except ValueError:
+        known = ", ".join(s.value for s in Signal)
+        raise RenderError(
+            f"unknown signal {name!r}; the signals are {known}", details={"field": "signal"}
+        ) from None
+    return RenderedReaction(signal, glyphs.native("discord", signal), superseded_by(signal))
+
+
+# -- splitting ---------------------------------------------------------------------------------
+
+
+def split_text(text: str, *, limit: int = MESSAGE_LIMIT, prefix: str = "") -> tuple[str, ...]:
+    """`prefix + text` cut into parts of at most `limit` UTF-16 units, whitespace-trimmed as
+    Discord trims them, with code fences closed and reopened across cuts.
+
+    Raises `RenderError` if the prefix leaves no room for text.
+    """
+    if units(prefix) + len(_CLOSE) + 1 > limit:
+        raise RenderError("the mentions leave no room for the message", details={"limit": limit})
+    pieces = deque(_lines(text.replace("\r\n", "\n")))
+    parts: list[str] = []
+    fence: str | None = None  # the opening line of the fence open at the end of `buffer`
+    buffer, has_body = prefix, False
+    while pieces:
+        piece = pieces.popleft()
+        after = _fence_after(piece, fence)
+        reserve = len(_CLOSE) if after is not None else 0
+        if units(buffer) + units(piece) + reserve <= limit:
+            buffer += piece
+            fence = after
+            has_body = has_body or bool(piece.strip())
+            continue
+        if has_body:
+            parts.append(_closed(buffer, fence))
+            buffer, has_body = _reopened(fence), False
+            pieces.appendleft(piece)
+            continue
+        # Not even an empty part holds this piece: cut it, and place the head first.
+        head, tail = _cut(piece, limit - units(buffer) - len(_CLOSE))
+        pieces.extendleft((tail, head))
+    if has_body:
+        parts.append(buffer.strip())
+    return tuple(parts)
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
+def _fence_after(piece: str, fence: str | None) -> str | None:
+    """The fence open after `piece`, given the one open before it (an odd count toggles)."""
+    if piece.count(_FENCE) % 2 == 0:
+        return fence
+    if fence is not None:
+        return None
+    stripped = piece.strip()
+    language = stripped[len(_FENCE) :].split(maxsplit=1) if stripped.startswith(_FENCE) else []
+    if language and len(language[0]) <= _MAX_LANGUAGE and _LANGUAGE.fullmatch(language[0]):
+        return _FENCE + language[0]
+    return _FENCE
+
+
+def _closed(buffer: str, fence: str | None) -> str:
+    text = buffer.strip()
+    return text + _CLOSE if fence is not None else text
+
+
+def _reopened(fence: str | None) -> str:
+    return fence + "\n" if fence is not None else ""
+
+
+def _cut(piece: str, room: int) -> tuple[str, str]:
+    """Split `piece` so the head fits `room` units: after the last space in the second half
+    of what fits, else at the last safe character boundary."""
+    end, used = 0, 0
+    while end < len(piece):
+        size = 2 if ord(piece[end]) > 0xFFFF else 1
+        if used + size > room:
+            break
+        used += size
+        end += 1
+    end = max(end, 1)  # a part always takes something, or the split would never end
+    space = piece.rfind(" ", 0, end)
+    if space >= end // 2 and space > 0:
+        return piece[: space + 1], piece[space + 1 :]
+    while 1 < end < len(piece) and _joined(piece, end):
+        end -= 1
+    return piece[:end], piece[end:]
+
+
+def _joined(text: str, index: int) -> bool:
+    """Whether a cut before `text[index]` would break a character sequence in two."""
+    return (
+        text[index] in _JOINERS
+        or text[index - 1] == "\u200d"
+        or unicodedata.combining(text[index]) != 0
+        or 0x1F3FB <= ord(text[index]) <= 0x1F3FF  # skin tone modifiers
+    )

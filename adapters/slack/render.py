@@ -1,0 +1,305 @@
+"""Model text to Slack text, and where a reply goes: pure functions, no I/O.
+
+`to_mrkdwn` turns Markdown as models write it into Slack mrkdwn that cannot mention anyone: every
+`&`, `<` and `>` of the model's text is escaped (so a stray `<@U…>`, `<!here>`, `<!channel>`,
+`<!everyone>` or `<!subteam^…>` shows as text), a bare `@here`/`@channel`/`@everyone` gets an
+invisible word joiner after its `@`, and only links with a web or mail address become native
+links. Inside code nothing is reformatted, but `&<>` are escaped there too: Slack reads control
+sequences anywhere in a message and shows the entities as the characters inside code.
+
+The mentions the agent chose (the outbox action's `mentions`) are the only native ones:
+`mention_prefix` renders them from the workspace manifest, and `split` cuts long text into parts
+that each stay under Slack's practical length, closing and reopening code fences at a cut.
+`place` decides the channel and thread of a reply.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.events import ChatEvent, ConversationKind
+from core.manifest import Workspace
+
+__all__ = [
+    "MAX_CHARS",
+    "Placement",
+    "RenderError",
+    "escape",
+    "mention_prefix",
+    "message_ref",
+    "place",
+    "render_message",
+    "split",
+    "to_mrkdwn",
+]
+
+MAX_CHARS = 3000
+"""Where long text is cut: well under Slack's 4,000 recommended and 40,000 hard limit."""
+
+FENCE = "```"
+_WORD_JOINER = "\u2060"
+_PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")
+_BOLD_HELD = re.compile("\ue002(\\d+)\ue003")
+_PRIVATE = re.compile("[\ue000-\ue003]")
+_FENCE_LINE = re.compile(r"^\s{0,3}(```+|~~~+)")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_BULLET = re.compile(r"^(\s*)[-*+]\s+(?=\S)")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_AUTOLINK = re.compile(r"<((?:https?://|mailto:)[^\s<>|]+)>")
+_BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
+_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_BROADCAST = re.compile(r"(?<![\w@])@(here|channel|everyone)\b", re.IGNORECASE)
+_SAFE_URL = re.compile(r"^(?:https?://|mailto:)[^\s<>|]+$", re.IGNORECASE)
+_USER_ID = re.compile(r"^[UW][A-Z0-9]+$")
+_GROUP_ID = re.compile(r"^S[A-Z0-9]+$")
+_MESSAGE_EVENT = re.compile(r"^slack:[^:]+:([^:/~]+):(\d+\.\d+)(?:~.*)?$")
+
+
+class RenderError(ValueError):
+    """An action that cannot become a Slack message (an unknown or unbound recipient)."""
+
+
+def escape(text: str) -> str:
+    """Escape Slack's three control characters, so the text shows as written."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def to_mrkdwn(markdown: str) -> str:
+    """Slack mrkdwn for Markdown as models write it; nothing in it can mention anyone.
+
+    Bold (`**x**`, `__x__`) becomes `*x*`, italic `*x*` becomes `_x_`, `~~x~~` becomes `~x~`,
+    headings become bold lines, `-`/`*` bullets become `•`, `[text](url)` and `<url>` become
+    `<url|text>` for http(s) and mailto addresses (other links stay text), inline code and
+    fenced blocks keep their content (fences lose their language tag, which Slack would show),
+    and an unclosed fence is closed.
+    """
+    text = _PRIVATE.sub("", markdown.replace("\r\n", "\n").replace("\r", "\n"))
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        opener = _FENCE_LINE.match(line)
+        if fence is not None:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+                out.append(FENCE)
+                fence = None
+            else:
+                out.append(escape(line))
+        elif opener:
+            fence = opener.group(1)
+            out.append(FENCE)
+        else:
+            out.append(_prose_line(line))
+    if fence is not None:
+        out.append(FENCE)
+    return "\n".join(out).strip("\n")
+
+
+def _prose_line(line: str) -> str:
+    heading = _HEADING.match(line)
+    if heading:
+        return f"*{_inline(heading.group(1))}*" if heading.group(1) else ""
+    bullet = _BULLET.match(line)
+    if bullet:
+        return f"{bullet.group(1)}• {_inline(line[bullet.end() :])}"
+    return _inline(line)
+
+
+def _inline(text: str) -> str:
+    """One line of prose: code spans kept, links made native, emphasis converted, escaped."""
+    kept: list[str] = []
+
+    def keep(rendered: str) -> str:
+        kept.append(rendered)
+        return f"\ue000{len(kept) - 1}\ue001"
+
+    def code(match: re.Match[str]) -> str:
+        content = match.group(2)
+        return keep(f"`{escape(content)}`" if "`" not in content else escape(match.group(0)))
+
+    def link(match: re.Match[str]) -> str:
+        label, url = match.group(1), match.group(2)
+        if not _SAFE_URL.match(url):
+            return match.group(0)  # stays text (escaped below): never a native sequence
+        label = label.strip() or url
+        return keep(f"<{escape(url)}|{_emphasis(_defuse(escape(label)))}>")
+
+    def autolink(match: re.Match[str]) -> str:
+        return keep(f"<{escape(match.group(1))}>")
+
+    text = _CODE_SPAN.sub(code, text)
+    text = _LINK.sub(link, text)
+    text = _AUTOLINK.sub(autolink, text)
+    text = _emphasis(_defuse(escape(text)))
+    return _PLACEHOLDER.sub(lambda m: kept[int(m.group(1))], text)
+
+
+def _emphasis(text: str) -> str:
+    bold: list[str] = []
+
+    def hold(match: re.Match[str]) -> str:
+        bold.append(match.group(2))
+        return f"\ue002{len(bold) - 1}\ue003"
+
+    text = _BOLD.sub(hold, text)
+    text = _ITALIC.sub(r"_\1_", text)
+    text = _STRIKE.sub(r"~\1~", text)
+    return _BOLD_HELD.sub(lambda m: f"*{bold[int(m.group(1))]}*", text)
+
+
+def _defuse(text: str) -> str:
+    """`@here`, `@channel`, `@everyone` as text that no Slack setting turns into a ping."""
+    return _BROADCAST.sub(lambda m: f"@{_WORD_JOINER}{m.group(1)}", text)
+
+
+def mention_prefix(mentions: Sequence[str], workspace: Workspace) -> str:
+    """The native mentions for the recipients the agent chose, space-separated.
+
+    `agent:<id>` is that agent's Slack user (`<@U…>`), `role:<name>` the role's Slack user
+    groups (`<!subteam^S…>`), or its agents when it has no group, `user:<id>` that user.
+    Raises RenderError for a recipient the manifest cannot resolve to a Slack id.
+    """
+    manifest = workspace.manifest
+    rendered: list[str] = []
+    for mention in mentions:
+        kind, _, name = mention.partition(":")
+        if kind == "agent":
+            user_id = workspace.user_id("slack", name) if name in manifest.agents else None
+            if user_id is None:
+                raise RenderError(f"recipient {mention} has no Slack user in the manifest")
+            found = [f"<@{user_id}>"]
+        elif kind == "role":
+            if name not in manifest.roles:
+                raise RenderError(f"recipient {mention} is not a role of the manifest")
+            groups = [g for g in manifest.roles[name].slack_usergroups if _GROUP_ID.match(g)]
+            users = [workspace.user_id("slack", a) for a in workspace.agents_by_role[name]]
+            found = [f"<!subteam^{g}>" for g in groups] or [f"<@{u}>" for u in users if u]
+            if not found:
+                raise RenderError(f"recipient {mention} has no Slack user group or agents")
+        elif kind == "user" and _USER_ID.match(name):
+            found = [f"<@{name}>"]
+        else:
+            raise RenderError(f"recipient {mention!r} is not agent:, role: or a Slack user:")
+        rendered.extend(m for m in found if m not in rendered)
+    return " ".join(rendered)
+
+
+def split(text: str, limit: int = MAX_CHARS) -> list[str]:
+    """Cut text into parts of at most `limit` characters, at line ends where possible, then at
+    spaces, never inside an entity or a `<…>` sequence; a code block cut in two is closed at
+    the end of one part and reopened at the start of the next. Raises ValueError for a limit
+    too small to hold a fenced line."""
+    if limit < 32:
+        raise ValueError(f"split limit {limit} is too small")
+    parts: list[str] = []
+    current: list[str] = []
+    in_code = False
+
+    def used() -> int:
+        return sum(len(line) + 1 for line in current) - 1 if current else 0
+
+    def flush() -> None:
+        if any(line.strip() and line != FENCE for line in current):
+            parts.append("\n".join([*current, FENCE] if in_code else current))
+        current.clear()
+        if in_code:
+            current.append(FENCE)
+
+    for whole in text.split("\n"):
+        line = whole
+        while True:
+            code_after = in_code != (line == FENCE)
+            reserve = len(FENCE) + 1 if code_after else 0  # room to close the fence
+            separator = 1 if current else 0
+            if used() + separator + len(line) + reserve <= limit:
+                current.append(line)
+                in_code = code_after
+                break
+            if current and current != [FENCE]:
+                flush()  # the line may fit in a part of its own
+                continue
+            head, line = _cut(line, limit - used() - separator - reserve)
+            current.append(head)
+            flush()
+            if not line:
+                break
+    flush()
+    return parts or [""]
+
+
+def _cut(line: str, room: int) -> tuple[str, str]:
+    """The longest head of `line` within `room` that ends at a space if one is near, and never
+    inside `&…;` or `<…>`; the rest."""
+    cut = room
+    space = line.rfind(" ", room // 2, room + 1)
+    if space > 0:
+        cut = space
+    for opener, closer in (("&", ";"), ("<", ">")):
+        start = line.rfind(opener, 0, cut)
+        if start > 0 and line.find(closer, start, cut) < 0:
+            cut = start
+    return line[:cut].rstrip(" "), line[cut:].lstrip(" ")
+
+
+def render_message(
+    text: str, mentions: Sequence[str], workspace: Workspace, limit: int = MAX_CHARS
+) -> list[str]:
+    """The Slack texts of one outbound message: the intended mentions first, then the model's
+    text as harmless mrkdwn, split into parts. Raises RenderError for an unknown recipient."""
+    body = to_mrkdwn(text)
+    prefix = mention_prefix(mentions, workspace)
+    if prefix:
+        body = f"{prefix}{chr(10) if body.startswith(FENCE) else ' '}{body}"
+    return split(body, limit)
+
+
+def message_ref(event_id: str | None) -> tuple[str, str] | None:
+    """The channel and `ts` of a Slack message event id (`slack:<team>:<channel>:<ts>`, an
+    edit's `…~<time>` included), or None for anything else."""
+    match = _MESSAGE_EVENT.match(event_id or "")
+    return (match.group(1), match.group(2)) if match else None
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a message goes: the channel, the thread root's `ts` (None: top level), and
+    whether a thread reply is also shown in the channel (`reply_broadcast`)."""
+
+    channel: str
+    thread_ts: str | None = None
+    broadcast: bool = False
+
+
+def place(
+    action: Mapping[str, Any], replied: ChatEvent | None = None, *, reply_in_thread: bool = True
+) -> Placement:
+    """Where a reply goes.
+
+    In a thread when the action names one, when its conversation is written `<channel>/<ts>`,
+    or when the message it answers is in one. A reply to a top-level message with visibility
+    `thread` goes into that message's thread when `reply_in_thread` (the channel's setting,
+    default on), otherwise into the channel; visibility `channel` posts in the channel (a
+    thread reply is also broadcast to it). DMs are not threaded on their own. `replied` is the
+    answered event when the host knows it; otherwise its id is read for the message `ts`.
+    """
+    conversation = str(action["conversation"])
+    channel, _, conversation_thread = conversation.partition("/")
+    thread = action.get("thread") or conversation_thread or None
+    if thread is None and replied is not None and replied.conversation.thread_id:
+        thread = replied.conversation.thread_id
+    visibility = action.get("visibility") or "thread"
+    if thread is None and visibility == "thread" and reply_in_thread:
+        is_dm = channel.startswith("D") or (
+            replied is not None and replied.conversation.kind is ConversationKind.DM
+        )
+        ref = message_ref(action.get("inReplyTo"))
+        replied_ts = replied.message_id if replied is not None else (ref[1] if ref else None)
+        if replied_ts and not is_dm:
+            thread = replied_ts
+    return Placement(
+        channel, str(thread) if thread else None, visibility == "channel" and bool(thread)
+    )

@@ -1,0 +1,200 @@
+"""Model Markdown becomes Slack mrkdwn that shows what the model wrote, pings only whom the
+agent chose, splits cleanly, and goes to the right place."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+from builders import LEAD, W1, W2, local_workspace
+
+from adapters.slack.render import (
+    FENCE,
+    Placement,
+    RenderError,
+    mention_prefix,
+    message_ref,
+    place,
+    render_message,
+    split,
+    to_mrkdwn,
+)
+from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
+
+WORKSPACE = local_workspace()
+# What Slack would turn into a ping or a link if it reached it unescaped.
+NATIVE = re.compile(r"<[@#!]|(?<![\w@])@(?:here|channel|everyone)\b")
+
+
+def test_bold_italic_strike_and_headings_become_mrkdwn() -> None:
+    text = "# Plan\n**bold** __also bold__ *italic* ~~gone~~ snake_case 2*3*4"
+    assert to_mrkdwn(text) == "*Plan*\n*bold* *also bold* _italic_ ~gone~ snake_case 2*3*4"
+
+
+def test_bullets_become_bullets_and_quotes_stay_quotes() -> None:
+    assert to_mrkdwn("- one\n  * two\n> said") == "• one\n  • two\n&gt; said"
+
+
+def test_web_and_mail_links_become_native_links_and_others_stay_text() -> None:
+    text = "[docs](https://x.example/a?b=1&c=2) <https://auto.example> [mail](mailto:a@b.c)"
+    assert to_mrkdwn(text) == (
+        "<https://x.example/a?b=1&amp;c=2|docs> <https://auto.example> <mailto:a@b.c|mail>"
+    )
+    assert to_mrkdwn("[x](javascript:alert(1)) [y](@U0W2)") == "[x](javascript:alert(1)) [y](@U0W2)"
+
+
+def test_inline_and_fenced_code_keep_their_content() -> None:
+    text = "run `make **all**` now\n```python\nif a < b && c:\n    print('**x**')\n```\nafter"
+    assert to_mrkdwn(text) == (
+        "run `make **all**` now\n```\nif a &lt; b &amp;&amp; c:\n    print('**x**')\n```\nafter"
+    )
+
+
+def test_an_unclosed_fence_is_closed() -> None:
+    assert to_mrkdwn("look:\n```\nx = 1") == "look:\n```\nx = 1\n```"
+
+
+def test_ampersands_and_angle_brackets_outside_code_are_escaped() -> None:
+    assert to_mrkdwn("a & b < c > d &amp;") == "a &amp; b &lt; c &gt; d &amp;amp;"
+
+
+@pytest.mark.parametrize(
+    "stray",
+    [
+        "<@U0W2>",
+        "<@U0W2|bob>",
+        "<!here>",
+        "<!channel>",
+        "<!everyone>",
+        "<!subteam^S0BACK>",
+        "<!subteam^S0BACK|@backend>",
+        "<#C0OPS>",
+        "@here",
+        "@channel",
+        "@everyone",
+        "@Channel",
+        "`<!channel>`",
+        "```\n<!channel> @here\n```",
+        "**<!here>**",
+        "[<!channel>](https://x.example)",
+    ],
+)
+def test_stray_mentions_in_model_text_render_harmless(stray: str) -> None:
+    rendered = to_mrkdwn(f"hey {stray} look")
+    outside_code = re.sub(r"```.*?```|`[^`]*`", "", rendered, flags=re.DOTALL)
+    assert not re.search(r"<[@#!]", rendered)
+    assert not NATIVE.search(outside_code)
+
+
+def test_intended_mentions_render_natively_from_the_manifest() -> None:
+    prefix = mention_prefix(["agent:worker-1", "role:backend", "user:U0ALICE"], WORKSPACE)
+    assert prefix == f"<@{W1}> <!subteam^S0BACK> <@U0ALICE>"
+
+
+def test_a_role_without_a_user_group_mentions_its_agents() -> None:
+    workspace = local_workspace(roles={"leads": {}, "backend": {}})
+    assert mention_prefix(["role:backend"], workspace) == f"<@{W1}> <@{W2}>"
+
+
+@pytest.mark.parametrize(
+    "recipient", ["agent:nobody", "role:nobody", "user:!channel", "user:U0X|x", "group:S1"]
+)
+def test_a_recipient_the_manifest_cannot_resolve_is_refused(recipient: str) -> None:
+    with pytest.raises(RenderError):
+        mention_prefix([recipient], WORKSPACE)
+
+
+def test_a_message_starts_with_the_intended_mentions_and_defuses_the_rest() -> None:
+    [text] = render_message("ask <@U0W2> and <!channel> **now**", ["agent:lead"], WORKSPACE)
+    assert text == f"<@{LEAD}> ask &lt;@U0W2&gt; and &lt;!channel&gt; *now*"
+
+
+def test_short_text_is_one_part() -> None:
+    assert split("hello\nworld") == ["hello\nworld"]
+
+
+def test_long_text_is_cut_at_line_ends_within_the_limit() -> None:
+    lines = [f"line {i} " + "x" * 40 for i in range(100)]
+    parts = split("\n".join(lines), 500)
+    assert all(len(part) <= 500 for part in parts)
+    assert [line for part in parts for line in part.split("\n")] == lines
+
+
+def test_a_code_block_cut_in_two_is_closed_and_reopened() -> None:
+    code = [f"value_{i} = {i}" for i in range(60)]
+    text = to_mrkdwn("intro\n```\n" + "\n".join(code) + "\n```\noutro")
+    parts = split(text, 300)
+    assert len(parts) > 2 and all(len(part) <= 300 for part in parts)
+    for part in parts:
+        assert part.split("\n").count(FENCE) % 2 == 0  # every part's fences balance
+    inside = [line for part in parts for line in part.split("\n") if line.startswith("value_")]
+    assert inside == code
+    assert parts[0].startswith("intro\n```") and parts[-1].endswith("```\noutro")
+    assert all(part.startswith(FENCE) for part in parts[1:-1])
+
+
+def test_a_line_longer_than_the_limit_is_cut_between_words_never_inside_an_entity() -> None:
+    line = " ".join(["a&amp;b"] * 200)
+    parts = split(line, 100)
+    assert all(len(part) <= 100 for part in parts)
+    assert " ".join(parts) == line
+    assert all(part.endswith("b") and part.startswith("a") for part in parts)
+    unbroken = split("<https://x.example/" + "y" * 60 + "|t> " + "z" * 90, 100)
+    assert unbroken[0] == "<https://x.example/" + "y" * 60 + "|t>"
+
+
+def test_mentions_come_before_a_fence_on_their_own_line() -> None:
+    [text] = render_message("```\ncode\n```", ["agent:lead"], WORKSPACE)
+    assert text == f"<@{LEAD}>\n```\ncode\n```"
+
+
+def test_a_message_event_id_gives_its_channel_and_ts() -> None:
+    assert message_ref("slack:T0LOCAL:C0GEN:1767225600.000100") == ("C0GEN", "1767225600.000100")
+    assert message_ref("slack:T0LOCAL:C0GEN:1767225600.000100~1767225700.0") == (
+        "C0GEN",
+        "1767225600.000100",
+    )
+    assert message_ref("slack:T0LOCAL:C0GEN:1767225600.0+U1:eyes@1") is None
+    assert message_ref(None) is None
+
+
+def send(**changes: object) -> dict[str, object]:
+    action: dict[str, object] = {"conversation": "C0GEN", "visibility": "thread"}
+    action.update(changes)
+    return action
+
+
+def test_a_reply_goes_into_the_thread_the_action_names() -> None:
+    assert place(send(thread="1.000100")) == Placement("C0GEN", "1.000100")
+    assert place(send(conversation="C0GEN/1.000100")) == Placement("C0GEN", "1.000100")
+
+
+def test_a_reply_to_a_top_level_message_goes_into_its_thread_unless_the_channel_says_not() -> None:
+    reply = send(inReplyTo="slack:T0LOCAL:C0GEN:1.000200")
+    assert place(reply) == Placement("C0GEN", "1.000200")
+    assert place(reply, reply_in_thread=False) == Placement("C0GEN")
+    assert place({**reply, "visibility": "channel"}) == Placement("C0GEN")
+
+
+def test_a_reply_to_a_message_in_a_thread_stays_in_that_thread() -> None:
+    event = ChatEvent(
+        event_id="slack:T0LOCAL:C0GEN:1.000300",
+        kind=EventKind.MESSAGE,
+        platform="slack",
+        workspace_id="T0LOCAL",
+        conversation=Conversation("C0GEN", ConversationKind.THREAD, thread_id="1.000100"),
+        author=Author("U0ALICE"),
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        message_id="1.000300",
+    )
+    reply = send(inReplyTo=event.event_id)
+    assert place(reply, event, reply_in_thread=False) == Placement("C0GEN", "1.000100")
+    assert place({**reply, "visibility": "channel"}, event) == Placement(
+        "C0GEN", "1.000100", broadcast=True
+    )
+
+
+def test_a_reply_in_a_dm_is_not_threaded_on_its_own() -> None:
+    reply = send(conversation="D0ALICE", inReplyTo="slack:T0LOCAL:D0ALICE:1.000400")
+    assert place(reply) == Placement("D0ALICE")
