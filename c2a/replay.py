@@ -228,7 +228,15 @@ class TurnRecorder:
         return out
 
     def due(self) -> list[Emission]:
-        return self._each(Assembler.due)
+        return self._each(Assembler.due) if self._open() else []
+
+    def _open(self) -> bool:
+        """Whether any gathering could have closed by now (the cheap check on every line)."""
+        now = self.clock.now()
+        return any(
+            (closes := a.next_due()) is not None and closes <= now
+            for a in self._assemblers.values()
+        )
 
     def flush(self) -> list[Emission]:
         return self._each(Assembler.flush)

@@ -28,6 +28,7 @@ from core.clock import Clock, format_time, parse_time
 __all__ = ["Assembler", "Turn"]
 
 _PREEMPTING_REASONS = frozenset({"stop", "urgent"})
+_NO_TURN = frozenset({"tool_mailbox", "silent"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +70,10 @@ class Assembler:
 
     def deliver(self, params: dict[str, Any]) -> list[Turn]:
         """Take one `chat/deliver`'s params; returns the turns to start right now."""
-        turns = self.due()  # whatever closed before this event arrived goes first
         mode = params["injection"]["mode"]
+        if mode in _NO_TURN and "supersedes" not in params:
+            return self.due() if self._gatherings else []
+        turns = self.due()  # whatever closed before this event arrived goes first
         now = self.clock.now()
         superseded = params.get("supersedes")
         if superseded is not None and self._replace(superseded, params):
@@ -112,6 +115,8 @@ class Assembler:
     def due(self) -> list[Turn]:
         """Every gathering whose compose window has closed, as turns in the order they closed;
         a turn's `at` is when its window closed, which may be before now."""
+        if not self._gatherings:
+            return []
         now = self.clock.now()
         return self._close(lambda closes: closes <= now)
 
