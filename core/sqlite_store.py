@@ -301,11 +301,15 @@ class SQLiteStore:
         return {str(row[0]) for row in rows}
 
     async def deliveries(self, event_id: str) -> list[StoredDelivery]:
+        return self._deliveries(f"seq = {_SEQ_OF} ORDER BY agent", (event_id,))
+
+    def _deliveries(self, where: str, args: tuple[Any, ...]) -> list[StoredDelivery]:
+        """Delivery records matching `where` (the rest of the statement after WHERE)."""
         self._flush()
         rows = self.db.execute(
             f"SELECT {_DELIVERY_COLUMNS}, status, attempt, disposition FROM deliveries "
-            f"WHERE seq = {_SEQ_OF} ORDER BY agent",
-            (event_id,),
+            f"WHERE {where}",
+            args,
         ).fetchall()
         return [_delivery(row) for row in rows]
 
@@ -325,13 +329,9 @@ class SQLiteStore:
         )
 
     async def pending(self, agent: str, limit: int = 1000) -> list[StoredDelivery]:
-        self._flush()
-        rows = self.db.execute(
-            f"SELECT {_DELIVERY_COLUMNS}, status, attempt, disposition FROM deliveries "
-            "WHERE agent = ? AND status = 'pending' ORDER BY seq LIMIT ?",
-            (agent, limit),
-        ).fetchall()
-        return [_delivery(row) for row in rows]
+        return self._deliveries(
+            "agent = ? AND status = 'pending' ORDER BY seq LIMIT ?", (agent, limit)
+        )
 
     async def seen_by(
         self,
@@ -373,14 +373,11 @@ class SQLiteStore:
         return [(_entry(row[:6]), _delivery(row[6:])) for row in reversed(rows)]
 
     async def overdue(self, decided_before: str) -> list[StoredDelivery]:
-        self._flush()
-        rows = self.db.execute(
-            f"SELECT {_DELIVERY_COLUMNS}, status, attempt, disposition FROM deliveries "
-            "WHERE status = 'delivered' AND policy = 'must_respond' AND disposition IS NULL "
+        return self._deliveries(
+            "status = 'delivered' AND policy = 'must_respond' AND disposition IS NULL "
             "AND decided_at <= ? ORDER BY seq",
             (decided_before,),
-        ).fetchall()
-        return [_delivery(row) for row in rows]
+        )
 
     async def set_status(self, event_id: str, agent: str, status: str) -> None:
         self._flush()
