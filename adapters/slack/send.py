@@ -72,6 +72,10 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
     "conversations.open": frozenset({"im:write"}),
     "conversations.history": _HISTORY,
     "conversations.replies": _HISTORY,
+    # adapters.slack.directory: membership, user groups and display names, cached.
+    "conversations.members": frozenset({"channels:read", "groups:read", "im:read", "mpim:read"}),
+    "usergroups.users.list": frozenset({"usergroups:read"}),
+    "users.info": frozenset({"users:read"}),
 }
 """Every Web API method this package calls with a bot token, and the bot scopes it needs in
 every kind of conversation."""
