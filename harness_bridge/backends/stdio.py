@@ -1,0 +1,133 @@
+"""The `stdio` backend: any external C2A harness, in any language, as a subprocess.
+
+The host starts the command, speaks the host side of the JSON-RPC link over its stdin and
+stdout (`initialize`, then `chat/deliver` for every pending event in ledger order), and answers
+the harness's `tools/list` and `tools/call` with the agent's chat tools on the same link. The
+harness's stderr is passed through to the host's log. When the process exits, whatever it had
+not acknowledged stays pending and goes to the next process, which `run` starts after a pause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Mapping, Sequence
+
+from core.engine import Engine
+from core.jsonrpc import Capabilities, ClientInfo
+from harness_bridge.delivery import Deliverer
+from harness_bridge.link_tools import serve_tools
+from harness_bridge.rpc import Connection
+from harness_bridge.session import initialize
+from harness_bridge.tools import ChatTools
+from harness_bridge.transport import Closed, StreamTransport
+
+__all__ = ["HOST_CAPABILITIES", "HOST_INFO", "StdioHarness"]
+
+log = logging.getLogger(__name__)
+
+HOST_INFO = ClientInfo(name="c2a-host", version="0.1.0")
+HOST_CAPABILITIES = Capabilities.model_validate(
+    {
+        "delivery": {"ack": True, "redelivery": True, "idempotency": True},
+        "injection": dict.fromkeys(
+            ("immediate", "buffered", "notify", "tool_mailbox", "digest"), True
+        ),
+        "chatTools": dict.fromkeys(
+            ("readThread", "sendMessage", "react", "reactionSignals", "claim", "defer", "resolve"),
+            True,
+        ),
+        "utilities": {"progress": True, "cancellation": True, "logging": True},
+    }
+)
+
+
+class StdioHarness:
+    """One agent's external harness process."""
+
+    def __init__(
+        self,
+        agent: str,
+        engine: Engine,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        restart_after: float = 2.0,
+    ) -> None:
+        self.agent = agent
+        self.engine = engine
+        self.command = list(command)
+        self.env = dict(env or {})
+        self.restart_after = restart_after
+        self.connection: Connection | None = None
+        self.deliverer: Deliverer | None = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._wake = asyncio.Event()
+
+    async def start(self) -> Deliverer:
+        """Start the process and open the session; returns the deliverer for its events."""
+        process = await asyncio.create_subprocess_exec(
+            *self.command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, **self.env},
+        )
+        if process.stdin is None or process.stdout is None:  # pipes were asked for: never
+            raise OSError("the harness process has no stdin or stdout pipe")
+        self._process = process
+        connection = Connection(StreamTransport(process.stdout, process.stdin), name=self.agent)
+        serve_tools(connection, ChatTools(self.engine, self.agent))
+        connection.start()
+        session = await initialize(connection, HOST_INFO, HOST_CAPABILITIES)
+        log.info(
+            "harness for %s: %s %s, protocol %s",
+            self.agent,
+            session.peer.name,
+            session.peer.version,
+            session.version,
+        )
+        self.connection = connection
+        self.deliverer = Deliverer(self.agent, self.engine, connection, session)
+        self.engine.mark_available(self.agent)
+        return self.deliverer
+
+    def wake(self) -> None:
+        """New deliveries are pending for this agent."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Keep the harness running and its deliveries flowing until cancelled; a dead process
+        marks the agent unavailable (people get `blocked`) until the next one is up."""
+        while True:
+            try:
+                deliverer = await self.start()
+                while True:
+                    await deliverer.resume()
+                    self._wake.clear()
+                    await self._wake.wait()
+            except (Closed, ConnectionError, TimeoutError) as exc:
+                log.warning("harness for %s stopped (%s); restarting", self.agent, exc)
+            except OSError as exc:
+                log.error("harness for %s cannot start: %s", self.agent, exc)
+            self.engine.mark_unavailable(self.agent)
+            await self.stop()
+            await asyncio.sleep(self.restart_after)
+
+    async def stop(self, wait: float = 5.0) -> None:
+        """Close the link and end the process, waiting at most `wait` seconds before a kill."""
+        if self.connection is not None:
+            await self.connection.close()
+            self.connection = None
+        process, self._process = self._process, None
+        if process is None or process.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            process.terminate()
+        try:
+            await asyncio.wait_for(process.wait(), wait)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
