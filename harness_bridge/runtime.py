@@ -1,0 +1,164 @@
+"""A built-in harness in the host's process: deliveries become turns, a model loop runs them.
+
+It is a real C2A harness on an in-memory link, so the host treats it exactly like an external
+one: `initialize`, `chat/deliver` acknowledged only once stored in its mailbox,
+`notifications/cancelled` and `notifications/typing`. Stored events go through turn assembly
+on the host's clock; a new event for a conversation whose turn is running is injected into that
+turn; a finished turn that failed records the `failed` disposition with its reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, Protocol
+
+from core.clock import Clock
+from core.engine import Engine
+from core.jsonrpc import ClientInfo
+from core.wire import METHOD_CANCELLED, METHOD_TYPING
+from harness_bridge.backends.openai import TurnResult, record_failure, session_of
+from harness_bridge.backends.stdio import HOST_CAPABILITIES, HOST_INFO
+from harness_bridge.delivery import Deliverer
+from harness_bridge.mailbox import Mailbox, serve_mailbox
+from harness_bridge.rpc import Connection
+from harness_bridge.session import accept_initialize, initialize
+from harness_bridge.transport import MemoryTransport
+from harness_bridge.turns import Assembler, Turn
+
+__all__ = ["InProcessHarness", "ModelLoop"]
+
+log = logging.getLogger(__name__)
+
+
+class ModelLoop(Protocol):
+    """What runs a turn: `run` answers it; `inject` adds an event to a running turn of the same
+    conversation and says whether it could."""
+
+    async def run(self, turn: Turn) -> TurnResult: ...
+
+    def inject(self, params: dict[str, Any]) -> bool: ...
+
+
+class InProcessHarness:
+    """One agent's built-in harness."""
+
+    def __init__(
+        self,
+        agent: str,
+        engine: Engine,
+        loop: ModelLoop,
+        clock: Clock,
+        *,
+        quiet_ms: int = 3000,
+        mailbox: Mailbox | None = None,
+    ) -> None:
+        self.agent = agent
+        self.engine = engine
+        self.loop = loop
+        self.clock = clock
+        self.assembler = Assembler(clock, quiet_ms=quiet_ms)
+        self.mailbox = mailbox or Mailbox()
+        self.results: list[TurnResult] = []
+        self._turns: set[asyncio.Task[None]] = set()
+        self._sessions: dict[str, asyncio.Lock] = {}
+        self._changed = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._host: Connection | None = None
+        self._harness: Connection | None = None
+        self.deliverer: Deliverer | None = None
+
+    async def start(self) -> Deliverer:
+        """Open the in-memory link and the session; returns the host's deliverer."""
+        host_end, harness_end = MemoryTransport.pair()
+        harness = Connection(harness_end, name="host")
+        accept_initialize(
+            harness, ClientInfo(name="c2a-builtin", version="0.1.0"), HOST_CAPABILITIES
+        )
+        serve_mailbox(harness, self.mailbox, on_new=self._arrived)
+        harness.on_notification(METHOD_CANCELLED, self._cancelled)
+        harness.on_notification(METHOD_TYPING, self._typing)
+        host = Connection(host_end, name=self.agent)
+        harness.start()
+        host.start()
+        session = await initialize(host, HOST_INFO, HOST_CAPABILITIES)
+        self._host, self._harness = host, harness
+        self.deliverer = Deliverer(self.agent, self.engine, host, session)
+        self._tasks.append(asyncio.create_task(self._timer(), name=f"turns-{self.agent}"))
+        return self.deliverer
+
+    async def stop(self) -> None:
+        for task in [*self._tasks, *self._turns]:
+            task.cancel()
+        await asyncio.gather(*self._tasks, *self._turns, return_exceptions=True)
+        for connection in (self._host, self._harness):
+            if connection is not None:
+                await connection.close()
+
+    async def idle(self) -> None:
+        """Wait until nothing is gathering and no turn is running (for tests and shutdown)."""
+        while self._turns or self.assembler.next_due() is not None:
+            self._changed.clear()
+            await self._changed.wait()
+
+    # ---- from the host -----------------------------------------------------------------------
+
+    def _arrived(self, params: dict[str, Any]) -> None:
+        if self.loop.inject(params):
+            return
+        self._start(self.assembler.deliver(params))
+
+    async def _cancelled(self, params: dict[str, Any] | None) -> None:
+        if params and isinstance(params.get("eventId"), str):
+            self.assembler.cancel(params["eventId"])
+            self._poke()
+
+    async def _typing(self, params: dict[str, Any] | None) -> None:
+        if params:
+            self.assembler.typing(params["conversation"], params["authorId"], params["until"])
+            self._poke()
+
+    # ---- turns -------------------------------------------------------------------------------
+
+    async def _timer(self) -> None:
+        """Start each gathering's turn when its compose window closes on the clock."""
+        while True:
+            due = self.assembler.next_due()
+            self._changed.clear()
+            if due is None:
+                await self._changed.wait()
+                continue
+            wait = (due - self.clock.now()).total_seconds()
+            if wait > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), wait)
+                continue
+            self._start(self.assembler.due())
+
+    def _start(self, turns: list[Turn]) -> None:
+        for turn in turns:
+            task = asyncio.create_task(self._run(turn))
+            self._turns.add(task)
+            task.add_done_callback(self._finished)
+        self._poke()
+
+    async def _run(self, turn: Turn) -> None:
+        # One turn at a time per conversation: the next waits for the one running there.
+        lock = self._sessions.setdefault(session_of(turn.events[0]), asyncio.Lock())
+        try:
+            async with lock:
+                result = await self.loop.run(turn)
+        except Exception as exc:  # the model is unreachable: the events stay pending
+            log.warning("turn for %s did not run: %s", self.agent, exc)
+            return
+        self.results.append(result)
+        if result.status == "failed":
+            await record_failure(self.engine, self.agent, result)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._turns.discard(task)
+        self._poke()
+
+    def _poke(self) -> None:
+        self._changed.set()

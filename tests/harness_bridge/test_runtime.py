@@ -1,0 +1,51 @@
+"""The built-in harness end to end: a DM is delivered, gathered into a turn, and the scripted
+model answers it once through the chat tools."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fake_openai import FakeOpenAI, call, completion
+from world import DM, THANKS, scenario
+
+from core.clock import SystemClock
+from core.engine import Engine
+from core.sqlite_store import SQLiteStore
+from harness_bridge.backends.openai import OpenAIModelLoop
+from harness_bridge.runtime import InProcessHarness
+from harness_bridge.tools import ChatTools
+
+
+def test_a_dm_becomes_one_turn_and_one_reply() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        reply = {"target": {"conversation": "D0LEAD"}, "inReplyTo": DM, "text": "It is green."}
+        # The thanks is a knock (a turn at once); the DM gathers for 50 ms, then its turn.
+        script = [
+            completion("Nothing to do for a thank-you."),
+            completion(calls=[call("chat_send_message", reply)]),
+            completion("done"),
+        ]
+        async with (
+            FakeOpenAI(script) as server,
+            OpenAIModelLoop(server.base_url, "fake-model", tools["lead"]) as loop,
+        ):
+            harness = InProcessHarness("lead", engine, loop, SystemClock(), quiet_ms=50)
+            deliverer = await harness.start()
+            try:
+                assert await deliverer.resume() >= 2
+                async with asyncio.timeout(10):
+                    await harness.idle()
+            finally:
+                await harness.stop()
+        sends = store.db.execute(
+            "SELECT json_extract(action, '$.inReplyTo') FROM outbox "
+            "WHERE json_extract(action, '$.action') = 'send'"
+        ).fetchall()
+        assert sends == [(DM,)]
+        knock, turn = server.requests[0]["messages"], server.requests[1]["messages"]
+        assert knock[0]["role"] == "system" and "C2A RESPONSE RULES" in knock[0]["content"]
+        assert THANKS in knock[1]["content"] and "KNOCK" in knock[1]["content"]
+        assert DM in turn[-1]["content"]
+        assert [r.status for r in harness.results] == ["completed", "completed"]
+
+    scenario(test)
