@@ -64,6 +64,7 @@ class InProcessHarness:
         self._turns: set[asyncio.Task[None]] = set()
         self._sessions: dict[str, asyncio.Lock] = {}
         self._changed = asyncio.Event()
+        self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._host: Connection | None = None
         self._harness: Connection | None = None
@@ -87,6 +88,21 @@ class InProcessHarness:
         self.deliverer = Deliverer(self.agent, self.engine, host, session)
         self._tasks.append(asyncio.create_task(self._timer(), name=f"turns-{self.agent}"))
         return self.deliverer
+
+    def wake(self) -> None:
+        """New deliveries are pending for this agent."""
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Start, then keep deliveries flowing into the harness until cancelled."""
+        deliverer = await self.start()
+        try:
+            while True:
+                await deliverer.resume()
+                self._wake.clear()
+                await self._wake.wait()
+        finally:
+            await self.stop()
 
     async def stop(self) -> None:
         for task in [*self._tasks, *self._turns]:

@@ -14,9 +14,13 @@ import contextlib
 import logging
 import os
 from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.engine import Engine
 from core.jsonrpc import Capabilities, ClientInfo
+from harness_bridge.backends.registry import settings_error
 from harness_bridge.delivery import Deliverer
 from harness_bridge.link_tools import serve_tools
 from harness_bridge.rpc import Connection
@@ -24,7 +28,7 @@ from harness_bridge.session import initialize
 from harness_bridge.tools import ChatTools
 from harness_bridge.transport import Closed, StreamTransport
 
-__all__ = ["HOST_CAPABILITIES", "HOST_INFO", "StdioHarness"]
+__all__ = ["HOST_CAPABILITIES", "HOST_INFO", "StdioHarness", "StdioSettings", "from_settings"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +46,28 @@ HOST_CAPABILITIES = Capabilities.model_validate(
         "utilities": {"progress": True, "cancellation": True, "logging": True},
     }
 )
+
+
+class StdioSettings(BaseModel):
+    """`harness: {backend: stdio, command: [...], env: {...}}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["stdio"]
+    command: list[str] = Field(min_length=1)
+    env: dict[str, str] = Field(default_factory=dict)
+    restart_after_s: float = Field(default=2.0, ge=0)
+
+
+def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> StdioHarness:
+    """The `c2a.backends` entry point: build the harness from a manifest's settings."""
+    try:
+        parsed = StdioSettings.model_validate(dict(settings))
+    except ValidationError as exc:
+        raise settings_error(agent, exc) from None
+    return StdioHarness(
+        agent, engine, parsed.command, env=parsed.env, restart_after=parsed.restart_after_s
+    )
 
 
 class StdioHarness:

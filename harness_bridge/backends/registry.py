@@ -1,0 +1,62 @@
+"""Harness backends found by name: a manifest's `harness: {backend: NAME, ...}` picks one.
+
+Backends are Python entry points in the group `c2a.backends` (the built-in ones are declared
+in pyproject.toml), so a new backend is a new package, not an edit here. Each entry point is a
+factory `(agent, engine, settings) -> Harness`; it validates its own settings and raises
+ManifestError naming what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from core.engine import Engine
+from core.errors import ManifestError
+
+__all__ = ["GROUP", "Harness", "HarnessFactory", "available", "build", "settings_error"]
+
+GROUP = "c2a.backends"
+
+
+class Harness(Protocol):
+    """A running agent harness: `run` keeps its deliveries flowing until cancelled; `wake`
+    says new deliveries are pending."""
+
+    async def run(self) -> None: ...
+
+    def wake(self) -> None: ...
+
+
+HarnessFactory = Callable[[str, Engine, Mapping[str, Any]], Harness]
+
+
+def available() -> list[str]:
+    """The names of the installed backends."""
+    return sorted(point.name for point in entry_points(group=GROUP))
+
+
+def build(agent: str, engine: Engine, settings: Mapping[str, Any]) -> Harness:
+    """The harness the settings ask for; ManifestError for an unknown backend."""
+    name = settings.get("backend")
+    for point in entry_points(group=GROUP):
+        if point.name == name:
+            factory: HarnessFactory = point.load()
+            return factory(agent, engine, settings)
+    raise ManifestError(
+        f"agents.{agent}.harness.backend: unknown backend {name!r}; installed: "
+        f"{', '.join(available()) or 'none'}"
+    )
+
+
+def settings_error(agent: str, exc: ValidationError) -> ManifestError:
+    """A backend's settings error as one manifest error naming each key path."""
+    return ManifestError(
+        "; ".join(
+            f"agents.{agent}.harness.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            for e in exc.errors()
+        )
+    )
