@@ -10,10 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from core.errors import ManifestError
 
@@ -109,9 +116,51 @@ class SlackWorkspace(_Strict):
 
 
 class DiscordWorkspace(_Strict):
+    """The Discord server, where Discord is, and how the agents' bots shard their gateway.
+
+    Without `shard_count` each bot has one plain gateway connection. `shard_count: auto` asks
+    Discord for its recommended count; a number fixes it, and `shard_ids` then picks which of
+    those shards this process runs (all of them when absent). A guild's events travel on shard
+    `(guild_id >> 22) % shard_count`, so `shard_ids` must include that one.
+    """
+
     guild_id: str = Field(pattern=r"^[0-9]{5,20}$")
     api_url: str | None = None
     gateway_url: str | None = None
+    shard_count: int | Literal["auto"] | None = None
+    shard_ids: list[Annotated[int, Field(ge=0, strict=True)]] | None = Field(
+        default=None, min_length=1
+    )
+
+    @field_validator("shard_count", mode="before")
+    @classmethod
+    def _count_or_auto(cls, value: object) -> object:
+        if value is None or value == "auto" or (type(value) is int and value >= 1):
+            return value
+        raise ValueError(f"must be a whole number of at least 1, or auto, not {value!r}")
+
+    @model_validator(mode="after")
+    def _shards_fit(self) -> DiscordWorkspace:
+        if self.shard_ids is None:
+            return self
+        if not isinstance(self.shard_count, int):
+            raise ValueError(
+                "shard_ids needs shard_count set to a number: shard ids count from 0 to "
+                "shard_count - 1"
+            )
+        count = self.shard_count
+        outside = [i for i in self.shard_ids if i >= count]
+        if outside:
+            raise ValueError(f"shard_ids {outside} are not below shard_count {count}")
+        if len(set(self.shard_ids)) != len(self.shard_ids):
+            raise ValueError(f"shard_ids {self.shard_ids} name a shard more than once")
+        guild_shard = (int(self.guild_id) >> 22) % count
+        if guild_shard not in self.shard_ids:
+            raise ValueError(
+                f"shard_ids {self.shard_ids} leave out shard {guild_shard}, which carries every "
+                f"event of guild {self.guild_id} ((guild_id >> 22) % {count}): add it"
+            )
+        return self
 
 
 class AttentionSettings(_Strict):

@@ -19,6 +19,11 @@ harness sees it, and the ledger keeps one event per id, so the frames a gateway 
 and the copies every bot gets of one guild message are each one event. A `receive` that raises
 is logged in one line and the connection goes on.
 
+Sharding: when the manifest sets `discord.shard_count`, each bot runs a
+`discord.AutoShardedClient` with the shard count and ids it asks for (see
+`adapters.discord.sharding`), else a plain `discord.Client`. Every shard's frames come through
+the same hook into the same queue, and all of the above holds unchanged.
+
 Message Content is a privileged intent. A bot without it is closed by the gateway with 4014
 (discord.py raises `PrivilegedIntentsRequired`); the connection then says so in one line and
 reconnects in mention-only mode, where Discord still sends the text of DMs and of messages that
@@ -42,6 +47,7 @@ import orjson
 import yarl
 
 from adapters.discord.normalise import PARSERS, PLATFORM
+from adapters.discord.sharding import DM_SHARD, ShardedClient, Sharding
 from core.errors import ManifestError
 from core.manifest import Workspace
 
@@ -123,19 +129,33 @@ def use_endpoints(api_url: str | None = None, gateway_url: str | None = None) ->
         discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = gateway
 
 
-class _AgentClient(discord.Client):
-    """A discord.Client that passes raw frames and readiness to its connection."""
+class _Hooks:
+    """The event handlers both client kinds share: raw frames and readiness go to the connection."""
 
-    def __init__(self, connection: DiscordAgentConnection, **options: Any) -> None:
-        super().__init__(enable_debug_events=True, **options)
-        self._c2a = connection
+    _c2a: DiscordAgentConnection
 
     async def on_socket_raw_receive(self, msg: str | bytes) -> None:
         # No await here: each frame is queued in the order discord.py scheduled the handlers.
         self._c2a._take(msg)
 
     async def on_ready(self) -> None:
-        self._c2a._on_ready(self)
+        self._c2a._on_ready()
+
+
+class _AgentClient(_Hooks, discord.Client):
+    """A discord.Client that passes raw frames and readiness to its connection."""
+
+    def __init__(self, connection: DiscordAgentConnection, **options: Any) -> None:
+        super().__init__(enable_debug_events=True, **options)
+        self._c2a = connection
+
+
+class _ShardedAgentClient(_Hooks, ShardedClient):
+    """The same, sharded: every shard's frames go to the one connection."""
+
+    def __init__(self, connection: DiscordAgentConnection, **options: Any) -> None:
+        super().__init__(enable_debug_events=True, **options)
+        self._c2a = connection
 
 
 class DiscordAgentConnection:
@@ -144,7 +164,8 @@ class DiscordAgentConnection:
     `start()` runs it in a task, `wait_ready()` waits for discord.py's `on_ready`, `close()`
     stops it after handing over the frames already received. A connection that ends by itself
     (a rejected token, a gateway that refuses it) logs why in one line and keeps the error in
-    `failure`. The token is never logged and is not part of `repr`.
+    `failure`. The token is never logged and is not part of `repr`. With `sharding` it runs an
+    `AutoShardedClient` over those shards, else a plain `Client`.
     """
 
     def __init__(
@@ -156,6 +177,7 @@ class DiscordAgentConnection:
         guild_id: str | None = None,
         guild_ready_timeout: float = 2.0,
         drain_timeout: float = 5.0,
+        sharding: Sharding | None = None,
     ) -> None:
         self.agent = agent
         self._token = token
@@ -163,8 +185,9 @@ class DiscordAgentConnection:
         self._guild_id = guild_id
         self._guild_ready_timeout = guild_ready_timeout
         self._drain_timeout = drain_timeout
+        self._sharding = sharding
         self._mode = ContentMode.FULL
-        self._client: _AgentClient | None = None
+        self._client: discord.Client | None = None
         self._frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._ready = asyncio.Event()
         self._ended = asyncio.Event()
@@ -182,8 +205,14 @@ class DiscordAgentConnection:
 
     @property
     def client(self) -> discord.Client | None:
-        """The current discord.py client (a new one after the mention-only fallback)."""
+        """The current discord.py client (a new one after the mention-only fallback): an
+        `AutoShardedClient` when the connection is sharded."""
         return self._client
+
+    @property
+    def sharding(self) -> Sharding | None:
+        """The shards this connection runs, or `None` for a plain client."""
+        return self._sharding
 
     def start(self) -> None:
         """Connect in a background task; call once, from a running event loop."""
@@ -232,14 +261,15 @@ class DiscordAgentConnection:
             await self._drain(forwarder)
 
     async def _connect(self) -> None:
-        while not self._closing:
-            client = _AgentClient(
-                self,
-                intents=agent_intents(message_content=self._mode is ContentMode.FULL),
-                guild_ready_timeout=self._guild_ready_timeout,
-                # The core keeps what it needs from the ledger; discord.py's cache goes unread.
-                max_messages=None,
+        if self._sharding is not None and not self._sharding.receives_dms():
+            log.warning(
+                "discord agent %s: shard_ids %s leave out shard %d, so no DMs reach this process",
+                self.agent,
+                list(self._sharding.ids or ()),
+                DM_SHARD,
             )
+        while not self._closing:
+            client = self._new_client()
             self._client = client
             try:
                 async with client:
@@ -252,9 +282,26 @@ class DiscordAgentConnection:
                 log.warning(NO_MESSAGE_CONTENT, self.agent)
                 self._mode = ContentMode.MENTION_ONLY
 
-    def _on_ready(self, client: discord.Client) -> None:
-        if not self._ready.is_set():
-            log.info("discord agent %s: ready as %s (%s)", self.agent, client.user, self._mode)
+    def _new_client(self) -> discord.Client:
+        options: dict[str, Any] = {
+            "intents": agent_intents(message_content=self._mode is ContentMode.FULL),
+            "guild_ready_timeout": self._guild_ready_timeout,
+            # The core keeps what it needs from the ledger; discord.py's cache goes unread.
+            "max_messages": None,
+        }
+        if self._sharding is None:
+            return _AgentClient(self, **options)
+        return _ShardedAgentClient(self, **options, **self._sharding.client_options())
+
+    def _on_ready(self) -> None:
+        client = self._client
+        if not self._ready.is_set() and client is not None:
+            shards = ""
+            if isinstance(client, discord.AutoShardedClient):
+                shards = f", shards {sorted(client.shards)} of {client.shard_count}"
+            log.info(
+                "discord agent %s: ready as %s (%s%s)", self.agent, client.user, self._mode, shards
+            )
         self._ready.set()
 
     def _take(self, raw: str | bytes) -> None:
@@ -322,10 +369,11 @@ async def start_connections(
 
     Tokens are read from the environment variables the manifest names (`environ`, default
     `os.environ`) and never logged; the manifest's `discord.api_url` and `gateway_url`, when
-    set, are applied first with `use_endpoints` (process-wide). Raises `ManifestError` naming
-    every variable that is unset or empty before connecting anything, and `ConnectionError` if
-    a connection ends before it is ready (the others are closed). Unbounded: callers put it
-    under `asyncio.timeout`; cancelled, it closes what it started.
+    set, are applied first with `use_endpoints` (process-wide), and its `shard_count` and
+    `shard_ids` make every bot an `AutoShardedClient` over those shards. Raises `ManifestError`
+    naming every variable that is unset or empty before connecting anything, and
+    `ConnectionError` if a connection ends before it is ready (the others are closed).
+    Unbounded: callers put it under `asyncio.timeout`; cancelled, it closes what it started.
     """
     env = os.environ if environ is None else environ
     tokens: dict[str, str] = {}
@@ -348,9 +396,15 @@ async def start_connections(
     if settings is not None:
         use_endpoints(settings.api_url, settings.gateway_url)
     guild_id = settings.guild_id if settings is not None else None
+    sharding = Sharding.from_manifest(settings)
     connections = [
         DiscordAgentConnection(
-            agent, token, receive, guild_id=guild_id, guild_ready_timeout=guild_ready_timeout
+            agent,
+            token,
+            receive,
+            guild_id=guild_id,
+            guild_ready_timeout=guild_ready_timeout,
+            sharding=sharding,
         )
         for agent, token in tokens.items()
     ]
