@@ -275,17 +275,16 @@ class Engine:
         return self.workspace.agent_ids.index(item[0])
 
     def _typing(self, event: ChatEvent, via: str | None) -> list[Emission]:
-        """Typing is a passing hint, not a chat event: forwarded, never put in the ledger."""
+        """Typing is a passing hint, not a chat event: forwarded, never put in the ledger. Each
+        agent's own connection reports typing to it, so a copy goes only to the agent whose
+        connection received it (to everyone who can see the conversation when none is named)."""
         resolved = self.state.resolve(event)
         receivers = self._receivers(resolved, via)
         author = self.workspace.agent_for(resolved.platform, resolved.author.id)
         until = format_time(resolved.created_at + _TYPING_LASTS)
         message = typing(resolved, until)
-        return [
-            Emission(agent, "rpc", message)
-            for agent in self._audience(resolved, receivers, set())
-            if agent != author
-        ]
+        targets = receivers or self._audience(resolved, receivers, set())
+        return [Emission(agent, "rpc", message) for agent in targets if agent != author]
 
     async def _signals(self, event: ChatEvent, decision: Decision, stamp: str) -> list[Emission]:
         """The fast acknowledgement: `seen` on a must_respond event, `queued` when over budget,

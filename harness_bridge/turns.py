@@ -80,6 +80,8 @@ class Assembler:
             return turns
         if mode == "buffered":
             key = _key(params)
+            # A message sent ends its author's typing indicator: the quiet window starts now.
+            self._typing.pop((key[0], key[1]), None)
             gathering = self._gatherings.get(key)
             if gathering is None:
                 self._gatherings[key] = _Gathering(now, now, [params])

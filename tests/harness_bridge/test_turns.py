@@ -129,3 +129,17 @@ def test_flush_closes_every_open_gathering() -> None:
     assembler.deliver(params(1, "one last thing"))
     (turn,) = assembler.flush()
     assert turn.at == START + timedelta(seconds=3)
+
+
+def test_a_fragment_sent_ends_its_authors_typing_hold() -> None:
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    assembler.deliver(params(1, "so about the deploy"))
+    assembler.typing(
+        {"id": "D0LEAD", "kind": "dm"}, "U0ALICE", format_time(START + timedelta(seconds=20))
+    )
+    clock.set(START + timedelta(seconds=2))
+    assembler.deliver(params(2, "is it green?"))
+    clock.set(START + timedelta(seconds=5))
+    (turn,) = assembler.due()
+    assert len(turn.events) == 2
