@@ -76,10 +76,23 @@ class Budget(_Strict):
     window_s: int = Field(default=3600, ge=1)
 
 
+class HarnessConfig(BaseModel):
+    """Which backend answers for the agent (`backend`, found by name), and its settings,
+    which the backend itself validates (docs/harnesses.md)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    backend: str = Field(min_length=1)
+
+    def settings(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
 class AgentConfig(_Strict):
     """One agent of the workspace."""
 
     lead: bool = False
+    harness: HarnessConfig | None = None
     slack: SlackAgent | None = None
     discord: DiscordAgent | None = None
     roles: list[str] = Field(default_factory=list)
@@ -369,7 +382,8 @@ class Workspace:
                 ids.append(f"discord {agent.discord.user_id}")
             lead = " (lead: escalations go here)" if name == self.lead else ""
             roles = f"; roles {', '.join(agent.roles)}" if agent.roles else ""
-            lines.append(f"agent {name}{lead}: {', '.join(ids) or 'webchat only'}{roles}")
+            harness = f"; harness {agent.harness.backend}" if agent.harness else ""
+            lines.append(f"agent {name}{lead}: {', '.join(ids) or 'webchat only'}{roles}{harness}")
         for role, config in m.roles.items():
             groups = [f"slack group {g}" for g in config.slack_usergroups]
             groups += [f"discord role {g}" for g in config.discord_roles]

@@ -140,3 +140,21 @@ def test_the_compact_view_adds_spec_001_fields(tmp_path: Path) -> None:
         "deploy?",
     )
     assert params["contentParts"] == [{"type": "text", "text": "deploy?"}]
+
+
+def test_a_harness_setting_passes_check_and_reaches_its_backend(tmp_path: Path) -> None:
+    from core.manifest import load_manifest
+
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "version: 1\nworkspace: w\nagents:\n  lead:\n    harness:\n      backend: openai\n"
+        "      base_url: http://127.0.0.1:11434/v1\n      model: qwen2.5:7b\n"
+    )
+    assert main(["check", str(path)]) == 0
+    harness = load_manifest(path).agents["lead"].harness
+    assert harness is not None
+    assert harness.settings() == {
+        "backend": "openai",
+        "base_url": "http://127.0.0.1:11434/v1",
+        "model": "qwen2.5:7b",
+    }
