@@ -1,4 +1,5 @@
-"""The `c2a` command: `check` a manifest, `replay` a trace, export the wire `schema`."""
+"""The `c2a` command: `check` a manifest, `replay` a trace, `run` workspaces live, export the
+wire `schema`."""
 
 from __future__ import annotations
 
@@ -6,14 +7,17 @@ import argparse
 import asyncio
 import contextlib
 import json
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from c2a import discord_cli, slack_cli
+from c2a.logs import configure_logging
 from c2a.pretty import render_pretty
 from c2a.replay import replay
+from c2a.run import run_workspaces
 from core.errors import C2AError
 from core.manifest import Workspace, load_manifest
 from core.sqlite_store import SQLiteStore
@@ -69,6 +73,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     rep.set_defaults(run=_replay)
 
+    live = commands.add_parser(
+        "run", help="run workspaces live: platform connections, ledger, harnesses, outbox"
+    )
+    live.add_argument(
+        "--manifest",
+        "-m",
+        action="append",
+        required=True,
+        help="workspace manifest (YAML); repeat to run several workspaces in one process",
+    )
+    live.add_argument(
+        "--data-dir", default=".c2a", help="where the ledgers live, one per workspace (.c2a)"
+    )
+    live.add_argument(
+        "--log-format", choices=["text", "json"], default="text", help="log lines as text or JSON"
+    )
+    live.set_defaults(run=_run)
+
     slack_cli.register(commands)
     discord_cli.register(commands)
 
@@ -109,6 +131,20 @@ def _replay(args: argparse.Namespace) -> int:
     if args.stats:
         print(json.dumps(stats.as_dict()), file=sys.stderr)
     return 1 if stats.errors else 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    configure_logging(args.log_format)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await run_workspaces(args.manifest, stop=stop, data_dir=args.data_dir)
+
+    asyncio.run(main())
+    return 0
 
 
 def _schema(args: argparse.Namespace) -> int:

@@ -1,0 +1,105 @@
+"""How `c2a run` logs: readable text or one JSON object a line, and one line per decision
+(agent, directedness/policy/mode, reason, event id; never message text)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from core.engine import Emission
+
+__all__ = ["DECISIONS", "JsonFormatter", "configure_logging", "decision_fields", "decision_text"]
+
+DECISIONS = logging.getLogger("c2a.decisions")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time, level, logger, message, and a decision's fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        fields = getattr(record, "decision", None)
+        if isinstance(fields, Mapping):
+            line.update(fields)
+        if record.exc_info:
+            line["error"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False)
+
+
+def configure_logging(fmt: str = "text", stream: Any = None, level: int = logging.INFO) -> None:
+    """Send every log line to `stream` (stderr) as text or, with `fmt="json"`, JSON lines."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # The platform libraries narrate every reconnect at INFO; their warnings are enough.
+    for noisy in ("slack_bolt", "slack_sdk", "discord", "aiohttp.access"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def decision_fields(workspace: str, emission: Emission) -> dict[str, Any] | None:
+    """What a decision line says about one emission; never the message text. None for
+    emissions that are not decisions (typing, a cancellation's bookkeeping)."""
+    body = emission.body
+    base = {"workspace": workspace, "agent": emission.agent}
+    if emission.kind == "outbound":
+        return {
+            **base,
+            "action": body.get("action"),
+            "signal": body.get("signal"),
+            "event_id": body.get("eventId"),
+        }
+    if emission.kind == "escalation":
+        return {
+            **base,
+            "escalation": body.get("reason"),
+            "conversation": body.get("conversation"),
+            "event_id": body.get("eventId"),
+        }
+    if body.get("method") == "chat/deliver":
+        params = body["params"]
+        attention = params.get("attention", {})
+        fields = {
+            **base,
+            "directedness": params.get("target", {}).get("directedness"),
+            "policy": attention.get("policy"),
+            "mode": params.get("injection", {}).get("mode"),
+            "reason": attention.get("reason"),
+            "event_id": params.get("eventId"),
+        }
+        if "claimedBy" in attention:
+            fields["claimed_by"] = attention["claimedBy"]
+        return fields
+    if body.get("method") == "notifications/cancelled":
+        params = body.get("params", {})
+        return {**base, "cancelled": params.get("reason"), "event_id": params.get("eventId")}
+    return None
+
+
+def decision_text(fields: Mapping[str, Any]) -> str:
+    head = f"{fields['workspace']} {fields['agent']:<12}"
+    if "policy" in fields:
+        axes = f"{fields['directedness']}/{fields['policy']}/{fields['mode']}"
+        claim = f" claimed by {fields['claimed_by']}" if "claimed_by" in fields else ""
+        return f"{head} {axes:<40} {fields['reason']:<22} {fields['event_id']}{claim}"
+    if "escalation" in fields:
+        return f"{head} escalation {fields['escalation']} in {fields['conversation']}"
+    if "cancelled" in fields:
+        return f"{head} cancelled ({fields['cancelled']}) {fields['event_id']}"
+    return f"{head} {fields['action']} {fields['signal'] or ''} on {fields['event_id']}"
+
+
+# ---- one workspace -------------------------------------------------------------------------

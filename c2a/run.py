@@ -1,0 +1,366 @@
+"""`c2a run`: the composition root that runs one or more workspaces live in one process.
+
+For each workspace manifest it opens a SQLite ledger (`<data_dir>/<workspace>.sqlite3`), a
+`Host`, every agent's harness backend, the Slack and Discord connections of the agents that
+have tokens, the senders feeding an outbox loop, and the engine's sweep loop. Everything that
+a person can get wrong (a wrong manifest key, an unset token variable, a harness nobody
+answers for) is checked before anything connects and raised as one `C2AError` line.
+
+Shutdown, when `stop` is set: platform connections close first (no new events), the outbox
+gets `outbox_grace` seconds to send what is due, harnesses get `harness_grace` seconds to stop,
+and the ledgers close last. Nothing acknowledged is lost: it is in the ledger, and pending
+deliveries and due sends resume on the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import discord
+
+from adapters.discord.live import DiscordAgentConnection, start_connections
+from adapters.discord.send import DiscordSender
+from adapters.slack.live import SlackWorkspaceConnections
+from adapters.slack.send import SlackSender, verify
+from c2a.host import Host
+from c2a.logs import DECISIONS, decision_fields, decision_text
+from core.clock import SystemClock
+from core.engine import Emission
+from core.errors import C2AError, ManifestError
+from core.manifest import Workspace, load_manifest
+from core.outbox import Outbox, Sender
+from core.sqlite_store import SQLiteStore
+from harness_bridge.backends.registry import Harness, build
+
+__all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspaces"]
+
+log = logging.getLogger("c2a.run")
+
+DEFAULT_DATA_DIR = ".c2a"
+OUTBOX_EVERY = 1.0
+SWEEP_EVERY = 5.0
+RESTART_AFTER = 5.0
+PROBE_TIMEOUT = 3.0
+CONNECT_TIMEOUT = 30.0
+
+
+class HarnessUnreachable(C2AError):
+    """An agent's harness cannot be started: its model server does not answer, or its
+    command is not installed."""
+
+    code = "harness_unreachable"
+
+
+# ---- logging -------------------------------------------------------------------------------
+
+
+class WorkspaceRun:
+    """One workspace's ledger, host, harnesses, connections and loops."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        data_dir: Path,
+        environ: Mapping[str, str],
+    ) -> None:
+        self.workspace = workspace
+        self.name = workspace.manifest.workspace
+        self.environ = environ
+        self.clock = SystemClock()
+        self.store = SQLiteStore(str(data_dir / f"{self.name}.sqlite3"))
+        self.host = Host(workspace, self.store, self.clock, self._sink)
+        self.harnesses: dict[str, Harness] = {}
+        self.senders: dict[str, Sender] = {}
+        self.outbox = Outbox(self.store, self.clock, self.senders)
+        self.slack: SlackWorkspaceConnections | None = None
+        self.discord: list[DiscordAgentConnection] = []
+        self._discord_sender: DiscordSender | None = None
+        self._outbox_wake = asyncio.Event()
+        self._harness_tasks: list[asyncio.Task[None]] = []
+        self._loops: list[asyncio.Task[None]] = []
+        self._outbox_task: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    # -- before anything connects
+
+    def prepare(self) -> None:
+        """Build what needs no network and check every setting; raises C2AError."""
+        manifest = self.workspace.manifest
+        for agent, config in manifest.agents.items():
+            if config.harness is not None:
+                self.harnesses[agent] = build(agent, self.host.engine, config.harness.settings())
+        if any(c.slack and c.slack.bot_token_env for c in manifest.agents.values()):
+            self.slack = SlackWorkspaceConnections.from_workspace(
+                self.workspace, self.host.receive, environ=self.environ
+            )
+            self.senders["slack"] = SlackSender(
+                self.workspace, self.environ, lookup=self.host.engine.event, clock=self.clock
+            )
+        missing = [
+            f"{c.discord.token_env} (agent {a})"
+            for a, c in manifest.agents.items()
+            if c.discord and c.discord.token_env and not self.environ.get(c.discord.token_env)
+        ]
+        if missing:
+            raise ManifestError(
+                f"{self.name}: Discord tokens not set in the environment: {', '.join(missing)}; "
+                "export them (docs/discord.md) or remove the agents' discord.token_env"
+            )
+
+    async def probe_harnesses(self) -> None:
+        """Fail fast, with what to do, when an agent's harness cannot possibly run."""
+        for agent, config in self.workspace.manifest.agents.items():
+            settings = config.harness.settings() if config.harness else {}
+            if isinstance(settings.get("base_url"), str):
+                await _probe_url(agent, settings["base_url"])
+            command = settings.get("command")
+            program = command[0] if isinstance(command, list) and command else None
+            if isinstance(program, str) and shutil.which(program) is None:
+                raise HarnessUnreachable(
+                    f"agents.{agent}.harness.command: {program!r} is not installed or "
+                    "not on PATH; install it or fix the command"
+                )
+
+    # -- running
+
+    async def start(self) -> None:
+        """Open the ledger, start harnesses and loops, then connect the platforms."""
+        await self.host.start()
+        await self.outbox.recover()
+        for agent, harness in self.harnesses.items():
+            self._harness_tasks.append(
+                asyncio.create_task(self._supervise(agent, harness), name=f"harness-{agent}")
+            )
+        self._outbox_task = asyncio.create_task(self._outbox_loop(), name=f"outbox-{self.name}")
+        self._loops.append(asyncio.create_task(self._sweep_loop(), name=f"sweep-{self.name}"))
+        if self.slack is not None:
+            await verify(self.workspace, self.environ)  # one line per wrong token or scope
+            await self.slack.start()
+        if any(c.discord and c.discord.token_env for c in self.workspace.manifest.agents.values()):
+            try:
+                self._discord_sender = await DiscordSender.connect(
+                    self.workspace, environ=self.environ
+                )
+                self.senders["discord"] = self._discord_sender
+                async with asyncio.timeout(CONNECT_TIMEOUT):
+                    self.discord = await start_connections(
+                        self.workspace, self.host.receive, environ=self.environ
+                    )
+            except (discord.LoginFailure, discord.HTTPException, OSError, TimeoutError) as exc:
+                raise ManifestError(
+                    f"{self.name}: cannot connect to Discord ({type(exc).__name__}: {exc}); "
+                    "check the bot tokens (c2a discord invite) and the network"
+                ) from None
+        log.info(
+            "%s: running %d agent(s), %d harness(es), platforms: %s",
+            self.name,
+            len(self.workspace.manifest.agents),
+            len(self.harnesses),
+            ", ".join(self.senders) or "none",
+        )
+
+    async def close_connections(self) -> None:
+        """Stop taking events: every platform connection closes."""
+        self._stopping = True
+        if self.slack is not None:
+            await self.slack.close()
+        await asyncio.gather(*(c.close() for c in self.discord), return_exceptions=True)
+
+    async def finish_outbox(self, grace: float) -> None:
+        """One last drain of what is due, bounded by `grace` seconds; then the loop stops."""
+        task = self._outbox_task
+        if task is None:
+            return
+        self._outbox_wake.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(task), grace)
+        if not task.done():
+            log.warning(
+                "%s: the outbox did not finish in %.0f s; the rest is sent on the next start",
+                self.name,
+                grace,
+            )
+            task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    async def stop_harnesses(self, grace: float) -> None:
+        for task in [*self._harness_tasks, *self._loops]:
+            task.cancel()
+        tasks = [*self._harness_tasks, *self._loops]
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=grace)
+        if pending:
+            log.warning(
+                "%s: %d harness task(s) did not stop in %.0f s", self.name, len(pending), grace
+            )
+
+    async def close(self) -> None:
+        if self._discord_sender is not None:
+            await self._discord_sender.close()
+        await self.host.close()
+
+    # -- the sink and the loops
+
+    async def _sink(self, emissions: list[Emission]) -> None:
+        woken: set[str] = set()
+        for emission in emissions:
+            fields = decision_fields(self.name, emission)
+            if fields is not None:
+                DECISIONS.info(decision_text(fields), extra={"decision": fields})
+            if emission.kind == "outbound":
+                self._outbox_wake.set()
+            elif emission.kind == "rpc":
+                await self._notify(emission)
+                woken.add(emission.agent)
+            elif emission.kind == "escalation":
+                woken.add(emission.agent)
+        for agent in woken:
+            if agent in self.harnesses:
+                self.harnesses[agent].wake()
+
+    async def _notify(self, emission: Emission) -> None:
+        """Cancellations and typing go straight to a connected harness; deliveries are read
+        from the ledger by the harness's deliverer when woken."""
+        method = emission.body.get("method")
+        if method == "chat/deliver":
+            return
+        deliverer = getattr(self.harnesses.get(emission.agent), "deliverer", None)
+        if deliverer is None:
+            return
+        with contextlib.suppress(Exception):  # a harness that went away resumes from the ledger
+            await deliverer.connection.notify(method, emission.body.get("params"))
+
+    async def _supervise(self, agent: str, harness: Harness) -> None:
+        """Run a harness; if it dies, mark the agent unavailable and start it again."""
+        while True:
+            try:
+                await harness.run()
+                return
+            except Exception as exc:
+                log.warning(
+                    "%s: harness of %s stopped (%s); restarting in %.0f s",
+                    self.name,
+                    agent,
+                    exc or type(exc).__name__,
+                    RESTART_AFTER,
+                )
+                self.host.engine.mark_unavailable(agent)
+            await asyncio.sleep(RESTART_AFTER)
+            self.host.engine.mark_available(agent)
+
+    async def _outbox_loop(self) -> None:
+        while True:
+            self._outbox_wake.clear()
+            try:
+                await self.outbox.drain()
+            except Exception as exc:  # one bad round must not end sending
+                log.error("%s: outbox round failed: %s", self.name, exc)
+            if self._stopping:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._outbox_wake.wait(), OUTBOX_EVERY)
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            await asyncio.sleep(SWEEP_EVERY)
+            try:
+                async with self.store.transaction():
+                    emissions = await self.host.engine.sweep()
+                if emissions:
+                    await self._sink(emissions)
+            except Exception as exc:
+                log.error("%s: sweep failed: %s", self.name, exc)
+
+
+async def _probe_url(agent: str, url: str) -> None:
+    parts = urlsplit(url)
+    host = parts.hostname or "localhost"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        async with asyncio.timeout(PROBE_TIMEOUT):
+            _, writer = await asyncio.open_connection(host, port)
+    except (OSError, TimeoutError):
+        raise HarnessUnreachable(
+            f"agents.{agent}.harness.base_url: nothing answers at {url}; start the model "
+            "server (for example `ollama serve`) or fix base_url"
+        ) from None
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+
+
+# ---- many workspaces -----------------------------------------------------------------------
+
+
+def load_workspaces(manifests: Sequence[str | Path]) -> list[Workspace]:
+    """Every manifest, validated; raises ManifestError for the first bad one or a workspace
+    named twice."""
+    workspaces: list[Workspace] = []
+    seen: dict[str, str] = {}
+    for path in manifests:
+        workspace = Workspace.from_manifest(load_manifest(path))
+        name = workspace.manifest.workspace
+        if name in seen:
+            raise ManifestError(
+                f"{path}: workspace {name!r} is also in {seen[name]}; each ledger needs its own "
+                "workspace name"
+            )
+        seen[name] = str(path)
+        workspaces.append(workspace)
+    return workspaces
+
+
+async def run_workspaces(
+    manifests: Sequence[str | Path],
+    *,
+    stop: asyncio.Event,
+    environ: Mapping[str, str] | None = None,
+    data_dir: str | Path = DEFAULT_DATA_DIR,
+    outbox_grace: float = 10.0,
+    harness_grace: float = 5.0,
+    started: Callable[[list[WorkspaceRun]], Awaitable[None] | None] | None = None,
+) -> None:
+    """Run every workspace until `stop` is set, then shut down in order. Raises C2AError
+    (one line for a person) when a manifest, a token variable or a harness is wrong; in that
+    case nothing is left running."""
+    env = os.environ if environ is None else environ
+    directory = Path(data_dir)
+    runs = [WorkspaceRun(w, directory, env) for w in load_workspaces(manifests)]
+    for run in runs:
+        run.prepare()
+    for run in runs:
+        await run.probe_harnesses()
+    directory.mkdir(parents=True, exist_ok=True)
+    begun: list[WorkspaceRun] = []
+    try:
+        for run in runs:
+            begun.append(run)
+            await run.start()
+        if started is not None:
+            result = started(runs)
+            if result is not None:
+                await result
+        await stop.wait()
+        log.info("stopping: closing platform connections")
+    finally:
+        await _shutdown(begun, outbox_grace, harness_grace)
+
+
+async def _shutdown(runs: list[WorkspaceRun], outbox_grace: float, harness_grace: float) -> None:
+    await asyncio.gather(*(r.close_connections() for r in runs), return_exceptions=True)
+    await asyncio.gather(*(r.finish_outbox(outbox_grace) for r in runs), return_exceptions=True)
+    await asyncio.gather(*(r.stop_harnesses(harness_grace) for r in runs), return_exceptions=True)
+    for run in runs:
+        try:
+            await run.close()
+        except Exception as exc:
+            log.error("%s: closing: %s", run.name, exc)
+    log.info("stopped")
