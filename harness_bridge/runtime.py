@@ -26,6 +26,7 @@ from harness_bridge.rpc import Connection
 from harness_bridge.session import accept_initialize, initialize
 from harness_bridge.transport import MemoryTransport
 from harness_bridge.turns import Assembler, Turn
+from harness_bridge.working import working
 
 __all__ = ["InProcessHarness", "ModelLoop"]
 
@@ -164,7 +165,11 @@ class InProcessHarness:
         lock = self._sessions.setdefault(session_of(turn.events[0]), asyncio.Lock())
         try:
             async with lock:
-                result = await self.loop.run(turn)
+                await working(self.engine, self.agent, turn.events, on=True)
+                try:
+                    result = await self.loop.run(turn)
+                finally:
+                    await working(self.engine, self.agent, turn.events, on=False)
         except Exception as exc:  # the model is unreachable: the events stay pending
             log.warning("turn for %s did not run: %s", self.agent, exc)
             return
