@@ -1,5 +1,2 @@
-"""The C2A harness side: the JSON-RPC link, turn assembly and the chat tools.
-
-Built in its own issue; the core's `chat/deliver` envelope (core.envelope, core.wire) is
-what this package will receive.
-"""
+"""The C2A harness side and the link to it: transports, JSON-RPC, sessions, delivery with
+acknowledgement, the mailbox, turn assembly, prompts, the chat tools and the backends."""
