@@ -78,6 +78,8 @@ def event_to_data(event: ChatEvent) -> dict[str, Any]:
             data[name] = value
     if event.files:
         data["files"] = event.files
+    if event.content_withheld:
+        data["content_withheld"] = True
     return data
 
 
@@ -122,4 +124,5 @@ def event_from_data(data: dict[str, Any]) -> ChatEvent:
         files=data.get("files", 0),
         bot_user_id=data.get("bot_user_id"),
         delivery_id=data.get("delivery_id"),
+        content_withheld=data.get("content_withheld", False),
     )

@@ -227,6 +227,11 @@ class Engine:
                         reason="claimed_by_other",
                         claimed_by=holder,
                     )
+        if event.content_withheld:
+            # Without the text a model turn cannot answer it: knock, saying the text is missing.
+            for agent, decision in decisions.items():
+                if decision.mode in (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE):
+                    decisions[agent] = replace(decision, mode=InjectionMode.NOTIFY)
         return [decisions[agent] for agent in audience]
 
     async def _holder(self, event: ChatEvent, candidates: list[str], ctx: Context) -> str:

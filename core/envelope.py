@@ -19,6 +19,7 @@ from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, compact_p
 __all__ = ["cancelled", "deliver", "shared_params", "typing"]
 
 _THREAD_CONTEXT = "thread_window"
+CONTENT_UNAVAILABLE = "a message whose content is unavailable (the platform withheld the text)"
 _WITHHELD = (InjectionMode.NOTIFY,)
 _TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)
 
@@ -113,7 +114,9 @@ def deliver(
             "directedness": decision.directedness.value,
             "policy": decision.policy.value,
             "priority": decision.priority.value,
-            "topic": topic(intents, has_files=event.files > 0, is_reply=event.reply_to is not None)
+            "topic": CONTENT_UNAVAILABLE
+            if event.content_withheld
+            else topic(intents, has_files=event.files > 0, is_reply=event.reply_to is not None)
             if event.kind in (EventKind.MESSAGE, EventKind.EDIT)
             else _event_topic(event),
             "pullWith": "chat_read_thread",

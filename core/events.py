@@ -139,6 +139,8 @@ class ChatEvent:
     membership event is whoever joined or left. `bot_user_id` is the platform user id of the bot
     whose connection received the payload, when the payload says (Slack `authorizations`).
     `delivery_id` is the platform's id for this delivery (Slack `event_id`), for audit only.
+    `content_withheld` says the platform kept the text from the connection that received it
+    (a Discord bot without the Message Content intent): `text` is empty, not the message.
     """
 
     event_id: str
@@ -159,3 +161,4 @@ class ChatEvent:
     files: int = 0
     bot_user_id: str | None = None
     delivery_id: str | None = None
+    content_withheld: bool = False

@@ -46,7 +46,7 @@ import discord.http
 import orjson
 import yarl
 
-from adapters.discord.normalise import PARSERS, PLATFORM
+from adapters.discord.normalise import CONTENT_MARK, PARSERS, PLATFORM
 from adapters.discord.sharding import DM_SHARD, ShardedClient, Sharding
 from core.errors import ManifestError
 from core.manifest import Workspace
@@ -324,6 +324,8 @@ class DiscordAgentConnection:
     async def _forward(self) -> None:
         while True:
             frame = await self._frames.get()
+            if self._mode is ContentMode.MENTION_ONLY and frame.get("t") in _TEXT_DISPATCHES:
+                frame = {**frame, CONTENT_MARK: "withheld"}  # blank text is not the message
             try:
                 await self._receive(PLATFORM, frame, self.agent)
             except Exception as exc:
@@ -352,6 +354,9 @@ class DiscordAgentConnection:
             forwarder.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await forwarder
+
+
+_TEXT_DISPATCHES = frozenset({"MESSAGE_CREATE", "MESSAGE_UPDATE"})
 
 
 def _kind(exc: BaseException) -> str:

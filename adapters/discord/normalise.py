@@ -9,7 +9,7 @@ parser needs that is missing or of the wrong type raises `PayloadError` naming i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, TypeVar
 
@@ -442,12 +442,18 @@ PARSERS: Final[Mapping[str, Callable[[Any], ChatEvent | None]]] = {
 }
 
 
+CONTENT_MARK = "c2a_content"
+"""Key the live adapter adds to a dispatch received without the Message Content intent."""
+
+
 def normalise(dispatch: Mapping[str, Any]) -> ChatEvent | None:
     """The core event for one gateway dispatch (`{"op": 0, "t": NAME, "d": {...}}`), or `None`.
 
     `None` for payloads that are not dispatches, dispatch names not in `PARSERS` and updates
     that are not chat events. Raises `PayloadError` (details: `event`, `field`) when a handled
-    dispatch lacks a field its parser needs or has one of the wrong type.
+    dispatch lacks a field its parser needs or has one of the wrong type. A dispatch the live
+    adapter marked `"c2a_content": "withheld"` (its bot lacks the Message Content intent) gives
+    a message with empty text the `content_withheld` flag.
     """
     if dispatch.get("op", 0) != 0:
         return None
@@ -461,4 +467,7 @@ def normalise(dispatch: Mapping[str, Any]) -> ChatEvent | None:
             f"{name} dispatch field 'd' is missing or not an object",
             details={"event": name, "field": "d"},
         )
-    return parser(data)
+    event = parser(data)
+    if event is not None and not event.text and dispatch.get(CONTENT_MARK) == "withheld":
+        return replace(event, content_withheld=True)
+    return event

@@ -109,3 +109,25 @@ def test_a_blank_copy_first_does_not_keep_the_text_from_the_ledger(tmp_path: obj
     )
     data = sqlite3.connect(path).execute("SELECT data FROM events").fetchone()[0]
     assert "can you look at the graph?" in data
+
+
+def test_a_message_whose_content_was_withheld_is_a_knock_saying_so() -> None:
+    # The lead's bot lacks Message Content: a reply to it with the ping off arrives blank.
+    lead_said = discord_message(
+        "830000000000000020", "deploy now?", author="900000000000000001", bot=True
+    )
+    reply = discord_message(
+        "830000000000000021", "", reply_to=("830000000000000020", "900000000000000001")
+    )
+    reply["c2a_content"] = "withheld"
+    records, _, _ = run(
+        [line(AT, "discord", lead_said, "lead"), line(AT, "discord", reply, "lead")]
+    )
+    params = delivered(records)["lead"][-1]
+    assert (params["target"]["directedness"], params["attention"]["policy"]) == (
+        "to_me",
+        "must_respond",
+    )
+    assert params["injection"]["mode"] == "notify"
+    assert "content is unavailable" in params["knock"]["topic"]
+    assert params["content"] == []
