@@ -455,6 +455,17 @@ class SQLiteStore:
         ).fetchall()
         return [OutboxEntry(r[0], r[1], orjson.loads(r[2]), r[3], int(r[4])) for r in rows]
 
+    async def outbox_get(self, key: str) -> OutboxEntry | None:
+        row = self.db.execute(
+            "SELECT idempotency_key, agent, action, status, attempts, result FROM outbox "
+            "WHERE idempotency_key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        result = orjson.loads(row[5]) if row[5] else None
+        return OutboxEntry(row[0], row[1], orjson.loads(row[2]), row[3], int(row[4]), result)
+
     async def outbox_mark(
         self, key: str, status: str, at: str, result: Mapping[str, Any] | None = None
     ) -> None:

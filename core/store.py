@@ -74,6 +74,7 @@ class OutboxEntry:
     action: dict[str, Any]
     status: str
     attempts: int
+    result: dict[str, Any] | None = None
 
 
 class Store(Protocol):
@@ -175,6 +176,10 @@ class Store(Protocol):
 
     async def outbox_recover(self, at: str) -> int:
         """After a restart: an action left `sending` may have landed, so it is `ambiguous`."""
+        ...
+
+    async def outbox_get(self, key: str) -> OutboxEntry | None:
+        """One action by its idempotency key, with what the platform returned once sent."""
         ...
 
     async def outbox_has(self, key: str) -> bool:

@@ -28,7 +28,7 @@ from core.decision import Directedness, Disposition, Policy
 from core.engine import Engine
 from core.errors import C2AError
 from core.signals import SIGNAL_DISPOSITION, Signal
-from core.store import LedgerEntry, StoredDelivery
+from core.store import LedgerEntry, OutboxEntry, StoredDelivery
 
 __all__ = ["TOOL_NAMES", "ChatTools", "ToolError"]
 
@@ -111,6 +111,19 @@ class Resolve(_Args):
     note: str | None = None
 
 
+class EditMessage(_Args):
+    """Change the text of a message you sent, named by the idempotency key it was sent with."""
+
+    idempotency_key: str
+    text: str = Field(min_length=1, max_length=4000)
+
+
+class DeleteMessage(_Args):
+    """Delete a message you sent, named by the idempotency key it was sent with."""
+
+    idempotency_key: str
+
+
 class Leave(_Args):
     """Leave a channel or thread you were asked to leave; you return only when mentioned."""
 
@@ -127,6 +140,8 @@ _ARGS: dict[str, type[_Args]] = {
     "chat_defer": Defer,
     "chat_resolve": Resolve,
     "chat_leave": Leave,
+    "chat_edit_message": EditMessage,
+    "chat_delete_message": DeleteMessage,
 }
 TOOL_NAMES: tuple[str, ...] = tuple(_ARGS)
 
@@ -147,6 +162,8 @@ class ChatTools:
             "chat_defer": self.defer,
             "chat_resolve": self.resolve,
             "chat_leave": self.leave,
+            "chat_edit_message": self.edit_message,
+            "chat_delete_message": self.delete_message,
         }
 
     @staticmethod
@@ -301,6 +318,46 @@ class ChatTools:
         async with self.engine.store.transaction():
             await self.engine.leave(self.agent, place)
         return {"left": place}
+
+    async def edit_message(self, args: EditMessage) -> dict[str, Any]:
+        sent = await self._own_message(args.idempotency_key)
+        digest = hashlib.sha256(args.text.encode()).hexdigest()[:16]
+        return await self._queue_change(
+            sent, "edit", f"{args.idempotency_key}:edit:{digest}", {"text": args.text}
+        )
+
+    async def delete_message(self, args: DeleteMessage) -> dict[str, Any]:
+        sent = await self._own_message(args.idempotency_key)
+        return await self._queue_change(sent, "delete", f"{args.idempotency_key}:delete", {})
+
+    async def _own_message(self, key: str) -> OutboxEntry:
+        """A message this agent sent that has landed (edits and deletes need its id)."""
+        entry = await self.engine.store.outbox_get(key)
+        if entry is None or entry.agent != self.agent or entry.action.get("action") != "send":
+            raise ToolError(f"you sent no message with idempotency key {key!r}")
+        if entry.status != "sent" or not (entry.result or {}).get("messageId"):
+            raise ToolError(f"message {key!r} has not been posted yet ({entry.status}); try later")
+        return entry
+
+    async def _queue_change(
+        self, sent: OutboxEntry, kind: str, key: str, extra: dict[str, Any]
+    ) -> dict[str, Any]:
+        original = sent.action
+        action = {
+            "action": kind,
+            "agent": self.agent,
+            "platform": original["platform"],
+            "conversation": original["conversation"],
+            "thread": original.get("thread"),
+            "messageId": (sent.result or {})["messageId"],
+            "mentions": original.get("mentions", []),
+            "idempotencyKey": key,
+            **extra,
+        }
+        store = self.engine.store
+        async with store.transaction():
+            queued = await store.put_outbox(key, self.agent, action, self._now())
+        return {"status": "queued" if queued else "duplicate", "idempotencyKey": key}
 
     # ---- guards ------------------------------------------------------------------------------
 

@@ -180,6 +180,8 @@ class DiscordSender:
             return await self._react(action)
         if kind == "typing":
             return await self._set_typing(action)
+        if kind in ("edit", "delete"):
+            return await self._change(action, delete=kind == "delete")
         raise PermanentSendError(f"discord cannot perform action {kind!r}", {"action": kind})
 
     async def find(self, action: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -338,6 +340,36 @@ class DiscordSender:
         except Exception as exc:
             _raise(exc, what, idempotent=True)
         return {"messageId": str(message.id), "emoji": reaction.glyph, "removed": removed}
+
+    # -- the agent's own messages ------------------------------------------------------------
+
+    async def _change(self, action: Mapping[str, Any], *, delete: bool) -> dict[str, Any]:
+        """Edit (same rendering and allowed mentions as a send) or delete an agent's message.
+        Both are harmless to repeat; deleting a message that is already gone is success."""
+        client = self._client(action)
+        where = _channel_id(action.get("thread") or action.get("conversation"))
+        message = client.get_partial_messageable(where).get_partial_message(
+            int(str(action["messageId"]))
+        )
+        if delete:
+            try:
+                await self._retrying(message.delete)
+            except discord.NotFound:
+                pass
+            except Exception as exc:
+                _raise(exc, f"deleting message {message.id}", idempotent=True)
+            return {"messageId": str(message.id), "deleted": True}
+        parts = self._render(action).parts
+        if len(parts) > 1:
+            raise PermanentSendError(f"discord: an edit must fit in one message ({message.id})")
+        allowed = _allowed(parts[0].allowed_mentions)
+        try:
+            await self._retrying(
+                lambda: message.edit(content=parts[0].text, allowed_mentions=allowed)
+            )
+        except Exception as exc:
+            _raise(exc, f"editing message {message.id}", idempotent=True)
+        return {"messageId": str(message.id)}
 
     # -- typing -------------------------------------------------------------------------------
 

@@ -198,6 +198,8 @@ def test_the_tool_schemas_name_tools_with_underscores() -> None:
         "chat_defer",
         "chat_resolve",
         "chat_leave",
+        "chat_edit_message",
+        "chat_delete_message",
     ]
     assert all(
         spec["description"] and spec["inputSchema"]["type"] == "object"
@@ -245,5 +247,28 @@ def test_every_tool_call_is_audited_without_message_text() -> None:
         ]
         details = " ".join(r[0] for r in store.db.execute("SELECT detail FROM audit"))
         assert "secret plan" not in details and "[11 characters]" in details
+
+    scenario(test)
+
+
+def test_an_agent_edits_and_deletes_only_its_own_posted_messages() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        await tools["lead"].call("chat_send_message", reply(DM, "Green.", idempotencyKey="k-1"))
+        with pytest.raises(ToolError, match="not been posted yet"):
+            await tools["lead"].call("chat_edit_message", {"idempotencyKey": "k-1", "text": "Red."})
+        async with store.transaction():
+            await store.outbox_mark("k-1", "sent", "2026-01-01T00:00:11Z", {"messageId": "171.0"})
+        with pytest.raises(ToolError, match="you sent no message"):
+            await tools["worker-1"].call("chat_delete_message", {"idempotencyKey": "k-1"})
+        edited = await tools["lead"].call(
+            "chat_edit_message", {"idempotencyKey": "k-1", "text": "Red."}
+        )
+        deleted = await tools["lead"].call("chat_delete_message", {"idempotencyKey": "k-1"})
+        assert (edited["status"], deleted["status"]) == ("queued", "queued")
+        rows = store.db.execute(
+            "SELECT json_extract(action, '$.action'), json_extract(action, '$.messageId'), "
+            "json_extract(action, '$.text') FROM outbox WHERE idempotency_key LIKE 'k-1:%'"
+        ).fetchall()
+        assert rows == [("edit", "171.0", "Red."), ("delete", "171.0", None)]
 
     scenario(test)

@@ -568,3 +568,32 @@ def test_typing_ends_by_itself_at_the_hard_timeout(monkeypatch: pytest.MonkeyPat
             assert not w.sender._typing
 
     run(scenario())
+
+
+# -- the agent's own messages -------------------------------------------------------------------
+
+
+def test_an_agent_edits_and_deletes_its_own_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def scenario() -> None:
+        async with world(monkeypatch) as w:
+            asked = await w.asks("is the deploy done?")
+            sent = await w.sender.send(reply(asked, "not yet"))
+            base = {
+                "agent": "lead",
+                "platform": "discord",
+                "conversation": CHANNEL,
+                "messageId": sent["messageId"],
+                "mentions": [],
+            }
+            await w.sender.send(
+                {**base, "action": "edit", "text": "done @everyone", "idempotencyKey": "k1:edit"}
+            )
+            edits = [c for c in w.fake.calls if c.method == "PATCH"]
+            assert len(edits) == 1 and edits[0].json["content"] == "done @everyone"
+            assert edits[0].json["allowed_mentions"]["parse"] == []
+            await w.sender.send({**base, "action": "delete", "idempotencyKey": "k1:delete"})
+            again = await w.sender.send({**base, "action": "delete", "idempotencyKey": "k1:d2"})
+            assert again["deleted"] is True
+            assert [c.method for c in w.fake.calls if c.method == "DELETE"][:1] == ["DELETE"]
+
+    run(scenario())
