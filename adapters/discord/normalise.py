@@ -45,6 +45,7 @@ __all__ = [
     "parse_message_reaction_remove",
     "parse_message_update",
     "parse_thread_create",
+    "parse_thread_update",
     "parse_typing_start",
     "snowflake_time",
 ]
@@ -430,6 +431,13 @@ def parse_thread_create(d: ThreadCreateEvent) -> ChatEvent | None:
     )
 
 
+def parse_thread_update(d: ThreadCreateEvent) -> ChatEvent | None:
+    """A `THREAD_UPDATE` (renamed, archived, ...) carries the whole thread, so it registers a
+    thread the host had not seen created (the bot joined later) under the same id as its
+    `THREAD_CREATE`; for a thread the ledger already has, it is a repeat and changes nothing."""
+    return parse_thread_create(d)
+
+
 # Each parser takes its own `TypedDict`; `Any` lets one table hold them all.
 PARSERS: Final[Mapping[str, Callable[[Any], ChatEvent | None]]] = {
     "MESSAGE_CREATE": parse_message_create,
@@ -439,6 +447,7 @@ PARSERS: Final[Mapping[str, Callable[[Any], ChatEvent | None]]] = {
     "MESSAGE_REACTION_REMOVE": parse_message_reaction_remove,
     "TYPING_START": parse_typing_start,
     "THREAD_CREATE": parse_thread_create,
+    "THREAD_UPDATE": parse_thread_update,
 }
 
 

@@ -464,3 +464,18 @@ def test_snowflake_time_reads_the_millisecond_timestamp() -> None:
     for bad in ["", "-1", "1_000", "١٢", str(1 << 64)]:
         with pytest.raises(ValueError, match="not a snowflake"):
             snowflake_time(bad)
+
+
+def test_a_thread_update_registers_the_thread_under_its_create_id() -> None:
+    thread = {
+        "id": "840000000000000001",
+        "guild_id": "800000000000000001",
+        "parent_id": "820000000000000001",
+        "owner_id": "900000000000000001",
+        "type": 11,
+        "name": "deploy question (renamed)",
+        "thread_metadata": {"archived": False, "locked": False},
+    }
+    created = normalise({"op": 0, "t": "THREAD_CREATE", "d": thread})
+    updated = normalise({"op": 0, "t": "THREAD_UPDATE", "d": thread})
+    assert created is not None and updated == created
