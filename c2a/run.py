@@ -27,6 +27,7 @@ import discord
 
 from adapters.discord.live import DiscordAgentConnection, start_connections
 from adapters.discord.send import DiscordSender
+from adapters.slack.directory import SlackDirectory
 from adapters.slack.live import SlackWorkspaceConnections
 from adapters.slack.send import SlackSender, verify
 from c2a.host import Host
@@ -130,6 +131,17 @@ class WorkspaceRun:
 
     # -- running
 
+    async def _slack_members(self) -> None:
+        """Which agents are in each channel the manifest configures, asked of Slack once at
+        start (cached `conversations.members`), so visibility does not wait for the first
+        message through each agent's connection."""
+        sender = self.senders.get("slack")
+        if not isinstance(sender, SlackSender) or not self.workspace.manifest.channels:
+            return
+        directory = SlackDirectory(self.workspace, sender.clients, clock=self.clock)
+        for channel in self.workspace.manifest.channels:
+            self.host.engine.note_members(channel, await directory.agents_in(channel))
+
     async def start(self) -> None:
         """Open the ledger, start harnesses and loops, then connect the platforms."""
         await self.host.start()
@@ -143,6 +155,7 @@ class WorkspaceRun:
         if self.slack is not None:
             await verify(self.workspace, self.environ)  # one line per wrong token or scope
             await self.slack.start()
+            await self._slack_members()
         if any(c.discord and c.discord.token_env for c in self.workspace.manifest.agents.values()):
             try:
                 self._discord_sender = await DiscordSender.connect(

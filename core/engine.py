@@ -378,6 +378,11 @@ class Engine:
             message["params"]["timing"] = {**shared["timing"], "sequence": delivery.seq}
         return message
 
+    def note_members(self, scope: str, agents: set[str]) -> None:
+        """Agents a platform lookup says are in a channel (kept until the next start, when the
+        lookup is made again; events and receipts keep it current meanwhile)."""
+        self.state.members.setdefault(scope, set()).update(agents)
+
     def mark_unavailable(self, agent: str) -> None:
         """The agent's harness or model is down: must_respond events get `blocked`, and the
         people waiting get a short notice after `notice_after_ms`."""

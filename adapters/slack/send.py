@@ -224,6 +224,11 @@ class SlackSender:
 
     # ---- the Sender protocol ------------------------------------------------------------------
 
+    @property
+    def clients(self) -> Mapping[str, AsyncWebClient]:
+        """Each agent's Web API client (its bot token), for read-only lookups elsewhere."""
+        return dict(self._clients)
+
     async def send(self, action: Mapping[str, Any]) -> dict[str, Any]:
         """Perform one action; raises TransientSendError, PermanentSendError, or anything else
         (SendOutcomeUnknown, a timeout) when it may have landed."""

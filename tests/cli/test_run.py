@@ -68,6 +68,7 @@ def write_manifest(
         "workspace": name,
         "slack": {"team_id": TEAM, "api_url": api_url},
         "agents": {"lead": agent},
+        "channels": {"C0GEN": {}},
     }
     path = directory / f"{name}.yaml"
     path.write_text(yaml.safe_dump(manifest))
