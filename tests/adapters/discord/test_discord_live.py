@@ -272,6 +272,29 @@ def test_everyone_in_a_default_channel_is_ambient_for_all(monkeypatch: pytest.Mo
     run(scenario())
 
 
+def test_everyone_where_the_channel_says_select_goes_to_one_responder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def selecting(fake: FakeDiscord) -> Workspace:
+        fake.patch(monkeypatch)
+        return local_workspace(channels={CHANNEL: {"broadcast": "select"}})
+
+    async def scenario() -> None:
+        async with live(monkeypatch, workspace=selecting) as world:
+            event_id = await world.says(D_HUMAN, "@everyone who can restart the build?")
+
+            decisions = await world.decisions(event_id)
+            chosen = [a for a, d in decisions.items() if d[2] == "buffered"]
+            assert len(chosen) == 1
+            assert all(
+                d[:2] == ("to_my_role", "must_not_respond")
+                for a, d in decisions.items()
+                if a not in chosen
+            )
+
+    run(scenario())
+
+
 def test_a_reply_to_the_bot_with_the_ping_off_is_to_me(monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario() -> None:
         async with live(monkeypatch) as world:
