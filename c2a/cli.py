@@ -89,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     live.add_argument(
         "--log-format", choices=["text", "json"], default="text", help="log lines as text or JSON"
     )
+    live.add_argument(
+        "--metrics-port",
+        type=int,
+        help="serve /healthz and Prometheus /metrics on 127.0.0.1 at this port (0: any free)",
+    )
     live.set_defaults(run=_run)
 
     slack_cli.register(commands)
@@ -141,7 +146,9 @@ def _run(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
-        await run_workspaces(args.manifest, stop=stop, data_dir=args.data_dir)
+        await run_workspaces(
+            args.manifest, stop=stop, data_dir=args.data_dir, metrics_port=args.metrics_port
+        )
 
     asyncio.run(main())
     return 0

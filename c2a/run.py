@@ -21,9 +21,11 @@ import os
 import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import discord
+from aiohttp import web
 
 from adapters.discord.live import DiscordAgentConnection, start_connections
 from adapters.discord.send import DiscordSender
@@ -32,8 +34,9 @@ from adapters.slack.live import SlackWorkspaceConnections
 from adapters.slack.send import SlackSender, verify
 from c2a.host import Host
 from c2a.logs import DECISIONS, decision_fields, decision_text
+from c2a.metrics import Metrics, serve_metrics
 from core.clock import SystemClock
-from core.engine import Emission
+from core.engine import Emission, Outcome
 from core.errors import C2AError, ManifestError
 from core.manifest import Workspace, load_manifest
 from core.outbox import Outbox, Sender
@@ -70,8 +73,10 @@ class WorkspaceRun:
         workspace: Workspace,
         data_dir: Path,
         environ: Mapping[str, str],
+        metrics: Metrics | None = None,
     ) -> None:
         self.workspace = workspace
+        self.metrics = metrics or Metrics()
         self.name = workspace.manifest.workspace
         self.environ = environ
         self.clock = SystemClock()
@@ -99,7 +104,7 @@ class WorkspaceRun:
                 self.harnesses[agent] = build(agent, self.host.engine, config.harness.settings())
         if any(c.slack and c.slack.bot_token_env for c in manifest.agents.values()):
             self.slack = SlackWorkspaceConnections.from_workspace(
-                self.workspace, self.host.receive, environ=self.environ
+                self.workspace, self.receive, environ=self.environ
             )
             self.senders["slack"] = SlackSender(
                 self.workspace, self.environ, lookup=self.host.engine.event, clock=self.clock
@@ -164,7 +169,7 @@ class WorkspaceRun:
                 self.senders["discord"] = self._discord_sender
                 async with asyncio.timeout(CONNECT_TIMEOUT):
                     self.discord = await start_connections(
-                        self.workspace, self.host.receive, environ=self.environ
+                        self.workspace, self.receive, environ=self.environ
                     )
             except (discord.LoginFailure, discord.HTTPException, OSError, TimeoutError) as exc:
                 raise ManifestError(
@@ -222,7 +227,22 @@ class WorkspaceRun:
 
     # -- the sink and the loops
 
+    async def receive(
+        self, platform: str, payload: Mapping[str, Any], via: str | None = None
+    ) -> Outcome | None:
+        """The host's receive, counted for `/metrics`."""
+        outcome = await self.host.receive(platform, payload, via)
+        if outcome is not None and outcome.status == "new":
+            self.metrics.count("c2a_events_total", workspace=self.name, platform=platform)
+        return outcome
+
+    def health(self) -> dict[str, Any]:
+        """This workspace for `/healthz`: which agents' harnesses are down."""
+        down = sorted(self.host.engine.unavailable)
+        return {"agents": len(self.workspace.manifest.agents), "unavailable": down}
+
     async def _sink(self, emissions: list[Emission]) -> None:
+        self.metrics.observe(self.name, emissions)
         woken: set[str] = set()
         for emission in emissions:
             fields = decision_fields(self.name, emission)
@@ -340,23 +360,31 @@ async def run_workspaces(
     outbox_grace: float = 10.0,
     harness_grace: float = 5.0,
     started: Callable[[list[WorkspaceRun]], Awaitable[None] | None] | None = None,
+    metrics_port: int | None = None,
 ) -> None:
     """Run every workspace until `stop` is set, then shut down in order. Raises C2AError
     (one line for a person) when a manifest, a token variable or a harness is wrong; in that
     case nothing is left running."""
     env = os.environ if environ is None else environ
     directory = Path(data_dir)
-    runs = [WorkspaceRun(w, directory, env) for w in load_workspaces(manifests)]
+    metrics = Metrics()
+    runs = [WorkspaceRun(w, directory, env, metrics) for w in load_workspaces(manifests)]
     for run in runs:
         run.prepare()
     for run in runs:
         await run.probe_harnesses()
     directory.mkdir(parents=True, exist_ok=True)
     begun: list[WorkspaceRun] = []
+    begun_servers: list[web.AppRunner] = []
     try:
         for run in runs:
             begun.append(run)
             await run.start()
+        if metrics_port is not None:
+            server = await serve_metrics(metrics, lambda: _health(runs), metrics_port)
+            port = server.addresses[0][1]
+            log.info("health and metrics on http://127.0.0.1:%d/healthz and /metrics", port)
+            begun_servers.append(server)
         if started is not None:
             result = started(runs)
             if result is not None:
@@ -364,7 +392,14 @@ async def run_workspaces(
         await stop.wait()
         log.info("stopping: closing platform connections")
     finally:
+        for server in begun_servers:
+            await server.cleanup()
         await _shutdown(begun, outbox_grace, harness_grace)
+
+
+def _health(runs: list[WorkspaceRun]) -> dict[str, Any]:
+    workspaces = {run.name: run.health() for run in runs}
+    return {"ok": not any(w["unavailable"] for w in workspaces.values()), "workspaces": workspaces}
 
 
 async def _shutdown(runs: list[WorkspaceRun], outbox_grace: float, harness_grace: float) -> None:

@@ -121,7 +121,12 @@ def test_a_mention_of_the_lead_gets_exactly_one_threaded_reply_and_a_clean_stop(
 
             task = asyncio.create_task(
                 run_workspaces(
-                    [manifest], stop=stop, environ=ENV, data_dir=tmp_path / "data", started=started
+                    [manifest],
+                    stop=stop,
+                    environ=ENV,
+                    data_dir=tmp_path / "data",
+                    started=started,
+                    metrics_port=0,
                 )
             )
             await slack.wait_connected(1)
@@ -132,6 +137,9 @@ def test_a_mention_of_the_lead_gets_exactly_one_threaded_reply_and_a_clean_stop(
 
             await wait_for(lambda: slack.calls_to("chat.postMessage"), "the reply to be posted")
             await wait_for(lambda: len(model.requests) == 2, "the model's second call")
+            counted = runs[0].metrics.render()
+            assert 'c2a_events_total{platform="slack",workspace="live"} 2' in counted
+            assert 'policy="must_respond",workspace="live"} 1' in counted
             stop.set()
             await asyncio.wait_for(task, 20)
 
