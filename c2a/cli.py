@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from c2a import discord_cli, slack_cli
+from c2a import discord_cli, init_cli, slack_cli
 from c2a.logs import configure_logging
 from c2a.pretty import render_pretty
 from c2a.replay import replay
@@ -98,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
 
     slack_cli.register(commands)
     discord_cli.register(commands)
+    init_cli.register(commands)
 
     schema = commands.add_parser("schema", help="write the wire model's JSON Schemas")
     schema.add_argument("--out", default="docs/schema", help="directory (default docs/schema)")
