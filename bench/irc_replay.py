@@ -140,7 +140,9 @@ def _read_out(path: Path) -> list[dict[str, Any]]:
             value = json.loads(line)
         except ValueError:
             continue
-        if isinstance(value, dict) and isinstance(value.get("rpc"), dict):
+        if isinstance(value, dict) and (
+            isinstance(value.get("rpc"), dict) or isinstance(value.get("turn"), dict)
+        ):
             records.append(value)
     return records
 
@@ -167,13 +169,21 @@ class Tally:
     policies: dict[str, Counter[str]]
     cancelled: Counter[str]
     must_respond: dict[str, set[Key]]
+    model_turns: Counter[str]
 
 
 def tally(out: Iterable[dict[str, Any]], key_by_ts: Mapping[str, Key]) -> Tally:
     """Count `chat/deliver` by mode and policy, and cancellations, for each agent."""
-    counted = Tally(defaultdict(Counter), defaultdict(Counter), Counter(), defaultdict(set))
+    counted = Tally(
+        defaultdict(Counter), defaultdict(Counter), Counter(), defaultdict(set), Counter()
+    )
     for item in out:
-        agent, rpc = str(item.get("agent")), item["rpc"]
+        agent = str(item.get("agent"))
+        if "turn" in item:
+            if item["turn"].get("mode") in ("buffered", "immediate"):
+                counted.model_turns[agent] += 1
+            continue
+        rpc = item["rpc"]
         if rpc.get("method") == "notifications/cancelled":
             counted.cancelled[agent] += 1
         if rpc.get("method") != "chat/deliver":
@@ -212,6 +222,18 @@ def _seat_row(
     )
 
 
+TURNS_NOTE = " ".join(
+    [
+        "model turns = the turns the agent's harness would start once fragments are merged",
+        "(the replay's turn records); turns = immediate + buffered deliveries;",
+        "baseline = a bot answering every message not written by its seat;",
+        "human = messages the seat's human replied to (reply_to parents of their annotated",
+        "lines, not counting their own or system lines); precision and recall of",
+        "must_respond against those replies, over annotated non-system lines.",
+    ]
+)
+
+
 def render_report(
     data: Path,
     records: list[IrcRecord],
@@ -237,21 +259,19 @@ def render_report(
         "",
         "## Deliveries by injection mode and policy",
         "",
-        "| agent | seat | " + " | ".join(MODES + POLICIES) + " | cancelled |",
-        "|---|---|" + "---:|" * (len(MODES) + len(POLICIES) + 1),
+        "| agent | seat | " + " | ".join(MODES + POLICIES) + " | cancelled | model turns |",
+        "|---|---|" + "---:|" * (len(MODES) + len(POLICIES) + 2),
     ]
     for agent, nick in agents.items():
         cells = [counted.modes[agent][m] for m in MODES]
         cells += [counted.policies[agent][p] for p in POLICIES] + [counted.cancelled[agent]]
+        cells.append(counted.model_turns[agent])
         out.append(f"| {agent} | {nick} | " + " | ".join(map(str, cells)) + " |")
     out += [
         "",
         "## Turns against the baseline and the human in the seat",
         "",
-        "turns = immediate + buffered deliveries; baseline = a bot answering every message not "
-        "written by its seat; human = messages the seat's human replied to (reply_to parents "
-        "of their annotated lines, not counting their own or system lines); precision and "
-        "recall of must_respond against those replies, over annotated non-system lines.",
+        TURNS_NOTE,
         "",
         "| agent | turns | baseline | turns/baseline | human replied to | human/baseline "
         "| must_respond precision | recall |",
