@@ -58,6 +58,7 @@ __all__ = [
     "DiscordAgentConnection",
     "Receive",
     "agent_intents",
+    "read_tokens",
     "start_connections",
     "use_endpoints",
 ]
@@ -359,6 +360,28 @@ class DiscordAgentConnection:
 _TEXT_DISPATCHES = frozenset({"MESSAGE_CREATE", "MESSAGE_UPDATE"})
 
 
+def read_tokens(workspace: Workspace, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each agent's bot token, from the variable its `discord.token_env` names (`environ`,
+    default `os.environ`); raises ManifestError naming every variable that is unset or empty."""
+    env = os.environ if environ is None else environ
+    tokens: dict[str, str] = {}
+    missing: list[str] = []
+    for agent, config in workspace.manifest.agents.items():
+        variable = config.discord.token_env if config.discord else None
+        if variable is None:
+            continue
+        if env.get(variable):
+            tokens[agent] = env[variable]
+        else:
+            missing.append(f"{variable} (agent {agent})")
+    if missing:
+        raise ManifestError(
+            f"Discord tokens not set in the environment: {', '.join(missing)}",
+            details={"missing": missing},
+        )
+    return tokens
+
+
 def _kind(exc: BaseException) -> str:
     return type(exc).__name__
 
@@ -380,23 +403,7 @@ async def start_connections(
     `ConnectionError` if a connection ends before it is ready (the others are closed).
     Unbounded: callers put it under `asyncio.timeout`; cancelled, it closes what it started.
     """
-    env = os.environ if environ is None else environ
-    tokens: dict[str, str] = {}
-    missing: list[str] = []
-    for agent, config in workspace.manifest.agents.items():
-        variable = config.discord.token_env if config.discord else None
-        if variable is None:
-            continue
-        token = env.get(variable, "")
-        if token:
-            tokens[agent] = token
-        else:
-            missing.append(f"{variable} (agent {agent})")
-    if missing:
-        raise ManifestError(
-            f"Discord tokens not set in the environment: {', '.join(missing)}",
-            details={"missing": missing},
-        )
+    tokens = read_tokens(workspace, environ)
     settings = workspace.manifest.discord
     if settings is not None:
         use_endpoints(settings.api_url, settings.gateway_url)

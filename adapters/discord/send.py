@@ -35,7 +35,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, NoReturn, TypeVar
 
@@ -43,7 +42,7 @@ import aiohttp
 import discord
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from adapters.discord.live import use_endpoints
+from adapters.discord.live import read_tokens, use_endpoints
 from adapters.discord.render import (
     AllowedMentionsPayload,
     RenderedMessage,
@@ -52,7 +51,7 @@ from adapters.discord.render import (
     render_reaction,
     render_send,
 )
-from core.errors import C2AError, ManifestError
+from core.errors import C2AError
 from core.manifest import Workspace
 from core.outbox import PermanentSendError, TransientSendError
 from core.signals import GlyphMap, glyph_map
@@ -124,22 +123,7 @@ class DiscordSender:
         `ManifestError` naming every unset variable, and discord.py's `LoginFailure` for a
         rejected token (closing what it opened). `options` go to `DiscordSender`.
         """
-        env = os.environ if environ is None else environ
-        tokens: dict[str, str] = {}
-        missing: list[str] = []
-        for agent, config in workspace.manifest.agents.items():
-            variable = config.discord.token_env if config.discord else None
-            if variable is None:
-                continue
-            if env.get(variable):
-                tokens[agent] = env[variable]
-            else:
-                missing.append(f"{variable} (agent {agent})")
-        if missing:
-            raise ManifestError(
-                f"Discord tokens not set in the environment: {', '.join(missing)}",
-                details={"missing": missing},
-            )
+        tokens = read_tokens(workspace, environ)
         if workspace.manifest.discord is not None:
             use_endpoints(workspace.manifest.discord.api_url, None)
         clients: dict[str, discord.Client] = {}
