@@ -36,7 +36,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any, Final
 
@@ -46,6 +46,7 @@ import discord.http
 import orjson
 import yarl
 
+from adapters import Receive
 from adapters.discord.normalise import CONTENT_MARK, PARSERS, PLATFORM
 from adapters.discord.sharding import DM_SHARD, ShardedClient, Sharding
 from core.errors import ManifestError
@@ -65,8 +66,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Receive = Callable[[str, Mapping[str, Any], str | None], Awaitable[Any]]
-"""Where frames go: `(platform, payload, via agent)`, as `c2a.host.Host.receive` takes them."""
 
 FORWARDED: Final = frozenset(PARSERS)
 """The dispatch names handed to `receive`: exactly those the normaliser reads."""

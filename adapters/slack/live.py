@@ -41,6 +41,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters import Receive
 from adapters.slack.normalise import PLATFORM
 from core.errors import ManifestError
 from core.manifest import Workspace
@@ -58,8 +59,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Receive = Callable[[str, Mapping[str, Any], str | None], Awaitable[Any]]
-"""`receive(platform, payload, via_agent)`: must make the event durable before it returns."""
 
 Mode = Literal["socket", "http"]
 
