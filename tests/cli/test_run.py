@@ -4,40 +4,23 @@ loop against a scripted model, the SQLite ledger on disk; and its one-line start
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import itertools
 import json
 import logging
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
 from builders import HUMAN, LEAD, TEAM, slack_body, slack_join, slack_message
+from fakes import openai_server as fake_openai
 from fakes.slack import FakeSlack
 
 from c2a.cli import main
 from c2a.logs import JsonFormatter
 from c2a.run import WorkspaceRun, run_workspaces
-
-
-def _load_fake_openai() -> ModuleType:
-    # tests/harness_bridge is not a package; load its scripted model server by path.
-    path = Path(__file__).resolve().parents[1] / "harness_bridge" / "fake_openai.py"
-    if "fake_openai" in sys.modules:
-        return sys.modules["fake_openai"]
-    spec = importlib.util.spec_from_file_location("fake_openai", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fake_openai"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-fake_openai = _load_fake_openai()
 
 BOT_TOKEN = "xoxb-lead-test"
 APP_TOKEN = "xapp-1-lead-test"

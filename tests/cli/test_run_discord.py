@@ -8,40 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib.util
 import json
 import logging
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
 from builders import D_HUMAN, D_HUMAN2, D_LEAD, GUILD
+from fakes import openai_server as fake_openai
 from fakes.discord import MESSAGE_CONTENT, Call, FakeDiscord
 
 import c2a.run
 from adapters.discord.live import NO_MESSAGE_CONTENT, ContentMode, start_connections
 from c2a.run import WorkspaceRun, run_workspaces
-
-
-def _load_fake_openai() -> ModuleType:
-    # tests/harness_bridge is not a package; load its scripted model server by path.
-    path = Path(__file__).resolve().parents[1] / "harness_bridge" / "fake_openai.py"
-    if "fake_openai" in sys.modules:
-        return sys.modules["fake_openai"]
-    spec = importlib.util.spec_from_file_location("fake_openai", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fake_openai"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-fake_openai = _load_fake_openai()
 
 CHANNEL = "820000000000000001"
 TOKEN = "lead-token-not-a-secret"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from builders import slack_body, slack_message
-from fake_openai import (
+from fakes.openai_server import (
     FakeOpenAI,
     call,
     call_chunk,

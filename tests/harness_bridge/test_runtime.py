@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from fake_openai import FakeOpenAI, call, completion
+from fakes.openai_server import FakeOpenAI, call, completion
 from world import DM, THANKS, scenario
 
 from core.clock import SystemClock
