@@ -345,23 +345,17 @@ class SQLiteStore:
         limit: int = 50,
     ) -> list[tuple[LedgerEntry, StoredDelivery]]:
         self._flush()
-        where = ["d.agent = ?"]
-        args: list[Any] = [agent]
-        if conversation is not None:
-            where.append("e.conversation = ?")
-            args.append(conversation)
-        if thread is not None:
-            where.append("e.thread = ?")
-            args.append(thread)
-        if before_seq is not None:
-            where.append("e.seq < ?")
-            args.append(before_seq)
-        if after_seq is not None:
-            where.append("e.seq > ?")
-            args.append(after_seq)
-        if mode is not None:
-            where.append("d.mode = ?")
-            args.append(mode)
+        filters = [
+            ("d.agent = ?", agent),
+            ("e.conversation = ?", conversation),
+            ("e.thread = ?", thread),
+            ("e.seq < ?", before_seq),
+            ("e.seq > ?", after_seq),
+            ("d.mode = ?", mode),
+        ]
+        used = [(condition, value) for condition, value in filters if value is not None]
+        where = [condition for condition, _ in used]
+        args = [value for _, value in used]
         rows = self.db.execute(
             "SELECT e.seq, e.id, e.ts, e.kind, e.by, e.data, "
             + ", ".join(f"d.{c.strip()}" for c in _DELIVERY_COLUMNS.split(","))
