@@ -55,6 +55,7 @@ __all__ = [
     "ReceiveStats",
     "SlackAgentConnection",
     "SlackWorkspaceConnections",
+    "api_base",
 ]
 
 log = logging.getLogger(__name__)
@@ -224,6 +225,13 @@ async def _connect(handler: AsyncSocketModeHandler) -> None:
 
 async def _close(handler: AsyncSocketModeHandler) -> None:
     await handler.close_async()  # type: ignore[no-untyped-call]  # unannotated in slack-bolt
+
+
+def api_base(workspace: Workspace) -> str:
+    """Where this workspace's Slack Web API is (`slack.api_url`, else Slack's own), ending in
+    `/` as slack-sdk needs."""
+    slack = workspace.manifest.slack
+    return _with_slash(slack.api_url if slack and slack.api_url else DEFAULT_API_URL)
 
 
 def _with_slash(url: str) -> str:

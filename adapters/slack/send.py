@@ -28,7 +28,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from adapters.slack.live import DEFAULT_API_URL
+from adapters.slack.live import api_base
 from adapters.slack.render import (
     Placement,
     RenderError,
@@ -571,8 +571,7 @@ def _clients(
     workspace: Workspace, environ: Mapping[str, str] | None, timeout: int
 ) -> dict[str, AsyncWebClient]:
     env = os.environ if environ is None else environ
-    slack = workspace.manifest.slack
-    base_url = _with_slash(slack.api_url if slack and slack.api_url else DEFAULT_API_URL)
+    base_url = api_base(workspace)
     clients = {}
     for agent, config in workspace.manifest.agents.items():
         if config.slack is None or not config.slack.bot_token_env:
@@ -589,10 +588,6 @@ def _clients(
             token=token, base_url=base_url, timeout=timeout, retry_handlers=[]
         )
     return clients
-
-
-def _with_slash(url: str) -> str:
-    return url if url.endswith("/") else url + "/"
 
 
 def scope_problem(agent: str, granted: str | None) -> str | None:
@@ -618,9 +613,7 @@ async def verify(
     problem (a missing variable, a refused token, the wrong bot, missing scopes, no Slack)."""
     env = os.environ if environ is None else environ
     manifest = workspace.manifest
-    base_url = _with_slash(
-        manifest.slack.api_url if manifest.slack and manifest.slack.api_url else DEFAULT_API_URL
-    )
+    base_url = api_base(workspace)
     problems: list[str] = []
     found: dict[str, dict[str, Any]] = {}
     for agent, config in manifest.agents.items():
