@@ -94,6 +94,11 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         help="serve /healthz and Prometheus /metrics on 127.0.0.1 at this port (0: any free)",
     )
+    live.add_argument(
+        "--webchat-port",
+        type=int,
+        help="serve the web chat at this port instead of the manifest's (0: any free)",
+    )
     live.set_defaults(run=_run)
 
     slack_cli.register(commands)
@@ -148,7 +153,11 @@ def _run(args: argparse.Namespace) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         await run_workspaces(
-            args.manifest, stop=stop, data_dir=args.data_dir, metrics_port=args.metrics_port
+            args.manifest,
+            stop=stop,
+            data_dir=args.data_dir,
+            metrics_port=args.metrics_port,
+            webchat_port=args.webchat_port,
         )
 
     asyncio.run(main())

@@ -17,6 +17,7 @@ import orjson
 
 from adapters.discord import normalise as normalise_discord
 from adapters.slack import normalise as normalise_slack
+from adapters.webchat.normalise import normalise as normalise_webchat
 from core.clock import Clock, format_time
 from core.engine import Emission, Engine, Outcome
 from core.errors import PayloadError
@@ -31,7 +32,11 @@ log = logging.getLogger(__name__)
 Normaliser = Callable[[Mapping[str, Any]], ChatEvent | None]
 Sink = Callable[[list[Emission]], Awaitable[None]]
 
-NORMALISERS: dict[str, Normaliser] = {"slack": normalise_slack, "discord": normalise_discord}
+NORMALISERS: dict[str, Normaliser] = {
+    "slack": normalise_slack,
+    "discord": normalise_discord,
+    "webchat": normalise_webchat,
+}
 
 _SECRET_KEYS = frozenset({"token", "bot_token", "app_token", "authorization", "signing_secret"})
 

@@ -32,6 +32,8 @@ from adapters.discord.send import DiscordSender
 from adapters.slack.directory import SlackDirectory
 from adapters.slack.live import SlackWorkspaceConnections
 from adapters.slack.send import SlackSender, verify
+from adapters.webchat.send import WebchatSender
+from adapters.webchat.server import WebChat
 from c2a.host import Host
 from c2a.logs import DECISIONS, decision_fields, decision_text
 from c2a.metrics import Metrics, serve_metrics
@@ -74,6 +76,7 @@ class WorkspaceRun:
         data_dir: Path,
         environ: Mapping[str, str],
         metrics: Metrics | None = None,
+        webchat_port: int | None = None,
     ) -> None:
         self.workspace = workspace
         self.metrics = metrics or Metrics()
@@ -87,6 +90,17 @@ class WorkspaceRun:
         self.outbox = Outbox(self.store, self.clock, self.senders)
         self.slack: SlackWorkspaceConnections | None = None
         self.discord: list[DiscordAgentConnection] = []
+        self.webchat: WebChat | None = None
+        if workspace.manifest.webchat is not None:
+            self.webchat = WebChat(
+                workspace,
+                self.receive,
+                self.store,
+                self.clock,
+                history=data_dir / f"{self.name}.webchat.jsonl",
+                port=webchat_port,
+            )
+            self.senders["webchat"] = WebchatSender(self.webchat, workspace.manifest.signals)
         self._discord_sender: DiscordSender | None = None
         self._outbox_wake = asyncio.Event()
         self._harness_tasks: list[asyncio.Task[None]] = []
@@ -157,6 +171,16 @@ class WorkspaceRun:
             )
         self._outbox_task = asyncio.create_task(self._outbox_loop(), name=f"outbox-{self.name}")
         self._loops.append(asyncio.create_task(self._sweep_loop(), name=f"sweep-{self.name}"))
+        if self.webchat is not None:
+            try:
+                url = await self.webchat.start()
+            except OSError as exc:
+                where = f"{self.webchat.config.host}:{self.webchat.port}"
+                raise ManifestError(
+                    f"{self.name}: the web chat cannot listen on {where} ({exc.strerror}); "
+                    "stop what uses that port, or set webchat.port in the manifest"
+                ) from None
+            log.info("%s: web chat ready, open %s", self.name, url)
         if self.slack is not None:
             await verify(self.workspace, self.environ)  # one line per wrong token or scope
             await self.slack.start()
@@ -187,6 +211,8 @@ class WorkspaceRun:
     async def close_connections(self) -> None:
         """Stop taking events: every platform connection closes."""
         self._stopping = True
+        if self.webchat is not None:
+            await self.webchat.close()
         if self.slack is not None:
             await self.slack.close()
         await asyncio.gather(*(c.close() for c in self.discord), return_exceptions=True)
@@ -361,6 +387,7 @@ async def run_workspaces(
     harness_grace: float = 5.0,
     started: Callable[[list[WorkspaceRun]], Awaitable[None] | None] | None = None,
     metrics_port: int | None = None,
+    webchat_port: int | None = None,
 ) -> None:
     """Run every workspace until `stop` is set, then shut down in order. Raises C2AError
     (one line for a person) when a manifest, a token variable or a harness is wrong; in that
@@ -368,7 +395,10 @@ async def run_workspaces(
     env = os.environ if environ is None else environ
     directory = Path(data_dir)
     metrics = Metrics()
-    runs = [WorkspaceRun(w, directory, env, metrics) for w in load_workspaces(manifests)]
+    runs = [
+        WorkspaceRun(w, directory, env, metrics, webchat_port)
+        for w in load_workspaces(manifests)
+    ]
     for run in runs:
         run.prepare()
     for run in runs:

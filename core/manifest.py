@@ -29,6 +29,7 @@ __all__ = [
     "AttentionSettings",
     "ChannelConfig",
     "Manifest",
+    "WebchatWorkspace",
     "Workspace",
     "load_manifest",
     "parse_manifest",
@@ -176,6 +177,20 @@ class DiscordWorkspace(_Strict):
         return self
 
 
+class WebchatWorkspace(_Strict):
+    """The local web chat (`adapters/webchat`): where its page listens, its channels, and the
+    people who can use it. Everyone in it, people and agents, is in every channel."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    channels: list[Annotated[str, Field(pattern=AGENT_ID)]] = Field(
+        default_factory=lambda: ["general"], min_length=1
+    )
+    humans: list[Annotated[str, Field(pattern=AGENT_ID)]] = Field(
+        default_factory=lambda: ["you"], min_length=1
+    )
+
+
 class AttentionSettings(_Strict):
     """The engine's numbers; the defaults are documented in docs/attention.md."""
 
@@ -203,6 +218,7 @@ class Manifest(_Strict):
     workspace: str = Field(min_length=1)
     slack: SlackWorkspace | None = None
     discord: DiscordWorkspace | None = None
+    webchat: WebchatWorkspace | None = None
     agents: dict[str, AgentConfig] = Field(min_length=1)
     roles: dict[str, RoleConfig] = Field(default_factory=dict)
     channels: dict[str, ChannelConfig] = Field(default_factory=dict)
@@ -228,6 +244,10 @@ class Manifest(_Strict):
         leads = [name for name, agent in self.agents.items() if agent.lead]
         if len(leads) > 1:
             raise ValueError(f"only one agent may be lead, found {', '.join(leads)}")
+        if self.webchat is not None:
+            taken = sorted(set(self.webchat.humans) & set(self.agents))
+            if taken:
+                raise ValueError(f"webchat.humans {taken} are agent ids; name people otherwise")
         for channel_id, channel in self.channels.items():
             for agent_id in channel.agents:
                 if agent_id not in self.agents:
@@ -308,6 +328,7 @@ class Workspace:
                 groups.setdefault(("slack", group), []).append(role)
             for group in config.discord_roles:
                 groups.setdefault(("discord", group), []).append(role)
+            groups["webchat", role] = [role]  # the web chat mentions a role by its own name
         agents_by_role = {
             role: tuple(name for name, a in manifest.agents.items() if role in a.roles)
             for role in manifest.roles
@@ -374,6 +395,12 @@ class Workspace:
             lines.append(f"slack team {m.slack.team_id}")
         if m.discord:
             lines.append(f"discord guild {m.discord.guild_id}")
+        if m.webchat:
+            w = m.webchat
+            lines.append(
+                f"webchat on http://{w.host}:{w.port}/: channels {', '.join(w.channels)}; "
+                f"people {', '.join(w.humans)}"
+            )
         for name, agent in m.agents.items():
             ids = []
             if agent.slack:

@@ -1,6 +1,6 @@
-"""The "working" indicator while a model turn answers people: Slack's thread status, Discord's
-typing. Queued in the outbox like any platform action; it never records a disposition, and it is
-always cleared when the turn ends, however it ends."""
+"""The "working" indicator while a model turn answers people: Slack's thread status, typing on
+Discord and in the web chat. Queued in the outbox like any platform action; it never records a
+disposition, and it is always cleared when the turn ends, however it ends."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _action(agent: str, event: dict[str, Any], on: bool) -> dict[str, Any] | Non
         "inReplyTo": event["eventId"],
         "messageId": event["source"].get("messageId"),
     }
-    if platform == "discord":
+    if platform in ("discord", "webchat"):
         return {
             **base,
             "action": "typing",

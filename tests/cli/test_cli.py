@@ -89,7 +89,7 @@ def test_malformed_lines_are_reported_with_line_numbers_and_the_replay_goes_on(
     err = capsys.readouterr().err
     assert status == 1
     assert f"{trace}:2: not JSON" in err
-    assert f"{trace}:3: platform must be one of discord, slack, not 'irc'" in err
+    assert f"{trace}:3: platform must be one of discord, slack, webchat, not 'irc'" in err
     assert f"{trace}:4: " in err and "ts" in err.split(f"{trace}:4: ")[1].splitlines()[0]
     assert f"{trace}:5: at is not an RFC 3339 time" in err
     assert f"{trace}:6: via names unknown agent 'nobody'" in err

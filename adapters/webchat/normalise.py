@@ -1,0 +1,191 @@
+"""Turning one web chat payload into a core `ChatEvent`: pure, like the Slack and Discord ones.
+
+The web chat (`adapters.webchat.server`) is its own small chat platform, so its payloads are
+its own: flat JSON objects it builds from what a browser or an agent did, with the mentions
+already resolved against the roster (`find_mentions`, which the server calls, so a payload is
+as explicit as Slack's `<@U…>` markup). Ids follow the platform rules of `core.events`:
+
+    {"type": "message", "workspace": "local", "id": "17", "channel": "general",
+     "thread": "12", "user": "ana", "ts": "2026-11-22T14:00:00.000001Z", "text": "@lead hi",
+     "mentions": {"users": ["lead"], "roles": [], "broadcast": []}, "replyTo": null}
+
+`type` is `message`, `edit`, `delete`, `reaction_added`, `reaction_removed`, `typing` or
+`member_joined` (the platform seats each agent in each channel once). A
+channel named `dm:<person>:<agent>` is a direct message. A message's event id is
+`webchat:<workspace>:<id>`; an edit's adds `~<ts>`, a delete's `~deleted`, a reaction's
+`+<user>:<emoji>@<ts>`. Unknown types give None; a missing or mistyped field raises
+`PayloadError` naming it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from core.errors import PayloadError
+from core.events import (
+    Author,
+    Broadcast,
+    ChatEvent,
+    Conversation,
+    ConversationKind,
+    EventKind,
+    Mentions,
+)
+
+__all__ = ["PLATFORM", "dm_channel", "event_id", "find_mentions", "normalise"]
+
+PLATFORM: Final = "webchat"
+
+_MENTION = re.compile(r"(?<![\w@])@([a-z0-9][a-z0-9_-]{0,62})\b")
+_BROADCASTS: Final = {b.value: b for b in Broadcast}
+_KINDS: Final = {
+    "message": EventKind.MESSAGE,
+    "edit": EventKind.EDIT,
+    "delete": EventKind.DELETE,
+    "reaction_added": EventKind.REACTION_ADDED,
+    "reaction_removed": EventKind.REACTION_REMOVED,
+    "typing": EventKind.TYPING,
+    "member_joined": EventKind.MEMBER_JOINED,
+}
+
+
+def event_id(workspace: str, message_id: str) -> str:
+    """The event id of a web chat message."""
+    return f"{PLATFORM}:{workspace}:{message_id}"
+
+
+def dm_channel(person: str, agent: str) -> str:
+    """The channel of a person's direct messages with an agent."""
+    return f"dm:{person}:{agent}"
+
+
+def find_mentions(text: str, users: Collection[str], roles: Collection[str]) -> Mentions:
+    """The `@name`s in `text` that name someone in `users`, a role in `roles`, or `here`,
+    `channel` or `everyone`; every other `@word` is just text."""
+    found_users: list[str] = []
+    found_roles: list[str] = []
+    broadcast: list[Broadcast] = []
+    for name in _MENTION.findall(text):
+        if name in users and name not in found_users:
+            found_users.append(name)
+        elif name in roles and name not in found_roles:
+            found_roles.append(name)
+        elif name in _BROADCASTS and _BROADCASTS[name] not in broadcast:
+            broadcast.append(_BROADCASTS[name])
+    return Mentions(tuple(found_users), tuple(found_roles), tuple(broadcast))
+
+
+def normalise(payload: Mapping[str, Any]) -> ChatEvent | None:
+    """The event a web chat payload describes, or None for a type it does not know."""
+    kind = _KINDS.get(str(payload.get("type")))
+    if kind is None:
+        return None
+    workspace = _text(payload, "workspace")
+    user = _text(payload, "user")
+    at = _time(payload)
+    conversation = _conversation(payload)
+    if kind is EventKind.TYPING:
+        return ChatEvent(
+            event_id=f"{PLATFORM}:{workspace}:typing:{conversation.key}:{user}@{payload['ts']}",
+            kind=kind,
+            platform=PLATFORM,
+            workspace_id=workspace,
+            conversation=conversation,
+            author=Author(user),
+            created_at=at,
+        )
+    if kind is EventKind.MEMBER_JOINED:
+        return ChatEvent(
+            event_id=f"{PLATFORM}:{workspace}:joined:{conversation.id}:{user}",
+            kind=kind,
+            platform=PLATFORM,
+            workspace_id=workspace,
+            conversation=conversation,
+            author=Author(user),
+            created_at=at,
+            user_id=user,
+        )
+    message_id = _text(payload, "id")
+    base = event_id(workspace, message_id)
+    common: dict[str, Any] = {
+        "kind": kind,
+        "platform": PLATFORM,
+        "workspace_id": workspace,
+        "conversation": conversation,
+        "author": Author(user),
+        "created_at": at,
+        "message_id": message_id,
+    }
+    if kind in (EventKind.MESSAGE, EventKind.EDIT):
+        eid = base if kind is EventKind.MESSAGE else f"{base}~{payload['ts']}"
+        return ChatEvent(
+            event_id=eid,
+            text=_text(payload, "text", empty=True),
+            mentions=_mentions(payload),
+            reply_to=_optional(payload, "replyTo"),
+            **common,
+        )
+    if kind is EventKind.DELETE:
+        return ChatEvent(event_id=f"{base}~deleted", **common)
+    emoji = _text(payload, "emoji")
+    return ChatEvent(
+        event_id=f"{base}+{user}:{emoji}@{payload['ts']}",
+        reaction=emoji,
+        target_author_id=_optional(payload, "itemUser"),
+        **common,
+    )
+
+
+def _conversation(payload: Mapping[str, Any]) -> Conversation:
+    channel = _text(payload, "channel")
+    thread = _optional(payload, "thread")
+    if channel.startswith("dm:"):
+        return Conversation(channel, ConversationKind.DM, thread_id=thread)
+    kind = ConversationKind.CHANNEL if thread is None else ConversationKind.THREAD
+    return Conversation(channel, kind, thread_id=thread)
+
+
+def _mentions(payload: Mapping[str, Any]) -> Mentions:
+    raw = payload.get("mentions") or {}
+    if not isinstance(raw, Mapping):
+        raise PayloadError("webchat: mentions must be an object", {"field": "mentions"})
+    users, roles = _names(raw, "users"), _names(raw, "roles")
+    broadcast = tuple(_BROADCASTS[b] for b in _names(raw, "broadcast") if b in _BROADCASTS)
+    return Mentions(users, roles, broadcast)
+
+
+def _names(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = raw.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PayloadError(f"webchat: mentions.{key} must be a list of names", {"field": key})
+    return tuple(value)
+
+
+def _text(payload: Mapping[str, Any], key: str, *, empty: bool = False) -> str:
+    value = payload.get(key)
+    if not isinstance(value, str) or (not value and not empty):
+        raise PayloadError(f"webchat: {key} must be a non-empty string", {"field": key})
+    return value
+
+
+def _optional(payload: Mapping[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise PayloadError(f"webchat: {key} must be a string or null", {"field": key})
+    return value
+
+
+def _time(payload: Mapping[str, Any]) -> datetime:
+    raw = _text(payload, "ts")
+    try:
+        at = datetime.fromisoformat(raw)
+    except ValueError:
+        raise PayloadError(f"webchat: ts {raw!r} is not an ISO time", {"field": "ts"}) from None
+    if at.tzinfo is None:
+        raise PayloadError(f"webchat: ts {raw!r} has no time zone", {"field": "ts"})
+    return at

@@ -1,0 +1,370 @@
+"""The web chat: a small chat platform on 127.0.0.1 that needs no account, and its live adapter.
+
+`WebChat` serves one page (`page/`) and a websocket. People pick who they are from the
+manifest's `webchat.humans`, talk in its channels, threads and DMs with each agent, @mention
+agents and roles, react, edit, delete and type; agents do the same through the outbox
+(`adapters.webchat.send`). Every change is first kept by the platform (`History`), then handed
+to the host as a payload (`Receive`), which makes it durable and decides; only then is it shown
+to the browsers. An agent's own posts come back to the host the same way, as they do on Slack
+and Discord.
+
+Beside each message the page shows the attention model at work: for every agent, the
+directedness, policy, injection mode and reason the core chose, then the disposition as the
+agent acts (claimed, responded, deferred, ...), and which agent holds the message's claim. The
+page reads these from the ledger, never from the harness: `WebChat` polls the store's deliveries
+of recent messages and pushes what changed.
+
+Browser → server, one JSON object per websocket message (`op` first):
+`post {as, channel, thread?, text}`, `edit {as, id, text}`, `delete {as, id}`,
+`react {as, id, emoji}`, `unreact {as, id, emoji}`, `typing {as, channel, thread?}`.
+Server → browser: `hello {workspace, humans, agents, roles, channels, messages}`,
+`message {message}`, `attention {id, agents}`, `typing {user, channel, thread, on}`,
+`error {text}`. A malformed request gets an `error` naming what is wrong; the socket stays open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Mapping
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from adapters import Receive
+from adapters.webchat.history import History, Message
+from adapters.webchat.normalise import PLATFORM, dm_channel, event_id, find_mentions
+from core.clock import Clock, format_time
+from core.manifest import WebchatWorkspace, Workspace
+from core.store import Store, StoredDelivery
+
+__all__ = ["WebChat"]
+
+log = logging.getLogger(__name__)
+
+ATTENTION_EVERY = 0.3
+RECENT = 60  # messages whose attention is watched
+_PAGE = files("adapters.webchat") / "page"
+_ASSETS = {"/": "index.html", "/page.js": "page.js", "/page.css": "page.css"}
+_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+
+
+class WebChat:
+    """One workspace's web chat: its page, its record, and its side of the host."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        receive: Receive,
+        store: Store,
+        clock: Clock,
+        *,
+        history: Path | None = None,
+        port: int | None = None,
+    ) -> None:
+        self.config = workspace.manifest.webchat or WebchatWorkspace()
+        self.workspace = workspace.manifest.workspace
+        self.agents = list(workspace.agent_ids)
+        self.roles = list(workspace.manifest.roles)
+        self.receive = receive
+        self.store = store
+        self.clock = clock
+        self.history = History(history)
+        self.port = self.config.port if port is None else port
+        self._sockets: set[web.WebSocketResponse] = set()
+        self._lock = asyncio.Lock()
+        self._shown: dict[str, list[dict[str, Any]]] = {}
+        self._runner: web.AppRunner | None = None
+        self._watch: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.config.host}:{self.port}/"
+
+    # -- running --------------------------------------------------------------------------
+
+    async def start(self) -> str:
+        """Read the record back and hand it to the host again (nothing said before a crash is
+        lost; what the host has is taken without effect), seat every agent in every channel,
+        then serve the page. Returns its URL."""
+        for payload in self.history.load():
+            await self.receive(PLATFORM, payload, self._via(payload))
+        for channel in self.config.channels:
+            for agent in self.agents:
+                joined = {"type": "member_joined", "channel": channel, "user": agent}
+                if not self.history.has_member(channel, agent):
+                    await self._record(joined)
+        app = web.Application()
+        for path in _ASSETS:
+            app.router.add_get(path, self._asset)
+        app.router.add_get("/ws", self._socket)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.config.host, self.port)
+        await site.start()
+        if self.port == 0:
+            self.port = self._runner.addresses[0][1]
+        self._watch = asyncio.create_task(self._watch_attention(), name="webchat-attention")
+        return self.url
+
+    async def close(self) -> None:
+        """Stop taking messages: the sockets close, then the page."""
+        if self._watch is not None:
+            self._watch.cancel()
+            await asyncio.gather(self._watch, return_exceptions=True)
+        for socket in list(self._sockets):
+            await socket.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # -- what people and agents do ----------------------------------------------------------
+
+    async def say(
+        self,
+        user: str,
+        channel: str,
+        text: str,
+        *,
+        thread: str | None = None,
+        reply_to: str | None = None,
+        key: str | None = None,
+        mentions: Mapping[str, list[str]] | None = None,
+    ) -> Message:
+        """Post a message. A person's mentions are read from the text; an agent's are only
+        those it chose (`mentions`), whatever its text says."""
+        if mentions is None:
+            found = find_mentions(text, [*self.agents, *self.config.humans], self.roles)
+            mentions = {
+                "users": list(found.users),
+                "roles": list(found.roles),
+                "broadcast": [b.value for b in found.broadcast],
+            }
+        async with self._lock:
+            payload = {
+                "type": "message",
+                "id": self.history.next_id(),
+                "channel": channel,
+                "thread": thread,
+                "user": user,
+                "text": text,
+                "mentions": dict(mentions),
+                "replyTo": reply_to,
+                "key": key,
+            }
+            message = await self._record(payload)
+        assert message is not None
+        return message
+
+    async def change(self, kind: str, user: str, message_id: str, **fields: str) -> Message:
+        """Edit, delete, or add or remove a reaction on a message."""
+        message = self.history.messages.get(message_id)
+        if message is None:
+            raise LookupError(f"no message {message_id}")
+        payload: dict[str, Any] = {
+            "type": kind,
+            "id": message_id,
+            "channel": message.channel,
+            "thread": message.thread,
+            "user": user,
+            "itemUser": message.user,
+            **fields,
+        }
+        if kind == "edit":
+            found = find_mentions(fields["text"], [*self.agents, *self.config.humans], self.roles)
+            payload["mentions"] = {
+                "users": list(found.users),
+                "roles": list(found.roles),
+                "broadcast": [b.value for b in found.broadcast],
+            }
+        async with self._lock:
+            changed = await self._record(payload)
+        assert changed is not None
+        return changed
+
+    async def typing(self, user: str, channel: str, thread: str | None, on: bool) -> None:
+        """Someone is typing: a person's typing goes to the host, everyone's to the page."""
+        if on and user not in self.agents:
+            payload = {"type": "typing", "channel": channel, "thread": thread, "user": user}
+            await self._record(payload)
+        await self._broadcast(
+            {"op": "typing", "user": user, "channel": channel, "thread": thread, "on": on}
+        )
+
+    async def _record(self, payload: dict[str, Any]) -> Message | None:
+        """Keep, hand to the host (durable when this returns), then show."""
+        payload = {**payload, "workspace": self.workspace, "ts": format_time(self.clock.now())}
+        message = self.history.record(payload)
+        await self.receive(PLATFORM, payload, self._via(payload))
+        if message is not None:
+            await self._broadcast({"op": "message", "message": message.view()})
+        return message
+
+    def _via(self, payload: Mapping[str, Any]) -> str | None:
+        """The agent whose DM this is: that agent's connection received it."""
+        channel = str(payload.get("channel", ""))
+        agent = channel.rsplit(":", 1)[-1] if channel.startswith("dm:") else None
+        return agent if agent in self.agents else None
+
+    # -- the page -----------------------------------------------------------------------------
+
+    async def _asset(self, request: web.Request) -> web.Response:
+        name = _ASSETS[request.path]
+        body = (_PAGE / name).read_text(encoding="utf-8")
+        content_type = _TYPES[name[name.rindex(".") :]]
+        return web.Response(text=body, content_type=content_type)
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse(heartbeat=20)
+        await socket.prepare(request)
+        self._sockets.add(socket)
+        try:
+            await socket.send_json(self._hello())
+            for message_id, agents in list(self._shown.items()):
+                await socket.send_json({"op": "attention", "id": message_id, "agents": agents})
+            async for frame in socket:
+                if frame.type is not WSMsgType.TEXT:
+                    continue
+                problem = await self._handle(frame.data)
+                if problem is not None:
+                    await socket.send_json({"op": "error", "text": problem})
+        finally:
+            self._sockets.discard(socket)
+        return socket
+
+    def _hello(self) -> dict[str, Any]:
+        return {
+            "op": "hello",
+            "workspace": self.workspace,
+            "humans": self.config.humans,
+            "agents": self.agents,
+            "roles": self.roles,
+            "channels": self.config.channels,
+            "dms": {h: {a: dm_channel(h, a) for a in self.agents} for h in self.config.humans},
+            "messages": [m.view() for m in self.history],
+        }
+
+    async def _handle(self, raw: str) -> str | None:
+        """Do what one browser request asks; returns what is wrong with it, if anything."""
+        try:
+            request = _Request(raw)
+            user = request.text("as")
+            if user not in self.config.humans:
+                return f"{user!r} is not one of the people here ({', '.join(self.config.humans)})"
+            op = request.text("op")
+            if op == "post":
+                channel = request.text("channel")
+                if not self._may_post(user, channel):
+                    return f"{user} cannot post in {channel!r}"
+                text = request.text("text").strip()
+                if not text:
+                    return "an empty message is not sent"
+                await self.say(user, channel, text, thread=request.optional("thread"))
+            elif op in ("edit", "delete"):
+                message_id = request.text("id")
+                message = self.history.messages.get(message_id)
+                if message is None or message.user != user:
+                    return f"{user} can only {op} their own messages"
+                fields = {"text": request.text("text")} if op == "edit" else {}
+                await self.change(op, user, message_id, **fields)
+            elif op in ("react", "unreact"):
+                kind = "reaction_added" if op == "react" else "reaction_removed"
+                await self.change(kind, user, request.text("id"), emoji=request.text("emoji"))
+            elif op == "typing":
+                await self.typing(user, request.text("channel"), request.optional("thread"), True)
+            else:
+                return f"unknown op {op!r}"
+        except (ValueError, LookupError) as exc:
+            return str(exc)
+        return None
+
+    def _may_post(self, user: str, channel: str) -> bool:
+        if channel in self.config.channels:
+            return True
+        return any(channel == dm_channel(user, agent) for agent in self.agents)
+
+    async def _broadcast(self, body: dict[str, Any]) -> None:
+        for socket in list(self._sockets):
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await socket.send_json(body)
+
+    # -- the attention model, made visible -----------------------------------------------------
+
+    async def _watch_attention(self) -> None:
+        while True:
+            try:
+                await self.refresh_attention()
+            except Exception as exc:  # the page must not stop updating for one bad read
+                log.warning("webchat: reading decisions failed: %s", exc)
+            await asyncio.sleep(ATTENTION_EVERY)
+
+    async def refresh_attention(self) -> None:
+        """Push the decisions and dispositions of recent messages that changed."""
+        recent = list(self.history)[-RECENT:]
+        held = await self.store.claims(self.clock.now())
+        for message in recent:
+            if message.user in self.agents:
+                continue
+            holder = held.get(event_id(self.workspace, message.id), (None,))[0]
+            agents = [
+                {**chip, "holdsClaim": chip["agent"] == holder}
+                for chip in await self._attention(message)
+            ]
+            if agents and agents != self._shown.get(message.id):
+                self._shown[message.id] = agents
+                await self._broadcast({"op": "attention", "id": message.id, "agents": agents})
+
+    async def _attention(self, message: Message) -> list[dict[str, Any]]:
+        base = event_id(self.workspace, message.id)
+        rows: dict[str, StoredDelivery] = {d.decision.agent: d for d in await self._of(base)}
+        for edit in message.edits:
+            rows.update((d.decision.agent, d) for d in await self._of(f"{base}~{edit}"))
+        return [_chip(rows[agent]) for agent in self.agents if agent in rows]
+
+    async def _of(self, event: str) -> list[StoredDelivery]:
+        return await self.store.deliveries(event)
+
+
+def _chip(delivery: StoredDelivery) -> dict[str, Any]:
+    decision = delivery.decision
+    return {
+        "agent": decision.agent,
+        "directedness": decision.directedness.value,
+        "policy": decision.policy.value,
+        "mode": decision.mode.value,
+        "reason": decision.reason,
+        "status": delivery.status,
+        "disposition": delivery.disposition.value if delivery.disposition else None,
+        "claimedBy": decision.claimed_by,
+    }
+
+
+class _Request:
+    """One browser request, read defensively."""
+
+    def __init__(self, raw: str) -> None:
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not JSON: {exc}") from None
+        if not isinstance(body, dict):
+            raise ValueError("a request is a JSON object")
+        self.body: dict[str, Any] = body
+
+    def text(self, key: str) -> str:
+        value = self.body.get(key)
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{key} must be a non-empty string")
+        return value
+
+    def optional(self, key: str) -> str | None:
+        value = self.body.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ValueError(f"{key} must be a string or null")
+        return value

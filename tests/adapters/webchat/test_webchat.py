@@ -1,0 +1,331 @@
+"""The web chat: its payloads normalised, and the live page's websocket through a real host.
+
+The live tests run the real aiohttp server on 127.0.0.1 with a SQLite ledger, talk to it over
+a real websocket, and read what the host decided from the ledger, as the page does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from builders import local_workspace
+
+from adapters.webchat.normalise import event_id, find_mentions, normalise
+from adapters.webchat.send import WebchatSender
+from adapters.webchat.server import WebChat
+from c2a.host import Host
+from core.clock import SystemClock
+from core.engine import Emission
+from core.errors import PayloadError
+from core.events import Broadcast, ConversationKind, EventKind
+from core.sqlite_store import SQLiteStore
+
+TS = "2026-11-22T14:00:00.000001Z"
+
+
+def payload(**fields: Any) -> dict[str, Any]:
+    base = {"type": "message", "workspace": "local", "id": "7", "channel": "general"}
+    return {**base, "user": "ana", "ts": TS, "text": "hi", **fields}
+
+
+# ---- normalising ----------------------------------------------------------------------------
+
+
+def test_mentions_are_agents_people_roles_and_broadcasts_named_with_at() -> None:
+    found = find_mentions(
+        "@lead and @backend, @here; mail ana@lead.io, @nobody, @lead again",
+        users=["lead", "ana"],
+        roles=["backend"],
+    )
+    assert found.users == ("lead",)
+    assert found.roles == ("backend",)
+    assert found.broadcast == (Broadcast.HERE,)
+
+
+def test_a_message_keeps_its_mentions_thread_and_reply() -> None:
+    event = normalise(
+        payload(
+            thread="3",
+            replyTo="5",
+            mentions={"users": ["lead"], "roles": ["backend"], "broadcast": ["channel"]},
+        )
+    )
+    assert event is not None
+    assert event.event_id == "webchat:local:7" == event_id("local", "7")
+    assert event.kind is EventKind.MESSAGE
+    assert event.conversation.kind is ConversationKind.THREAD
+    assert event.conversation.key == "general/3"
+    assert (event.mentions.users, event.mentions.roles) == (("lead",), ("backend",))
+    assert event.mentions.broadcast == (Broadcast.CHANNEL,)
+    assert event.reply_to == "5"
+    assert event.message_id == "7"
+
+
+def test_a_dm_channel_is_a_direct_message() -> None:
+    event = normalise(payload(channel="dm:ana:lead"))
+    assert event is not None and event.conversation.kind is ConversationKind.DM
+
+
+def test_edits_deletes_reactions_typing_and_joins_get_their_own_ids() -> None:
+    edit = normalise(payload(type="edit", ts="2026-11-22T14:00:05Z", text="hi there"))
+    delete = normalise(payload(type="delete"))
+    reaction = normalise(payload(type="reaction_added", user="lead", emoji="👀"))
+    typing = normalise(payload(type="typing"))
+    joined = normalise(payload(type="member_joined", user="lead"))
+    assert edit is not None and edit.event_id == "webchat:local:7~2026-11-22T14:00:05Z"
+    assert edit.kind is EventKind.EDIT and edit.text == "hi there"
+    assert delete is not None and delete.event_id == "webchat:local:7~deleted"
+    assert reaction is not None and reaction.reaction == "👀"
+    assert reaction.event_id == f"webchat:local:7+lead:👀@{TS}"
+    assert typing is not None and typing.kind is EventKind.TYPING
+    assert joined is not None and joined.kind is EventKind.MEMBER_JOINED
+    assert joined.user_id == "lead"
+
+
+def test_unknown_types_are_ignored_and_bad_fields_named() -> None:
+    assert normalise(payload(type="huddle")) is None
+    with pytest.raises(PayloadError, match="channel"):
+        normalise(payload(channel=None))
+    with pytest.raises(PayloadError, match="ts"):
+        normalise(payload(ts="yesterday"))
+    with pytest.raises(PayloadError, match=r"mentions\.users"):
+        normalise(payload(mentions={"users": "lead"}))
+
+
+# ---- the live page ----------------------------------------------------------------------------
+
+
+class Chat:
+    """A web chat on a free port with its host, ledger and sender, and one browser socket."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.workspace = local_workspace()
+        self.store = SQLiteStore(str(tmp / "ledger.sqlite3"))
+        self.emissions: list[Emission] = []
+        self.host = Host(self.workspace, self.store, SystemClock(), self._sink)
+        self.chat = WebChat(
+            self.workspace,
+            self.host.receive,
+            self.store,
+            SystemClock(),
+            history=tmp / "webchat.jsonl",
+            port=0,
+        )
+        self.sender = WebchatSender(self.chat)
+        self.frames: list[dict[str, Any]] = []
+        self._arrived = asyncio.Condition()
+        self.socket: aiohttp.ClientWebSocketResponse | None = None
+
+    async def _sink(self, emissions: list[Emission]) -> None:
+        self.emissions += emissions
+
+    async def request(self, op: str, **fields: Any) -> None:
+        assert self.socket is not None
+        await self.socket.send_json({"op": op, "as": "ana", **fields})
+
+    async def frame(self, test: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """The first frame from the server that passes `test`, waiting up to 5 s."""
+        async with asyncio.timeout(5), self._arrived:
+            await self._arrived.wait_for(lambda: any(test(f) for f in self.frames))
+        return next(f for f in self.frames if test(f))
+
+    async def read(self) -> None:
+        assert self.socket is not None
+        async for message in self.socket:
+            async with self._arrived:
+                self.frames.append(message.json())
+                self._arrived.notify_all()
+
+    async def attention(self, message_id: str, count: int = 3) -> dict[str, dict[str, Any]]:
+        """The latest attention chips of a message once `count` agents have one."""
+
+        def has(f: dict[str, Any]) -> bool:
+            return f["op"] == "attention" and f["id"] == message_id and len(f["agents"]) >= count
+
+        await self.frame(has)
+        latest = [f for f in self.frames if has(f)][-1]
+        return {chip["agent"]: chip for chip in latest["agents"]}
+
+
+@asynccontextmanager
+async def running(tmp: Path) -> AsyncIterator[Chat]:
+    chat = Chat(tmp)
+    await chat.host.start()
+    url = await chat.chat.start()
+    async with aiohttp.ClientSession() as http, http.ws_connect(f"{url}ws") as socket:
+        chat.socket = socket
+        reader = asyncio.create_task(chat.read())
+        try:
+            yield chat
+        finally:
+            reader.cancel()
+            await chat.chat.close()
+            await chat.host.close()
+
+
+def run(tmp: Path, scenario: Callable[[Chat], Awaitable[None]]) -> None:
+    async def main() -> None:
+        async with running(tmp) as chat:
+            await scenario(chat)
+
+    asyncio.run(main())
+
+
+def test_the_page_and_its_assets_are_served(tmp_path: Path) -> None:
+    async def scenario(chat: Chat) -> None:
+        async with aiohttp.ClientSession() as http:
+            for path, kind in (("", "text/html"), ("page.js", "text/javascript")):
+                async with http.get(f"{chat.chat.url}{path}") as response:
+                    assert response.status == 200
+                    assert response.content_type == kind
+        hello = await chat.frame(lambda f: f["op"] == "hello")
+        assert hello["humans"] == ["ana", "ben"]
+        assert hello["agents"] == ["lead", "worker-1", "worker-2"]
+        assert hello["channels"] == ["general", "ops"]
+        assert hello["dms"]["ana"]["lead"] == "dm:ana:lead"
+
+    run(tmp_path, scenario)
+
+
+def test_a_mention_is_decided_and_shown_beside_the_message(tmp_path: Path) -> None:
+    async def scenario(chat: Chat) -> None:
+        await chat.request("post", channel="general", text="@lead can you check the deploy?")
+        posted = await chat.frame(lambda f: f["op"] == "message")
+        message_id = posted["message"]["id"]
+        chips = await chat.attention(message_id)
+        assert chips["lead"]["directedness"] == "to_me"
+        assert chips["lead"]["policy"] == "must_respond"
+        assert chips["worker-1"]["directedness"] == "to_other"
+        assert chips["worker-1"]["policy"] == "must_not_respond"
+        # The ledger holds it, decided, before the page showed it.
+        deliveries = await chat.store.deliveries(event_id("local", message_id))
+        assert {d.decision.agent for d in deliveries} == {"lead", "worker-1", "worker-2"}
+
+    run(tmp_path, scenario)
+
+
+def test_plain_chatter_is_ambient_and_goes_to_the_mailbox(tmp_path: Path) -> None:
+    async def scenario(chat: Chat) -> None:
+        await chat.request("post", channel="general", text="lunch is at noon today")
+        posted = await chat.frame(lambda f: f["op"] == "message")
+        chips = await chat.attention(posted["message"]["id"])
+        for chip in chips.values():
+            assert (chip["directedness"], chip["policy"], chip["mode"]) == (
+                "ambient",
+                "must_not_respond",
+                "tool_mailbox",
+            )
+
+    run(tmp_path, scenario)
+
+
+def test_an_agent_reply_is_posted_once_however_often_it_is_sent(tmp_path: Path) -> None:
+    async def scenario(chat: Chat) -> None:
+        asked = await chat.chat.say("ana", "dm:ana:lead", "are you there?")
+        action = {
+            "action": "send",
+            "agent": "lead",
+            "platform": "webchat",
+            "conversation": "dm:ana:lead",
+            "thread": None,
+            "text": "yes, @ben is not pinged by this text",
+            "mentions": [],
+            "inReplyTo": event_id("local", asked.id),
+            "idempotencyKey": "k1",
+        }
+        first = await chat.sender.send(action)
+        again = await chat.sender.send(action)
+        assert first == again
+        assert await chat.sender.find(action) == {"messageId": first["messageId"]}
+        replies = [m for m in chat.chat.history if m.user == "lead"]
+        assert len(replies) == 1 and replies[0].reply_to == asked.id
+        # The agent's own message came back to the host, like a platform's echo, and pings
+        # nobody: mentions are only what the agent chose.
+        echoed = await chat.host.engine.event(event_id("local", first["messageId"]))
+        assert echoed is not None and not echoed.mentions
+
+    run(tmp_path, scenario)
+
+
+def test_a_status_signal_replaces_the_agents_earlier_one(tmp_path: Path) -> None:
+    async def scenario(chat: Chat) -> None:
+        asked = await chat.chat.say("ana", "general", "@lead deploy please")
+
+        def react(signal: str) -> dict[str, Any]:
+            return {
+                "action": "react",
+                "agent": "lead",
+                "platform": "webchat",
+                "conversation": "general",
+                "messageId": asked.id,
+                "signal": signal,
+                "idempotencyKey": f"k:{signal}",
+            }
+
+        await chat.sender.send(react("seen"))
+        await chat.sender.send(react("working"))
+        assert asked.reactions == {"👀": [], "🔧": ["lead"]}
+        await chat.sender.send(react("done"))
+        assert {e: u for e, u in asked.reactions.items() if u} == {"✅": ["lead"]}
+
+    run(tmp_path, scenario)
+
+
+def test_bad_requests_get_an_error_and_the_socket_stays_open(tmp_path: Path) -> None:
+    async def scenario(chat: Chat) -> None:
+        assert chat.socket is not None
+        await chat.socket.send_str("not json")
+        await chat.request("post", channel="general")
+        await chat.request("post", channel="dm:ben:lead", text="not my DM")
+        await chat.request("fly", channel="general")
+        errors = []
+        for _ in range(4):
+            frame = await chat.frame(lambda f: f["op"] == "error" and f not in errors)
+            errors.append(frame)
+        texts = [e["text"] for e in errors]
+        assert "not JSON" in texts[0]
+        assert "text must be a non-empty string" in texts[1]
+        assert "cannot post in 'dm:ben:lead'" in texts[2]
+        assert "unknown op 'fly'" in texts[3]
+        await chat.request("post", channel="general", text="still here")
+        await chat.frame(lambda f: f["op"] == "message")
+
+    run(tmp_path, scenario)
+
+
+def test_people_edit_and_delete_only_their_own_messages(tmp_path: Path) -> None:
+    async def scenario(chat: Chat) -> None:
+        theirs = await chat.chat.say("ben", "general", "ben's words")
+        await chat.request("delete", id=theirs.id)
+        await chat.frame(lambda f: f["op"] == "error" and "own messages" in f["text"])
+        mine = await chat.chat.say("ana", "general", "@lead look at this")
+        await chat.request("edit", id=mine.id, text="@lead look at this, please")
+        await chat.frame(lambda f: f["op"] == "message" and f["message"]["edited"])
+        await chat.request("delete", id=mine.id)
+        gone = await chat.frame(lambda f: f["op"] == "message" and f["message"]["deleted"])
+        assert gone["message"]["text"] == ""
+        assert chat.chat.history.messages[theirs.id].deleted is False
+
+    run(tmp_path, scenario)
+
+
+def test_a_restart_reads_the_record_back_and_loses_nothing(tmp_path: Path) -> None:
+    async def first(chat: Chat) -> None:
+        await chat.chat.say("ana", "general", "@lead one")
+        await chat.chat.say("ana", "general", "two")
+
+    async def second(chat: Chat) -> None:
+        assert [m.text for m in chat.chat.history] == ["@lead one", "two"]
+        third = await chat.chat.say("ana", "general", "three")
+        assert third.id == "3"
+        hello = await chat.frame(lambda f: f["op"] == "hello")
+        assert [m["text"] for m in hello["messages"]] == ["@lead one", "two"]
+
+    run(tmp_path, first)
+    run(tmp_path, second)

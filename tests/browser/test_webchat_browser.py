@@ -1,0 +1,263 @@
+"""The web chat in real headless Chromium (Debian's `chromium` and `chromedriver`, driven by
+selenium) against `c2a run` as a real process with the local manifest, its agents' model a
+fake that answers by rule (`fakes.attentive_model`).
+
+One person, one channel: chatter nobody is asked about, a mention of the lead, a mention of a
+role, and a mention deleted straight away. The page must show the core's decisions beside each
+message and exactly the replies the attention model allows. A screenshot of the end state is
+saved in `test-artifacts/` (or `$C2A_TEST_ARTIFACTS`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+from builders import LOCAL, ROOT
+from fakes.attentive_model import AttentiveModel
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import WebDriverWait
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+ARTIFACTS = Path(os.environ.get("C2A_TEST_ARTIFACTS", ROOT / "test-artifacts"))
+WAIT = 30.0
+_T = TypeVar("_T")
+
+
+@pytest.fixture
+def model() -> Iterator[AttentiveModel]:
+    """The fake model, served from its own thread while the test drives the browser."""
+    ready = threading.Event()
+    holder: dict[str, Any] = {}
+
+    def serve() -> None:
+        async def main() -> None:
+            async with AttentiveModel() as server:
+                holder["server"], holder["stop"] = server, asyncio.Event()
+                holder["loop"] = asyncio.get_running_loop()
+                ready.set()
+                await holder["stop"].wait()
+
+        asyncio.run(main())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert ready.wait(10), "the fake model did not start"
+    yield holder["server"]
+    holder["loop"].call_soon_threadsafe(holder["stop"].set)
+    thread.join(10)
+
+
+@pytest.fixture
+def c2a(tmp_path: Path, model: AttentiveModel) -> Iterator[str]:
+    """`c2a run` on the local manifest; yields the web chat's URL, then stops it with SIGTERM."""
+    env = {**os.environ, "C2A_MODEL_URL": model.base_url, "PYTHONUNBUFFERED": "1"}
+    command = [
+        sys.executable,
+        "-m",
+        "c2a.cli",
+        "run",
+        "--manifest",
+        str(manifest(tmp_path, model.base_url)),
+    ]
+    command += ["--data-dir", str(tmp_path / "data"), "--webchat-port", "0"]
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, encoding="utf-8"
+    )
+    assert process.stderr is not None
+    lines: list[str] = []
+    found: dict[str, str] = {}
+    ready = threading.Event()
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+            match = re.search(r"web chat ready, open (http://\S+)", line)
+            if match:
+                found["url"] = match.group(1)
+                ready.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        if not ready.wait(60):
+            raise AssertionError("c2a run did not serve the web chat:\n" + "".join(lines))
+        yield found["url"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(30)
+        reader.join(5)
+        process.stderr.close()
+    log = "".join(lines)
+    assert code == 0, log
+    assert "Traceback" not in log, log
+
+
+def manifest(directory: Path, model_url: str) -> Path:
+    """The shipped local manifest, its agents on the given model."""
+    data = yaml.safe_load(LOCAL.read_text())
+    for agent in data["agents"].values():
+        agent.pop("slack", None)
+        agent.pop("discord", None)
+        agent["harness"] = {
+            "backend": "openai",
+            "base_url": model_url,
+            "model": "m",
+            "quiet_ms": 1500,
+        }
+    path = directory / "local.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[WebDriver]:
+    for needed in (CHROMIUM, CHROMEDRIVER):
+        assert needed.exists(), f"{needed} is missing: apt-get install chromium chromium-driver"
+    options = Options()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1000",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+# ---- reading the page -------------------------------------------------------------------------
+
+
+def wait(driver: WebDriver, what: str, test: Callable[[WebDriver], _T]) -> _T:
+    try:
+        return WebDriverWait(driver, WAIT, poll_frequency=0.1).until(test)
+    except Exception as exc:
+        raise AssertionError(f"timed out waiting for {what}") from exc
+
+
+# The page redraws its list on every change, so it is read in one go, in the page itself.
+_READ = """
+return [...document.querySelectorAll('#messages li.msg')].map((li) => ({
+  id: li.dataset.id, user: li.dataset.user, replyTo: li.dataset.replyTo,
+  deleted: li.classList.contains('deleted'), text: li.querySelector('.body').textContent,
+  chips: [...li.querySelectorAll('.chip')].map((c) => ({...c.dataset})),
+}));
+"""
+
+
+def messages(driver: WebDriver) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = driver.execute_script(_READ)
+    return found
+
+
+def post(driver: WebDriver, text: str) -> str:
+    """Type a message into the channel and send it; returns its id once it is shown."""
+    driver.find_element(By.ID, "composer-text").send_keys(text, Keys.ENTER)
+
+    def shown(d: WebDriver) -> str | None:
+        mine = [m["id"] for m in messages(d) if m["user"] == "ana" and m["text"] == text]
+        return mine[-1] if mine else None
+
+    return wait(driver, f"{text!r} on the page", shown)
+
+
+def chips(driver: WebDriver, message_id: str) -> dict[str, dict[str, str]]:
+    for message in messages(driver):
+        if message["id"] == message_id:
+            return {chip["agent"]: chip for chip in message["chips"]}
+    return {}
+
+
+def repliers(driver: WebDriver, message_id: str) -> list[str]:
+    return [m["user"] for m in messages(driver) if m["replyTo"] == message_id]
+
+
+def deleted(driver: WebDriver, message_id: str) -> bool:
+    return any(m["id"] == message_id and m["deleted"] for m in messages(driver))
+
+
+def delete(driver: WebDriver, message_id: str) -> bool:
+    """Hover over the message and press its Delete button, as a person would."""
+    try:
+        item = driver.find_element(By.CSS_SELECTOR, f"li.msg[data-id='{message_id}']")
+        ActionChains(driver).move_to_element(item).perform()
+        item.find_element(By.CSS_SELECTOR, "button[data-action='delete']").click()
+    except StaleElementReferenceException:
+        return False  # redrawn under the pointer: try again
+    return True
+
+
+# ---- the conversation -------------------------------------------------------------------------
+
+
+def test_the_attention_model_at_work_in_a_real_browser(c2a: str, browser: WebDriver) -> None:
+    browser.get(c2a)
+    wait(browser, "the roster", lambda d: d.find_element(By.ID, "as").get_attribute("value"))
+    assert browser.find_element(By.ID, "as").get_attribute("value") == "ana"
+
+    chatter = post(browser, "lunch is at noon today")
+    wait(browser, "decisions beside the chatter", lambda d: len(chips(d, chatter)) == 3)
+    for chip in chips(browser, chatter).values():
+        assert (chip["directedness"], chip["policy"], chip["mode"]) == (
+            "ambient",
+            "must_not_respond",
+            "tool_mailbox",
+        )
+
+    asked = post(browser, "@lead can you check the deploy?")
+    wait(browser, "the lead's reply", lambda d: repliers(d, asked) == ["lead"])
+    lead = chips(browser, asked)["lead"]
+    assert (lead["directedness"], lead["policy"]) == ("to_me", "must_respond")
+
+    role = post(browser, "@backend can someone look at the flaky test?")
+    wait(browser, "one worker's reply", lambda d: len(repliers(d, role)) == 1)
+    held = wait(
+        browser,
+        "the claim shown",
+        lambda d: [a for a, c in chips(d, role).items() if c["claim"] == "held"],
+    )
+    assert held == repliers(browser, role)
+
+    gone = post(browser, "@lead please also restart the cache")
+    wait(browser, "the Delete button pressed", lambda d: delete(d, gone))
+    wait(browser, "the message shown deleted", lambda d: deleted(d, gone))
+    time.sleep(4)  # well past the compose window: a reply, if any, would be here by now
+    assert repliers(browser, gone) == []
+    assert repliers(browser, chatter) == []
+    assert repliers(browser, asked) == ["lead"]
+    assert len(repliers(browser, role)) == 1
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    assert browser.save_screenshot(str(ARTIFACTS / "webchat.png"))

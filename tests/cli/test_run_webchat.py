@@ -1,0 +1,119 @@
+"""`c2a run` with the web chat end to end in-process: a browser's websocket, the real page
+server, the host and ledger, the built-in model loop against a model that answers by rule."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import yaml
+from builders import LOCAL
+from fakes.attentive_model import AttentiveModel
+
+from adapters.webchat.server import WebChat
+from c2a.run import WorkspaceRun, run_workspaces
+
+
+@pytest.fixture(autouse=True)
+def _root_logger_restored() -> Any:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def local_manifest(directory: Path, model_url: str, quiet_ms: int) -> Path:
+    """The shipped local manifest, web chat only, each agent on the given model."""
+    data = yaml.safe_load(LOCAL.read_text())
+    harness = {"backend": "openai", "base_url": model_url, "model": "m", "quiet_ms": quiet_ms}
+    for agent in data["agents"].values():
+        agent.pop("slack", None)
+        agent.pop("discord", None)
+        agent["harness"] = harness
+    path = directory / "local.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+class Browser:
+    """One page's websocket: what it sends and every frame it got."""
+
+    def __init__(self, socket: aiohttp.ClientWebSocketResponse, chat: WebChat) -> None:
+        self.socket = socket
+        self.chat = chat
+        self.frames: list[dict[str, Any]] = []
+
+    async def post(self, text: str, channel: str = "general") -> str:
+        """Post as ana; returns the new message's id."""
+        before = len(self.chat.history.messages)
+        await self.socket.send_json({"op": "post", "as": "ana", "channel": channel, "text": text})
+        await until(lambda: len(self.chat.history.messages) > before, "the post to land")
+        return list(self.chat.history.messages)[-1]
+
+    def replies_to(self, message_id: str) -> list[str]:
+        return [m.user for m in self.chat.history if m.reply_to == message_id]
+
+
+async def until(test: Callable[[], bool], what: str, seconds: float = 15.0) -> None:
+    try:
+        async with asyncio.timeout(seconds):
+            while not test():
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}") from None
+
+
+@asynccontextmanager
+async def live(tmp: Path, quiet_ms: int = 300) -> AsyncIterator[tuple[Browser, AttentiveModel]]:
+    async with AttentiveModel() as model:
+        manifest = local_manifest(tmp, model.base_url, quiet_ms)
+        stop = asyncio.Event()
+        runs: list[WorkspaceRun] = []
+        task = asyncio.create_task(
+            run_workspaces(
+                [manifest],
+                stop=stop,
+                environ={},
+                data_dir=tmp / "data",
+                started=runs.extend,
+                webchat_port=0,
+            )
+        )
+        await until(lambda: bool(runs) or task.done(), "the workspace to start")
+        chat = runs[0].webchat
+        assert chat is not None
+        async with aiohttp.ClientSession() as http, http.ws_connect(f"{chat.url}ws") as socket:
+            browser = Browser(socket, chat)
+            yield browser, model
+        stop.set()
+        await task
+
+
+def test_one_conversation_through_the_web_chat(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with live(tmp_path) as (browser, model):
+            chatter = await browser.post("lunch is at noon")
+            asked = await browser.post("@lead can you check the deploy?")
+            await until(lambda: browser.replies_to(asked) == ["lead"], "the lead's reply")
+
+            roles = await browser.post("@backend can someone look at the flaky test?")
+            await until(lambda: len(browser.replies_to(roles)) == 1, "one worker's reply")
+            claims = [c for c in model.calls if c[0] == "chat_claim"]
+            assert len({args["eventId"] for _, args in claims}) == 1
+
+            gone = await browser.post("@lead actually, ignore this")
+            await browser.socket.send_json({"op": "delete", "as": "ana", "id": gone})
+            await asyncio.sleep(1.0)  # past the compose window: nothing may answer it
+            assert browser.replies_to(gone) == []
+            assert browser.replies_to(chatter) == []
+            assert browser.replies_to(asked) == ["lead"]
+            assert len(browser.replies_to(roles)) == 1
+
+    asyncio.run(scenario())
