@@ -396,8 +396,7 @@ async def run_workspaces(
     directory = Path(data_dir)
     metrics = Metrics()
     runs = [
-        WorkspaceRun(w, directory, env, metrics, webchat_port)
-        for w in load_workspaces(manifests)
+        WorkspaceRun(w, directory, env, metrics, webchat_port) for w in load_workspaces(manifests)
     ]
     for run in runs:
         run.prepare()

@@ -1,25 +1,165 @@
-"""The `acp` backend against a fake ACP agent run as a real subprocess."""
+"""The `acp` backend against a fake ACP agent run as a real subprocess, whose replies go through
+the real MCP server subprocess it is given, over a ledger file shared with the host."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from world import DM, scenario
+from builders import (
+    LEAD,
+    LOCAL,
+    W1,
+    W2,
+    local_workspace,
+    slack_body,
+    slack_delete,
+    slack_edit,
+    slack_join,
+    slack_message,
+)
+from world import BASE
 
+from adapters.slack import normalise
+from core.clock import VirtualClock, parse_time
 from core.engine import Engine
 from core.errors import ManifestError
 from core.sqlite_store import SQLiteStore
-from harness_bridge.backends.acp import AcpModelLoop, from_settings, mcp_server_entry
+from harness_bridge.backends.acp import (
+    AcpHarness,
+    AcpModelLoop,
+    from_settings,
+    mcp_server_entry,
+    sessions_file,
+)
 from harness_bridge.prompt import RESPONSE_RULES
-from harness_bridge.tools import ChatTools
 from harness_bridge.turns import Turn
+from harness_bridge.working import STATUS_TEXT
 
 FAKE = str(Path(__file__).with_name("fake_acp_agent.py"))
+TIMEOUT_S = 120  # subprocesses start slowly on a busy machine
+
+DM_TS = f"{BASE + 1}.000100"
+DM_TEXT = "can you check the deploy?"
+DM = f"slack:T0LOCAL:D0LEAD:{DM_TS}"
+THANKS = f"slack:T0LOCAL:D0LEAD:{BASE + 4}.000100"
+MENTION = f"slack:T0LOCAL:C0GEN:{BASE + 2}.000100"
+
+
+def dm() -> dict[str, Any]:
+    message = slack_message(DM_TS, DM_TEXT, channel="D0LEAD", channel_type="im")
+    return slack_body(message, via="lead")
+
+
+def thanks() -> dict[str, Any]:
+    message = slack_message(f"{BASE + 4}.000100", "thanks!", channel="D0LEAD", channel_type="im")
+    return slack_body(message, via="lead")
+
+
+def mention() -> dict[str, Any]:
+    return slack_body(slack_message(f"{BASE + 2}.000100", f"<@{LEAD}> is the build green?"))
+
+
+@dataclass
+class Bed:
+    """A ledger file with the agents in #general, the host's engine on it, and where the fake
+    agent records what it receives."""
+
+    engine: Engine
+    store: SQLiteStore
+    ledger: Path
+    log: Path
+
+    async def ingest(self, body: dict[str, Any]) -> list[Any]:
+        event = normalise(body)
+        assert event is not None
+        async with self.store.transaction():
+            outcome = await self.engine.ingest(event)
+        return outcome.emissions
+
+    def settings(self, **settings: Any) -> dict[str, Any]:
+        env = {"FAKE_ACP_RECORD": str(self.log), **settings.pop("env", {})}
+        return {
+            "backend": "acp",
+            "command": [sys.executable, FAKE],
+            "env": env,
+            "manifest": str(LOCAL),
+            "store": str(self.ledger),
+            "quiet_ms": 0,
+            **settings,
+        }
+
+    def records(self, kind: str | None = None) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        lines = self.log.read_text(encoding="utf-8").splitlines()
+        seen = [json.loads(line) for line in lines]
+        return [r for r in seen if kind is None or r["kind"] == kind]
+
+    def outbox(self, action: str) -> list[dict[str, Any]]:
+        rows = self.store.db.execute("SELECT action FROM outbox ORDER BY n")
+        actions = [json.loads(a) for (a,) in rows]
+        return [a for a in actions if a["action"] == action]
+
+    def sends(self) -> list[str]:
+        return [a["inReplyTo"] for a in self.outbox("send")]
+
+
+def scenario(tmp_path: Path, test: Callable[[Bed], Awaitable[None]], *bodies: Any) -> None:
+    async def run() -> None:
+        ledger = tmp_path / "team.sqlite3"
+        store = SQLiteStore(str(ledger))
+        await store.open()
+        clock = VirtualClock(parse_time("2026-01-01T00:00:10Z"))
+        bed = Bed(Engine(local_workspace(), store, clock), store, ledger, tmp_path / "agent.jsonl")
+        for body in [*(slack_body(slack_join(u)) for u in (LEAD, W1, W2)), *bodies]:
+            await bed.ingest(body)
+        try:
+            async with asyncio.timeout(TIMEOUT_S):
+                await test(bed)
+        finally:
+            await store.close()
+
+    asyncio.run(run())
+
+
+@contextlib.asynccontextmanager
+async def running(bed: Bed, **settings: Any) -> AsyncIterator[AcpHarness]:
+    """The lead's acp harness, started and given every pending delivery."""
+    harness = from_settings("lead", bed.engine, bed.settings(**settings))
+    deliverer = await harness.start()
+    try:
+        await deliverer.resume()
+        yield harness
+    finally:
+        await harness.stop()
+
+
+async def tell(bed: Bed, harness: AcpHarness, body: dict[str, Any]) -> None:
+    """Ingest an event and pass on what the host would: notifications at once, then the
+    pending deliveries."""
+    emissions = await bed.ingest(body)
+    assert harness.deliverer is not None
+    for emission in emissions:
+        method = emission.body.get("method")
+        if emission.kind == "rpc" and method != "chat/deliver":
+            await harness.deliverer.connection.notify(method, emission.body.get("params"))
+    await harness.deliverer.resume()
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Wait for something the fake agent records (bounded by the scenario's timeout)."""
+    while not condition():
+        await asyncio.sleep(0.05)
 
 
 async def turn_of(engine: Engine, event_id: str) -> Turn:
@@ -28,76 +168,213 @@ async def turn_of(engine: Engine, event_id: str) -> Turn:
     return Turn(engine.clock.now(), "immediate", (dict(message["params"]),))
 
 
-def records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+def loop_for(bed: Bed, **env: str) -> AcpModelLoop:
+    settings = bed.settings(env=env)
+    return AcpModelLoop(
+        "lead",
+        bed.engine,
+        settings["command"],
+        mcp_server_entry("lead", settings["manifest"], settings["store"]),
+        allow=["chat_send_message"],
+        env=settings["env"],
+        sessions_path=sessions_file(settings["store"], "lead"),
+    )
 
 
-def test_first_prompt_carries_rules_and_event_and_unlisted_tools_are_denied(
-    tmp_path: Path,
-) -> None:
-    log = tmp_path / "agent.jsonl"
+# ---- a turn ----------------------------------------------------------------------------------
 
-    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        entry = mcp_server_entry("lead", "workspace.yaml", "ledger.db")
-        env = {"FAKE_ACP_RECORD": str(log), "FAKE_ACP_ASK": "shell_exec,chat_send_message"}
-        turn = await turn_of(engine, DM)
-        async with AcpModelLoop(
-            [sys.executable, FAKE], entry, allow=["chat_send_message"], env=env
-        ) as loop:
-            assert loop.inject(dict(turn.events[0])) is False
-            async with asyncio.timeout(20):
-                first = await loop.run(turn)
-                second = await loop.run(turn)
-        assert first.status == second.status == "completed"
-        assert first.event_ids == (DM,) and first.text == "ok"
 
-    scenario(test)
-    seen = records(log)
-    (session,) = [r for r in seen if r["kind"] == "new_session"]
-    (server,) = session["mcp_servers"]
-    assert server["name"] == "c2a" and server["command"] == sys.executable
-    assert server["args"][:3] == ["-m", "harness_bridge.mcp_server", "--manifest"]
-    assert server["args"][-2:] == ["--agent", "lead"] and "--store" in server["args"]
-    first, second = [r["text"] for r in seen if r["kind"] == "prompt"]
-    assert first.startswith(RESPONSE_RULES) and DM in first and "must_respond" in first
-    assert RESPONSE_RULES not in second and DM in second
-    outcomes = {r["tool"]: r["outcome"] for r in seen if r["kind"] == "permission"}
-    assert outcomes["shell_exec"] == {"outcome": "selected", "optionId": "no"}
-    assert outcomes["chat_send_message"] == {"outcome": "selected", "optionId": "yes"}
+def test_a_must_respond_event_is_answered_once_through_the_mcp_server(tmp_path: Path) -> None:
+    async def test(bed: Bed) -> None:
+        async with running(bed) as harness:
+            await harness.idle()
+            assert [r.status for r in harness.results] == ["completed"]
+            # The same turn again (a redelivery) finds the event answered: nothing is prompted.
+            again = await harness.loop.run(await turn_of(bed.engine, DM))
+            assert again.status == "completed" and again.event_ids == ()
+        (session,) = bed.records("new_session")
+        (server,) = session["mcp_servers"]
+        assert server["name"] == "c2a" and server["command"] == sys.executable
+        assert server["args"][:3] == ["-m", "harness_bridge.mcp_server", "--manifest"]
+        assert server["args"][-2:] == ["--agent", "lead"]
+        assert server["args"][server["args"].index("--store") + 1] == str(bed.ledger)
+        (prompt,) = bed.records("prompt")
+        assert prompt["text"].startswith(RESPONSE_RULES)
+        assert DM in prompt["text"] and "response_policy: must_respond" in prompt["text"]
+        (sent,) = bed.records("send")
+        assert sent["event_id"] == DM and not sent["error"]
+        assert bed.sends() == [DM]
+        saved = json.loads(sessions_file(str(bed.ledger), "lead").read_text(encoding="utf-8"))
+        assert saved == {"slack:D0LEAD": "s1"}
+
+    scenario(tmp_path, test, dm())
+
+
+def test_session_updates_show_as_status_never_as_chat(tmp_path: Path) -> None:
+    async def test(bed: Bed) -> None:
+        async with running(bed, progress_every_s=0) as harness:
+            await harness.idle()
+        assert bed.sends() == [MENTION]  # the reply, and not the agent's own text
+        statuses = [a["status"] for a in bed.outbox("status")]
+        assert statuses == [
+            STATUS_TEXT,
+            f"{STATUS_TEXT} (step 2 of 2)",
+            f"{STATUS_TEXT} (using a tool)",
+            f"{STATUS_TEXT} (thinking)",
+            f"{STATUS_TEXT} (writing)",
+            "",
+        ]
+        assert {a["thread"] for a in bed.outbox("status")} == {f"{BASE + 2}.000100"}
+
+    scenario(tmp_path, test, mention())
+
+
+# ---- changes mid-turn ------------------------------------------------------------------------
+
+
+def test_an_edit_mid_turn_cancels_and_prompts_the_edited_text(tmp_path: Path) -> None:
+    edit_ts = f"{BASE + 9}.000100"
+    edited = f"{DM}~{edit_ts}"
+    new_text = "is the deploy done yet?"
+
+    async def test(bed: Bed) -> None:
+        async with running(bed, env={"FAKE_ACP_HANG": DM_TEXT}) as harness:
+            await until(lambda: bool(bed.records("prompt")))
+            edit = slack_edit(
+                DM_TS, edit_ts, DM_TEXT, new_text, channel="D0LEAD", channel_type="im"
+            )
+            await tell(bed, harness, slack_body(edit, via="lead"))
+            await harness.idle()
+        (cancel,) = bed.records("cancel")
+        assert cancel["session_id"] == "s1"
+        first, second = bed.records("prompt")
+        assert first["hang"] and DM_TEXT in first["text"]
+        assert second["session_id"] == "s1" and not second["text"].startswith(RESPONSE_RULES)
+        assert new_text in second["text"] and edited in second["text"]
+        assert DM_TEXT not in second["text"]
+        assert bed.sends() == [edited]
+
+    scenario(tmp_path, test, dm())
+
+
+def test_a_delete_mid_turn_cancels_and_prompts_nothing_more(tmp_path: Path) -> None:
+    async def test(bed: Bed) -> None:
+        async with running(bed, env={"FAKE_ACP_HANG": DM_TEXT}) as harness:
+            await until(lambda: bool(bed.records("prompt")))
+            deleted_ts = f"{BASE + 9}.000100"
+            delete = slack_delete(DM_TS, deleted_ts, DM_TEXT, channel="D0LEAD", channel_type="im")
+            await tell(bed, harness, slack_body(delete, via="lead"))
+            await harness.idle()
+        assert [c["session_id"] for c in bed.records("cancel")] == ["s1"]
+        assert len(bed.records("prompt")) == 1
+        assert bed.sends() == []
+
+    scenario(tmp_path, test, dm())
 
 
 def test_cancelling_a_turn_sends_session_cancel(tmp_path: Path) -> None:
-    log = tmp_path / "agent.jsonl"
-
-    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        entry = mcp_server_entry("lead", "workspace.yaml", "ledger.db")
-        env = {"FAKE_ACP_RECORD": str(log), "FAKE_ACP_HANG": "1"}
-        turn = await turn_of(engine, DM)
-        async with AcpModelLoop([sys.executable, FAKE], entry, env=env) as loop:
+    async def test(bed: Bed) -> None:
+        turn = await turn_of(bed.engine, DM)
+        async with loop_for(bed, FAKE_ACP_HANG=DM_TEXT) as loop:
             task = asyncio.create_task(loop.run(turn))
-            async with asyncio.timeout(20):
-                while not log.exists() or "prompt" not in log.read_text(encoding="utf-8"):
-                    await asyncio.sleep(0.02)
-                task.cancel()
-                with pytest.raises(asyncio.CancelledError):
-                    await task
-                while "cancel" not in [r["kind"] for r in records(log)]:
-                    await asyncio.sleep(0.02)
+            await until(lambda: bool(bed.records("prompt")))
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await until(lambda: bool(bed.records("cancel")))
+        (cancel,) = bed.records("cancel")
+        assert cancel["session_id"] == "s1"
 
-    scenario(test)
-    (cancel,) = [r for r in records(log) if r["kind"] == "cancel"]
-    assert cancel["session_id"] == "s1"
+    scenario(tmp_path, test, dm())
 
 
-def test_settings_are_validated() -> None:
-    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        good = {"backend": "acp", "command": ["agent"], "manifest": "m", "store": "s"}
-        harness = from_settings("lead", engine, {**good, "allow": ["chat_react"]})
+# ---- permissions -----------------------------------------------------------------------------
+
+
+def test_a_tool_outside_the_allow_list_is_denied_and_one_inside_is_allowed_once(
+    tmp_path: Path,
+) -> None:
+    async def test(bed: Bed) -> None:
+        turn = await turn_of(bed.engine, THANKS)  # a knock: the fake agent sends nothing
+        async with loop_for(bed, FAKE_ACP_ASK="shell_exec,chat_send_message") as loop:
+            assert loop.inject(dict(turn.events[0])) is False
+            result = await loop.run(turn)
+        assert result.status == "completed" and result.text == "ok"
+        outcomes = {r["tool"]: r["outcome"] for r in bed.records("permission")}
+        assert outcomes["shell_exec"] == {"outcome": "selected", "optionId": "no"}
+        assert outcomes["chat_send_message"] == {"outcome": "selected", "optionId": "yes"}
+
+    scenario(tmp_path, test, thanks())
+
+
+# ---- restarts --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("load", [True, False], ids=["loadSession", "no-loadSession"])
+def test_killing_the_agent_mid_turn_loses_nothing(tmp_path: Path, load: bool) -> None:
+    env = {"FAKE_ACP_HANG": DM_TEXT, **({"FAKE_ACP_LOAD": "1"} if load else {})}
+
+    async def test(bed: Bed) -> None:
+        async with running(bed, env=env) as harness:
+            await until(lambda: bool(bed.records("prompt")))
+            (first,) = bed.records("initialize")
+            os.kill(first["pid"], signal.SIGKILL)
+            await harness.idle()
+            assert [r.status for r in harness.results] == ["completed"]
+        first, second = bed.records("initialize")
+        assert first["pid"] != second["pid"]
+        hung, answered = bed.records("prompt")
+        assert hung["hang"] and DM in answered["text"]
+        if load:
+            assert [r["session_id"] for r in bed.records("load_session")] == ["s1"]
+            assert answered["session_id"] == "s1"
+            assert not answered["text"].startswith(RESPONSE_RULES)
+        else:
+            assert [r["session_id"] for r in bed.records("new_session")] == ["s1", "s2"]
+            assert answered["session_id"] == "s2" and answered["text"].startswith(RESPONSE_RULES)
+        assert [r["event_id"] for r in bed.records("send")] == [DM]
+        assert bed.sends() == [DM]
+
+    scenario(tmp_path, test, dm())
+
+
+@pytest.mark.parametrize("load", [True, False], ids=["loadSession", "no-loadSession"])
+def test_sessions_outlive_the_host(tmp_path: Path, load: bool) -> None:
+    env = {"FAKE_ACP_LOAD": "1"} if load else {}
+
+    async def test(bed: Bed) -> None:
+        turn = await turn_of(bed.engine, THANKS)
+        async with loop_for(bed, **env) as loop:
+            await loop.run(turn)
+        async with loop_for(bed, **env) as loop:  # a new host process: only the file is left
+            assert loop.sessions == {"slack:D0LEAD": "s1"}
+            await loop.run(turn)
+        first, second = bed.records("prompt")
+        assert first["text"].startswith(RESPONSE_RULES)
+        if load:
+            assert [r["session_id"] for r in bed.records("load_session")] == ["s1"]
+            assert second["session_id"] == "s1"
+            assert not second["text"].startswith(RESPONSE_RULES)
+        else:
+            assert bed.records("load_session") == []
+            assert second["session_id"] == "s2" and second["text"].startswith(RESPONSE_RULES)
+
+    scenario(tmp_path, test, thanks())
+
+
+# ---- settings --------------------------------------------------------------------------------
+
+
+def test_settings_are_validated(tmp_path: Path) -> None:
+    async def test(bed: Bed) -> None:
+        good = {"backend": "acp", "command": ["agent"], "manifest": "m", "store": "d/t.sqlite3"}
+        harness = from_settings("lead", bed.engine, {**good, "allow": ["chat_react"]})
         assert harness.loop.policy.allow == {"chat_react"}
+        assert harness.loop.sessions_path == Path("d/t.acp-lead.json")
         await harness.loop.aclose()
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.allow"):
-            from_settings("lead", engine, {**good, "allow": ["*"]})
+            from_settings("lead", bed.engine, {**good, "allow": ["*"]})
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.command"):
-            from_settings("lead", engine, {**good, "command": []})
+            from_settings("lead", bed.engine, {**good, "command": []})
 
-    scenario(test)
+    scenario(tmp_path, test)

@@ -47,7 +47,9 @@ function receive(body) {
     draw();
   } else if (body.op === "typing") {
     const key = `${body.user}|${body.channel}|${body.thread || ""}`;
-    if (body.on) state.typing.set(key, Date.now() + 6000); else state.typing.delete(key);
+    // A person's typing lasts a few seconds unless repeated; an agent's until it stops.
+    const lasts = state.hello && state.hello.agents.includes(body.user) ? 120000 : 6000;
+    if (body.on) state.typing.set(key, Date.now() + lasts); else state.typing.delete(key);
     drawTyping();
   } else if (body.op === "error") {
     $("status").textContent = body.text;
