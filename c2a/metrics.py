@@ -1,42 +1,80 @@
 """`c2a run`'s health and metrics: `/healthz` (JSON) and `/metrics` (Prometheus text), served
-on 127.0.0.1 only."""
+on 127.0.0.1 only.
+
+Counters are counted where the thing happens, through three small hooks the run wires in: its
+sink (`Metrics.observe`: decisions, queued actions, escalations), its ledger (`CountedStore`:
+claims, delivery re-attempts) and its outbox's view of the senders (`CountedSenders`: every
+send by result). What is better read than counted (queue depths, the turns the built-in
+harnesses finished) is read from the ledger or the harnesses when `/metrics` is scraped.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import datetime
 from typing import Any
 
 import orjson
 from aiohttp import web
 
 from core.engine import Emission
+from core.outbox import PermanentSendError, Sender, TransientSendError
+from core.sqlite_store import SQLiteStore
+from core.store import ClaimResult
 
-__all__ = ["Metrics", "serve_metrics"]
+__all__ = ["CountedSenders", "CountedStore", "Labels", "Metrics", "serve_metrics", "turns_read"]
+
+Labels = tuple[tuple[str, str], ...]
+Reader = Callable[[], Mapping[Labels, float]]
 
 _HELP = {
-    "c2a_events_total": "Inbound events taken into the ledger, by workspace",
+    "c2a_events_total": "Inbound events taken into the ledger, by workspace and platform",
     "c2a_deliveries_total": "Decisions delivered to harnesses, by workspace, policy and mode",
-    "c2a_outbound_total": "Platform actions queued in the outbox, by workspace and action",
-    "c2a_claims_total": "Deliveries that carry a claim, by workspace",
+    "c2a_outbound_total": "Platform actions the engine queued, by workspace and action",
+    "c2a_claims_total": "Claims asked of the ledger, by workspace and result (granted, refused)",
     "c2a_escalations_total": "Escalations to the lead, by workspace and reason",
-    "c2a_queue_depth": "Items waiting, by workspace and queue",
+    "c2a_model_turns_total": (
+        "Model turns the built-in harnesses finished, by workspace, agent and outcome"
+    ),
+    "c2a_sends_total": (
+        "Outbox actions tried on a platform, by workspace, platform, action and result "
+        "(sent, failed, retried, unknown)"
+    ),
+    "c2a_retries_total": (
+        "Retries, by workspace and what: send (a transient failure, tried again later) or "
+        "delivery (a chat/deliver attempted again)"
+    ),
+    "c2a_queue_depth": (
+        "Items waiting, by workspace, agent and queue (deliveries pending, outbox due)"
+    ),
 }
 
 
+def labels(**values: str) -> Labels:
+    """Label pairs in the order they are rendered."""
+    return tuple(sorted(values.items()))
+
+
 class Metrics:
-    """Counters fed by the run's sink, and gauges read when scraped."""
+    """Counters fed by the run's hooks, and families read when scraped."""
 
     def __init__(self) -> None:
-        self.counters: Counter[tuple[str, tuple[tuple[str, str], ...]]] = Counter()
-        self.gauges: dict[str, Callable[[], Mapping[tuple[tuple[str, str], ...], float]]] = {}
+        self.counters: Counter[tuple[str, Labels]] = Counter()
+        self.readers: dict[str, list[Reader]] = {}
+        self.kinds: dict[str, str] = {}
 
-    def count(self, name: str, **labels: str) -> None:
-        self.counters[name, tuple(sorted(labels.items()))] += 1
+    def count(self, name: str, **values: str) -> None:
+        self.counters[name, labels(**values)] += 1
+
+    def read(self, name: str, reader: Reader, kind: str = "gauge") -> None:
+        """Add `reader`'s values to the family `name` on every scrape (one reader per
+        workspace: their values are rendered together)."""
+        self.readers.setdefault(name, []).append(reader)
+        self.kinds[name] = kind
 
     def observe(self, workspace: str, emissions: list[Emission]) -> None:
-        """Count what one ingested event produced."""
-        self.count("c2a_events_total", workspace=workspace)
+        """Count what the engine decided: deliveries, queued actions, escalations."""
         for emission in emissions:
             body = emission.body
             if emission.kind == "rpc" and body.get("method") == "chat/deliver":
@@ -47,38 +85,147 @@ class Metrics:
                     policy=params["attention"]["policy"],
                     mode=params["injection"]["mode"],
                 )
-                if "claimedBy" in params["attention"]:
-                    self.count("c2a_claims_total", workspace=workspace)
             elif emission.kind == "outbound":
                 self.count("c2a_outbound_total", workspace=workspace, action=str(body["action"]))
             elif emission.kind == "escalation":
                 self.count("c2a_escalations_total", workspace=workspace, reason=body["reason"])
 
     def render(self) -> str:
-        """The Prometheus text exposition of every counter and gauge."""
+        """The Prometheus text exposition of every family."""
         lines: list[str] = []
-        names = sorted({name for name, _ in self.counters} | set(self.gauges))
-        for name in names:
+        for name in sorted({name for name, _ in self.counters} | set(self.readers)):
             lines.append(f"# HELP {name} {_HELP.get(name, name)}")
-            kind = "gauge" if name in self.gauges else "counter"
-            lines.append(f"# TYPE {name} {kind}")
-            values = (
-                self.gauges[name]().items()
-                if name in self.gauges
-                else (
-                    (labels, float(v))
-                    for (n, labels), v in sorted(self.counters.items())
-                    if n == name
-                )
-            )
-            for labels, value in values:
-                shown = ",".join(f'{k}="{_escape(v)}"' for k, v in labels)
+            lines.append(f"# TYPE {name} {self.kinds.get(name, 'counter')}")
+            values: dict[Labels, float] = {
+                found: float(v) for (n, found), v in self.counters.items() if n == name
+            }
+            for reader in self.readers.get(name, []):
+                values.update(reader())
+            for found, value in sorted(values.items()):
+                shown = ",".join(f'{k}="{_escape(v)}"' for k, v in found)
                 lines.append(f"{name}{{{shown}}} {value:g}" if shown else f"{name} {value:g}")
         return "\n".join(lines) + "\n"
 
 
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+# ---- the hooks -----------------------------------------------------------------------------
+
+
+class CountedStore(SQLiteStore):
+    """The run's ledger, counting claims and delivery re-attempts as they are written, and
+    reading its queue depths for a scrape."""
+
+    def __init__(self, path: str, metrics: Metrics, workspace: str) -> None:
+        super().__init__(path)
+        self.metrics = metrics
+        self.workspace = workspace
+
+    async def claim(self, item: str, agent: str, now: datetime, ttl_ms: int) -> ClaimResult:
+        result = await super().claim(item, agent, now, ttl_ms)
+        outcome = "granted" if result.granted else "refused"
+        self.metrics.count("c2a_claims_total", workspace=self.workspace, result=outcome)
+        return result
+
+    async def note_attempt(self, event_id: str, agent: str, attempt: int) -> None:
+        await super().note_attempt(event_id, agent, attempt)
+        if attempt > 1:
+            self.metrics.count("c2a_retries_total", workspace=self.workspace, what="delivery")
+
+    def queue_depths(self, agents: Iterable[str]) -> dict[Labels, float]:
+        """Deliveries pending and outbox entries due (`pending` or `ambiguous`), per agent;
+        nothing while the ledger is closed."""
+        if self._db is None:
+            return {}
+        queries = {
+            "deliveries": "SELECT agent, count(*) FROM deliveries WHERE status = 'pending' "
+            "GROUP BY agent",
+            "outbox": "SELECT agent, count(*) FROM outbox "
+            "WHERE status IN ('pending', 'ambiguous') GROUP BY agent",
+        }
+        depths: dict[Labels, float] = {}
+        for queue, sql in queries.items():
+            found = {str(agent): n for agent, n in self._db.execute(sql)}
+            for agent in dict.fromkeys([*agents, *found]):
+                key = labels(workspace=self.workspace, agent=agent, queue=queue)
+                depths[key] = float(found.get(agent, 0))
+        return depths
+
+
+class CountedSenders(Mapping[str, Sender]):
+    """The run's senders as its outbox sees them: every send is counted by platform, action
+    and result (`sent`, `failed`, `retried` after a transient failure, `unknown` when the
+    outcome is not known). Senders added to the underlying mapping later are counted too."""
+
+    def __init__(self, senders: Mapping[str, Sender], metrics: Metrics, workspace: str) -> None:
+        self.senders = senders
+        self.metrics = metrics
+        self.workspace = workspace
+
+    def __getitem__(self, platform: str) -> Sender:
+        return _CountedSender(self.senders[platform], platform, self)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.senders)
+
+    def __len__(self) -> int:
+        return len(self.senders)
+
+
+class _CountedSender:
+    def __init__(self, sender: Sender, platform: str, counted: CountedSenders) -> None:
+        self.sender = sender
+        self.platform = platform
+        self.counted = counted
+
+    async def send(self, action: Mapping[str, Any]) -> dict[str, Any]:
+        result = "unknown"
+        try:
+            answer = await self.sender.send(action)
+            result = "sent"
+            return answer
+        except TransientSendError:
+            result = "retried"
+            raise
+        except PermanentSendError:
+            result = "failed"
+            raise
+        finally:
+            self._count(action, result)
+
+    async def find(self, action: Mapping[str, Any]) -> dict[str, Any] | None:
+        return await self.sender.find(action)
+
+    def _count(self, action: Mapping[str, Any], result: str) -> None:
+        metrics, workspace = self.counted.metrics, self.counted.workspace
+        metrics.count(
+            "c2a_sends_total",
+            workspace=workspace,
+            platform=self.platform,
+            action=str(action.get("action")),
+            result=result,
+        )
+        if result == "retried":
+            metrics.count("c2a_retries_total", workspace=workspace, what="send")
+
+
+def turns_read(workspace: str, harnesses: Mapping[str, object]) -> Reader:
+    """Turns finished by the harnesses that run a model loop in this process (each keeps its
+    `results`), by agent and outcome (`completed`, `failed`)."""
+
+    def read() -> dict[Labels, float]:
+        counted: Counter[Labels] = Counter()
+        for agent, harness in harnesses.items():
+            for result in getattr(harness, "results", ()):
+                counted[labels(workspace=workspace, agent=agent, outcome=result.status)] += 1
+        return {key: float(n) for key, n in counted.items()}
+
+    return read
+
+
+# ---- serving -------------------------------------------------------------------------------
 
 
 async def serve_metrics(

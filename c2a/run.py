@@ -36,13 +36,12 @@ from adapters.webchat.send import WebchatSender
 from adapters.webchat.server import WebChat
 from c2a.host import Host
 from c2a.logs import DECISIONS, decision_fields, decision_text
-from c2a.metrics import Metrics, serve_metrics
+from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
 from core.clock import SystemClock
 from core.engine import Emission, Outcome
 from core.errors import C2AError, ManifestError
 from core.manifest import Workspace, load_manifest
 from core.outbox import Outbox, Sender
-from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.registry import Harness, build
 
 __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspaces"]
@@ -83,11 +82,17 @@ class WorkspaceRun:
         self.name = workspace.manifest.workspace
         self.environ = environ
         self.clock = SystemClock()
-        self.store = SQLiteStore(str(data_dir / f"{self.name}.sqlite3"))
+        self.store = CountedStore(str(data_dir / f"{self.name}.sqlite3"), self.metrics, self.name)
         self.host = Host(workspace, self.store, self.clock, self._sink)
         self.harnesses: dict[str, Harness] = {}
         self.senders: dict[str, Sender] = {}
-        self.outbox = Outbox(self.store, self.clock, self.senders)
+        self.outbox = Outbox(
+            self.store, self.clock, CountedSenders(self.senders, self.metrics, self.name)
+        )
+        self.metrics.read("c2a_queue_depth", lambda: self.store.queue_depths(workspace.agent_ids))
+        self.metrics.read(
+            "c2a_model_turns_total", turns_read(self.name, self.harnesses), kind="counter"
+        )
         self.slack: SlackWorkspaceConnections | None = None
         self.discord: list[DiscordAgentConnection] = []
         self.webchat: WebChat | None = None

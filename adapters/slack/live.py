@@ -97,6 +97,7 @@ class _TakeIn(AsyncMiddleware):
         self._receive = receive
         self._stats = stats
         self.in_flight: set[asyncio.Task[Any]] = set()
+        self.closing = False
 
     async def async_process(
         self,
@@ -108,6 +109,8 @@ class _TakeIn(AsyncMiddleware):
         body = req.body
         if body.get("type") != "event_callback":
             return await next()  # url_verification, ssl_check: bolt answers those
+        if self.closing:  # neither taken in nor acknowledged: Slack sends it again later
+            return BoltResponse(status=503, body="")
         event_id = body.get("event_id")
         retry = _first(req.headers, "x-slack-retry-num")
         if retry not in (None, "", "0"):
@@ -115,8 +118,9 @@ class _TakeIn(AsyncMiddleware):
             self._stats.retries[reason] += 1
             log.debug("slack %s: %s is redelivery %s (%s)", self._agent, event_id, retry, reason)
         task = asyncio.current_task()
-        if task is not None:
+        if task is not None:  # in flight until bolt has sent the acknowledgement, from this task
             self.in_flight.add(task)
+            task.add_done_callback(self.in_flight.discard)
         try:
             await self._receive(PLATFORM, body, self._agent)
         except Exception as exc:
@@ -129,9 +133,6 @@ class _TakeIn(AsyncMiddleware):
                 " ".join(str(exc).split()),  # one line, whatever the message holds
             )
             return BoltResponse(status=500, body="")
-        finally:
-            if task is not None:
-                self.in_flight.discard(task)
         self._stats.received += 1
         return await next()
 
@@ -203,7 +204,9 @@ class SlackAgentConnection:
         log.info("slack %s: connected over Socket Mode", self.agent)
 
     async def close(self) -> None:
-        """Let envelopes already being taken in finish (bounded), then hang up."""
+        """Take no new envelope in; let those already being taken in finish, acknowledgement
+        included (bounded), then hang up."""
+        self._take_in.closing = True
         in_flight = self._take_in.in_flight - {asyncio.current_task()}
         if in_flight:
             await asyncio.wait(in_flight, timeout=_DRAIN_SECONDS)

@@ -1,21 +1,49 @@
-"""`/healthz` and `/metrics` of `c2a run`: counters from what the sink sees, served on loopback."""
+"""`/healthz` and `/metrics` of `c2a run`: every family counted where it happens (the sink, the
+ledger, the outbox's view of the senders) or read when scraped (queue depths, model turns),
+served on loopback; and a live run's scrape with a real value in each family."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import aiohttp
+import pytest
+from builders import HUMAN, LEAD, TEAM, slack_body, slack_join, slack_message
+from fakes import openai_server as fake_openai
+from fakes.slack import FakeSlack
+from test_run import APP_TOKEN, BOT_TOKEN, ENV, fresh_ts, wait_for, write_manifest
 
-from c2a.metrics import Metrics, serve_metrics
+from c2a.host import Host
+from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
+from c2a.run import WorkspaceRun, run_workspaces
+from core.clock import SystemClock, format_time
 from core.engine import Emission
+from core.manifest import Workspace, parse_manifest
+from core.outbox import Outbox, PermanentSendError, TransientSendError
+from harness_bridge.backends.openai import TurnResult
 
 
-def deliver(policy: str, mode: str, claimed: bool = False) -> Emission:
+def deliver(policy: str, mode: str) -> Emission:
     attention = {"policy": policy, "reason": "x", "priority": "normal"}
-    if claimed:
-        attention["claimedBy"] = "agent:worker-1"
     params = {"attention": attention, "injection": {"mode": mode}}
     return Emission("lead", "rpc", {"method": "chat/deliver", "params": params})
+
+
+async def scrape(port: int) -> str:
+    async with (
+        asyncio.timeout(10),
+        aiohttp.ClientSession() as http,
+        http.get(f"http://127.0.0.1:{port}/metrics") as response,
+    ):
+        assert response.status == 200
+        return await response.text()
 
 
 def test_metrics_count_deliveries_by_policy_and_mode_and_serve_on_loopback() -> None:
@@ -27,7 +55,6 @@ def test_metrics_count_deliveries_by_policy_and_mode_and_serve_on_loopback() -> 
             [
                 deliver("must_respond", "buffered"),
                 deliver("must_not_respond", "tool_mailbox"),
-                deliver("may_respond", "buffered", claimed=True),
                 Emission("lead", "outbound", {"action": "react"}),
                 Emission("lead", "escalation", {"reason": "loop_limit"}),
             ],
@@ -36,19 +63,20 @@ def test_metrics_count_deliveries_by_policy_and_mode_and_serve_on_loopback() -> 
         runner = await serve_metrics(metrics, lambda: healthy, 0)
         port = runner.addresses[0][1]
         try:
-            async with asyncio.timeout(5), aiohttp.ClientSession() as http:
-                async with http.get(f"http://127.0.0.1:{port}/metrics") as response:
-                    text = await response.text()
-                async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
-                    assert response.status == 200
-                    assert (await response.json())["ok"] is True
+            text = await scrape(port)
+            async with (
+                asyncio.timeout(5),
+                aiohttp.ClientSession() as http,
+                http.get(f"http://127.0.0.1:{port}/healthz") as response,
+            ):
+                assert response.status == 200
+                assert (await response.json())["ok"] is True
         finally:
             await runner.cleanup()
         assert 'c2a_events_total{platform="slack",workspace="acme"} 1' in text
         assert (
             'c2a_deliveries_total{mode="buffered",policy="must_respond",workspace="acme"} 1' in text
         )
-        assert 'c2a_claims_total{workspace="acme"} 1' in text
         assert 'c2a_outbound_total{action="react",workspace="acme"} 1' in text
         assert 'c2a_escalations_total{reason="loop_limit",workspace="acme"} 1' in text
         assert "# TYPE c2a_deliveries_total counter" in text
@@ -72,3 +100,186 @@ def test_healthz_says_503_when_a_harness_is_down() -> None:
             await runner.cleanup()
 
     asyncio.run(run())
+
+
+class ScriptedSender:
+    """A platform that answers each send with the next scripted outcome."""
+
+    def __init__(self, outcomes: list[Exception | dict[str, Any]]) -> None:
+        self.outcomes = outcomes
+
+    async def send(self, action: Mapping[str, Any]) -> dict[str, Any]:
+        outcome = self.outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    async def find(self, action: Mapping[str, Any]) -> dict[str, Any] | None:
+        return None
+
+
+def two_agents() -> Workspace:
+    slack = {"user_id": LEAD}
+    return Workspace.from_manifest(
+        parse_manifest(
+            {
+                "version": 1,
+                "workspace": "acme",
+                "slack": {"team_id": TEAM},
+                "agents": {"lead": {"lead": True, "slack": slack}, "worker": {}},
+                "channels": {"C0GEN": {}},
+            }
+        )
+    )
+
+
+def test_the_ledger_and_the_senders_count_claims_retries_and_sends_and_depths_are_read() -> None:
+    async def run() -> str:
+        metrics = Metrics()
+        workspace = two_agents()
+        store = CountedStore(":memory:", metrics, "acme")
+        metrics.read("c2a_queue_depth", lambda: store.queue_depths(workspace.agent_ids))
+
+        async def sink(emissions: list[Emission]) -> None:
+            metrics.observe("acme", emissions)
+
+        host = Host(workspace, store, SystemClock(), sink)
+        await host.start()
+        ts = f"{time.time():.6f}"
+        mention = slack_message(ts, f"<@{LEAD}> can you check the deploy?", user=HUMAN)
+        await host.receive("slack", slack_body(mention, via="lead"), "lead")
+        event_id = f"slack:{TEAM}:C0GEN:{ts}"
+        before = metrics.render()
+
+        granted, _ = await host.engine.claim("lead", event_id)
+        refused, _ = await host.engine.claim("worker", event_id)  # the lead holds it
+        assert granted.granted and not refused.granted
+        async with store.transaction():
+            await store.note_attempt(event_id, "lead", 1)
+            await store.note_attempt(event_id, "lead", 2)  # a delivery attempted again
+            stamp = format_time(SystemClock().now())
+            await store.put_outbox("post", "lead", {"action": "send", "platform": "slack"}, stamp)
+        sender = ScriptedSender([TransientSendError("busy"), PermanentSendError("no"), {"ts": "1"}])
+        outbox = Outbox(store, SystemClock(), CountedSenders({"slack": sender}, metrics, "acme"))
+        await outbox.drain()  # the reaction fails for now; the post is refused for good
+        await outbox.drain()  # the reaction is sent
+        await host.close()
+        return before + metrics.render()
+
+    text = asyncio.run(run())
+    assert 'c2a_queue_depth{agent="lead",queue="deliveries",workspace="acme"} 1' in text
+    assert 'c2a_queue_depth{agent="lead",queue="outbox",workspace="acme"} 1' in text
+    assert 'c2a_queue_depth{agent="worker",queue="outbox",workspace="acme"} 0' in text
+    assert "# TYPE c2a_queue_depth gauge" in text
+    assert 'c2a_claims_total{result="granted",workspace="acme"} 1' in text
+    assert 'c2a_claims_total{result="refused",workspace="acme"} 1' in text
+    assert 'c2a_retries_total{what="delivery",workspace="acme"} 1' in text
+    assert 'c2a_retries_total{what="send",workspace="acme"} 1' in text
+    react = 'c2a_sends_total{action="react",platform="slack",result='
+    assert react + '"retried",workspace="acme"} 1' in text
+    assert react + '"sent",workspace="acme"} 1' in text
+    assert 'c2a_sends_total{action="send",platform="slack",result="failed",workspace="acme"} 1' in (
+        text
+    )
+
+
+def test_model_turns_are_read_from_the_harnesses_that_keep_their_results() -> None:
+    def turn(status: Any) -> TurnResult:
+        return TurnResult("slack:C0GEN", status, ("e1",))
+
+    builtin = SimpleNamespace(results=[turn("completed"), turn("completed"), turn("failed")])
+    external = SimpleNamespace()  # a stdio harness: its turns run in another process
+    metrics = Metrics()
+    metrics.read(
+        "c2a_model_turns_total", turns_read("acme", {"lead": builtin, "ext": external}), "counter"
+    )
+    text = metrics.render()
+    assert "# TYPE c2a_model_turns_total counter" in text
+    assert 'c2a_model_turns_total{agent="lead",outcome="completed",workspace="acme"} 2' in text
+    assert 'c2a_model_turns_total{agent="lead",outcome="failed",workspace="acme"} 1' in text
+    assert 'agent="ext"' not in text
+
+
+def test_a_live_run_serves_a_real_value_in_every_family(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    ts = fresh_ts()
+    event_id = f"slack:{TEAM}:C0GEN:{ts}"
+    reply = {"target": {"conversation": "C0GEN"}, "text": "On it.", "inReplyTo": event_id}
+    script = [
+        fake_openai.completion(
+            calls=[
+                fake_openai.call("chat_claim", {"eventId": event_id}),
+                fake_openai.call("chat_send_message", reply, call_id="call_2"),
+            ]
+        ),
+        fake_openai.completion("Done."),
+    ]
+
+    live = 'workspace="live"'
+    expected = [
+        f'c2a_events_total{{platform="slack",{live}}} 2',
+        f'c2a_deliveries_total{{mode="buffered",policy="must_respond",{live}}} 1',
+        f'c2a_claims_total{{result="granted",{live}}} 1',
+        f'c2a_model_turns_total{{agent="lead",outcome="completed",{live}}} 1',
+        f'c2a_sends_total{{action="react",platform="slack",result="retried",{live}}} 1',
+        f'c2a_sends_total{{action="react",platform="slack",result="sent",{live}}} 1',
+        f'c2a_sends_total{{action="send",platform="slack",result="sent",{live}}} 1',
+        f'c2a_retries_total{{what="send",{live}}} 1',
+        f'c2a_queue_depth{{agent="lead",queue="deliveries",{live}}} 0',
+    ]
+
+    async def scenario() -> str:
+        async with (
+            asyncio.timeout(90),
+            FakeSlack(wait_timeout=30) as slack,
+            fake_openai.FakeOpenAI(script) as model,
+        ):
+            slack.add_bot(BOT_TOKEN, LEAD, "B0LEAD", team_id=TEAM)
+            slack.fail_next("reactions.add", status=500)  # the `seen` reaction: sent next round
+            manifest = write_manifest(tmp_path, api_url=slack.api_url, model_url=model.base_url)
+            stop = asyncio.Event()
+            runs: list[WorkspaceRun] = []
+            task = asyncio.create_task(
+                run_workspaces(
+                    [manifest],
+                    stop=stop,
+                    environ=ENV,
+                    data_dir=tmp_path / "data",
+                    started=runs.extend,
+                    metrics_port=0,
+                )
+            )
+            try:
+                await slack.wait_connected(1)
+                await wait_for(lambda: runs, "the workspace to start", 30)
+                await slack.send_event(
+                    slack_body(slack_join(LEAD), via="lead"), app_token=APP_TOKEN
+                )
+                mention = slack_message(ts, "<@U0LEAD> can you check the deploy?", user=HUMAN)
+                await slack.send_event(slack_body(mention, via="lead"), app_token=APP_TOKEN)
+                counted = runs[0].metrics
+                await wait_for(
+                    lambda: all(line in counted.render() for line in expected),
+                    "the turn, the reply and the reaction's retry to be counted",
+                    60,
+                )
+                return await scrape(metrics_port(caplog))
+            finally:
+                stop.set()
+                await asyncio.wait_for(task, 30)
+
+    with caplog.at_level(logging.INFO):
+        text = asyncio.run(scenario())
+    for line in expected:
+        assert line in text, line
+    assert re.search(rf'c2a_queue_depth{{agent="lead",queue="outbox",{live}}} \d+\n', text)
+
+
+def metrics_port(caplog: pytest.LogCaptureFixture) -> int:
+    """The port the run said it serves `/metrics` on."""
+    for record in caplog.records:
+        found = re.match(r"health and metrics on http://127\.0\.0\.1:(\d+)/", record.getMessage())
+        if found:
+            return int(found.group(1))
+    raise AssertionError("the run did not say where it serves /metrics")

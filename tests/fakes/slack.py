@@ -397,6 +397,29 @@ class FakeSlack(SlackWorkspace):
         retry_reason: str = "",
     ) -> JsonDict:
         """Push an envelope over the newest open connection and return the client's ack."""
+        envelope_id = await self.push_event(
+            payload,
+            app_token=app_token,
+            envelope_type=envelope_type,
+            retry_attempt=retry_attempt,
+            retry_reason=retry_reason,
+        )
+        await self._wait_until(lambda: self._ack(envelope_id) is not None, f"ack of {envelope_id}")
+        ack = self._ack(envelope_id)
+        assert ack is not None
+        return ack
+
+    async def push_event(
+        self,
+        payload: JsonDict,
+        *,
+        app_token: str | None = None,
+        envelope_type: str = "events_api",
+        retry_attempt: int = 0,
+        retry_reason: str = "",
+    ) -> str:
+        """Push an envelope over the newest open connection without waiting for the ack;
+        returns its envelope id (the ack, when the client sends one, lands in `acks`)."""
         envelope_id = str(uuid.uuid4())
         envelope: JsonDict = {"envelope_id": envelope_id, "type": envelope_type}
         if envelope_type == "events_api":
@@ -406,10 +429,7 @@ class FakeSlack(SlackWorkspace):
             envelope["accepts_response_payload"] = True
         envelope["payload"] = payload
         await (await self._open_connection(app_token)).ws.send_json(envelope)
-        await self._wait_until(lambda: self._ack(envelope_id) is not None, f"ack of {envelope_id}")
-        ack = self._ack(envelope_id)
-        assert ack is not None
-        return ack
+        return envelope_id
 
     async def send_disconnect(
         self, reason: str = "refresh_requested", *, app_token: str | None = None
