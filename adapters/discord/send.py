@@ -321,6 +321,9 @@ class DiscordSender:
                         remove = functools.partial(message.remove_reaction, placed.emoji, me)
                         await self._retrying(remove)
                         removed.append(glyph)
+        except discord.NotFound:
+            # The message was deleted before the signal went out: there is nothing to mark.
+            return {"messageId": str(message.id), "emoji": reaction.glyph, "gone": True}
         except Exception as exc:
             _raise(exc, what, idempotent=True)
         return {"messageId": str(message.id), "emoji": reaction.glyph, "removed": removed}

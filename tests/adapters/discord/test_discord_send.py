@@ -361,6 +361,19 @@ def test_a_reaction_retries_a_server_error_and_a_forbidden_one_fails_for_good(
     run(scenario())
 
 
+def test_a_signal_on_a_message_deleted_meanwhile_is_done_with_nothing_to_mark(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def scenario() -> None:
+        async with world(monkeypatch) as w:
+            gone = "1234567890123456789"  # no such message on the fake: Unknown Message, 10008
+            result = await w.sender.send(react(gone, "seen"))
+            assert result == {"messageId": gone, "emoji": "👀", "gone": True}
+            assert w.fake.reactions == set()
+
+    run(scenario())
+
+
 # -- reliability through the outbox -------------------------------------------------------------
 
 
