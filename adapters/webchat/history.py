@@ -38,7 +38,7 @@ class Message:
     ts: str
     reply_to: str | None = None
     key: str | None = None
-    mentions: list[str] = field(default_factory=list)
+    mentions: dict[str, list[str]] = field(default_factory=dict)
     edited: bool = False
     deleted: bool = False
     edits: list[str] = field(default_factory=list)
@@ -54,7 +54,7 @@ class Message:
             "text": "" if self.deleted else self.text,
             "ts": self.ts,
             "replyTo": self.reply_to,
-            "mentions": self.mentions,
+            "mentions": [name for names in self.mentions.values() for name in names],
             "edited": self.edited,
             "deleted": self.deleted,
             "reactions": {emoji: list(users) for emoji, users in self.reactions.items() if users},
@@ -118,7 +118,7 @@ class History:
                 ts=payload["ts"],
                 reply_to=payload.get("replyTo"),
                 key=payload.get("key"),
-                mentions=_named(payload),
+                mentions=dict(payload.get("mentions") or {}),
             )
             self.messages[message.id] = message
             self._last_id = max(self._last_id, int(message.id))
@@ -128,7 +128,7 @@ class History:
         message = self.messages[payload["id"]]
         if kind == "edit":
             message.text, message.edited = payload["text"], True
-            message.mentions = _named(payload)
+            message.mentions = dict(payload.get("mentions") or {})
             message.edits.append(payload["ts"])
         elif kind == "delete":
             message.deleted = True
@@ -144,9 +144,3 @@ class History:
 
     def __iter__(self) -> Iterator[Message]:
         return iter(self.messages.values())
-
-
-def _named(payload: dict[str, Any]) -> list[str]:
-    """Everyone and every role a message really mentions, as the page highlights them."""
-    mentions = payload.get("mentions") or {}
-    return [*mentions.get("users", []), *mentions.get("roles", []), *mentions.get("broadcast", [])]

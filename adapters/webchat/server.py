@@ -138,12 +138,7 @@ class WebChat:
         """Post a message. A person's mentions are read from the text; an agent's are only
         those it chose (`mentions`), whatever its text says."""
         if mentions is None:
-            found = find_mentions(text, [*self.agents, *self.config.humans], self.roles)
-            mentions = {
-                "users": list(found.users),
-                "roles": list(found.roles),
-                "broadcast": [b.value for b in found.broadcast],
-            }
+            mentions = self._mentions_in(text)
         async with self._lock:
             payload = {
                 "type": "message",
@@ -175,16 +170,21 @@ class WebChat:
             **fields,
         }
         if kind == "edit":
-            found = find_mentions(fields["text"], [*self.agents, *self.config.humans], self.roles)
-            payload["mentions"] = {
-                "users": list(found.users),
-                "roles": list(found.roles),
-                "broadcast": [b.value for b in found.broadcast],
-            }
+            # An agent's edit keeps the mentions it chose; a person's are read again.
+            edited = message.mentions if user in self.agents else self._mentions_in(fields["text"])
+            payload["mentions"] = edited
         async with self._lock:
             changed = await self._record(payload)
         assert changed is not None
         return changed
+
+    def _mentions_in(self, text: str) -> dict[str, list[str]]:
+        found = find_mentions(text, [*self.agents, *self.config.humans], self.roles)
+        return {
+            "users": list(found.users),
+            "roles": list(found.roles),
+            "broadcast": [b.value for b in found.broadcast],
+        }
 
     async def typing(self, user: str, channel: str, thread: str | None, on: bool) -> None:
         """Someone is typing: a person's typing goes to the host, everyone's to the page."""

@@ -249,6 +249,11 @@ def test_an_agent_reply_is_posted_once_however_often_it_is_sent(tmp_path: Path) 
         # nobody: mentions are only what the agent chose.
         echoed = await chat.host.engine.event(event_id("local", first["messageId"]))
         assert echoed is not None and not echoed.mentions
+        # Nor does an edit of it, whatever names the new text holds.
+        edit = {**action, "action": "edit", "messageId": first["messageId"], "text": "@ben hi"}
+        await chat.sender.send(edit)
+        edited = chat.chat.history.messages[first["messageId"]]
+        assert edited.text == "@ben hi" and edited.view()["mentions"] == []
 
     run(tmp_path, scenario)
 
