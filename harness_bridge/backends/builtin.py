@@ -2,62 +2,110 @@
 OpenAI-compatible server, run by an in-process harness.
 
     harness: {backend: openai, base_url: "http://127.0.0.1:11434/v1", model: "qwen2.5:7b"}
+
+It also owns what every backend of the built-in loop shares (the `local` backend too): the
+loop's settings, their validation, and the harness that closes the loop's client when it stops.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.clock import SystemClock
 from core.engine import Engine
+from harness_bridge.backends.chat_client import ChatClient
+from harness_bridge.backends.chat_completions import ModelClient
 from harness_bridge.backends.openai import OpenAIModelLoop
 from harness_bridge.backends.registry import settings_error
 from harness_bridge.runtime import InProcessHarness
-from harness_bridge.tools import ChatTools
+from harness_bridge.tools import TOOL_NAMES, ChatTools
 
-__all__ = ["OpenAISettings", "from_settings"]
+__all__ = [
+    "BuiltinHarness",
+    "LoopSettings",
+    "OpenAISettings",
+    "from_settings",
+    "loop_harness",
+    "validate",
+]
 
 
-class OpenAISettings(BaseModel):
-    """`harness: {backend: openai, base_url, model, ...}`."""
+class LoopSettings(BaseModel):
+    """The settings of the built-in model loop, whatever model answers it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["openai"]
-    base_url: str = Field(pattern=r"^https?://")
-    model: str = Field(min_length=1)
-    api_key_env: str | None = None
-    timeout_s: float = Field(default=120.0, gt=0)
     max_tool_rounds: int = Field(default=8, ge=1)
     quiet_ms: int = Field(default=3000, ge=0)
     instructions: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class _Builtin(InProcessHarness):
+class OpenAISettings(LoopSettings):
+    """`harness: {backend: openai, base_url, model, ...}`."""
+
+    backend: Literal["openai"]
+    base_url: str = Field(pattern=r"^https?://")
+    model: str = Field(min_length=1)
+    api_key_env: str | None = None
+    timeout_s: float = Field(default=120.0, gt=0)
+
+
+Settings = TypeVar("Settings", bound=BaseModel)
+
+
+def validate(kind: type[Settings], agent: str, settings: Mapping[str, Any]) -> Settings:
+    """The agent's settings read as `kind`; ManifestError naming each bad key."""
+    try:
+        return kind.model_validate(dict(settings))
+    except ValidationError as exc:
+        raise settings_error(agent, exc) from None
+
+
+class BuiltinHarness(InProcessHarness):
+    """The in-process harness of a built-in loop; stopping it closes the loop's client."""
+
+    def __init__(self, agent: str, engine: Engine, loop: OpenAIModelLoop, quiet_ms: int) -> None:
+        super().__init__(agent, engine, loop, SystemClock(), quiet_ms=quiet_ms)
+        self.model_loop = loop
+
     async def stop(self) -> None:
         await super().stop()
-        if isinstance(self.loop, OpenAIModelLoop):
-            await self.loop.aclose()
+        await self.model_loop.aclose()
+
+
+def loop_harness(
+    agent: str,
+    engine: Engine,
+    parsed: LoopSettings,
+    client: ModelClient,
+    tools: Sequence[str] = TOOL_NAMES,
+) -> BuiltinHarness:
+    """The agent's harness: the built-in loop with `parsed`, answered by `client`, offering
+    the chat `tools` named."""
+    loop = OpenAIModelLoop(
+        "",  # the client is given: the loop builds none, so it needs no URL or model
+        "",
+        ChatTools(engine, agent),
+        specs=[spec for spec in ChatTools.specs() if spec["name"] in tools],
+        client=client,
+        max_tool_rounds=parsed.max_tool_rounds,
+        instructions=parsed.instructions,
+    )
+    return BuiltinHarness(agent, engine, loop, parsed.quiet_ms)
 
 
 def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> InProcessHarness:
     """The `c2a.backends` entry point for `openai`."""
-    try:
-        parsed = OpenAISettings.model_validate(dict(settings))
-    except ValidationError as exc:
-        raise settings_error(agent, exc) from None
-    loop = OpenAIModelLoop(
+    parsed = validate(OpenAISettings, agent, settings)
+    client = ChatClient(
         parsed.base_url,
         parsed.model,
-        ChatTools(engine, agent),
         api_key_env=parsed.api_key_env,
         timeout=parsed.timeout_s,
-        max_tool_rounds=parsed.max_tool_rounds,
-        instructions=parsed.instructions,
         options=parsed.options,
     )
-    return _Builtin(agent, engine, loop, SystemClock(), quiet_ms=parsed.quiet_ms)
+    return loop_harness(agent, engine, parsed, client)

@@ -5,21 +5,23 @@ constrained to the turn's real event ids), reading a reply (`choices[0].message`
 `choices[0].delta` chunks of a streamed reply assembled into one), and decoding a tool call's
 arguments. Servers differ in small ways that are absorbed here: arguments arrive as a JSON string
 (OpenAI, llama.cpp, vLLM, Ollama's `/v1`) or already as an object, a tool call may come without
-an id, and a streamed tool call may arrive whole or in pieces.
+an id, and a streamed tool call may arrive whole or in pieces. `ModelClient` is what every
+client of the format offers the model loop: `ChatClient` over HTTP, `LocalModelClient` in process.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from core.errors import C2AError
 
 __all__ = [
     "EVENT_ID_FIELDS",
+    "ModelClient",
     "ModelError",
     "ModelReply",
     "RawCall",
@@ -59,6 +61,24 @@ class ModelReply:
 
     content: str
     calls: tuple[RawCall, ...] = ()
+
+
+class ModelClient(Protocol):
+    """One model that answers a conversation with its function tools offered."""
+
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        on_text: Callable[[str], Awaitable[None]] | None = None,
+    ) -> ModelReply:
+        """The model's reply to `messages` with `tools` offered; text may also go to `on_text`
+        as it is made. Raises ModelError; cancelling the call stops the model's work."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the client holds (connections, a loaded model); it may be used again."""
+        ...
 
 
 def function_tools(specs: Sequence[Mapping[str, Any]], event_ids: Sequence[str]) -> list[Any]:

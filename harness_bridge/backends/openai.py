@@ -46,6 +46,7 @@ from core.wire import parse_deliver
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import (
     EVENT_ID_FIELDS,
+    ModelClient,
     ModelError,
     ModelReply,
     RawCall,
@@ -121,7 +122,8 @@ class OpenAIModelLoop:
 
     `base_url`, `model`, `api_key_env`, `timeout` (seconds, each model request) and `options`
     (extra request fields) are the `ChatClient`'s; `stream` asks for streamed replies, whose
-    text goes to `on_progress` as it arrives. `specs` are the tools offered (the chat tools by
+    text goes to `on_progress` as it arrives. A ready `client` (such as `LocalModelClient`)
+    answers instead, and then those are unused. `specs` are the tools offered (the chat tools by
     default); `instructions` follow the rules in the system message. `sessions` maps a
     session to its history.
     """
@@ -141,8 +143,9 @@ class OpenAIModelLoop:
         options: Mapping[str, Any] | None = None,
         stream: bool = False,
         on_progress: Callable[[Progress], Awaitable[None]] | None = None,
+        client: ModelClient | None = None,
     ) -> None:
-        self.client = ChatClient(
+        self.client: ModelClient = client or ChatClient(
             base_url,
             model,
             api_key_env=api_key_env,
@@ -172,7 +175,7 @@ class OpenAIModelLoop:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the HTTP connections; a later turn opens new ones."""
+        """Close the client's connections; a later turn opens new ones."""
         await self.client.aclose()
 
     def inject(self, params: dict[str, Any]) -> bool:

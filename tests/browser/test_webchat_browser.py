@@ -1,6 +1,7 @@
 """The web chat in real headless Chromium (Debian's `chromium` and `chromedriver`, driven by
-selenium) against `c2a run` as a real process with the local manifest, its agents' model a
-fake that answers by rule (`fakes.attentive_model`).
+selenium) against `c2a run` as a real process with the embedded default manifest
+(`manifests/workspaces/local.yaml`, as `make run` starts it), its agents' model endpoint
+(`C2A_MODEL_URL`) a fake that answers by rule (`fakes.attentive_model`).
 
 One person, one channel: chatter nobody is asked about, a mention of the lead, a mention of a
 role, and a mention deleted straight away. The page must show the core's decisions beside each
@@ -23,8 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-import yaml
-from builders import LOCAL, ROOT
+from builders import ROOT
 from fakes.attentive_model import AttentiveModel
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
@@ -36,6 +36,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
+EMBEDDED = ROOT / "manifests" / "workspaces" / "local.yaml"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 ARTIFACTS = Path(os.environ.get("C2A_TEST_ARTIFACTS", ROOT / "test-artifacts"))
@@ -77,7 +78,7 @@ def c2a(tmp_path: Path, model: AttentiveModel) -> Iterator[str]:
         "c2a.cli",
         "run",
         "--manifest",
-        str(manifest(tmp_path, model.base_url)),
+        str(EMBEDDED),
     ]
     command += ["--data-dir", str(tmp_path / "data"), "--webchat-port", "0"]
     process = subprocess.Popen(
@@ -111,23 +112,6 @@ def c2a(tmp_path: Path, model: AttentiveModel) -> Iterator[str]:
     log = "".join(lines)
     assert code == 0, log
     assert "Traceback" not in log, log
-
-
-def manifest(directory: Path, model_url: str) -> Path:
-    """The shipped local manifest, its agents on the given model."""
-    data = yaml.safe_load(LOCAL.read_text())
-    for agent in data["agents"].values():
-        agent.pop("slack", None)
-        agent.pop("discord", None)
-        agent["harness"] = {
-            "backend": "openai",
-            "base_url": model_url,
-            "model": "m",
-            "quiet_ms": 1500,
-        }
-    path = directory / "local.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
 
 
 @pytest.fixture
