@@ -7,13 +7,16 @@ Input is JSON Lines of `{"at", "platform", "payload", "via"?}`; output is JSON L
 
 from __future__ import annotations
 
+import codecs
+import gc
 import json
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 import orjson
 
@@ -30,14 +33,14 @@ from harness_bridge.turns import Assembler, Turn
 __all__ = ["NORMALISERS", "ReplayStats", "TraceRecord", "parse_record", "replay"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TraceRecord:
     """One trace line: when the host received which platform's payload, through which agent."""
 
-    at: datetime
-    platform: str
-    payload: Mapping[str, Any]
-    via: str | None
+    at: Final[datetime]
+    platform: Final[str]
+    payload: Final[Mapping[str, Any]]
+    via: Final[str | None]
 
 
 @dataclass(slots=True)
@@ -133,28 +136,41 @@ async def replay(
     started = time.perf_counter()
     await store.open()
     try:
-        await engine.rebuild()
-        write = render or _json_line
-        pending: list[Emission] = []
-        chunk: list[tuple[int, str]] = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            chunk.append((number, line))
-            if len(chunk) >= batch:
+        with _collecting_seldom():
+            await engine.rebuild()
+            pending = Pending(render)
+            chunk: list[tuple[int, str]] = []
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                chunk.append((number, line))
+                if len(chunk) >= batch:
+                    await _run_chunk(engine, turns, chunk, stats, pending, report, source)
+                    pending.write(out)
+                    chunk.clear()
+            if chunk:
                 await _run_chunk(engine, turns, chunk, stats, pending, report, source)
-                out.writelines(write(e) for e in pending)
-                pending.clear()
-                chunk.clear()
-        if chunk:
-            await _run_chunk(engine, turns, chunk, stats, pending, report, source)
-        pending.extend(turns.flush())
-        out.writelines(write(e) for e in pending)
-        out.flush()
+            pending.add(turns.flush())
+            pending.write(out)
+            out.flush()
     finally:
         await store.close()
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+@contextmanager
+def _collecting_seldom() -> Iterator[None]:
+    """Python's collector looks through its young objects every 700 new ones, and now and then
+    through all of them; a replay mostly adds to what it keeps (the engine's memory of every
+    message), so at that pace it walks the same growing state again and again. The replay
+    raises the first threshold while it runs, and puts it back."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(10_000, *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
 
 
 async def _run_chunk(
@@ -162,7 +178,7 @@ async def _run_chunk(
     turns: TurnRecorder,
     chunk: list[tuple[int, str]],
     stats: ReplayStats,
-    pending: list[Emission],
+    pending: Pending,
     report: TextIO,
     source: str,
 ) -> None:
@@ -176,28 +192,68 @@ async def _run_chunk(
                 await _reject(engine, stats, report, f"{source}:{number}", str(exc), line)
                 continue
             turns.clock.set(record.at)
-            pending.extend(turns.due())
-            where = f"{source}:{number}"
+            if due := turns.due():
+                pending.add(due)
             if record.via is not None and record.via not in engine.workspace.manifest.agents:
-                await _reject(
-                    engine, stats, report, where, f"via names unknown agent {record.via!r}", line
-                )
+                reason = f"via names unknown agent {record.via!r}"
+                await _reject(engine, stats, report, f"{source}:{number}", reason, line)
                 continue
             try:
                 event = NORMALISERS[record.platform](record.payload)
             except C2AError as exc:
                 payload = json.dumps(redact(record.payload), ensure_ascii=False)
-                await _reject(engine, stats, report, where, str(exc), payload)
+                await _reject(engine, stats, report, f"{source}:{number}", str(exc), payload)
                 continue
             if event is None:
                 stats.ignored += 1
                 continue
             outcome = await engine.ingest(event, record.via)
-            pending.extend(turns.feed(outcome.emissions))
+            pending.add(turns.feed(outcome.emissions))
             if outcome.status == "new":
                 stats.events += 1
             elif outcome.status == "repeat":
                 stats.duplicates += 1
+
+
+class Pending:
+    """The output of a transaction not yet committed, encoded as it is made: JSON Lines, or
+    what `render` makes of each emission. Encoded at once, a chunk's many emissions do not
+    stay alive as objects for the garbage collector to walk again and again."""
+
+    def __init__(self, render: Callable[[Emission], str] | None) -> None:
+        self._render = render
+        self._lines: list[bytes] = []
+        self._text: list[str] = []
+
+    def add(self, emissions: list[Emission]) -> None:
+        if self._render is not None:
+            self._text.extend(map(self._render, emissions))
+        else:
+            self._lines.extend(map(_json_line, emissions))
+
+    def write(self, out: TextIO) -> None:
+        """Write everything added since the last write (the transaction has committed).
+
+        JSON Lines go to a UTF-8 file's own byte buffer as orjson wrote them: decoding them
+        and encoding them again would cost more than making them did."""
+        if self._lines:
+            data = b"".join(self._lines)
+            self._lines.clear()
+            binary = getattr(out, "buffer", None)
+            if binary is not None and codecs.lookup(out.encoding).name == "utf-8":
+                out.flush()  # what was written as text goes first
+                binary.write(data)
+            else:
+                out.write(data.decode())
+        if self._text:
+            out.write("".join(self._text))
+            self._text.clear()
+
+
+def _json_line(emission: Emission) -> bytes:
+    return orjson.dumps(
+        {"agent": emission.agent, emission.kind: emission.body}, option=orjson.OPT_APPEND_NEWLINE
+    )
 
 
 class TurnRecorder:
@@ -209,6 +265,10 @@ class TurnRecorder:
         self.clock = clock
         self._assemblers = {agent: Assembler(clock) for agent in agents}
         self._started: set[str] = set()
+        # No gathering closes before this (None: none is open), so a line that comes earlier
+        # has nothing due. Only a `buffered` delivery opens a gathering; typing, more fragments,
+        # cancellations and closing only make gatherings close later or not at all.
+        self._earliest: datetime | None = None
 
     def feed(self, emissions: list[Emission]) -> list[Emission]:
         """The emissions, each followed by the turns it starts."""
@@ -220,7 +280,10 @@ class TurnRecorder:
             assembler = self._assemblers[emission.agent]
             method, params = emission.body["method"], emission.body["params"]
             if method == METHOD_DELIVER:
-                out.extend(self._records(emission.agent, assembler.deliver(params)))
+                if started := assembler.deliver(params):
+                    out.extend(self._records(emission.agent, started))
+                if params["injection"]["mode"] == "buffered":
+                    self._earliest = _earliest(self._earliest, assembler.next_due())
             elif method == METHOD_CANCELLED:
                 assembler.cancel(params["eventId"])
             elif method == METHOD_TYPING:
@@ -228,25 +291,23 @@ class TurnRecorder:
         return out
 
     def due(self) -> list[Emission]:
-        return self._each(Assembler.due) if self._open() else []
-
-    def _open(self) -> bool:
-        """Whether any gathering could have closed by now (the cheap check on every line)."""
-        now = self.clock.now()
-        return any(
-            (closes := a.next_due()) is not None and closes <= now
-            for a in self._assemblers.values()
-        )
+        if self._earliest is None or self._earliest > self.clock.now():
+            return []  # the cheap check on every line
+        return self._each(Assembler.due)
 
     def flush(self) -> list[Emission]:
         return self._each(Assembler.flush)
 
     def _each(self, close: Callable[[Assembler], list[Turn]]) -> list[Emission]:
-        return [
+        records = [
             record
             for agent, assembler in self._assemblers.items()
             for record in self._records(agent, close(assembler))
         ]
+        self._earliest = None
+        for assembler in self._assemblers.values():
+            self._earliest = _earliest(self._earliest, assembler.next_due())
+        return records
 
     def _records(self, agent: str, turns: list[Turn]) -> list[Emission]:
         records = []
@@ -259,6 +320,12 @@ class TurnRecorder:
         return records
 
 
+def _earliest(one: datetime | None, other: datetime | None) -> datetime | None:
+    if one is None or other is None:
+        return other if one is None else one
+    return min(one, other)
+
+
 async def _reject(
     engine: Engine, stats: ReplayStats, report: TextIO, where: str, reason: str, payload: str
 ) -> None:
@@ -267,7 +334,3 @@ async def _reject(
     report.write(f"{where}: {reason}\n")
     at = format_time(engine.clock.now())
     await engine.store.quarantine(where, reason, redact_text(payload[:65536]), at)
-
-
-def _json_line(emission: Emission) -> str:
-    return orjson.dumps({"agent": emission.agent, emission.kind: emission.body}).decode() + "\n"

@@ -10,18 +10,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import Final
 
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
-from core.intent import Intent
+from core.intent import Intent, IntentClassifier
 from core.manifest import ChannelConfig, Workspace
 from core.signals import GlyphMap, Signal, is_stop_reaction
 from core.state import Chain, MessageRecord, State, ThreadRecord
 
 __all__ = [
     "Assessment",
+    "ChatterShape",
     "Context",
     "assess",
+    "chatter_shape",
     "constrain",
     "revise_for_edit",
     "select_responder",
@@ -45,33 +48,53 @@ _MESSAGE, _EDIT = EventKind.MESSAGE, EventKind.EDIT
 _REACTION_ADDED, _REACTION_REMOVED = EventKind.REACTION_ADDED, EventKind.REACTION_REMOVED
 _DM, _CHANNEL = ConversationKind.DM, ConversationKind.CHANNEL
 _BOT = AuthorKind.BOT
+_STATUS = Intent.STATUS
 _AMBIENT_MODES = {mode.value: mode for mode in InjectionMode}
 
 # Reasons that survive having left a conversation: only being named or DMed brings an agent back.
 _RECALLED = frozenset({"direct_message", "direct_mention"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Context:
     """What the rules may read about the world when deciding one event.
 
     Besides the world (`workspace`, `state`, `now`), it carries the facts about the event that
-    are the same for every agent, worked out once by `Context.build`.
+    are the same for every agent, worked out once by `Context.build`, and its intents, read
+    from `text` by `classifier` when first asked for. Immutable through its `Final` fields
+    (see `core.events.ChatEvent`).
     """
 
-    workspace: Workspace
-    state: State
-    intents: frozenset[Intent]
-    glyphs: GlyphMap
-    now: datetime
-    author_agent: str | None = None
-    replied: MessageRecord | None = None
-    reply_author: str | None = None
-    roles_named: tuple[str, ...] = ()
-    chain: Chain | None = None
-    thread: ThreadRecord | None = None
-    thread_holder: str | None = None
-    channel: ChannelConfig = field(default_factory=ChannelConfig)
+    workspace: Final[Workspace]
+    state: Final[State]
+    classifier: Final[IntentClassifier]
+    text: Final[str | None]  # what the intents are read from; None for an event without text
+    glyphs: Final[GlyphMap]
+    now: Final[datetime]
+    author_agent: Final[str | None] = None
+    replied: Final[MessageRecord | None] = None
+    reply_author: Final[str | None] = None
+    roles_named: Final[tuple[str, ...]] = ()
+    chain: Final[Chain | None] = None
+    thread: Final[ThreadRecord | None] = None
+    thread_holder: Final[str | None] = None
+    channel: Final[ChannelConfig] = field(default_factory=ChannelConfig)
+    _intents: frozenset[Intent] | None = field(default=None, init=False, repr=False)
+
+    def intents(self) -> frozenset[Intent]:
+        """The event's intents, read the first time they are asked for: deciding chatter that
+        names someone else never asks."""
+        if self._intents is None:
+            text = self.text
+            self._intents = self.classifier.classify(text) if text is not None else frozenset()
+        return self._intents
+
+    def has_intent(self, intent: Intent) -> bool:
+        """Whether the event has `intent`, reading that one alone unless all are known: most
+        chatter is asked only whether it is a status."""
+        if self._intents is not None:
+            return intent in self._intents
+        return self.text is not None and self.classifier.has(self.text, intent)
 
     @classmethod
     def build(
@@ -79,25 +102,26 @@ class Context:
         event: ChatEvent,
         workspace: Workspace,
         state: State,
-        intents: frozenset[Intent],
+        classifier: IntentClassifier,
         glyphs: GlyphMap,
         now: datetime,
     ) -> Context:
         conversation = event.conversation
         replied = state.replied_message(event)
         chain = state.chains.get((conversation.key, event.author.id))
-        window = timedelta(milliseconds=workspace.settings.merge_window_ms)
         if chain is not None and (
             event.mentions
             or event.reply_to is not None
-            or event.created_at - chain.started > window
+            or event.created_at - chain.started
+            > timedelta(milliseconds=workspace.settings.merge_window_ms)
         ):
             chain = None
         thread = state.thread(conversation)
         return cls(
             workspace=workspace,
             state=state,
-            intents=intents,
+            classifier=classifier,
+            text=event.text if event.kind is _MESSAGE or event.kind is _EDIT else None,
             glyphs=glyphs,
             now=now,
             author_agent=workspace.agent_for(event.platform, event.author.id),
@@ -113,13 +137,13 @@ class Context:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Assessment:
     """A decision, and whether this agent is a candidate in choosing the event's one responder
     (a role mention, a group DM or a `select` broadcast)."""
 
-    decision: Decision
-    candidate: bool = False
+    decision: Final[Decision]
+    candidate: Final[bool] = False
 
 
 def assess(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
@@ -207,7 +231,7 @@ def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
                 event.event_id, agent, TO_MY_ROLE, MUST_NOT, NOTIFY, "claimed_by_other"
             )
             return Assessment(replace(decision, claimed_by=holder))
-        if Intent.THANKS in ctx.intents:
+        if ctx.has_intent(Intent.THANKS):
             return _plain(event, agent, TO_MY_ROLE, MUST_NOT, MAILBOX, "thanks")
         return _plain(event, agent, TO_MY_ROLE, MAY, NOTIFY, "thread_participant")
     return _undirected(event, agent, ctx, elsewhere=elsewhere)
@@ -222,13 +246,54 @@ def _undirected(event: ChatEvent, agent: str, ctx: Context, *, elsewhere: bool) 
     channel = ctx.channel
     override = channel.agents.get(agent) if channel.agents else None
     mode = _AMBIENT_MODES[(override and override.ambient_mode) or channel.ambient_mode]
-    if Intent.STATUS in ctx.intents:
+    if ctx.has_intent(_STATUS):
         reason = "status_broadcast"
         if mode is MAILBOX:
             mode = InjectionMode.DIGEST
     else:
         reason = "unaddressed"
     return _plain(event, agent, AMBIENT, MUST_NOT, mode, reason, Priority.LOW)
+
+
+ChatterShape = tuple[str, str | None, AuthorKind, bool, bool, bool]
+
+
+def chatter_shape(event: ChatEvent, ctx: Context) -> ChatterShape | None:
+    """What the rules read of plain channel chatter, or None when the event is not that.
+
+    Plain chatter is a message with its text in a channel (not a thread or DM) that replies
+    to nothing, continues no run of fragments and names no agent, role or crowd: at most some
+    people. For it the rules and the constraints read only the channel (its settings), which
+    agent wrote it if any, the author's kind, whether a bot author is trusted, and whether it
+    names anyone, else whether it is a status: the shape. Every agent's decision on it is the
+    same for every event of the same shape, bar the event id, and always `must_not_respond`, so
+    no state (budgets, loops, leaving) and no claim comes into it.
+    """
+    mentions = event.mentions
+    if (
+        event.kind is not _MESSAGE
+        or event.conversation.kind is not _CHANNEL
+        or event.reply_to is not None
+        or event.target_author_id is not None
+        or event.content_withheld
+        or ctx.chain is not None
+        or mentions.roles
+        or mentions.broadcast
+    ):
+        return None
+    ws, platform = ctx.workspace, event.platform
+    if any(ws.agent_for(platform, user) is not None for user in mentions.users):
+        return None
+    author = event.author
+    names_people = bool(mentions.users)  # then the rules never read its intents
+    return (
+        event.conversation.scope,
+        ctx.author_agent,
+        author.kind,
+        author.kind is _BOT and ws.trusted_bot(author.id),
+        names_people,
+        not names_people and ctx.has_intent(_STATUS),
+    )
 
 
 def _binds(ws: Workspace, platform: str, group: str, agent: str) -> bool:
@@ -242,7 +307,7 @@ def _candidate(event: ChatEvent, agent: str, reason: str) -> Assessment:
 
 def _directed(event: ChatEvent, agent: str, reason: str, ctx: Context) -> Assessment:
     """A message aimed at this agent: intent decides policy, mode and priority."""
-    intents = ctx.intents
+    intents = ctx.intents()
     if Intent.THANKS in intents:
         return _plain(event, agent, TO_ME, ACK, NOTIFY, "thanks")
     if Intent.LEAVE in intents:

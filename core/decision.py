@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Final
 
 __all__ = [
     "Decision",
@@ -65,27 +66,27 @@ class Disposition(StrEnum):
     FAILED = "failed"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decision:
     """What the host decided about one event for one agent, and why.
 
     `reason` is a machine-readable word (`direct_message`, `direct_mention`, `claimed_by_other`,
     ...; the full list is in docs/attention.md). `claimed_by` names the agent holding the claim
     on the event, `continues` the event this one continues (a fragment), `supersedes` the
-    version an edit replaces.
+    version an edit replaces. Immutable through its `Final` fields (see `ChatEvent`).
     """
 
-    event_id: str
-    agent: str
-    directedness: Directedness
-    policy: Policy
-    mode: InjectionMode
-    reason: str
-    priority: Priority = Priority.NORMAL
-    deadline_ms: int | None = None
-    claimed_by: str | None = None
-    continues: str | None = None
-    supersedes: str | None = None
+    event_id: Final[str]
+    agent: Final[str]
+    directedness: Final[Directedness]
+    policy: Final[Policy]
+    mode: Final[InjectionMode]
+    reason: Final[str]
+    priority: Final[Priority] = Priority.NORMAL
+    deadline_ms: Final[int | None] = None
+    claimed_by: Final[str | None] = None
+    continues: Final[str | None] = None
+    supersedes: Final[str | None] = None
 
     @property
     def idempotency_key(self) -> str:

@@ -8,21 +8,29 @@ owns the transaction: emissions may be sent only after it commits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from functools import partial
+from typing import Any, Final
 
-from core.attention import Context, assess, constrain, revise_for_edit, select_responder
+from core.attention import (
+    ChatterShape,
+    Context,
+    assess,
+    chatter_shape,
+    constrain,
+    revise_for_edit,
+    select_responder,
+)
 from core.clock import Clock, format_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
-from core.decision import Decision, Disposition, InjectionMode, Policy
+from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
 from core.emission import Emission
 from core.envelope import cancelled, deliver, shared_params, typing
 from core.errors import StoreError
 from core.events import AuthorKind, ChatEvent, EventKind
 from core.followup import DIGEST_KIND, REMINDER_KIND, FollowUp
-from core.intent import DEFAULT_RULES, IntentClassifier
+from core.intent import DEFAULT_RULES, Intent, IntentClassifier
 from core.manifest import Workspace
 from core.signals import GlyphMap, Signal, glyph_map
 from core.state import State
@@ -34,15 +42,22 @@ _TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
 _CHAT_KINDS = frozenset(LEDGER_KINDS.values())
 LEFT_KIND = "x.c2a.left"
 _TYPING_LASTS = timedelta(seconds=10)
+# Reading an enum member off its class costs a lookup on every use; the hot paths read these.
+_MESSAGE = EventKind.MESSAGE
+_EDIT = EventKind.EDIT
+_DELETE = EventKind.DELETE
+_TYPING = EventKind.TYPING
+_MUST = Policy.MUST_RESPOND
+_Answer = tuple[Directedness, Policy, InjectionMode, str, Priority]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Outcome:
     """What ingesting one event did: `status` is `new` (appended to the ledger), `repeat`
     (already there: a retry, or another agent's copy) or `transient` (typing, not ledgered)."""
 
-    status: str
-    emissions: list[Emission]
+    status: Final[str]
+    emissions: Final[list[Emission]]
 
 
 class Engine:
@@ -68,6 +83,8 @@ class Engine:
         self.state = State(workspace)
         self.unavailable: dict[str, datetime] = {}
         self.followup = FollowUp(self)
+        # The rules' answer to plain channel chatter, per shape and agent (`_chatter`).
+        self._chatter_answers: dict[ChatterShape, dict[str, _Answer]] = {}
 
     async def rebuild(self) -> int:
         """Fold the whole ledger into a fresh state (after a restart); returns events read."""
@@ -100,7 +117,7 @@ class Engine:
 
     async def ingest(self, event: ChatEvent, via: str | None = None) -> Outcome:
         """Make one event durable and decide it; returns what to send once the caller commits."""
-        if event.kind is EventKind.TYPING:
+        if event.kind is _TYPING:
             return Outcome("transient", self._typing(event, via))
         first, emissions = await self._ingest(event, via)
         return Outcome("new" if first else "repeat", emissions)
@@ -128,10 +145,10 @@ class Engine:
             await self._fill_text(resolved)
         else:
             decided = set()
-        if resolved.kind is EventKind.DELETE:
+        if resolved.kind is _DELETE:
             return first, await self._delete(resolved, first)
-        target = state.target(resolved)
-        if resolved.kind is EventKind.EDIT and target is not None and target.deleted:
+        target = state.target(resolved) if resolved.kind is _EDIT else None
+        if target is not None and target.deleted:
             return first, []
         # A repeat is decided only for agents whose own connection is new to it: visibility
         # through membership was settled when the event first arrived.
@@ -140,34 +157,39 @@ class Engine:
             if first
             else [a for a in receivers if a not in decided]
         )
-        intents = (
-            self.classifier.classify(resolved.text) if resolved.kind in _TEXT_KINDS else frozenset()
-        )
-        ctx = Context.build(resolved, self.workspace, state, intents, self.glyphs, now)
+        ctx = Context.build(resolved, self.workspace, state, self.classifier, self.glyphs, now)
         decisions = await self._decide(resolved, audience, ctx)
         emissions: list[Emission] = []
-        if resolved.kind is EventKind.EDIT and target is not None:
+        if target is not None:
             decisions, cancels = self._revise_edit(decisions, target.delivered, target.answered)
             emissions.extend(cancels)
         if decisions:
             await self.store.record_decisions(seq, decisions, stamp)
         shared = shared_params(resolved, seq, self.workspace, self.glyphs) if decisions else {}
+        looped = False
         for decision in decisions:
             message = deliver(
-                resolved, decision, shared, self.workspace, intents, compact=self.compact
+                resolved, decision, shared, self.workspace, ctx.intents, compact=self.compact
             )
             emissions.append(Emission(decision.agent, "rpc", message))
-            emissions.extend(await self._signals(resolved, decision, stamp))
-        emissions.extend(await self._escalations(resolved, decisions, stamp))
+            if decision.policy is _MUST:  # only those get a fast acknowledgement
+                emissions.extend(await self._signals(resolved, decision, stamp))
+            looped = looped or decision.reason == "loop_limit"
+        if looped:
+            emissions.extend(await self._escalate_loop(resolved, stamp))
         state.apply(resolved, decisions, first=first)
         return first, emissions
+
+    def _read_intents(self, event: ChatEvent) -> frozenset[Intent]:
+        """The event's intents (a delivery reads them only for a knock's topic)."""
+        return self.classifier.classify(event.text) if event.kind in _TEXT_KINDS else frozenset()
 
     async def _fill_text(self, event: ChatEvent) -> None:
         """A bot without Discord's Message Content intent receives messages blank; when a copy
         with the text arrives after a blank one, the ledger takes the text."""
         target = self.state.target(event)
         if (
-            event.kind is EventKind.MESSAGE
+            event.kind is _MESSAGE
             and event.text
             and target is not None
             and not target.text
@@ -191,21 +213,21 @@ class Engine:
         """Agents that can see the event and have no decision for it yet, in manifest order."""
         state = self.state
         author = self.workspace.agent_for(event.platform, event.author.id)
-        target = state.target(event) if event.kind is EventKind.EDIT else None
+        target = state.target(event) if event.kind is _EDIT else None
         seen_before = target.delivered if target is not None else {}
+        members = state.members.get(event.conversation.scope, ())  # `State.can_see`, once
         return [
             agent
             for agent in self.workspace.agent_ids
             if agent not in decided
-            and (
-                agent in receivers
-                or agent == author
-                or agent in seen_before
-                or state.can_see(agent, event.conversation)
-            )
+            and (agent in members or agent in receivers or agent == author or agent in seen_before)
         ]
 
     async def _decide(self, event: ChatEvent, audience: list[str], ctx: Context) -> list[Decision]:
+        shape = chatter_shape(event, ctx)
+        if shape is not None:
+            answers = self._chatter_answers.setdefault(shape, {})
+            return [self._chatter(event, agent, answers, ctx) for agent in audience]
         assessed = {
             agent: constrain(assess(event, agent, ctx), event, agent, ctx) for agent in audience
         }
@@ -233,6 +255,27 @@ class Engine:
                 if decision.mode in (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE):
                     decisions[agent] = replace(decision, mode=InjectionMode.NOTIFY)
         return [decisions[agent] for agent in audience]
+
+    def _chatter(
+        self, event: ChatEvent, agent: str, answers: dict[str, _Answer], ctx: Context
+    ) -> Decision:
+        """Plain channel chatter, most of any channel's traffic: the rules decide the first
+        event of each shape for each agent, and later ones of the shape reuse that answer (from
+        `answers`) with their own id."""
+        answer = answers.get(agent)
+        if answer is not None:
+            return Decision(event.event_id, agent, *answer)
+        decision = constrain(assess(event, agent, ctx), event, agent, ctx).decision
+        answer = (
+            decision.directedness,
+            decision.policy,
+            decision.mode,
+            decision.reason,
+            decision.priority,
+        )
+        if decision == Decision(event.event_id, agent, *answer):  # nothing more to it
+            answers[agent] = answer
+        return decision
 
     async def _holder(self, event: ChatEvent, candidates: list[str], ctx: Context) -> str:
         """The agent holding the event's claim, selecting and claiming one if nobody does."""
@@ -294,7 +337,7 @@ class Engine:
     async def _signals(self, event: ChatEvent, decision: Decision, stamp: str) -> list[Emission]:
         """The fast acknowledgement: `seen` on a must_respond event, `queued` when over budget,
         `blocked` while the agent's harness is down."""
-        if decision.policy is not Policy.MUST_RESPOND or event.kind is not EventKind.MESSAGE:
+        if decision.policy is not _MUST or event.kind is not _MESSAGE:
             return []
         if decision.agent in self.unavailable:
             signal = Signal.BLOCKED
@@ -323,12 +366,10 @@ class Engine:
             return []
         return [Emission(decision.agent, "outbound", action)]
 
-    async def _escalations(
-        self, event: ChatEvent, decisions: Iterable[Decision], stamp: str
-    ) -> list[Emission]:
+    async def _escalate_loop(self, event: ChatEvent, stamp: str) -> list[Emission]:
         """A bot-to-bot loop that hit the limit is escalated to the lead once per run."""
         key = event.conversation.key
-        if key in self.state.escalated or not any(d.reason == "loop_limit" for d in decisions):
+        if key in self.state.escalated:
             return []
         lead = self.workspace.lead
         if not await self.store.record_escalation(lead, "loop_limit", key, event.event_id, stamp):
@@ -361,14 +402,13 @@ class Engine:
                 "which the ledger lacks"
             )
         event = event_from_data(entry.data)
-        intents = self.classifier.classify(event.text) if event.kind in _TEXT_KINDS else frozenset()
         shared = shared_params(event, entry.seq, self.workspace, self.glyphs)
         message = deliver(
             event,
             delivery.decision,
             shared,
             self.workspace,
-            intents,
+            partial(self._read_intents, event),
             compact=compact,
             attempt=attempt,
         )

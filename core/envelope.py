@@ -6,10 +6,12 @@ in the tests validate) exactly these shapes. Nothing in a knock is taken from me
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from core.clock import format_time
-from core.decision import Decision, Directedness, InjectionMode, Policy
+from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
 from core.intent import Intent, topic
 from core.manifest import Workspace
@@ -22,19 +24,26 @@ _THREAD_CONTEXT = "thread_window"
 CONTENT_UNAVAILABLE = "a message whose content is unavailable (the platform withheld the text)"
 _WITHHELD = (InjectionMode.NOTIFY,)
 _TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)
+# Reading an enum member off its class costs a lookup on every use; the hot paths read these.
+_MESSAGE, _EDIT = EventKind.MESSAGE, EventKind.EDIT
+_DM = ConversationKind.DM
+_TO_ME, _MUST_NOT = Directedness.TO_ME, Policy.MUST_NOT_RESPOND
 
 
 def shared_params(
     event: ChatEvent, seq: int, workspace: Workspace, glyphs: GlyphMap
 ) -> dict[str, Any]:
-    """The parts of `chat/deliver` that are the same for every agent, built once per event."""
+    """The parts of `chat/deliver` that are the same for every agent, built once per event.
+
+    (On this path and in `deliver`, `str()` of a StrEnum member gives its value several times
+    faster than `.value` does.)"""
     conversation = event.conversation
-    conv: dict[str, Any] = {"id": conversation.id, "kind": conversation.kind.value}
+    conv: dict[str, Any] = {"id": conversation.id, "kind": str(conversation.kind)}
     if conversation.thread_id is not None:
         conv["threadId"] = conversation.thread_id
     if conversation.parent_id is not None:
         conv["parentId"] = conversation.parent_id
-    author: dict[str, Any] = {"id": event.author.id, "kind": event.author.kind.value}
+    author: dict[str, Any] = {"id": event.author.id, "kind": str(event.author.kind)}
     if event.author.display_name:
         author["displayName"] = event.author.display_name
     author_agent = workspace.agent_for(event.platform, event.author.id)
@@ -59,34 +68,30 @@ def deliver(
     decision: Decision,
     shared: dict[str, Any],
     workspace: Workspace,
-    intents: frozenset[Intent],
+    intents: Callable[[], frozenset[Intent]],
     *,
     compact: bool = False,
     attempt: int = 1,
 ) -> dict[str, Any]:
     """The `chat/deliver` request for one decision (spec 000's envelope; with `compact`, also
     spec 001's `addressedToMe`, `policy` and plain-text `content`, parts in `contentParts`).
-    `shared` comes from `shared_params` for the same event."""
+    `shared` comes from `shared_params` for the same event; `intents` reads the event's intents,
+    which only a knock's topic needs."""
     conversation = event.conversation
-    attention: dict[str, Any] = {
-        "policy": decision.policy.value,
-        "reason": decision.reason,
-        "priority": decision.priority.value,
-    }
-    if decision.deadline_ms is not None:
-        attention["deadlineMs"] = decision.deadline_ms
-    if decision.claimed_by is not None:
-        attention["claimedBy"] = f"agent:{decision.claimed_by}"
-    injection: dict[str, Any] = {"mode": decision.mode.value, "role": "user"}
-    if decision.mode in _TURNS:
-        # The harness pulls the surrounding thread window for anything said in public.
-        private = conversation.kind is ConversationKind.DM and conversation.thread_id is None
-        injection["context"] = "message" if private else _THREAD_CONTEXT
+    attention, injection = _verdict(
+        decision.policy,
+        decision.reason,
+        decision.priority,
+        decision.deadline_ms,
+        decision.claimed_by,
+        decision.mode,
+        conversation.kind is _DM and conversation.thread_id is None,
+    )
     withheld = decision.mode in _WITHHELD
     parts = [] if withheld else shared["content"]
     target: dict[str, Any] = {
         "mentions": shared["mentions"],
-        "directedness": decision.directedness.value,
+        "directedness": str(decision.directedness),
     }
     recipient = _recipient(event, decision, workspace)
     if recipient is not None:
@@ -116,7 +121,7 @@ def deliver(
             "priority": decision.priority.value,
             "topic": CONTENT_UNAVAILABLE
             if event.content_withheld
-            else topic(intents, has_files=event.files > 0, is_reply=event.reply_to is not None)
+            else topic(intents(), has_files=event.files > 0, is_reply=event.reply_to is not None)
             if event.kind in (EventKind.MESSAGE, EventKind.EDIT)
             else _event_topic(event),
             "pullWith": "chat_read_thread",
@@ -132,6 +137,36 @@ def deliver(
         "method": METHOD_DELIVER,
         "params": params,
     }
+
+
+@lru_cache(maxsize=1024)
+def _verdict(
+    policy: Policy,
+    reason: str,
+    priority: Priority,
+    deadline_ms: int | None,
+    claimed_by: str | None,
+    mode: InjectionMode,
+    private: bool,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A delivery's `attention` and `injection`, which follow from the decision alone (and, for
+    a turn, whether the conversation is private). Each is made once and shared by every message
+    with the same verdict, as `shared_params` parts are by one event's messages: nothing
+    changes a message once it is built."""
+    attention: dict[str, Any] = {
+        "policy": policy.value,
+        "reason": reason,
+        "priority": priority.value,
+    }
+    if deadline_ms is not None:
+        attention["deadlineMs"] = deadline_ms
+    if claimed_by is not None:
+        attention["claimedBy"] = f"agent:{claimed_by}"
+    injection: dict[str, Any] = {"mode": mode.value, "role": "user"}
+    if mode in _TURNS:
+        # The harness pulls the surrounding thread window for anything said in public.
+        injection["context"] = "message" if private else _THREAD_CONTEXT
+    return attention, injection
 
 
 def cancelled(event_id: str, reason: str, request_id: str | None = None) -> dict[str, Any]:
@@ -158,6 +193,8 @@ def typing(event: ChatEvent, until: str) -> dict[str, Any]:
 def content_parts(event: ChatEvent, glyphs: GlyphMap) -> list[dict[str, Any]]:
     """The typed content of an event: text, a reaction, a membership change or a new thread."""
     kind = event.kind
+    if kind is _MESSAGE or kind is _EDIT:
+        return [{"type": "text", "text": event.text}]
     if kind in (EventKind.REACTION_ADDED, EventKind.REACTION_REMOVED):
         part: dict[str, Any] = {
             "type": "reaction",
@@ -183,6 +220,8 @@ def content_parts(event: ChatEvent, glyphs: GlyphMap) -> list[dict[str, Any]]:
 def mention_tokens(event: ChatEvent, workspace: Workspace) -> list[str]:
     """Mentions in C2A form: `agent:<id>`, `user:<platform id>`, `role:<name>`,
     `group:<platform id>` for an unbound group, `broadcast:<here|channel|everyone>`."""
+    if not event.mentions:
+        return []
     platform = event.platform
     tokens: list[str] = []
     for user in event.mentions.users:
@@ -203,13 +242,13 @@ def mention_tokens(event: ChatEvent, workspace: Workspace) -> list[str]:
 
 
 def _recipient(event: ChatEvent, decision: Decision, workspace: Workspace) -> str | None:
-    if decision.directedness is Directedness.TO_ME:
+    if decision.directedness is _TO_ME:
         return f"agent:{decision.agent}"
     if decision.reason == "role_mention":
         roles = workspace.roles_named(event.platform, event.mentions.roles)
         mine = [r for r in roles if decision.agent in workspace.agents_by_role.get(r, ())]
         return f"role:{mine[0]}" if mine else None
-    if decision.claimed_by is not None and decision.policy is not Policy.MUST_NOT_RESPOND:
+    if decision.claimed_by is not None and decision.policy is not _MUST_NOT:
         return f"agent:{decision.claimed_by}"
     return None
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Final
 
 __all__ = [
     "Author",
@@ -127,7 +128,7 @@ class Mentions:
         return bool(self.users or self.roles or self.broadcast)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ChatEvent:
     """One normalised inbound event.
 
@@ -141,24 +142,29 @@ class ChatEvent:
     `delivery_id` is the platform's id for this delivery (Slack `event_id`), for audit only.
     `content_withheld` says the platform kept the text from the connection that received it
     (a Discord bot without the Message Content intent): `text` is empty, not the message.
+
+    Immutable through its `Final` fields, which mypy holds every assignment to; the class is
+    not `frozen=True` because a frozen dataclass pays an `object.__setattr__` call per field
+    on every construction, and one event is made for every payload. The same goes for the
+    other values made on every event: `Decision`, `Emission`, the rules' `Context`.
     """
 
-    event_id: str
-    kind: EventKind
-    platform: str
-    workspace_id: str
-    conversation: Conversation
-    author: Author
-    created_at: datetime
-    message_id: str | None = None
-    text: str = ""
-    mentions: Mentions = field(default_factory=Mentions)
-    reply_to: str | None = None
-    target_author_id: str | None = None
-    reaction: str | None = None
-    user_id: str | None = None
-    subtype: str | None = None
-    files: int = 0
-    bot_user_id: str | None = None
-    delivery_id: str | None = None
-    content_withheld: bool = False
+    event_id: Final[str]
+    kind: Final[EventKind]
+    platform: Final[str]
+    workspace_id: Final[str]
+    conversation: Final[Conversation]
+    author: Final[Author]
+    created_at: Final[datetime]
+    message_id: Final[str | None] = None
+    text: Final[str] = ""
+    mentions: Final[Mentions] = field(default_factory=Mentions)
+    reply_to: Final[str | None] = None
+    target_author_id: Final[str | None] = None
+    reaction: Final[str | None] = None
+    user_id: Final[str | None] = None
+    subtype: Final[str | None] = None
+    files: Final[int] = 0
+    bot_user_id: Final[str | None] = None
+    delivery_id: Final[str | None] = None
+    content_withheld: Final[bool] = False

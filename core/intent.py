@@ -86,12 +86,18 @@ class IntentClassifier(Protocol):
         """The intents of `text`; empty when none apply."""
         ...
 
+    def has(self, text: str, intent: Intent) -> bool:
+        """Whether `intent` is one of `classify(text)`: an implementation may read that one
+        intent alone, which costs less than reading them all."""
+        ...
+
 
 # Phrases of these intents do not count inside a question about them.
 _NOT_IN_QUESTIONS = frozenset({Intent.APPROVAL, Intent.BLOCKER, Intent.STATUS})
 
 _OVERRIDE_KEYS = ("add", "remove", "patterns_add")
-_ONLY_THANKS = frozenset({Intent.THANKS})
+_THANKS = Intent.THANKS
+_ONLY_THANKS = frozenset({_THANKS})
 _PLACEHOLDER = "\ue000"
 _EMOTICON = "🙂"
 
@@ -291,6 +297,7 @@ class _Compiled:
     """`IntentRules` ready for `classify`."""
 
     checks: tuple[_Check, ...]
+    by_intent: Mapping[Intent, _Check]  # the same checks, by intent (every one but thanks)
     unknown_keywords: tuple[_Check, ...]  # the checks to run even when no keyword is present
     keyword_words: frozenset[str]
     keyword_literals: tuple[str, ...]
@@ -358,6 +365,7 @@ class IntentRules:
         every.update(k for c in checks for k in c.phrase_keywords or ())
         compiled = _Compiled(
             checks=tuple(checks),
+            by_intent={c.intent: c for c in checks},
             unknown_keywords=tuple(c for c in checks if c.keywords is None),
             keyword_words=frozenset(k for k in every if _RUN.fullmatch(k)),
             keyword_literals=tuple(sorted(k for k in every if not _RUN.fullmatch(k))),
@@ -373,21 +381,44 @@ class IntentRules:
 
     def classify(self, text: str) -> frozenset[Intent]:
         """The intents of `text` by the rules in the module docstring; never raises."""
+        read = self._read(text)
+        if read is None:
+            return _ONLY_THANKS
+        text, present = read
+        compiled = self._compiled
+        return frozenset(
+            [
+                c.intent
+                for c in (compiled.checks if present else compiled.unknown_keywords)
+                if self._applies(c, text, present)
+            ]
+        )
+
+    def has(self, text: str, intent: Intent) -> bool:
+        """`intent in self.classify(text)`, testing only that intent's check."""
+        read = self._read(text)
+        if read is None:  # only thanks
+            return intent is _THANKS
+        if intent is _THANKS:  # thanks counts only as the whole message
+            return False
+        text, present = read
+        return self._applies(self._compiled.by_intent[intent], text, present)
+
+    def _read(self, text: str) -> tuple[str, frozenset[str]] | None:
+        """The text ready for the checks and the keywords present in it; None when the message
+        is only thanks (then thanks is its one intent)."""
         text, emoji = _prepare(text)
         runs = _runs(text)
         if "?" not in text:
             words = runs if text.isascii() and "'" not in text else _words(text)
             if self._is_thanks(words, emoji):
-                return _ONLY_THANKS
-        compiled = self._compiled
-        present = compiled.present(text, runs)
-        return frozenset(
-            [
-                c.intent
-                for c in (compiled.checks if present else compiled.unknown_keywords)
-                if (c.keywords is None or not c.keywords.isdisjoint(present))
-                and self._matches(c, text, present)
-            ]
+                return None
+        return text, self._compiled.present(text, runs)
+
+    def _applies(self, check: _Check, text: str, present: frozenset[str]) -> bool:
+        keywords = check.keywords
+        return (keywords is None or not keywords.isdisjoint(present)) and self._matches(
+            check, text, present
         )
 
     def with_overrides(self, overrides: Mapping[str, Mapping[str, Sequence[str]]]) -> IntentRules:

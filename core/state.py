@@ -21,9 +21,23 @@ __all__ = ["Chain", "MessageRecord", "State", "ThreadRecord", "message_key"]
 
 _OPEN = frozenset({Policy.MUST_RESPOND})
 _ANSWERED = frozenset({Disposition.RESPONDED, Disposition.ACKNOWLEDGED})
+# What starts a run of fragments: a directed decision the agent may answer with a model turn.
+_DIRECTED = frozenset({Directedness.TO_ME, Directedness.TO_MY_ROLE})
+_MAY_ANSWER = frozenset({Policy.MUST_RESPOND, Policy.MAY_RESPOND})
+_NO_FRAGMENTS = frozenset({InjectionMode.NOTIFY, InjectionMode.TOOL_MAILBOX})
+_TURNS = frozenset({InjectionMode.BUFFERED, InjectionMode.IMMEDIATE})
+_TEXTS = frozenset({EventKind.MESSAGE, EventKind.EDIT})
 
 
 _REACTIONS = (EventKind.REACTION_ADDED, EventKind.REACTION_REMOVED)
+# Reading an enum member off its class costs a lookup on every use; the hot paths read these.
+_MESSAGE = EventKind.MESSAGE
+_EDIT = EventKind.EDIT
+_DELETE = EventKind.DELETE
+_THREAD = ConversationKind.THREAD
+_HUMAN = AuthorKind.HUMAN
+_AGENT = AuthorKind.AGENT
+_TO_ME = Directedness.TO_ME
 
 
 def _reaction_key(event: ChatEvent) -> tuple[str, ...]:
@@ -101,17 +115,18 @@ class State:
         """The event with what the host knows filled in: thread conversations, authors of
         edits and deletes, the conversation of a reaction's message, and agent authors."""
         conversation = self.thread_channels.get(event.conversation.id, event.conversation)
-        if conversation.kind is not ConversationKind.THREAD and event.conversation.thread_id:
+        if conversation.kind is not _THREAD and event.conversation.thread_id:
             conversation = event.conversation
         author = event.author
-        target = self.target(event)
-        if target is not None and event.kind is not EventKind.MESSAGE:
+        # An edit, delete or reaction is about a message the host may have seen.
+        target = self.target(event) if event.kind is not _MESSAGE else None
+        if target is not None:
             conversation = target.conversation
-            if event.kind in (EventKind.EDIT, EventKind.DELETE) and not author.id:
+            if event.kind in (_EDIT, _DELETE) and not author.id:
                 author = replace(author, id=target.author_id)
         agent = self.workspace.agent_for(event.platform, author.id)
-        if agent is not None and author.kind is not AuthorKind.AGENT:
-            author = replace(author, kind=AuthorKind.AGENT)
+        if agent is not None and author.kind is not _AGENT:
+            author = replace(author, kind=_AGENT)
         event_id = event.event_id
         if event.kind in _REACTIONS:
             generation = self._reaction_generation(event)
@@ -150,7 +165,7 @@ class State:
         return self.messages.get(message_key(event.platform, event.conversation.id, event.reply_to))
 
     def thread(self, conversation: Conversation) -> ThreadRecord | None:
-        if conversation.kind is not ConversationKind.THREAD:
+        if conversation.kind is not _THREAD:
             return None
         return self.threads.get(conversation.key)
 
@@ -188,11 +203,11 @@ class State:
             self._note_decisions(event, decided)
             return
         kind = event.kind
-        if kind is EventKind.MESSAGE:
+        if kind is _MESSAGE:
             self._apply_message(event, decided)
-        elif kind is EventKind.EDIT:
+        elif kind is _EDIT:
             self._apply_edit(event, decided)
-        elif kind is EventKind.DELETE:
+        elif kind is _DELETE:
             target = self.target(event)
             if target is not None:
                 target.deleted = True
@@ -232,7 +247,7 @@ class State:
                     text=event.text,
                     versions=[event.event_id],
                 )
-        if conversation.kind is ConversationKind.THREAD:
+        if conversation.kind is _THREAD:
             self._note_thread_post(event, author_agent)
         if author_agent is not None:
             self.members.setdefault(conversation.scope, set()).add(author_agent)
@@ -241,7 +256,7 @@ class State:
         for decision in decisions:
             if decision.reason == "leave_requested":
                 self.left.add((decision.agent, conversation.key))
-            elif decision.directedness is Directedness.TO_ME:
+            elif decision.directedness is _TO_ME:
                 self.left.discard((decision.agent, conversation.key))
                 self.left.discard((decision.agent, conversation.scope))
 
@@ -266,7 +281,7 @@ class State:
 
     def _note_streak(self, event: ChatEvent, author_agent: str | None) -> None:
         key = event.conversation.key
-        if event.author.kind is AuthorKind.HUMAN and author_agent is None:
+        if event.author.kind is _HUMAN and author_agent is None:
             self.streaks.pop(key, None)
             self.escalated.discard(key)
         else:
@@ -277,9 +292,9 @@ class State:
         directed = {
             d.agent: d
             for d in decisions
-            if d.directedness in (Directedness.TO_ME, Directedness.TO_MY_ROLE)
-            and d.policy in (Policy.MUST_RESPOND, Policy.MAY_RESPOND)
-            and d.mode not in (InjectionMode.NOTIFY, InjectionMode.TOOL_MAILBOX)
+            if d.policy in _MAY_ANSWER
+            and d.directedness in _DIRECTED
+            and d.mode not in _NO_FRAGMENTS
         }
         chain = self.chains.get(key)
         if directed and not any(d.continues for d in directed.values()):
@@ -302,16 +317,15 @@ class State:
                 self.left.add((decision.agent, event.conversation.key))
 
     def _note_decisions(self, event: ChatEvent, decisions: list[Decision]) -> None:
-        target = self.target(event)
+        target = self.target(event) if event.kind in _TEXTS else None
+        by_human = event.author.kind is _HUMAN
         for decision in decisions:
-            if target is not None and event.kind in (EventKind.MESSAGE, EventKind.EDIT):
+            if target is not None:
                 target.delivered[decision.agent] = decision
             if decision.policy in _OPEN:
                 self.obligations[decision.event_id, decision.agent] = True
                 self.busy[decision.agent] = self.busy.get(decision.agent, 0) + 1
-            if decision.mode in (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE) and (
-                event.author.kind is AuthorKind.HUMAN
-            ):
+            if by_human and decision.mode in _TURNS:
                 stamps = self.turns.setdefault((decision.agent, event.author.id), deque())
                 stamps.append(event.created_at)
             if decision.reason == "loop_limit":

@@ -421,3 +421,42 @@ def test_topic_never_repeats_the_message() -> None:
 def test_describing_something_going_away_is_not_a_request_to_leave() -> None:
     assert Intent.LEAVE not in intents("restarting made the error go away")
     assert Intent.LEAVE not in intents("get out the logs please")
+
+
+# One intent alone
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "thanks",
+        "<@U111> thanks! <@U222|bob>",
+        "👍🏽 🎉",
+        "thanks, can you also check the staging logs?",
+        "ok so how do I restart nginx?",
+        "what's the status of the migration",
+        "could you rerun the flaky tests please",
+        "TODO: rotate the keys",
+        "lgtm, ship it",
+        "is this approved?",
+        "I'm not blocked",
+        "stuck on the failing migration",
+        "PROD IS DOWN!!!",
+        "not urgent, whenever you can",
+        "status: migration 40% done",
+        "deployed v1.2.3 to staging",
+        "was it deployed to staging?",
+        "please leave this channel",
+        "please leave a comment on the PR",
+        "stop, stop everything",
+        "`rm -rf build` then rerun",
+        "see https://example.com/status for details",
+        "&gt; can you deploy the hotfix?\nthanks!",
+        "the ıstanbul mirror is down",
+    ],
+)
+def test_has_agrees_with_classify_on_every_intent(text: str) -> None:
+    found = DEFAULT_RULES.classify(text)
+    for intent in Intent:
+        assert DEFAULT_RULES.has(text, intent) == (intent in found), intent
