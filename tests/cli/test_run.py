@@ -58,16 +58,6 @@ def write_manifest(
     return path
 
 
-@pytest.fixture(autouse=True)
-def _root_logger_restored() -> Any:
-    """`c2a run` configures the process's logging; keep that from leaking into other tests."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
 async def wait_for(predicate: Any, what: str, seconds: float = 10.0) -> None:
     try:
         async with asyncio.timeout(seconds):

@@ -63,16 +63,6 @@ def write_manifest(directory: Path, fake: FakeDiscord, model_url: str) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _root_logger_restored() -> Any:
-    """`c2a run` may configure the process's logging; keep that from leaking into other tests."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
-@pytest.fixture(autouse=True)
 def _quick_guild_ready(monkeypatch: pytest.MonkeyPatch) -> None:
     """discord.py waits `guild_ready_timeout` (2 s) after the last GUILD_CREATE before it is
     ready; the run does not expose it, so its `start_connections` gets a short one here."""

@@ -4,29 +4,18 @@ server, the host and ledger, the built-in model loop against a model that answer
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 import yaml
 from builders import LOCAL
 from fakes.attentive_model import AttentiveModel
 
 from adapters.webchat.server import WebChat
 from c2a.run import WorkspaceRun, run_workspaces
-
-
-@pytest.fixture(autouse=True)
-def _root_logger_restored() -> Any:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def local_manifest(directory: Path, model_url: str, quiet_ms: int) -> Path:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import itertools
-import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -114,16 +113,6 @@ class Driver(Protocol):
     async def delete(self, posted: Posted) -> None: ...
 
     def replies_to(self, posted: Posted) -> list[str]: ...
-
-
-@pytest.fixture(autouse=True)
-def _root_logger_restored() -> Any:
-    """`c2a run` may configure the process's logging; keep that from leaking into other tests."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 async def eventually(
