@@ -395,25 +395,32 @@ class IntentRules:
         )
 
     def has(self, text: str, intent: Intent) -> bool:
-        """`intent in self.classify(text)`, testing only that intent's check."""
-        read = self._read(text)
-        if read is None:  # only thanks
-            return intent is _THANKS
-        if intent is _THANKS:  # thanks counts only as the whole message
-            return False
-        text, present = read
-        return self._applies(self._compiled.by_intent[intent], text, present)
+        """`intent in self.classify(text)`, testing only that intent's check, and whether the
+        message is only thanks (which leaves thanks its one intent) only when the check passes."""
+        text, emoji = _prepare(text)
+        runs = _runs(text)
+        if intent is _THANKS:
+            return self._only_thanks(text, runs, emoji)
+        compiled = self._compiled
+        return self._applies(
+            compiled.by_intent[intent], text, compiled.present(text, runs)
+        ) and not self._only_thanks(text, runs, emoji)
 
     def _read(self, text: str) -> tuple[str, frozenset[str]] | None:
         """The text ready for the checks and the keywords present in it; None when the message
         is only thanks (then thanks is its one intent)."""
         text, emoji = _prepare(text)
         runs = _runs(text)
-        if "?" not in text:
-            words = runs if text.isascii() and "'" not in text else _words(text)
-            if self._is_thanks(words, emoji):
-                return None
+        if self._only_thanks(text, runs, emoji):
+            return None
         return text, self._compiled.present(text, runs)
+
+    def _only_thanks(self, text: str, runs: list[str], emoji: list[str]) -> bool:
+        """Whether a prepared message (its `_runs` and emoji set aside) is only thanks."""
+        if "?" in text:
+            return False
+        words = runs if text.isascii() and "'" not in text else _words(text)
+        return self._is_thanks(words, emoji)
 
     def _applies(self, check: _Check, text: str, present: frozenset[str]) -> bool:
         keywords = check.keywords
