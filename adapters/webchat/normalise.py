@@ -87,29 +87,6 @@ def normalise(payload: Mapping[str, Any]) -> ChatEvent | None:
     user = _text(payload, "user")
     at = _time(payload)
     conversation = _conversation(payload)
-    if kind is EventKind.TYPING:
-        return ChatEvent(
-            event_id=f"{PLATFORM}:{workspace}:typing:{conversation.key}:{user}@{payload['ts']}",
-            kind=kind,
-            platform=PLATFORM,
-            workspace_id=workspace,
-            conversation=conversation,
-            author=Author(user),
-            created_at=at,
-        )
-    if kind is EventKind.MEMBER_JOINED:
-        return ChatEvent(
-            event_id=f"{PLATFORM}:{workspace}:joined:{conversation.id}:{user}",
-            kind=kind,
-            platform=PLATFORM,
-            workspace_id=workspace,
-            conversation=conversation,
-            author=Author(user),
-            created_at=at,
-            user_id=user,
-        )
-    message_id = _text(payload, "id")
-    base = event_id(workspace, message_id)
     common: dict[str, Any] = {
         "kind": kind,
         "platform": PLATFORM,
@@ -117,8 +94,16 @@ def normalise(payload: Mapping[str, Any]) -> ChatEvent | None:
         "conversation": conversation,
         "author": Author(user),
         "created_at": at,
-        "message_id": message_id,
     }
+    if kind is EventKind.TYPING:
+        typing_id = f"{PLATFORM}:{workspace}:typing:{conversation.key}:{user}@{payload['ts']}"
+        return ChatEvent(event_id=typing_id, **common)
+    if kind is EventKind.MEMBER_JOINED:
+        joined_id = f"{PLATFORM}:{workspace}:joined:{conversation.id}:{user}"
+        return ChatEvent(event_id=joined_id, user_id=user, **common)
+    message_id = _text(payload, "id")
+    base = event_id(workspace, message_id)
+    common["message_id"] = message_id
     if kind in (EventKind.MESSAGE, EventKind.EDIT):
         eid = base if kind is EventKind.MESSAGE else f"{base}~{payload['ts']}"
         return ChatEvent(

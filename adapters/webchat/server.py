@@ -320,13 +320,11 @@ class WebChat:
 
     async def _attention(self, message: Message) -> list[dict[str, Any]]:
         base = event_id(self.workspace, message.id)
-        rows: dict[str, StoredDelivery] = {d.decision.agent: d for d in await self._of(base)}
+        deliveries = self.store.deliveries
+        rows: dict[str, StoredDelivery] = {d.decision.agent: d for d in await deliveries(base)}
         for edit in message.edits:
-            rows.update((d.decision.agent, d) for d in await self._of(f"{base}~{edit}"))
+            rows.update((d.decision.agent, d) for d in await deliveries(f"{base}~{edit}"))
         return [_chip(rows[agent]) for agent in self.agents if agent in rows]
-
-    async def _of(self, event: str) -> list[StoredDelivery]:
-        return await self.store.deliveries(event)
 
 
 def _chip(delivery: StoredDelivery) -> dict[str, Any]:
