@@ -32,6 +32,7 @@ from adapters.discord.send import DiscordSender
 from adapters.slack.directory import SlackDirectory
 from adapters.slack.live import SlackWorkspaceConnections
 from adapters.slack.send import SlackSender, verify
+from adapters.webchat.access import is_loopback, token_from
 from adapters.webchat.send import WebchatSender
 from adapters.webchat.server import WebChat
 from c2a.host import Host
@@ -104,6 +105,7 @@ class WorkspaceRun:
                 self.clock,
                 history=data_dir / f"{self.name}.webchat.jsonl",
                 port=webchat_port,
+                token=token_from(environ),
             )
             self.senders["webchat"] = WebchatSender(self.webchat, workspace.manifest.signals)
         self._discord_sender: DiscordSender | None = None
@@ -186,6 +188,15 @@ class WorkspaceRun:
                     "stop what uses that port, or set webchat.port in the manifest"
                 ) from None
             log.info("%s: web chat ready, open %s", self.name, url)
+            if not is_loopback(self.webchat.config.host):
+                log.warning(
+                    "%s: the web chat listens on %s, not only on this machine: whoever can "
+                    "reach it and learns the token reads every conversation and speaks for "
+                    "anyone in it, and plain HTTP carries the token unencrypted; set "
+                    "webchat.host to 127.0.0.1 unless that is meant",
+                    self.name,
+                    self.webchat.config.host,
+                )
         if self.slack is not None:
             await verify(self.workspace, self.environ)  # one line per wrong token or scope
             await self.slack.start()

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import (
@@ -178,10 +179,11 @@ class DiscordWorkspace(_Strict):
 
 
 class WebchatWorkspace(_Strict):
-    """The local web chat (`adapters/webchat`): where its page listens, its channels, and the
-    people who can use it. Everyone in it, people and agents, is in every channel."""
+    """The local web chat (`adapters/webchat`): where its page listens, its channels, the
+    people who can use it, and the pages of other origins that may open its websocket.
+    Everyone in it, people and agents, is in every channel."""
 
-    host: str = "127.0.0.1"
+    host: str = Field(default="127.0.0.1", min_length=1)
     port: int = Field(default=8765, ge=0, le=65535)
     channels: list[Annotated[str, Field(pattern=AGENT_ID)]] = Field(
         default_factory=lambda: ["general"], min_length=1
@@ -189,6 +191,29 @@ class WebchatWorkspace(_Strict):
     humans: list[Annotated[str, Field(pattern=AGENT_ID)]] = Field(
         default_factory=lambda: ["you"], min_length=1
     )
+    allowed_origins: list[str] = Field(default_factory=list)
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, origins: list[str]) -> list[str]:
+        """Each an origin as a browser sends it (`https://tools.example:8443`), kept in that
+        canonical form: lowercase, without a default port."""
+        return [_origin(text) for text in origins]
+
+
+def _origin(text: str) -> str:
+    problem = f"{text!r} is not an origin; write scheme://host[:port], with no path"
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        raise ValueError(problem) from None
+    extra = parts.path.strip("/") or parts.query or parts.fragment or "@" in parts.netloc
+    if parts.scheme not in ("http", "https") or not parts.hostname or extra:
+        raise ValueError(problem)
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    default = 80 if parts.scheme == "http" else 443
+    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
 
 
 class AttentionSettings(_Strict):

@@ -1,12 +1,13 @@
 """The web chat: a small chat platform on 127.0.0.1 that needs no account, and its live adapter.
 
-`WebChat` serves one page (`page/`) and a websocket. People pick who they are from the
-manifest's `webchat.humans`, talk in its channels, threads and DMs with each agent, @mention
-agents and roles, react, edit, delete and type; agents do the same through the outbox
-(`adapters.webchat.send`). Every change is first kept by the platform (`History`), then handed
-to the host as a payload (`Receive`), which makes it durable and decides; only then is it shown
-to the browsers. An agent's own posts come back to the host the same way, as they do on Slack
-and Discord.
+`WebChat` serves one page (`page/`) and a websocket, to that page only: every request needs
+the run's token, this server's Host and, from a browser, this page's Origin
+(`adapters.webchat.access`). People pick who they are from the manifest's `webchat.humans`,
+talk in its channels, threads and DMs with each agent, @mention agents and roles, react, edit,
+delete and type; agents do the same through the outbox (`adapters.webchat.send`). Every
+change is first kept by the platform (`History`), then handed to the host as a payload
+(`Receive`), which makes it durable and decides; only then is it shown to the browsers. An
+agent's own posts come back to the host the same way, as they do on Slack and Discord.
 
 Beside each message the page shows the attention model at work: for every agent, the
 directedness, policy, injection mode and reason the core chose, then the disposition as the
@@ -36,6 +37,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from adapters import Receive
+from adapters.webchat.access import Access, guard, new_token, secure_headers, url_host
 from adapters.webchat.history import History, Message
 from adapters.webchat.normalise import PLATFORM, dm_channel, event_id, find_mentions
 from core.clock import Clock, format_time
@@ -65,6 +67,7 @@ class WebChat:
         *,
         history: Path | None = None,
         port: int | None = None,
+        token: str | None = None,
     ) -> None:
         self.config = workspace.manifest.webchat or WebchatWorkspace()
         self.workspace = workspace.manifest.workspace
@@ -75,6 +78,7 @@ class WebChat:
         self.clock = clock
         self.history = History(history)
         self.port = self.config.port if port is None else port
+        self.access = Access(token or new_token(), self.config)
         self._sockets: set[web.WebSocketResponse] = set()
         self._lock = asyncio.Lock()
         self._shown: dict[str, list[dict[str, Any]]] = {}
@@ -82,8 +86,18 @@ class WebChat:
         self._watch: asyncio.Task[None] | None = None
 
     @property
+    def origin(self) -> str:
+        """Where the page is served, `http://host:port`."""
+        return f"http://{url_host(self.config.host)}:{self.port}"
+
+    def link(self, path: str = "/") -> str:
+        """A URL of the page's server with the run's token in it."""
+        return f"{self.origin}{path}?token={self.access.token}"
+
+    @property
     def url(self) -> str:
-        return f"http://{self.config.host}:{self.port}/"
+        """The URL to open: the page, with the run's token."""
+        return self.link("/")
 
     # -- running --------------------------------------------------------------------------
 
@@ -98,7 +112,8 @@ class WebChat:
                 joined = {"type": "member_joined", "channel": channel, "user": agent}
                 if not self.history.has_member(channel, agent):
                     await self._record(joined)
-        app = web.Application()
+        app = web.Application(middlewares=[guard(self.access)])
+        app.on_response_prepare.append(secure_headers)
         for path in _ASSETS:
             app.router.add_get(path, self._asset)
         app.router.add_get("/ws", self._socket)

@@ -4,23 +4,31 @@ server, the host and ledger, the built-in model loop against a model that answer
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+import logging
+import re
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 import yaml
 from builders import LOCAL
 from fakes.attentive_model import AttentiveModel
 
+from adapters.webchat.access import TOKEN_ENV
 from adapters.webchat.server import WebChat
 from c2a.run import WorkspaceRun, run_workspaces
 
 
-def local_manifest(directory: Path, model_url: str, quiet_ms: int) -> Path:
-    """The shipped local manifest, web chat only, each agent on the given model."""
+def local_manifest(
+    directory: Path, model_url: str, quiet_ms: int, webchat: Mapping[str, Any]
+) -> Path:
+    """The shipped local manifest, web chat only (`webchat` added to its section), each agent
+    on the given model."""
     data = yaml.safe_load(LOCAL.read_text())
+    data["webchat"].update(webchat)
     harness = {"backend": "openai", "base_url": model_url, "model": "m", "quiet_ms": quiet_ms}
     for agent in data["agents"].values():
         agent.pop("slack", None)
@@ -60,16 +68,23 @@ async def until(test: Callable[[], bool], what: str, seconds: float = 15.0) -> N
 
 
 @asynccontextmanager
-async def live(tmp: Path, quiet_ms: int = 300) -> AsyncIterator[tuple[Browser, AttentiveModel]]:
+async def live(
+    tmp: Path,
+    quiet_ms: int = 300,
+    webchat: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> AsyncIterator[tuple[Browser, AttentiveModel]]:
+    """`c2a run` in-process, and a socket opened as the page opens it: with the printed
+    URL's token, from the page's own origin."""
     async with AttentiveModel() as model:
-        manifest = local_manifest(tmp, model.base_url, quiet_ms)
+        manifest = local_manifest(tmp, model.base_url, quiet_ms, webchat or {})
         stop = asyncio.Event()
         runs: list[WorkspaceRun] = []
         task = asyncio.create_task(
             run_workspaces(
                 [manifest],
                 stop=stop,
-                environ={},
+                environ=environ or {},
                 data_dir=tmp / "data",
                 started=runs.extend,
                 webchat_port=0,
@@ -78,7 +93,10 @@ async def live(tmp: Path, quiet_ms: int = 300) -> AsyncIterator[tuple[Browser, A
         await until(lambda: bool(runs) or task.done(), "the workspace to start")
         chat = runs[0].webchat
         assert chat is not None
-        async with aiohttp.ClientSession() as http, http.ws_connect(f"{chat.url}ws") as socket:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(chat.link("/ws"), origin=chat.origin) as socket,
+        ):
             browser = Browser(socket, chat)
             yield browser, model
         stop.set()
@@ -106,3 +124,47 @@ def test_one_conversation_through_the_web_chat(tmp_path: Path) -> None:
             assert len(browser.replies_to(roles)) == 1
 
     asyncio.run(scenario())
+
+
+def test_the_printed_url_carries_a_new_token_each_run(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario() -> list[str]:
+        urls = []
+        for _ in range(2):
+            async with live(tmp_path) as (browser, _):
+                urls.append(browser.chat.url)
+        return urls
+
+    with caplog.at_level(logging.INFO, logger="c2a.run"):
+        urls = asyncio.run(scenario())
+    for url in urls:
+        assert re.fullmatch(r"http://127\.0\.0\.1:[0-9]+/\?token=[A-Za-z0-9_-]{43}", url), url
+        assert f"local: web chat ready, open {url}" in caplog.messages
+    assert urls[0].split("=")[1] != urls[1].split("=")[1]
+    assert not [r for r in caplog.records if r.name == "c2a.run" and r.levelno >= logging.WARNING]
+
+
+def test_a_token_fixed_in_the_environment_is_the_one_printed(tmp_path: Path) -> None:
+    fixed = "f" * 43
+
+    async def scenario() -> None:
+        async with live(tmp_path, environ={TOKEN_ENV: fixed}) as (browser, _):
+            assert browser.chat.url.endswith(f"/?token={fixed}")
+            await browser.post("hello with a fixed token")
+
+    asyncio.run(scenario())
+
+
+def test_serving_beyond_this_machine_is_warned_about(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario() -> None:
+        async with live(tmp_path, webchat={"host": "0.0.0.0"}) as (browser, _):
+            await browser.post("hello from anywhere")
+
+    with caplog.at_level(logging.INFO, logger="c2a.run"):
+        asyncio.run(scenario())
+    warnings = [r for r in caplog.records if r.name == "c2a.run" and r.levelno == logging.WARNING]
+    [warning] = [r.getMessage() for r in warnings]
+    assert warning.startswith("local: the web chat listens on 0.0.0.0, not only on this machine")

@@ -390,7 +390,8 @@ async def on_webchat(
         aiohttp.ClientSession() as http,
     ):
         assert run.webchat is not None
-        async with http.ws_connect(f"{run.webchat.url}ws") as socket:
+        page = run.webchat
+        async with http.ws_connect(page.link("/ws"), origin=page.origin) as socket:
             yield WebchatDriver(socket, run)
 
 

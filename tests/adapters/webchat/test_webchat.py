@@ -1,30 +1,22 @@
 """The web chat: its payloads normalised, and the live page's websocket through a real host.
 
-The live tests run the real aiohttp server on 127.0.0.1 with a SQLite ledger, talk to it over
-a real websocket, and read what the host decided from the ledger, as the page does.
+The live tests (`live_webchat`) run the real aiohttp server on 127.0.0.1 with a SQLite ledger,
+talk to it over a real websocket, and read what the host decided from the ledger, as the page
+does. Who may talk to it is tested in `test_access.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from builders import local_workspace
+from live_webchat import Chat, run
 
 from adapters.webchat.normalise import event_id, find_mentions, normalise
-from adapters.webchat.send import WebchatSender
-from adapters.webchat.server import WebChat
-from c2a.host import Host
-from core.clock import SystemClock
-from core.engine import Emission
 from core.errors import PayloadError
 from core.events import Broadcast, ConversationKind, EventKind
-from core.sqlite_store import SQLiteStore
 
 TS = "2026-11-22T14:00:00.000001Z"
 
@@ -101,87 +93,12 @@ def test_unknown_types_are_ignored_and_bad_fields_named() -> None:
 # ---- the live page ----------------------------------------------------------------------------
 
 
-class Chat:
-    """A web chat on a free port with its host, ledger and sender, and one browser socket."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.workspace = local_workspace()
-        self.store = SQLiteStore(str(tmp / "ledger.sqlite3"))
-        self.emissions: list[Emission] = []
-        self.host = Host(self.workspace, self.store, SystemClock(), self._sink)
-        self.chat = WebChat(
-            self.workspace,
-            self.host.receive,
-            self.store,
-            SystemClock(),
-            history=tmp / "webchat.jsonl",
-            port=0,
-        )
-        self.sender = WebchatSender(self.chat)
-        self.frames: list[dict[str, Any]] = []
-        self._arrived = asyncio.Condition()
-        self.socket: aiohttp.ClientWebSocketResponse | None = None
-
-    async def _sink(self, emissions: list[Emission]) -> None:
-        self.emissions += emissions
-
-    async def request(self, op: str, **fields: Any) -> None:
-        assert self.socket is not None
-        await self.socket.send_json({"op": op, "as": "ana", **fields})
-
-    async def frame(self, test: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-        """The first frame from the server that passes `test`, waiting up to 5 s."""
-        async with asyncio.timeout(5), self._arrived:
-            await self._arrived.wait_for(lambda: any(test(f) for f in self.frames))
-        return next(f for f in self.frames if test(f))
-
-    async def read(self) -> None:
-        assert self.socket is not None
-        async for message in self.socket:
-            async with self._arrived:
-                self.frames.append(message.json())
-                self._arrived.notify_all()
-
-    async def attention(self, message_id: str, count: int = 3) -> dict[str, dict[str, Any]]:
-        """The latest attention chips of a message once `count` agents have one."""
-
-        def has(f: dict[str, Any]) -> bool:
-            return f["op"] == "attention" and f["id"] == message_id and len(f["agents"]) >= count
-
-        await self.frame(has)
-        latest = [f for f in self.frames if has(f)][-1]
-        return {chip["agent"]: chip for chip in latest["agents"]}
-
-
-@asynccontextmanager
-async def running(tmp: Path) -> AsyncIterator[Chat]:
-    chat = Chat(tmp)
-    await chat.host.start()
-    url = await chat.chat.start()
-    async with aiohttp.ClientSession() as http, http.ws_connect(f"{url}ws") as socket:
-        chat.socket = socket
-        reader = asyncio.create_task(chat.read())
-        try:
-            yield chat
-        finally:
-            reader.cancel()
-            await chat.chat.close()
-            await chat.host.close()
-
-
-def run(tmp: Path, scenario: Callable[[Chat], Awaitable[None]]) -> None:
-    async def main() -> None:
-        async with running(tmp) as chat:
-            await scenario(chat)
-
-    asyncio.run(main())
-
-
 def test_the_page_and_its_assets_are_served(tmp_path: Path) -> None:
     async def scenario(chat: Chat) -> None:
-        async with aiohttp.ClientSession() as http:
-            for path, kind in (("", "text/html"), ("page.js", "text/javascript")):
-                async with http.get(f"{chat.chat.url}{path}") as response:
+        # As a browser: the printed URL leaves the token in a cookie, which then opens the rest.
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+            for url, kind in ((chat.chat.url, "text/html"), ("/page.js", "text/javascript")):
+                async with http.get(url if "//" in url else chat.chat.origin + url) as response:
                     assert response.status == 200
                     assert response.content_type == kind
         hello = await chat.frame(lambda f: f["op"] == "hello")
