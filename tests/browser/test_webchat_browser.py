@@ -4,14 +4,18 @@ selenium) against `c2a run` as a real process with the embedded default manifest
 (`C2A_MODEL_URL`) a fake that answers by rule (`fakes.attentive_model`).
 
 One person, one channel: chatter nobody is asked about, a mention of the lead, a mention of a
-role, and a mention deleted straight away. The page must show the core's decisions beside each
-message and exactly the replies the attention model allows. A screenshot of the end state is
-saved in `test-artifacts/` (or `$C2A_TEST_ARTIFACTS`).
+role, and a mention deleted straight away. The page, opened at the URL `c2a run` printed (with
+its token), must show the core's decisions beside each message and exactly the replies the
+attention model allows, with nothing blocked by its Content-Security-Policy. A screenshot of
+the end state is saved in `test-artifacts/` (or `$C2A_TEST_ARTIFACTS`). Then another page on
+the same host, which the browser sends the token cookie with, tries to open the chat's
+websocket and is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import http.server
 import os
 import re
 import signal
@@ -22,6 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import pytest
 from builders import ROOT
@@ -134,6 +139,7 @@ def browser(tmp_path: Path) -> Iterator[WebDriver]:
         f"--user-data-dir={tmp_path / 'profile'}",
     ):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
     try:
         yield driver
@@ -207,9 +213,11 @@ def delete(driver: WebDriver, message_id: str) -> bool:
 
 
 def test_the_attention_model_at_work_in_a_real_browser(c2a: str, browser: WebDriver) -> None:
+    assert "?token=" in c2a
     browser.get(c2a)
     wait(browser, "the roster", lambda d: d.find_element(By.ID, "as").get_attribute("value"))
     assert browser.find_element(By.ID, "as").get_attribute("value") == "ana"
+    assert browser.current_url == c2a.partition("?")[0]  # the token went into a cookie
 
     chatter = post(browser, "lunch is at noon today")
     wait(browser, "decisions beside the chatter", lambda d: len(chips(d, chatter)) == 3)
@@ -245,3 +253,52 @@ def test_the_attention_model_at_work_in_a_real_browser(c2a: str, browser: WebDri
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     assert browser.save_screenshot(str(ARTIFACTS / "webchat.png"))
+    blocked = [
+        e["message"] for e in browser.get_log("browser") if "Security Policy" in e["message"]
+    ]
+    assert blocked == []
+
+
+# ---- another page -----------------------------------------------------------------------------
+
+# Opens the chat's websocket from elsewhere and says in its title what happened.
+_HOSTILE = """<!doctype html><title>waiting</title><script>
+const socket = new WebSocket("ws://%s/ws");
+socket.onmessage = (m) => { document.title = "read " + m.data.slice(0, 12); };
+socket.onclose = () => { if (document.title === "waiting") document.title = "refused"; };
+</script>"""
+
+
+@pytest.fixture
+def elsewhere(c2a: str) -> Iterator[str]:
+    """Another page on 127.0.0.1, at another port: the same site, so the browser sends it the
+    chat's SameSite=Strict cookie; only the Origin check stands between them."""
+    page = (_HOSTILE % urlsplit(c2a).netloc).encode()
+
+    class Hostile(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_another_page_cannot_open_the_chat(c2a: str, elsewhere: str, browser: WebDriver) -> None:
+    browser.get(c2a)  # the person opened the chat: its cookie is in this browser
+    wait(browser, "the roster", lambda d: d.find_element(By.ID, "as").get_attribute("value"))
+    browser.get(elsewhere)
+    wait(browser, "the other page's attempt", lambda d: d.title != "waiting")
+    assert browser.title == "refused"

@@ -14,15 +14,21 @@ const state = {
 const $ = (id) => document.getElementById(id);
 let socket = null;
 let lastTyping = 0;
+let retryIn = 1000;       // ms until the next reconnect; doubles up to 30 s while refused
 
 function me() { return $("as").value; }
 
 function connect() {
-  socket = new WebSocket(`ws://${location.host}/ws`);
-  socket.onopen = () => { $("status").textContent = "connected"; };
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  socket = new WebSocket(`${scheme}://${location.host}/ws`);
+  socket.onopen = () => { $("status").textContent = "connected"; retryIn = 1000; };
   socket.onclose = () => {
-    $("status").textContent = "disconnected — reconnecting…";
-    setTimeout(connect, 1000);
+    // The browser does not say why: after c2a run restarts, this page's token is refused and
+    // only the new URL it printed opens the chat again.
+    $("status").textContent =
+      "disconnected — reconnecting… (if c2a run restarted, open the URL it printed)";
+    setTimeout(connect, retryIn);
+    retryIn = Math.min(retryIn * 2, 30000);
   };
   socket.onmessage = (frame) => receive(JSON.parse(frame.data));
 }
