@@ -20,6 +20,7 @@ from fakes.attentive_model import AttentiveModel
 from adapters.webchat.access import TOKEN_ENV
 from adapters.webchat.server import WebChat
 from c2a.run import WorkspaceRun, run_workspaces
+from core.errors import ManifestError
 
 
 def local_manifest(
@@ -168,3 +169,13 @@ def test_serving_beyond_this_machine_is_warned_about(
     warnings = [r for r in caplog.records if r.name == "c2a.run" and r.levelno == logging.WARNING]
     [warning] = [r.getMessage() for r in warnings]
     assert warning.startswith("local: the web chat listens on 0.0.0.0, not only on this machine")
+
+
+def test_a_weak_fixed_token_stops_the_run_before_anything_starts(tmp_path: Path) -> None:
+    manifest = local_manifest(tmp_path, "http://127.0.0.1:9/v1", 300, {})
+    run = run_workspaces(
+        [manifest], stop=asyncio.Event(), environ={TOKEN_ENV: "letmein"}, data_dir=tmp_path / "d"
+    )
+    with pytest.raises(ManifestError, match=f"^{TOKEN_ENV} must be 32 to 256 characters"):
+        asyncio.run(run)
+    assert not (tmp_path / "d").exists()
