@@ -26,7 +26,7 @@ from harness_bridge.link_tools import serve_tools
 from harness_bridge.rpc import Connection
 from harness_bridge.session import initialize
 from harness_bridge.tools import ChatTools
-from harness_bridge.transport import Closed, StreamTransport
+from harness_bridge.transport import MAX_LINE, Closed, StreamTransport
 
 __all__ = ["HOST_CAPABILITIES", "HOST_INFO", "StdioHarness", "StdioSettings", "from_settings"]
 
@@ -99,6 +99,7 @@ class StdioHarness:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             env={**os.environ, **self.env},
+            limit=MAX_LINE,
         )
         if process.stdin is None or process.stdout is None:  # pipes were asked for: never
             raise OSError("the harness process has no stdin or stdout pipe")

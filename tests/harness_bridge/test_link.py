@@ -11,8 +11,14 @@ from typing import Any
 import pytest
 
 from core.decision import InjectionMode
-from core.jsonrpc import COMPACT_VIEW, FULL_ENVELOPE, Capabilities, ClientInfo
-from harness_bridge.rpc import METHOD_NOT_FOUND, PARSE_ERROR, Connection, RpcError
+from core.jsonrpc import COMPACT_VIEW, FULL_ENVELOPE, Capabilities, ClientInfo, JsonRpcResponse
+from harness_bridge.rpc import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    Connection,
+    RpcError,
+)
 from harness_bridge.session import Session, SessionError, accept_initialize, initialize
 from harness_bridge.transport import Closed, MemoryTransport, StreamTransport
 
@@ -96,17 +102,16 @@ def test_a_bad_line_is_reported_as_a_value_and_the_loop_goes_on() -> None:
         harness.on_request("echo", echo)
         harness.start()
         async with asyncio.timeout(5):
-            await a.send_raw(b"{this is not json")
-            answer = await a.receive()
-            assert isinstance(answer, dict)
-            assert answer["error"]["code"] == PARSE_ERROR and answer["id"] is None
-            await a.send_raw(b"[1, 2]")
-            await a.receive()
+            for line, code in [(b"{this is not json", PARSE_ERROR), (b"[1, 2]", INVALID_REQUEST)]:
+                await a.send_raw(line)
+                answer = await a.receive()
+                assert isinstance(answer, JsonRpcResponse) and answer.error is not None
+                assert answer.error.code == code and answer.id is None
             await a.send({"jsonrpc": "2.0", "id": 7, "method": "echo", "params": {"ok": True}})
-            assert await a.receive() == {"jsonrpc": "2.0", "id": 7, "result": {"ok": True}}
+            assert await a.receive() == JsonRpcResponse(id=7, result={"ok": True})
         first, second = (line.reason for line in harness.bad_lines)
         assert first.startswith("not JSON (") and first.endswith("at column 2)")
-        assert second == "a message must be a JSON object"
+        assert second == "batch messages are not supported"
         await harness.close()
         await a.close()
 
