@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from world import DM, scenario
 
 from core.engine import Engine
@@ -151,3 +153,27 @@ def test_garbage_lines_get_json_rpc_errors_and_the_link_stays_up(tmp_path: Path)
         assert any("error.code must be an integer" in reason for reason in reasons)
 
     scenario(test)
+
+
+def test_a_harness_stderr_becomes_log_records_and_a_flood_does_not_block_it(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        harness = hostile(engine, "stderr-flood")
+        deliverer = await harness.start()  # times out if nobody reads the flood
+        try:
+            assert await deliverer.resume() >= 2
+        finally:
+            await harness.stop()
+        assert not [t for t in asyncio.all_tasks() if t.get_name() == "stderr-lead"]
+
+    with caplog.at_level(logging.INFO, logger="c2a.harness"):
+        scenario(test)
+    lines = [r.getMessage() for r in caplog.records if r.name == "c2a.harness.lead"]
+    assert lines[0] == "harness lead: flood line 0 " + "y" * 1000
+    assert "harness lead: escape \\x1b[2J and \\r carriage" in lines
+    (cut,) = [line for line in lines if line.startswith("harness lead: zzz")]
+    assert cut.endswith("… (line cut)") and len(cut) < 10_000
+    assert lines[-1] == "harness lead: flood done"
+    assert len(lines) == 1003
+    assert "flood line" not in capfd.readouterr().err
