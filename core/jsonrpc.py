@@ -76,6 +76,10 @@ class WireModel(BaseModel):
 # --- JSON-RPC 2.0 ---------------------------------------------------------------------------
 
 
+# The messages' `to_wire` builds the dict by hand: params, results and data are the peer's JSON,
+# passed on as they are (pydantic's serializer would refuse deep nesting that JSON allows).
+
+
 class JsonRpcRequest(WireModel):
     """A JSON-RPC request: it wants a response carrying the same `id`."""
 
@@ -83,6 +87,12 @@ class JsonRpcRequest(WireModel):
     id: str | int
     method: str
     params: dict[str, Any] | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"jsonrpc": "2.0", "id": self.id, "method": self.method}
+        if self.params is not None:
+            wire["params"] = self.params
+        return wire
 
 
 class JsonRpcNotification(WireModel):
@@ -92,6 +102,12 @@ class JsonRpcNotification(WireModel):
     method: str
     params: dict[str, Any] | None = None
 
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"jsonrpc": "2.0", "method": self.method}
+        if self.params is not None:
+            wire["params"] = self.params
+        return wire
+
 
 class JsonRpcError(WireModel):
     """The `error` member of a failed response."""
@@ -99,6 +115,12 @@ class JsonRpcError(WireModel):
     code: int
     message: str
     data: Any | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            wire["data"] = self.data
+        return wire
 
 
 class JsonRpcResponse(WireModel):
@@ -115,9 +137,7 @@ class JsonRpcResponse(WireModel):
         if self.error is None:
             wire["result"] = self.result
         else:
-            wire["error"] = {"code": self.error.code, "message": self.error.message}
-            if self.error.data is not None:
-                wire["error"]["data"] = self.error.data
+            wire["error"] = self.error.to_wire()
         return wire
 
 
