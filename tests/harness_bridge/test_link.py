@@ -11,12 +11,20 @@ from typing import Any
 import pytest
 
 from core.decision import InjectionMode
-from core.jsonrpc import COMPACT_VIEW, FULL_ENVELOPE, Capabilities, ClientInfo, JsonRpcResponse
+from core.jsonrpc import (
+    COMPACT_VIEW,
+    FULL_ENVELOPE,
+    Capabilities,
+    ClientInfo,
+    JsonRpcRequest,
+    JsonRpcResponse,
+)
 from harness_bridge.rpc import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     Connection,
+    MalformedResponse,
     RpcError,
 )
 from harness_bridge.session import Session, SessionError, accept_initialize, initialize
@@ -114,6 +122,41 @@ def test_a_bad_line_is_reported_as_a_value_and_the_loop_goes_on() -> None:
         assert second == "batch messages are not supported"
         await harness.close()
         await a.close()
+
+    asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"error": {"code": "E1", "message": "no"}},
+        {"error": {"code": True, "message": "no"}},
+        {"error": {"code": 1, "message": None}},
+        {"error": "no"},
+        {"result": 1, "error": {"code": 1, "message": "no"}},
+        {},
+    ],
+)
+def test_a_malformed_answer_fails_its_call_at_once_and_the_link_goes_on(
+    answer: dict[str, Any],
+) -> None:
+    async def run() -> None:
+        a, b = MemoryTransport.pair()
+        host = Connection(a, name="harness")
+        host.start()
+        async with asyncio.timeout(5):
+            call = asyncio.create_task(host.request("chat/deliver", {}, request_id="d1"))
+            asked = await b.receive()
+            assert isinstance(asked, JsonRpcRequest) and asked.id == "d1"
+            await b.send({"jsonrpc": "2.0", "id": "d1", **answer})
+            with pytest.raises(MalformedResponse, match="harness answered request 'd1' with a"):
+                await call
+            call = asyncio.create_task(host.request("chat/deliver", {}, request_id="d2"))
+            await b.receive()
+            await b.send({"jsonrpc": "2.0", "id": "d2", "result": {"accepted": True}})
+            assert await call == {"accepted": True}
+        assert not host.closed.is_set()
+        await host.close()
 
     asyncio.run(run())
 
