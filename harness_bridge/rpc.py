@@ -1,5 +1,5 @@
 """One JSON-RPC 2.0 peer over a transport: requests with ids and timeouts, notifications,
-handlers for what the other side calls, and a reader loop that no bad line can stop.
+handlers for what the other side calls, and a reader loop that nothing the peer sends can stop.
 
 The same class serves both ends of the C2A link: the host calls `chat/deliver` on the harness,
 the harness calls `tools/call` on the host.
@@ -11,11 +11,23 @@ import asyncio
 import contextlib
 import itertools
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from core.errors import C2AError
-from harness_bridge.transport import BadLine, Closed, Transport
+from core.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    BadLine,
+    JsonRpcRequest,
+    JsonRpcResponse,
+    ProtocolError,
+)
+from harness_bridge.transport import Closed, Transport
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -24,16 +36,13 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "Connection",
+    "MalformedResponse",
     "RpcError",
 ]
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+BAD_LINES_KEPT = 100  # the most recent bad lines kept for inspection; a flood cannot grow it
 
 Params = dict[str, Any] | None
 Handler = Callable[[Params], Awaitable[Any]]
@@ -58,18 +67,26 @@ class RpcError(C2AError):
         return error
 
 
+class MalformedResponse(RpcError):
+    """The peer answered a request with something that is not a JSON-RPC response; `request`
+    raises it so the call fails at once instead of waiting for its timeout."""
+
+    code = "malformed_response"
+
+
 class Connection:
     """A JSON-RPC peer. Register handlers, `start()`, then `request`/`notify`; `close()` ends it.
 
-    Bad input never ends the reader loop: a line that is not JSON, or not a JSON-RPC message,
-    is kept in `bad_lines` with its reason, logged, and answered with a parse or
-    invalid-request error where JSON-RPC says to.
+    Nothing the peer sends ends the reader loop: a line that is not JSON, or not a JSON-RPC
+    message, is kept in `bad_lines` (the most recent ones) with its reason, logged, and
+    answered with the error JSON-RPC calls for (parse error, invalid request, invalid params);
+    a malformed response is never answered, and fails the call its id names.
     """
 
     def __init__(self, transport: Transport, *, name: str = "peer", id_prefix: str = "") -> None:
         self.transport = transport
         self.name = name
-        self.bad_lines: list[BadLine] = []
+        self.bad_lines: deque[BadLine] = deque(maxlen=BAD_LINES_KEPT)
         self._ids = itertools.count(1)
         self._prefix = id_prefix
         self._pending: dict[str | int, asyncio.Future[Any]] = {}
@@ -139,53 +156,28 @@ class Connection:
             while True:
                 message = await self.transport.receive()
                 if isinstance(message, BadLine):
-                    self._bad(message)
-                    await self._answer_error(None, PARSE_ERROR, f"parse error: {message.reason}")
-                    continue
-                await self._dispatch(message)
+                    await self._bad(message)
+                elif isinstance(message, JsonRpcResponse):
+                    self._resolve(message)
+                elif isinstance(message, JsonRpcRequest):
+                    self._spawn(self._answer(message.id, message.method, message.params))
+                else:
+                    self._spawn(self._notified(message.method, message.params))
         except Closed:
             pass
         finally:
             self._fail_pending()
 
-    async def _dispatch(self, message: dict[str, Any]) -> None:
-        method = message.get("method")
-        rid = message.get("id")
-        if message.get("jsonrpc") != "2.0":
-            self._bad(BadLine(str(message)[:200], 'jsonrpc must be "2.0"'))
-            await self._answer_error(rid, INVALID_REQUEST, 'jsonrpc must be "2.0"')
-        elif isinstance(method, str):
-            params = message.get("params")
-            if params is not None and not isinstance(params, dict):
-                await self._answer_error(rid, INVALID_PARAMS, "params must be an object")
-            elif "id" in message:
-                self._spawn(self._answer(rid, method, params))
-            else:
-                self._spawn(self._notified(method, params))
-        elif "result" in message or "error" in message:
-            self._resolve(rid, message)
-        else:
-            self._bad(
-                BadLine(str(message)[:200], "neither a request, a notification nor a response")
-            )
-            await self._answer_error(rid, INVALID_REQUEST, "not a JSON-RPC message")
-
-    def _resolve(self, rid: Any, message: dict[str, Any]) -> None:
-        future = self._pending.get(rid) if isinstance(rid, str | int) else None
+    def _resolve(self, response: JsonRpcResponse) -> None:
+        future = self._pending.get(response.id) if response.id is not None else None
         if future is None or future.done():
-            self._bad(BadLine(str(message)[:200], f"response to unknown request id {rid!r}"))
+            self._record(BadLine("", f"response to unknown request id {_short(response.id)}"))
             return
-        error = message.get("error")
-        if isinstance(error, dict):
-            future.set_exception(
-                RpcError(
-                    int(error.get("code", INTERNAL_ERROR)),
-                    str(error.get("message", "error")),
-                    error.get("data"),
-                )
-            )
+        if response.error is None:
+            future.set_result(response.result)
         else:
-            future.set_result(message.get("result"))
+            error = response.error
+            future.set_exception(RpcError(error.code, error.message, error.data))
 
     async def _answer(self, rid: Any, method: str, params: Params) -> None:
         handler = self._requests.get(method)
@@ -201,7 +193,11 @@ class Connection:
             log.exception("handler for %s failed", method)
             await self._answer_error(rid, INTERNAL_ERROR, f"internal error in {method}")
             return
-        await self._send_quietly({"jsonrpc": "2.0", "id": rid, "result": result})
+        try:
+            await self._send_quietly({"jsonrpc": "2.0", "id": rid, "result": result})
+        except ProtocolError as exc:
+            log.error("the result of %s cannot be sent: %s", method, exc)
+            await self._answer_error(rid, INTERNAL_ERROR, f"the result of {method} cannot be sent")
 
     async def _notified(self, method: str, params: Params) -> None:
         handler = self._notifications.get(method)
@@ -220,7 +216,22 @@ class Connection:
         with contextlib.suppress(Closed):
             await self.transport.send(message)
 
-    def _bad(self, line: BadLine) -> None:
+    async def _bad(self, line: BadLine) -> None:
+        """Record a bad line; answer it when JSON-RPC says to, else fail the call it names."""
+        self._record(line)
+        if line.answer:
+            await self._answer_error(line.id, line.code, line.reason)
+            return
+        future = self._pending.get(line.id) if line.id is not None else None
+        if future is not None and not future.done():
+            future.set_exception(
+                MalformedResponse(
+                    INVALID_REQUEST,
+                    f"{self.name} answered request {_short(line.id)} with a {line.reason}",
+                )
+            )
+
+    def _record(self, line: BadLine) -> None:
         self.bad_lines.append(line)
         log.warning("bad line from %s: %s", self.name, line.reason)
 
@@ -234,3 +245,9 @@ class Connection:
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(Closed(f"connection to {self.name} closed"))
+
+
+def _short(value: object) -> str:
+    """A peer's id as it may appear in a log line: repr, at most 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."

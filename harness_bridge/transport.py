@@ -1,40 +1,38 @@
-"""JSON message transports: newline-delimited over asyncio streams (a subprocess's stdio, TCP),
-one message per websocket text frame, and in memory.
+"""JSON-RPC message transports: newline-delimited over asyncio streams (a subprocess's stdio, a
+socket), one message per websocket text frame, and in memory.
 
-A transport moves whole JSON objects. A line that is not a JSON object comes back as a
-`BadLine` value carrying the reason, never as an exception, so a reader loop goes on.
+A transport sends JSON objects and receives typed messages through the one parse path,
+`core.jsonrpc.parse_line`: anything else comes back as a `BadLine` value carrying the reason,
+never as an exception, so a reader loop goes on. A line longer than `MAX_LINE` is read to its
+end, dropped and reported as a `BadLine`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+import sys
 from typing import Any, Protocol
 
 import aiohttp
-import orjson
 from aiohttp import web
 
+from core.jsonrpc import BadLine, Message, encode_message, parse_line
+
 __all__ = [
+    "MAX_LINE",
     "BadLine",
     "Closed",
     "MemoryTransport",
     "StreamTransport",
     "Transport",
     "WebSocketTransport",
-    "decode_line",
+    "read_line",
+    "stdio_transport",
 ]
 
 MAX_LINE = 4 * 1024 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class BadLine:
-    """A line that could not be read as a JSON object, and why."""
-
-    text: str
-    reason: str
+"""The longest line a stream transport reads, in bytes; give every StreamReader this limit."""
 
 
 class Closed(Exception):
@@ -42,27 +40,55 @@ class Closed(Exception):
 
 
 class Transport(Protocol):
-    """Carries JSON objects both ways. `receive` returns the next object or a `BadLine`, and
-    raises `Closed` once the peer is gone; `send` raises `Closed` if it cannot be delivered."""
+    """Carries JSON-RPC messages both ways. `receive` returns the next message or a `BadLine`,
+    and raises `Closed` once the peer is gone; `send` raises `Closed` if it cannot be delivered
+    (and `core.jsonrpc.ProtocolError` if the message cannot be encoded)."""
 
     async def send(self, message: dict[str, Any]) -> None: ...
 
-    async def receive(self) -> dict[str, Any] | BadLine: ...
+    async def receive(self) -> Message | BadLine: ...
 
     async def close(self) -> None: ...
 
 
-def decode_line(line: bytes) -> dict[str, Any] | BadLine:
-    """One framed line as a JSON object, or a `BadLine` saying what is wrong with it."""
-    text = line.decode("utf-8", errors="replace").strip()
-    preview = text[:200]
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        return BadLine(preview, f"not JSON ({exc.msg} at column {exc.colno})")
-    if not isinstance(value, dict):
-        return BadLine(preview, "a message must be a JSON object")
-    return value
+async def read_line(reader: asyncio.StreamReader, limit: int = MAX_LINE) -> tuple[bytes, bool]:
+    """The next line without its newline, and whether it was longer than `limit` bytes: then
+    only its first `limit` bytes are returned and the rest is read and dropped, so memory stays
+    bounded whatever the reader's own limit. A last line without a newline counts; raises
+    `Closed` at the end of the stream and when the connection fails."""
+    kept = bytearray()
+    cut = False
+    while True:
+        try:
+            chunk = await reader.readuntil(b"\n")
+            done = True
+        except asyncio.LimitOverrunError as exc:
+            chunk, done = await reader.readexactly(exc.consumed), False
+        except asyncio.IncompleteReadError as exc:
+            if not exc.partial and not kept and not cut:
+                raise Closed("end of stream") from None
+            chunk, done = exc.partial, True
+        except ConnectionError as exc:
+            raise Closed(str(exc)) from None
+        if not cut:
+            kept += chunk
+            if len(kept.rstrip(b"\r\n")) > limit:
+                del kept[limit:]
+                cut = True
+        if done:
+            return bytes(kept.rstrip(b"\r\n")), cut
+
+
+async def stdio_transport() -> StreamTransport:
+    """This process's stdin and stdout as a transport: a harness's end of the stdio link."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, sys.stdout
+    )
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    return StreamTransport(reader, writer)
 
 
 class StreamTransport:
@@ -74,7 +100,7 @@ class StreamTransport:
         self._lock = asyncio.Lock()
 
     async def send(self, message: dict[str, Any]) -> None:
-        data = orjson.dumps(message) + b"\n"
+        data = encode_message(message) + b"\n"
         async with self._lock:
             if self._writer.is_closing():
                 raise Closed("the stream is closed")
@@ -84,40 +110,20 @@ class StreamTransport:
             except (ConnectionError, RuntimeError) as exc:
                 raise Closed(str(exc)) from None
 
-    async def receive(self) -> dict[str, Any] | BadLine:
+    async def receive(self) -> Message | BadLine:
         while True:
-            try:
-                line = await self._reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as exc:
-                if not exc.partial.strip():
-                    raise Closed("end of stream") from None
-                line = exc.partial
-            except asyncio.LimitOverrunError:
-                await self._skip_long_line()
-                return BadLine("", f"line longer than the {self._reader_limit()} byte limit")
-            except ConnectionError as exc:
-                raise Closed(str(exc)) from None
+            line, cut = await read_line(self._reader)
+            if cut:
+                preview = line[:200].decode("utf-8", errors="replace")
+                return BadLine(preview, f"line longer than the {MAX_LINE}-byte limit")
             if line.strip():
-                return decode_line(line)
+                return parse_line(line)
 
     async def close(self) -> None:
         if not self._writer.is_closing():
             self._writer.close()
         with contextlib.suppress(ConnectionError, RuntimeError):
             await self._writer.wait_closed()
-
-    async def _skip_long_line(self) -> None:
-        while True:
-            try:
-                await self._reader.readuntil(b"\n")
-                return
-            except asyncio.LimitOverrunError as exc:
-                await self._reader.readexactly(exc.consumed)
-            except asyncio.IncompleteReadError:
-                return
-
-    def _reader_limit(self) -> int:
-        return int(getattr(self._reader, "_limit", MAX_LINE))
 
 
 class WebSocketTransport:
@@ -131,15 +137,15 @@ class WebSocketTransport:
         if self._socket.closed:
             raise Closed("the websocket is closed")
         try:
-            await self._socket.send_str(orjson.dumps(message).decode())
+            await self._socket.send_str(encode_message(message).decode())
         except (ConnectionError, RuntimeError) as exc:
             raise Closed(str(exc)) from None
 
-    async def receive(self) -> dict[str, Any] | BadLine:
+    async def receive(self) -> Message | BadLine:
         while True:
             frame = await self._socket.receive()
             if frame.type is aiohttp.WSMsgType.TEXT:
-                return decode_line(str(frame.data).encode())
+                return parse_line(str(frame.data).encode())
             if frame.type is aiohttp.WSMsgType.BINARY:
                 return BadLine("", "binary frames are not C2A messages")
             if frame.type in (
@@ -172,7 +178,7 @@ class MemoryTransport:
         return cls(a, b), cls(b, a)
 
     async def send(self, message: dict[str, Any]) -> None:
-        await self.send_raw(orjson.dumps(message))
+        await self.send_raw(encode_message(message))
 
     async def send_raw(self, line: bytes) -> None:
         """Send one line as it is, well-formed or not (tests use it to send bad lines)."""
@@ -180,14 +186,14 @@ class MemoryTransport:
             raise Closed("this end is closed")
         await self._outbox.put(line)
 
-    async def receive(self) -> dict[str, Any] | BadLine:
+    async def receive(self) -> Message | BadLine:
         if self._closed:
             raise Closed("this end is closed")
         line = await self._inbox.get()
         if line is None:
             self._closed = True
             raise Closed("the other end closed")
-        return decode_line(line)
+        return parse_line(line)
 
     async def close(self) -> None:
         if not self._closed:

@@ -2,7 +2,8 @@
 their ACP adapters, opencode, ...) as the model loop of a built-in harness.
 
 The agent runs as a subprocess from the `command` in the settings and is spoken to over its
-stdio with the ACP SDK (PyPI `agent-client-protocol`).
+stdio with the ACP SDK (PyPI `agent-client-protocol`); each line it writes to stderr becomes a
+log record (`harness_bridge.stderr_log`).
 
 - Sessions. A session is one agent in one conversation (`session_of`), the same choice as the
   `openai` backend: the agent keeps a conversation's context, what was said in a DM never
@@ -77,6 +78,8 @@ from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.backends.registry import settings_error
 from harness_bridge.prompt import render_turn
 from harness_bridge.runtime import InProcessHarness
+from harness_bridge.stderr_log import StderrLog
+from harness_bridge.transport import MAX_LINE
 from harness_bridge.turns import Turn
 from harness_bridge.working import progress
 
@@ -433,6 +436,8 @@ class AcpModelLoop:
                     return self._conn
                 await self._reset(self._conn)
             stack = contextlib.AsyncExitStack()
+            stderr = StderrLog(self.agent)
+            stack.push_async_callback(stderr.aclose)  # unwound last: after the process ends
             try:
                 conn, process = await stack.enter_async_context(
                     spawn_agent_process(
@@ -441,9 +446,11 @@ class AcpModelLoop:
                         *self.command[1:],
                         env=self.env or None,
                         cwd=self.cwd,
-                        transport_kwargs={"stderr": None},  # the agent's stderr: the host's
+                        transport_kwargs={"stderr": asyncio.subprocess.PIPE, "limit": MAX_LINE},
                     )
                 )
+                if process.stderr is not None:
+                    stderr.follow(process.stderr)
                 init = await conn.initialize(
                     protocol_version=PROTOCOL_VERSION,
                     client_capabilities=ClientCapabilities(),

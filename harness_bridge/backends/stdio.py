@@ -2,9 +2,10 @@
 
 The host starts the command, speaks the host side of the JSON-RPC link over its stdin and
 stdout (`initialize`, then `chat/deliver` for every pending event in ledger order), and answers
-the harness's `tools/list` and `tools/call` with the agent's chat tools on the same link. The
-harness's stderr is passed through to the host's log. When the process exits, whatever it had
-not acknowledged stays pending and goes to the next process, which `run` starts after a pause.
+the harness's `tools/list` and `tools/call` with the agent's chat tools on the same link. Each
+line the harness writes to stderr becomes a log record (`harness_bridge.stderr_log`). When the
+process exits, whatever it had not acknowledged stays pending and goes to the next process,
+which `run` starts after a pause.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from harness_bridge.delivery import Deliverer
 from harness_bridge.link_tools import serve_tools
 from harness_bridge.rpc import Connection
 from harness_bridge.session import initialize
+from harness_bridge.stderr_log import StderrLog
 from harness_bridge.tools import ChatTools
-from harness_bridge.transport import Closed, StreamTransport
+from harness_bridge.transport import MAX_LINE, Closed, StreamTransport
 
 __all__ = ["HOST_CAPABILITIES", "HOST_INFO", "StdioHarness", "StdioSettings", "from_settings"]
 
@@ -90,6 +92,7 @@ class StdioHarness:
         self.connection: Connection | None = None
         self.deliverer: Deliverer | None = None
         self._process: asyncio.subprocess.Process | None = None
+        self._stderr = StderrLog(agent)
         self._wake = asyncio.Event()
 
     async def start(self) -> Deliverer:
@@ -98,11 +101,14 @@ class StdioHarness:
             *self.command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
             env={**os.environ, **self.env},
+            limit=MAX_LINE,
         )
-        if process.stdin is None or process.stdout is None:  # pipes were asked for: never
-            raise OSError("the harness process has no stdin or stdout pipe")
         self._process = process
+        if process.stdin is None or process.stdout is None or process.stderr is None:
+            raise OSError("the harness process has no stdio pipes")  # they were asked for: never
+        self._stderr.follow(process.stderr)
         connection = Connection(StreamTransport(process.stdout, process.stdin), name=self.agent)
         serve_tools(connection, ChatTools(self.engine, self.agent))
         connection.start()
@@ -147,13 +153,13 @@ class StdioHarness:
             await self.connection.close()
             self.connection = None
         process, self._process = self._process, None
-        if process is None or process.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            process.terminate()
-        try:
-            await asyncio.wait_for(process.wait(), wait)
-        except TimeoutError:
+        if process is not None and process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
+                process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), wait)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+        await self._stderr.aclose()

@@ -7,7 +7,8 @@ reports progress (a plan, a tool call, a thought and a message chunk), and answe
 must_respond event of the prompt with `chat_send_message` through the MCP server it was given
 in `session/new`. The first prompt (in any of its processes) containing the text in
 `FAKE_ACP_HANG` waits for `session/cancel` instead. With `FAKE_ACP_LOAD` set it advertises
-`loadSession` and loads any session it opened before.
+`loadSession` and loads any session it opened before. `FAKE_ACP_STDERR` is a line it writes to
+its stderr when initialized.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from typing import Any
 
 from acp import (
@@ -66,6 +68,8 @@ class FakeAgent:
 
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
         record("initialize", protocol_version=protocol_version, pid=os.getpid())
+        if "FAKE_ACP_STDERR" in os.environ:
+            print(os.environ["FAKE_ACP_STDERR"], file=sys.stderr, flush=True)
         load = bool(os.environ.get("FAKE_ACP_LOAD"))
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,

@@ -16,7 +16,7 @@ from core.jsonrpc import Capabilities, ClientInfo
 from harness_bridge.mailbox import Mailbox, serve_mailbox
 from harness_bridge.rpc import Connection
 from harness_bridge.session import accept_initialize
-from harness_bridge.transport import StreamTransport
+from harness_bridge.transport import stdio_transport
 
 EVERYTHING = Capabilities.model_validate(
     {
@@ -29,14 +29,7 @@ EVERYTHING = Capabilities.model_validate(
 
 
 async def main(path: str, crash_at: int | None) -> None:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, sys.stdout
-    )
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    connection = Connection(StreamTransport(reader, writer), name="host")
+    connection = Connection(await stdio_transport(), name="host")
     accept_initialize(connection, ClientInfo(name="mailbox-harness", version="0.0.1"), EVERYTHING)
     mailbox = Mailbox(path)
     stored = 0

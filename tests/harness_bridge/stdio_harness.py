@@ -11,18 +11,11 @@ import sys
 from core.jsonrpc import PROTOCOL_VERSIONS, Capabilities, ClientInfo
 from harness_bridge.rpc import Connection
 from harness_bridge.session import accept_initialize
-from harness_bridge.transport import StreamTransport
+from harness_bridge.transport import stdio_transport
 
 
 async def main(versions: list[str]) -> None:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, sys.stdout
-    )
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    connection = Connection(StreamTransport(reader, writer), name="host")
+    connection = Connection(await stdio_transport(), name="host")
     accept_initialize(
         connection,
         ClientInfo(name="test-harness", version="0.0.1"),

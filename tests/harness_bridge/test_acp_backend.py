@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import sys
@@ -208,6 +209,20 @@ def test_a_must_respond_event_is_answered_once_through_the_mcp_server(tmp_path: 
         assert saved == {"slack:D0LEAD": "s1"}
 
     scenario(tmp_path, test, dm())
+
+
+def test_the_agent_stderr_becomes_log_records_of_the_agent(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    async def test(bed: Bed) -> None:
+        async with running(bed, env={"FAKE_ACP_STDERR": "fake agent \x1b[31mstarting"}) as harness:
+            await harness.idle()
+
+    with caplog.at_level(logging.INFO, logger="c2a.harness"):
+        scenario(tmp_path, test, dm())
+    said = [r.getMessage() for r in caplog.records if r.name == "c2a.harness.lead"]
+    assert "harness lead: fake agent \\x1b[31mstarting" in said
+    assert "fake agent" not in capfd.readouterr().err
 
 
 def test_session_updates_show_as_status_never_as_chat(tmp_path: Path) -> None:

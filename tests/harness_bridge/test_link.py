@@ -11,8 +11,22 @@ from typing import Any
 import pytest
 
 from core.decision import InjectionMode
-from core.jsonrpc import COMPACT_VIEW, FULL_ENVELOPE, Capabilities, ClientInfo
-from harness_bridge.rpc import METHOD_NOT_FOUND, PARSE_ERROR, Connection, RpcError
+from core.jsonrpc import (
+    COMPACT_VIEW,
+    FULL_ENVELOPE,
+    Capabilities,
+    ClientInfo,
+    JsonRpcRequest,
+    JsonRpcResponse,
+)
+from harness_bridge.rpc import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    Connection,
+    MalformedResponse,
+    RpcError,
+)
 from harness_bridge.session import Session, SessionError, accept_initialize, initialize
 from harness_bridge.transport import Closed, MemoryTransport, StreamTransport
 
@@ -96,19 +110,53 @@ def test_a_bad_line_is_reported_as_a_value_and_the_loop_goes_on() -> None:
         harness.on_request("echo", echo)
         harness.start()
         async with asyncio.timeout(5):
-            await a.send_raw(b"{this is not json")
-            answer = await a.receive()
-            assert isinstance(answer, dict)
-            assert answer["error"]["code"] == PARSE_ERROR and answer["id"] is None
-            await a.send_raw(b"[1, 2]")
-            await a.receive()
+            for line, code in [(b"{this is not json", PARSE_ERROR), (b"[1, 2]", INVALID_REQUEST)]:
+                await a.send_raw(line)
+                answer = await a.receive()
+                assert isinstance(answer, JsonRpcResponse) and answer.error is not None
+                assert answer.error.code == code and answer.id is None
             await a.send({"jsonrpc": "2.0", "id": 7, "method": "echo", "params": {"ok": True}})
-            assert await a.receive() == {"jsonrpc": "2.0", "id": 7, "result": {"ok": True}}
+            assert await a.receive() == JsonRpcResponse(id=7, result={"ok": True})
         first, second = (line.reason for line in harness.bad_lines)
         assert first.startswith("not JSON (") and first.endswith("at column 2)")
-        assert second == "a message must be a JSON object"
+        assert second == "batch messages are not supported"
         await harness.close()
         await a.close()
+
+    asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"error": {"code": "E1", "message": "no"}},
+        {"error": {"code": True, "message": "no"}},
+        {"error": {"code": 1, "message": None}},
+        {"error": "no"},
+        {"result": 1, "error": {"code": 1, "message": "no"}},
+        {},
+    ],
+)
+def test_a_malformed_answer_fails_its_call_at_once_and_the_link_goes_on(
+    answer: dict[str, Any],
+) -> None:
+    async def run() -> None:
+        a, b = MemoryTransport.pair()
+        host = Connection(a, name="harness")
+        host.start()
+        async with asyncio.timeout(5):
+            call = asyncio.create_task(host.request("chat/deliver", {}, request_id="d1"))
+            asked = await b.receive()
+            assert isinstance(asked, JsonRpcRequest) and asked.id == "d1"
+            await b.send({"jsonrpc": "2.0", "id": "d1", **answer})
+            with pytest.raises(MalformedResponse, match="harness answered request 'd1' with a"):
+                await call
+            call = asyncio.create_task(host.request("chat/deliver", {}, request_id="d2"))
+            await b.receive()
+            await b.send({"jsonrpc": "2.0", "id": "d2", "result": {"accepted": True}})
+            assert await call == {"accepted": True}
+        assert not host.closed.is_set()
+        await host.close()
 
     asyncio.run(run())
 

@@ -1,16 +1,24 @@
-"""The stdio backend runs the example external harness from docs/ as a real subprocess."""
+"""The stdio backend runs external harnesses as real subprocesses: the example from docs/, and
+one that breaks the protocol on purpose (`hostile_harness.py`)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import sys
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import pytest
 from world import DM, scenario
 
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.stdio import StdioHarness
+from harness_bridge.rpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from harness_bridge.tools import ChatTools
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "stdio_harness.py"
@@ -60,3 +68,112 @@ def test_a_harness_that_cannot_start_marks_the_agent_unavailable() -> None:
         await asyncio.gather(task, return_exceptions=True)
 
     scenario(test)
+
+
+HOSTILE = Path(__file__).with_name("hostile_harness.py")
+
+
+def hostile(engine: Engine, mode: str, *argv: str) -> StdioHarness:
+    return StdioHarness("lead", engine, [sys.executable, str(HOSTILE), mode, *argv])
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    while not condition():
+        await asyncio.sleep(0.02)
+
+
+def test_an_error_answer_with_a_string_code_fails_that_delivery_and_the_link_goes_on() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        harness = hostile(engine, "bad-error-code")
+        deliverer = await harness.start()
+        try:
+            assert await deliverer.resume() >= 2
+            await until(lambda: bool(sends(store)))
+            assert sends(store) == [("lead", DM)]
+            assert await store.pending("lead") == []
+            ((reason,),) = store.db.execute(
+                "SELECT disposition_reason FROM deliveries "
+                "WHERE agent = 'lead' AND status = 'failed'"
+            ).fetchall()
+            assert "error.code must be an integer" in reason
+        finally:
+            await harness.stop()
+
+    scenario(test)
+
+
+def test_a_240_kb_tool_call_of_non_ascii_text_is_served() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        harness = hostile(engine, "long-text")
+        deliverer = await harness.start()
+        try:
+            await deliverer.resume()
+            await until(lambda: bool(sends(store)))
+            (text,) = store.db.execute(
+                "SELECT json_extract(action, '$.text') FROM outbox "
+                "WHERE json_extract(action, '$.action') = 'send'"
+            ).fetchone()
+            assert text == "жё" * 20_000
+        finally:
+            await harness.stop()
+
+    scenario(test)
+
+
+NULL_PARSE, NULL_INVALID = (None, PARSE_ERROR), (None, INVALID_REQUEST)
+
+
+def test_garbage_lines_get_json_rpc_errors_and_the_link_stays_up(tmp_path: Path) -> None:
+    record = tmp_path / "answers.jsonl"
+    record.touch()
+
+    def answers() -> list[dict[str, Any]]:
+        return [json.loads(line) for line in record.read_text().splitlines()]
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        harness = hostile(engine, "garbage", str(record))
+        deliverer = await harness.start()
+        try:
+            await until(lambda: any(a.get("id") == "after" for a in answers()))
+            assert await deliverer.resume() >= 2  # the link is still up
+            assert harness.connection is not None
+            reasons = [line.reason for line in harness.connection.bad_lines]
+        finally:
+            await harness.stop()
+        got = Counter((a["id"], a["error"]["code"]) for a in answers() if "error" in a)
+        assert got == Counter(
+            [NULL_PARSE] * 5
+            + [NULL_INVALID] * 7
+            + [("g1", INVALID_REQUEST), ("g2", INVALID_REQUEST), ("g5", INVALID_REQUEST)]
+            + [("g3", METHOD_NOT_FOUND), ("g4", INVALID_PARAMS)]
+        )
+        assert "tools" in next(a for a in answers() if a["id"] == "after")["result"]
+        assert any("batch" in reason for reason in reasons)
+        assert any("longer than" in reason for reason in reasons)
+        assert any("error.code must be an integer" in reason for reason in reasons)
+
+    scenario(test)
+
+
+def test_a_harness_stderr_becomes_log_records_and_a_flood_does_not_block_it(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        harness = hostile(engine, "stderr-flood")
+        deliverer = await harness.start()  # times out if nobody reads the flood
+        try:
+            assert await deliverer.resume() >= 2
+        finally:
+            await harness.stop()
+        assert not [t for t in asyncio.all_tasks() if t.get_name() == "stderr-lead"]
+
+    with caplog.at_level(logging.INFO, logger="c2a.harness"):
+        scenario(test)
+    lines = [r.getMessage() for r in caplog.records if r.name == "c2a.harness.lead"]
+    assert lines[0] == "harness lead: flood line 0 " + "y" * 1000
+    assert "harness lead: escape \\x1b[2J and \\r carriage" in lines
+    (cut,) = [line for line in lines if line.startswith("harness lead: zzz")]
+    assert cut.endswith("… (line cut)") and len(cut) < 10_000
+    assert lines[-1] == "harness lead: flood done"
+    assert len(lines) == 1003
+    assert "flood line" not in capfd.readouterr().err
