@@ -266,6 +266,40 @@ def test_a_failing_receive_leaves_the_envelope_unacknowledged_and_the_redelivery
     run(scenario, wrap=flaky)
 
 
+def test_good_events_around_unreadable_ones_are_all_acknowledged_and_decided() -> None:
+    def spoiled(key: str, value: Any) -> dict[str, Any]:
+        body = slack_body(slack_message(fresh_ts(), "<@U0W1> spoiled"), via="worker-1")
+        body["event"][key] = value
+        return body
+
+    async def scenario(rig: Rig) -> None:
+        before = slack_body(slack_message(fresh_ts(), "<@U0W1> first"), via="worker-1")
+        after = slack_body(slack_message(fresh_ts(), "<@U0W1> last"), via="worker-1")
+        bodies = [
+            before,
+            spoiled("ts", "9" * 5000),
+            spoiled("ts", "99999999999999.000100"),  # the year 3170843
+            spoiled("text", ["not", "text"]),
+            after,
+        ]
+        for body in bodies:
+            await rig.slack.send_event(body, app_token=APP_TOKENS["worker-1"])
+
+        assert len(rig.slack.acks) == 5  # every envelope acknowledged: none left for redelivery
+        statuses = [status for _, status in rig.outcomes]
+        assert statuses == ["new", "ignored", "ignored", "ignored", "new"]
+        ledger = [entry.id for entry in await rig.ledger()]
+        assert ledger == [
+            f"slack:{TEAM}:C0GEN:{before['event']['ts']}",
+            f"slack:{TEAM}:C0GEN:{after['event']['ts']}",
+        ]
+        assert all("worker-1" in rig.deliveries(event_id) for event_id in ledger)
+        rows = rig.host.store.db.execute("SELECT reason FROM quarantine ORDER BY id").fetchall()
+        assert [row[0].split("'")[1] for row in rows] == ["event.ts", "event.ts", "event.text"]
+
+    run(scenario)
+
+
 def test_a_user_group_mention_goes_to_one_claimant() -> None:
     async def scenario(rig: Rig) -> None:
         await rig.send_to_all(slack_join(W1))
