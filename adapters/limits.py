@@ -20,6 +20,7 @@ __all__ = [
     "LATEST",
     "MAX_NAME",
     "MAX_TEXT",
+    "epoch_limit",
     "is_plausible",
     "quoted",
     "since_epoch",
@@ -47,11 +48,17 @@ def is_plausible(moment: datetime) -> bool:
     return EARLIEST <= moment < LATEST
 
 
+def epoch_limit(unit: timedelta) -> int:
+    """How many `unit`s after the Unix epoch LATEST is: a count of them is a plausible time
+    when it is at least 0 and below this (a hot path computes it once and compares)."""
+    return _SPAN // unit
+
+
 def since_epoch(amount: int, unit: timedelta) -> datetime | None:
     """The time `amount` `unit`s after the Unix epoch, or None when that is not plausible.
 
     Checked before the arithmetic, so no integer, however large, raises `OverflowError`."""
-    if not 0 <= amount < _SPAN // unit:
+    if not 0 <= amount < epoch_limit(unit):
         return None
     return EARLIEST + unit * amount
 

@@ -18,11 +18,10 @@ from typing import Any, cast
 
 from adapters.limits import (
     EARLIEST,
-    LATEST,
     MAX_NAME,
     MAX_TEXT,
+    epoch_limit,
     quoted,
-    since_epoch,
     too_long,
 )
 from adapters.slack.types import (
@@ -77,8 +76,10 @@ _MICROSECOND = timedelta(microseconds=1)
 # Whole seconds in a Slack timestamp: twelve digits reach past the year 33000, so any more are
 # absurd, and `int` is never asked to read thousands of them.
 _SECONDS_DIGITS = 12
-# `event_time` (whole seconds) is a time in `adapters.limits`' range when it is below this.
-_LAST_SECOND = (LATEST - EARLIEST) // _SECOND
+# A count of seconds or microseconds since the epoch is a time in `adapters.limits`' range
+# when it is below these.
+_LAST_SECOND = epoch_limit(_SECOND)
+_LAST_MICROSECOND = epoch_limit(_MICROSECOND)
 _NO_MENTIONS = Mentions()
 # Reading an enum member off its class costs a lookup on every use; the hot path reads this.
 _MESSAGE = EventKind.MESSAGE
@@ -166,7 +167,7 @@ def to_envelope(body: EventCallbackBody | Mapping[str, Any]) -> Envelope:
     event_time = body.get("event_time")
     if isinstance(event_time, bool) or not isinstance(event_time, int | None):
         raise _wrong_type("event_time", event_time, "int")
-    if event_time is not None and since_epoch(event_time, _SECOND) is None:
+    if event_time is not None and not 0 <= event_time < _LAST_SECOND:
         raise PayloadError(
             "Slack payload field 'event_time' is not a time in years 1970-2999",
             details={"field": "event_time"},
@@ -213,13 +214,13 @@ def to_datetime(ts: str, field: str) -> datetime:
             details={"field": field},
         )
     # In whole microseconds: the seconds, then the fraction cut or padded to six digits.
-    moment = since_epoch(int(seconds + fraction[:6].ljust(6, "0")), _MICROSECOND)
-    if moment is None:
+    microseconds = int(seconds + fraction[:6].ljust(6, "0"))
+    if microseconds >= _LAST_MICROSECOND:
         raise PayloadError(
             f"Slack payload field '{field}' is not a time in years 1970-2999: {quoted(ts)}",
             details={"field": field},
         )
-    return moment
+    return EARLIEST + _MICROSECOND * microseconds
 
 
 def to_conversation(
