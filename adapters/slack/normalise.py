@@ -405,11 +405,11 @@ def _parse_plain_message(body: Mapping[str, Any], event: Mapping[str, Any]) -> C
     """`parse_message(to_envelope(body), event)` for a plain message (no subtype), in one pass.
 
     Reads each field it needs once and checks them all together. An event out of the everyday
-    shape (a field missing or of the wrong type, no `team_id`, any of `_NOT_IN_A_PLAIN_MESSAGE`)
-    goes to the general path instead, which builds the same event or raises the `PayloadError`
-    naming the field. The two checks left to helpers here, `authorizations` and then the `ts`
-    format, come in the same order as in the general path, so the first problem found in a
-    body is the same whichever path it takes.
+    shape (a field missing, of the wrong type or past its bounds, no `team_id`, any of
+    `_NOT_IN_A_PLAIN_MESSAGE`) goes to the general path instead, which builds the same event or
+    raises the `PayloadError` naming the field. The two checks left to helpers here,
+    `authorizations` and then the `ts` format, come in the same order as in the general path,
+    so the first problem found in a body is the same whichever path it takes.
     """
     team = body.get("team_id")
     event_time = body.get("event_time")
