@@ -126,7 +126,9 @@ def _replay(args: argparse.Namespace) -> int:
     if not trace.is_file():
         print(f"c2a: trace {trace} does not exist", file=sys.stderr)
         return 2
-    with _output(args.out) as out, trace.open(encoding="utf-8") as lines:
+    # Read as bytes: the replay decodes each line on its own, so one that is not UTF-8 is
+    # reported instead of ending the read.
+    with _output(args.out) as out, trace.open("rb") as lines:
         stats = asyncio.run(
             replay(
                 workspace,

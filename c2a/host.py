@@ -4,6 +4,11 @@ Adapters call `Host.receive` with the native payload and the agent whose connect
 and acknowledge the platform only after it returns: by then the event is committed to the
 ledger. Emissions go to the sink only after that commit. Ingestion is serialised (the ledger
 has one writer), whichever adapter the payload came from.
+
+`receive` is the boundary every platform payload crosses: a payload a normaliser cannot read,
+whether it says so (`PayloadError`) or fails in a way nobody foresaw, is quarantined with its
+reason and logged in one line; the adapter is never handed the exception, so one bad payload
+never holds up the ones after it.
 """
 
 from __future__ import annotations
@@ -20,12 +25,12 @@ from adapters.slack import normalise as normalise_slack
 from adapters.webchat.normalise import normalise as normalise_webchat
 from core.clock import Clock, format_time
 from core.engine import Emission, Engine, Outcome
-from core.errors import PayloadError
+from core.errors import C2AError
 from core.events import ChatEvent
 from core.manifest import Workspace
 from core.store import Store
 
-__all__ = ["NORMALISERS", "Host", "Sink"]
+__all__ = ["NORMALISERS", "Host", "Sink", "failure_reason", "quarantine_text"]
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +44,8 @@ NORMALISERS: dict[str, Normaliser] = {
 }
 
 _SECRET_KEYS = frozenset({"token", "bot_token", "app_token", "authorization", "signing_secret"})
+# Characters of an unexpected exception's message kept in a reason: enough to recognise it.
+_REASON_CHARS = 200
 
 
 class Host:
@@ -61,12 +68,19 @@ class Host:
     async def receive(
         self, platform: str, payload: Mapping[str, Any], via: str | None = None
     ) -> Outcome | None:
-        """Normalise, commit and decide one payload; None when it is ignored or unreadable
-        (an unreadable payload is quarantined with its reason, secrets blanked, and logged)."""
+        """Normalise, commit and decide one payload; None when it is ignored or unreadable.
+
+        An unreadable payload (the normaliser raised anything at all) is quarantined with its
+        reason, secrets blanked, and logged once: a warning without a traceback, and the
+        traceback at debug level when the failure was not one of the project's own errors.
+        Raises only when the ledger itself fails."""
+        normalise = NORMALISERS[platform]
         try:
-            event = NORMALISERS[platform](payload)
-        except PayloadError as exc:
-            await self._quarantine(platform, str(exc), payload)
+            event = normalise(payload)
+        except Exception as exc:  # the last line of defence: no payload reaches the adapter's loop
+            if not isinstance(exc, C2AError):
+                log.debug("%s normaliser failed on a payload", platform, exc_info=True)
+            await self._quarantine(platform, failure_reason(exc), payload)
             return None
         if event is None:
             return None
@@ -78,9 +92,32 @@ class Host:
 
     async def _quarantine(self, platform: str, reason: str, payload: Mapping[str, Any]) -> None:
         log.warning("unreadable %s payload: %s", platform, reason)
-        text = orjson.dumps(redact(payload)).decode()
+        text = quarantine_text(payload)
         async with self._writer, self.store.transaction():
             await self.store.quarantine(platform, reason, text, format_time(self.clock.now()))
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a payload could not be read, in one short line: a project error's own message, else
+    `unexpected <type>: <message>`, its message cut short (it may quote the payload)."""
+    if isinstance(exc, C2AError):
+        return str(exc)
+    detail = " ".join(str(exc).split())
+    if len(detail) > _REASON_CHARS:
+        detail = detail[:_REASON_CHARS] + "..."
+    return f"unexpected {type(exc).__name__}: {detail}" if detail else type(exc).__name__
+
+
+def quarantine_text(payload: object) -> str:
+    """The payload as JSON, secrets blanked (`redact`), for the quarantine table; a payload that
+    cannot be written as JSON (too deep, an integer past 64 bits, not an object) is stored as
+    a JSON string saying why, never as its raw text."""
+    try:
+        if not isinstance(payload, Mapping):
+            raise TypeError(f"a {type(payload).__name__}, not an object")
+        return orjson.dumps(redact(payload)).decode()
+    except (TypeError, ValueError, RecursionError) as exc:
+        return orjson.dumps(f"[payload not stored: {type(exc).__name__}: {exc}]").decode()
 
 
 def redact(payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,13 +3,16 @@
 Input is JSON Lines of `{"at", "platform", "payload", "via"?}`; output is JSON Lines of
 `{"agent": ..., "rpc" | "outbound" | "escalation": ...}` (docs/replay.md). The clock is virtual
 (set to each record's `at`), so the same trace always gives the same output.
+
+A bad line never stops a replay: one that is not UTF-8, not JSON, not a trace record, with an
+`at` outside the years 1970-2999, or a payload its normaliser cannot read (for whatever reason)
+is reported as `<source>:<line>: <reason>`, quarantined, and the replay goes on.
 """
 
 from __future__ import annotations
 
 import codecs
 import gc
-import json
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -20,10 +23,11 @@ from typing import Any, Final, TextIO
 
 import orjson
 
-from c2a.host import NORMALISERS, redact
+from adapters.limits import is_plausible, quoted
+from c2a.host import NORMALISERS, failure_reason, quarantine_text
 from core.clock import VirtualClock, format_time, parse_time
 from core.engine import Emission, Engine
-from core.errors import C2AError, TraceError
+from core.errors import TraceError
 from core.manifest import Workspace
 from core.store import Store
 from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, parse_deliver
@@ -67,18 +71,20 @@ class ReplayStats:
         }
 
 
-def parse_record(line: str) -> TraceRecord:
-    """Read one trace line; raises TraceError saying what is wrong with it."""
+def parse_record(line: str | bytes) -> TraceRecord:
+    """Read one trace line, as text or as the file's bytes (which must be UTF-8); raises
+    TraceError saying in one short line what is wrong with it."""
     try:
         raw = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
-        raise TraceError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+        raise TraceError(_not_json(line, exc)) from None
     if not isinstance(raw, dict):
         raise TraceError("a trace line must be a JSON object")
     platform = raw.get("platform")
-    if platform not in NORMALISERS:
+    if not isinstance(platform, str) or platform not in NORMALISERS:
         known = ", ".join(sorted(NORMALISERS))
-        raise TraceError(f"platform must be one of {known}, not {platform!r}")
+        shown = quoted(platform) if isinstance(platform, str) else _kind_of(platform)
+        raise TraceError(f"platform must be one of {known}, not {shown}")
     payload = raw.get("payload")
     if not isinstance(payload, dict):
         raise TraceError("payload must be a JSON object")
@@ -88,11 +94,33 @@ def parse_record(line: str) -> TraceRecord:
     try:
         moment = parse_time(at)
     except ValueError:
-        raise TraceError(f"at is not an RFC 3339 time with a timezone: {at!r}") from None
+        raise TraceError(f"at is not an RFC 3339 time with a timezone: {quoted(at)}") from None
+    except OverflowError:  # a time within a day of the year 1 or 9999, moved to UTC
+        moment = None
+    if moment is None or not is_plausible(moment):
+        raise TraceError(f"at is not a time in years 1970-2999: {quoted(at)}")
     via = raw.get("via")
     if via is not None and not isinstance(via, str):
         raise TraceError("via must be an agent id")
     return TraceRecord(moment, platform, payload, via)
+
+
+def _not_json(line: str | bytes, exc: orjson.JSONDecodeError) -> str:
+    """Why a line did not parse: its first byte that is not UTF-8, else where the JSON broke."""
+    if isinstance(line, bytes):
+        try:
+            line.decode()
+        except UnicodeDecodeError as bad:
+            return f"not UTF-8: byte {line[bad.start]:#04x} at column {bad.start + 1}"
+    return f"not JSON ({exc.msg} at column {exc.colno})"
+
+
+def _kind_of(value: object) -> str:
+    """What a value of the wrong kind is, without quoting it: `null`, `a list`, `an int`."""
+    if value is None:
+        return "null"
+    name = type(value).__name__
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
 
 
 _SECRET_PATTERNS = (
@@ -117,7 +145,7 @@ def redact_text(text: str) -> str:
 
 async def replay(
     workspace: Workspace,
-    lines: Iterable[str],
+    lines: Iterable[str | bytes],
     store: Store,
     out: TextIO,
     report: TextIO,
@@ -128,7 +156,10 @@ async def replay(
     render: Callable[[Emission], str] | None = None,
 ) -> ReplayStats:
     """Replay trace lines into `store`, writing emissions to `out` after each commit and one
-    line per rejected trace line to `report` (`<source>:<line>: <reason>`)."""
+    line per rejected trace line to `report` (`<source>:<line>: <reason>`).
+
+    `lines` are text, or the trace file's own bytes: each line is then decoded on its own, so
+    one that is not UTF-8 is reported and the lines around it still replay."""
     stats = ReplayStats()
     clock = VirtualClock()
     engine = Engine(workspace, store, clock, compact=compact)
@@ -139,7 +170,7 @@ async def replay(
         with _collecting_seldom():
             await engine.rebuild()
             pending = Pending(render)
-            chunk: list[tuple[int, str]] = []
+            chunk: list[tuple[int, str | bytes]] = []
             for number, line in enumerate(lines, start=1):
                 if not line.strip():
                     continue
@@ -176,7 +207,7 @@ def _collecting_seldom() -> Iterator[None]:
 async def _run_chunk(
     engine: Engine,
     turns: TurnRecorder,
-    chunk: list[tuple[int, str]],
+    chunk: list[tuple[int, str | bytes]],
     stats: ReplayStats,
     pending: Pending,
     report: TextIO,
@@ -195,14 +226,15 @@ async def _run_chunk(
             if due := turns.due():
                 pending.add(due)
             if record.via is not None and record.via not in engine.workspace.manifest.agents:
-                reason = f"via names unknown agent {record.via!r}"
+                reason = f"via names unknown agent {quoted(record.via)}"
                 await _reject(engine, stats, report, f"{source}:{number}", reason, line)
                 continue
             try:
                 event = NORMALISERS[record.platform](record.payload)
-            except C2AError as exc:
-                payload = json.dumps(redact(record.payload), ensure_ascii=False)
-                await _reject(engine, stats, report, f"{source}:{number}", str(exc), payload)
+            except Exception as exc:  # whatever a normaliser raises, this line alone is lost
+                payload = quarantine_text(record.payload)
+                reason = failure_reason(exc)
+                await _reject(engine, stats, report, f"{source}:{number}", reason, payload)
                 continue
             if event is None:
                 stats.ignored += 1
@@ -327,10 +359,17 @@ def _earliest(one: datetime | None, other: datetime | None) -> datetime | None:
 
 
 async def _reject(
-    engine: Engine, stats: ReplayStats, report: TextIO, where: str, reason: str, payload: str
+    engine: Engine,
+    stats: ReplayStats,
+    report: TextIO,
+    where: str,
+    reason: str,
+    payload: str | bytes,
 ) -> None:
-    """A bad line is reported and quarantined with its reason; the replay goes on."""
+    """A bad line is reported and quarantined with its reason; the replay goes on. A line read
+    as bytes is stored decoded, any byte that is not UTF-8 replaced."""
     stats.errors += 1
     report.write(f"{where}: {reason}\n")
     at = format_time(engine.clock.now())
-    await engine.store.quarantine(where, reason, redact_text(payload[:65536]), at)
+    text = payload if isinstance(payload, str) else payload[:65536].decode(errors="replace")
+    await engine.store.quarantine(where, reason, redact_text(text[:65536]), at)

@@ -3,7 +3,9 @@
 Nothing here does I/O or reads a clock. `normalise` looks the dispatch name up in `PARSERS`;
 names not in the table, and messages that are not messages (joins, pins, thread notices), give
 `None`. Fields nobody reads are ignored, so new Discord fields never break anything; a field a
-parser needs that is missing or of the wrong type raises `PayloadError` naming it.
+parser needs that is missing, of the wrong type, or past the bounds of `adapters.limits` (an
+over-long string, an integer past 64 bits, a time outside years 1970-2999) raises `PayloadError`
+naming it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from adapters.discord.types import (
     ThreadCreateEvent,
     TypingStartEvent,
 )
+from adapters.limits import MAX_NAME, MAX_TEXT, is_plausible, quoted, since_epoch, too_long
 from core.errors import PayloadError
 from core.events import (
     Author,
@@ -66,7 +69,12 @@ _THREAD_TYPES: Final = frozenset({10, 11, 12})
 _FORWARD: Final = 1
 
 _DISCORD_EPOCH: Final = datetime(2015, 1, 1, tzinfo=UTC)
-_UNIX_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_SECOND: Final = timedelta(seconds=1)
+# Discord's integers (types, flags, unix times) fit 64 bits; a larger one is absurd, and turning
+# one of thousands of digits into text would raise.
+_INT_BOUND: Final = 1 << 64
+# A 64-bit unsigned integer has at most 20 decimal digits.
+_SNOWFLAKE_DIGITS: Final = 20
 
 _T = TypeVar("_T")
 
@@ -83,7 +91,11 @@ def snowflake_time(snowflake: str) -> datetime:
 
     Raises `ValueError` when `snowflake` is not a decimal 64-bit unsigned integer.
     """
-    if not (snowflake.isascii() and snowflake.isdecimal()) or int(snowflake) >= 1 << 64:
+    if (
+        not (snowflake.isascii() and snowflake.isdecimal())
+        or len(snowflake) > _SNOWFLAKE_DIGITS
+        or int(snowflake) >= 1 << 64
+    ):
         raise ValueError(f"not a snowflake: {snowflake!r}")
     return _DISCORD_EPOCH + timedelta(milliseconds=int(snowflake) >> 22)
 
@@ -92,7 +104,8 @@ def snowflake_time(snowflake: str) -> datetime:
 class _Fields:
     """Checked reads from one object of an unverified payload; errors name the event and path.
 
-    A key that is absent and a key that is `null` read the same: as missing.
+    A key that is absent and a key that is `null` read the same: as missing. Strings are held to
+    `MAX_NAME` characters (`MAX_TEXT` for a message's text), integers to 64 bits.
     """
 
     data: Mapping[str, object]
@@ -102,14 +115,23 @@ class _Fields:
     def text(self, key: str) -> str:
         return self._need(key, self.opt_text(key))
 
-    def opt_text(self, key: str) -> str | None:
-        return self._get(key, str)
+    def opt_text(self, key: str, limit: int = MAX_NAME) -> str | None:
+        value = self._get(key, str)
+        if value is not None and len(value) > limit:
+            raise self.invalid(key, too_long(value, limit))
+        return value
+
+    def message_text(self, key: str) -> str | None:
+        return self.opt_text(key, MAX_TEXT)
 
     def integer(self, key: str) -> int:
         return self._need(key, self.opt_int(key))
 
     def opt_int(self, key: str) -> int | None:
-        return self._get(key, int)
+        value = self._get(key, int)
+        if value is not None and not -_INT_BOUND < value < _INT_BOUND:
+            raise self.invalid(key, "is out of range: an integer past 64 bits")
+        return value
 
     def flag(self, key: str) -> bool:
         return self._get(key, bool) or False
@@ -142,6 +164,8 @@ class _Fields:
         for index, item in enumerate(self._get(key, list) or ()):
             if not isinstance(item, str):
                 raise self.wrong(f"{key}[{index}]", "a string", item)
+            if len(item) > MAX_NAME:
+                raise self.invalid(f"{key}[{index}]", too_long(item, MAX_NAME))
             found.append(item)
         return tuple(found)
 
@@ -150,25 +174,27 @@ class _Fields:
         try:
             return snowflake_time(raw)
         except ValueError:
-            raise self.invalid(key, f"is not a snowflake: {raw!r}") from None
+            raise self.invalid(key, f"is not a snowflake: {quoted(raw)}") from None
 
     def iso_time(self, key: str) -> datetime:
         raw = self.text(key)
         try:
             when = datetime.fromisoformat(raw)
         except ValueError:
-            raise self.invalid(key, f"is not an ISO 8601 time: {raw!r}") from None
+            raise self.invalid(key, f"is not an ISO 8601 time: {quoted(raw)}") from None
         if when.tzinfo is None:
             # Discord always sends an offset; a bare time can only have meant UTC.
             when = when.replace(tzinfo=UTC)
+        if not is_plausible(when):  # checked first: `astimezone` overflows near the year 1 or 9999
+            raise self.invalid(key, f"is not a time in years 1970-2999: {quoted(raw)}")
         return when.astimezone(UTC)
 
     def unix_time(self, key: str) -> datetime:
         seconds = self.integer(key)
-        try:
-            return _UNIX_EPOCH + timedelta(seconds=seconds)
-        except OverflowError:
-            raise self.invalid(key, f"is not a unix time: {seconds!r}") from None
+        when = since_epoch(seconds, _SECOND)
+        if when is None:
+            raise self.invalid(key, f"is not a unix time in years 1970-2999: {seconds}")
+        return when
 
     def wrong(self, key: str, expected: str, value: object) -> PayloadError:
         return self.invalid(key, f"should be {expected}, not {type(value).__name__}")
@@ -284,7 +310,7 @@ def parse_message_create(d: MessageCreateEvent) -> ChatEvent | None:
         return None
     message_id = f.text("id")
     workspace_id, conversation = _place(f)
-    content = f.opt_text("content") or ""
+    content = f.message_text("content") or ""
     return ChatEvent(
         event_id=f"discord:{message_id}",
         kind=EventKind.MESSAGE,
@@ -310,7 +336,7 @@ def parse_message_update(d: MessageUpdateEvent) -> ChatEvent | None:
     same id and the ledger drops it.
     """
     f = _Fields(d, "MESSAGE_UPDATE")
-    content = f.opt_text("content")
+    content = f.message_text("content")
     edited_at = f.opt_text("edited_timestamp")
     if content is None or edited_at is None:
         return None
@@ -391,6 +417,7 @@ def parse_typing_start(d: TypingStartEvent) -> ChatEvent:
     channel_id = f.text("channel_id")
     user_id = f.text("user_id")
     timestamp = f.integer("timestamp")
+    created_at = f.unix_time("timestamp")
     workspace_id, conversation = _place(f)
     return ChatEvent(
         event_id=f"discord:typing:{channel_id}:{user_id}@{timestamp}",
@@ -399,7 +426,7 @@ def parse_typing_start(d: TypingStartEvent) -> ChatEvent:
         workspace_id=workspace_id,
         conversation=conversation,
         author=_member_author(f, user_id),
-        created_at=f.unix_time("timestamp"),
+        created_at=created_at,
     )
 
 
@@ -460,10 +487,16 @@ def normalise(dispatch: Mapping[str, Any]) -> ChatEvent | None:
 
     `None` for payloads that are not dispatches, dispatch names not in `PARSERS` and updates
     that are not chat events. Raises `PayloadError` (details: `event`, `field`) when a handled
-    dispatch lacks a field its parser needs or has one of the wrong type. A dispatch the live
+    dispatch lacks a field its parser needs or has one of the wrong type or past its bounds, and
+    (details: `field` `""`) when `dispatch` is not an object at all. A dispatch the live
     adapter marked `"c2a_content": "withheld"` (its bot lacks the Message Content intent) gives
     a message with empty text the `content_withheld` flag.
     """
+    if not isinstance(dispatch, Mapping):
+        raise PayloadError(
+            f"Discord dispatch should be an object, not {type(dispatch).__name__}",
+            details={"field": ""},
+        )
     if dispatch.get("op", 0) != 0:
         return None
     name = dispatch.get("t")

@@ -3,7 +3,8 @@
 Only the fields the normaliser looks at are declared; Discord sends many more and they are
 ignored. Keys Discord always sends are required, the rest sit in `total=False` classes. The
 shapes describe what Discord promises, not what arrived: the normaliser still checks each field
-as it reads it and raises `PayloadError` when one it needs is missing or of the wrong type.
+as it reads it and raises `PayloadError` when one it needs is missing, of the wrong type, or past
+the bounds of `adapters.limits`.
 """
 
 from __future__ import annotations

@@ -33,17 +33,19 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 from aiohttp import web
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
 from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
+from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters import Receive
 from adapters.slack.normalise import PLATFORM
-from core.errors import ManifestError
+from adapters.slack.signed_request import MAX_BODY_BYTES, read_signed
+from core.errors import ManifestError, PayloadError
 from core.manifest import Workspace
 
 __all__ = [
@@ -178,6 +180,9 @@ class SlackAgentConnection:
         self.mode: Mode = mode
         self.stats = ReceiveStats()
         self._app_token = app_token
+        self._verifier = (
+            SignatureVerifier(signing_secret) if mode == "http" and signing_secret else None
+        )
         self._take_in = _TakeIn(agent, receive, self.stats)
         base_url = api_url or DEFAULT_API_URL
         self.app = AsyncApp(
@@ -215,10 +220,19 @@ class SlackAgentConnection:
             await _close(handler)
 
     async def handle(self, request: web.Request) -> web.Response:
-        """The HTTP Events API endpoint: bolt verifies the signature and its five-minute window
-        (401 otherwise, and nothing reaches `receive`), answers `url_verification`, and takes
-        events in."""
-        response = await self.app.async_dispatch(await to_bolt_request(request))
+        """The HTTP Events API endpoint: a request is refused with a 4xx and one log line, never
+        reaching bolt or `receive`, unless it is small, signed within the last five minutes and a
+        well-formed body (`read_signed`: 413, 401, 400); bolt then answers `url_verification`
+        and takes events in."""
+        if self._verifier is None:
+            raise RuntimeError(f"slack {self.agent}: not in HTTP mode")
+        try:
+            bolt_request = await read_signed(request, self._verifier)
+        except PayloadError as refused:
+            status = int(refused.details["status"])
+            log.info("slack %s: answered %d: %s", self.agent, status, refused)
+            return web.Response(status=status, text=refused.message)
+        response = await self.app.async_dispatch(bolt_request)
         return await to_aiohttp_response(response)
 
 
@@ -306,7 +320,7 @@ class SlackWorkspaceConnections:
         await asyncio.gather(*(c.start() for c in self.connections.values()))
         served = {a: c for a, c in self.connections.items() if c.mode == "http"}
         if served and self._runner is None:
-            app = web.Application()
+            app = web.Application(client_max_size=MAX_BODY_BYTES)
             for agent, connection in served.items():
                 app.router.add_post(EVENTS_PATH.format(agent=agent), connection.handle)
             self._runner = web.AppRunner(app, access_log=None)

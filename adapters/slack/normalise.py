@@ -2,8 +2,9 @@
 
 No I/O, no network, no clock: everything comes from the body. Event types and message subtypes
 the core has no use for come back as None and are never an error; a handled event that lacks a
-field it needs, or carries one of the wrong type, raises `PayloadError` naming the field as a
-dotted path (`event.ts`, `event.message.edited.ts`).
+field it needs, carries one of the wrong type, or one past the bounds of `adapters.limits` (an
+over-long string, a timestamp outside years 1970-2999), raises `PayloadError` naming the field as
+a dotted path (`event.ts`, `event.message.edited.ts`); the body itself is the field `""`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, cast
 
+from adapters.limits import (
+    EARLIEST,
+    MAX_NAME,
+    MAX_TEXT,
+    epoch_limit,
+    quoted,
+    too_long,
+)
 from adapters.slack.types import (
     AppMentionEvent,
     EventCallbackBody,
@@ -62,8 +71,15 @@ __all__ = [
 
 PLATFORM = "slack"
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SECOND = timedelta(seconds=1)
 _MICROSECOND = timedelta(microseconds=1)
+# Whole seconds in a Slack timestamp: twelve digits reach past the year 33000, so any more are
+# absurd, and `int` is never asked to read thousands of them.
+_SECONDS_DIGITS = 12
+# A count of seconds or microseconds since the epoch is a time in `adapters.limits`' range
+# when it is below these.
+_LAST_SECOND = epoch_limit(_SECOND)
+_LAST_MICROSECOND = epoch_limit(_MICROSECOND)
 _NO_MENTIONS = Mentions()
 # Reading an enum member off its class costs a lookup on every use; the hot path reads this.
 _MESSAGE = EventKind.MESSAGE
@@ -108,12 +124,15 @@ def normalise(body: Mapping[str, Any]) -> ChatEvent | None:
     Returns None for anything that is not an `event_callback` (`url_verification`,
     `app_rate_limited`), for event types and message subtypes that are not handled, for hidden
     messages, for `message_changed` that is no edit (unfurls), and for reactions on non-messages.
-    Raises `PayloadError` when a handled event lacks a field it needs or has a wrong type.
+    Raises `PayloadError` when `body` is not an object, or a handled event lacks a field it
+    needs or has one of a wrong type or past its bounds.
 
     Events are dispatched on `type` through `EVENT_PARSERS`, except that a plain `message` (no
     subtype), by far the most common event, goes straight to `_parse_plain_message`, which
     gives the same result as `parse_message` would.
     """
+    if type(body) is not dict and not isinstance(body, Mapping):
+        raise _wrong_type("", body, "object")
     if body.get("type") != "event_callback":
         return None
     event = body.get("event")
@@ -148,6 +167,11 @@ def to_envelope(body: EventCallbackBody | Mapping[str, Any]) -> Envelope:
     event_time = body.get("event_time")
     if isinstance(event_time, bool) or not isinstance(event_time, int | None):
         raise _wrong_type("event_time", event_time, "int")
+    if event_time is not None and not 0 <= event_time < _LAST_SECOND:
+        raise PayloadError(
+            "Slack payload field 'event_time' is not a time in years 1970-2999",
+            details={"field": "event_time"},
+        )
     return Envelope(
         team=team,
         bot_user_id=extract_bot_user_id(body),
@@ -176,16 +200,27 @@ def to_datetime(ts: str, field: str) -> datetime:
 
     A timestamp is decimal digits, optionally followed by `.` and at least one more digit;
     digits past the sixth after the point are dropped. Raises `PayloadError` naming `field` when
-    `ts` is not a Slack timestamp.
+    `ts` is not a Slack timestamp, or is one outside the years 1970-2999.
     """
     seconds, point, fraction = ts.partition(".")
     # `str.isdecimal` is exactly the regex `\d` (Unicode category Nd), which `int` accepts.
-    if not seconds.isdecimal() or (point and not fraction.isdecimal()):
+    if (
+        not seconds.isdecimal()
+        or len(seconds) > _SECONDS_DIGITS
+        or (point and not fraction.isdecimal())
+    ):
         raise PayloadError(
-            f"Slack payload field '{field}' is not a timestamp: {ts!r}", details={"field": field}
+            f"Slack payload field '{field}' is not a timestamp: {quoted(ts)}",
+            details={"field": field},
         )
     # In whole microseconds: the seconds, then the fraction cut or padded to six digits.
-    return _EPOCH + _MICROSECOND * int(seconds + fraction[:6].ljust(6, "0"))
+    microseconds = int(seconds + fraction[:6].ljust(6, "0"))
+    if microseconds >= _LAST_MICROSECOND:
+        raise PayloadError(
+            f"Slack payload field '{field}' is not a time in years 1970-2999: {quoted(ts)}",
+            details={"field": field},
+        )
+    return EARLIEST + _MICROSECOND * microseconds
 
 
 def to_conversation(
@@ -229,12 +264,9 @@ def is_external(message: MessageEvent | Mapping[str, Any], team: str, path: str)
     first one that is decides, and a later one is not read.
     """
     for key in ("user_team", "source_team"):
-        value = message.get(key)
-        if value is None or value == team:
-            continue
-        if not isinstance(value, str):
-            raise _wrong_type(f"{path}.{key}", value, "string")
-        return True
+        value = _optional_str(message, key, f"{path}.{key}")
+        if value is not None and value != team:
+            return True
     return False
 
 
@@ -267,10 +299,11 @@ def parse_message_changed(envelope: Envelope, event: MessageChangedEvent) -> Cha
     edited = _optional_mapping(message, "edited", "event.message.edited")
     if edited is None:
         return None
-    text = _optional_str(message, "text", "event.message.text") or ""
+    text = _optional_str(message, "text", "event.message.text", MAX_TEXT) or ""
     previous = _optional_mapping(event, "previous_message", "event.previous_message")
     if previous is not None:
-        previous_text = _optional_str(previous, "text", "event.previous_message.text") or ""
+        path = "event.previous_message.text"
+        previous_text = _optional_str(previous, "text", path, MAX_TEXT) or ""
         if text == previous_text:
             return None
     ts = _str(message, "ts", "event.message.ts")
@@ -372,11 +405,11 @@ def _parse_plain_message(body: Mapping[str, Any], event: Mapping[str, Any]) -> C
     """`parse_message(to_envelope(body), event)` for a plain message (no subtype), in one pass.
 
     Reads each field it needs once and checks them all together. An event out of the everyday
-    shape (a field missing or of the wrong type, no `team_id`, any of `_NOT_IN_A_PLAIN_MESSAGE`)
-    goes to the general path instead, which builds the same event or raises the `PayloadError`
-    naming the field. The two checks left to helpers here, `authorizations` and then the `ts`
-    format, come in the same order as in the general path, so the first problem found in a
-    body is the same whichever path it takes.
+    shape (a field missing, of the wrong type or past its bounds, no `team_id`, any of
+    `_NOT_IN_A_PLAIN_MESSAGE`) goes to the general path instead, which builds the same event or
+    raises the `PayloadError` naming the field. The two checks left to helpers here,
+    `authorizations` and then the `ts` format, come in the same order as in the general path,
+    so the first problem found in a body is the same whichever path it takes.
     """
     team = body.get("team_id")
     event_time = body.get("event_time")
@@ -390,18 +423,18 @@ def _parse_plain_message(body: Mapping[str, Any], event: Mapping[str, Any]) -> C
     files = event.get("files")
     if not (
         type(team) is str
-        and team
-        and (event_time is None or type(event_time) is int)
-        and (delivery_id is None or type(delivery_id) is str)
+        and 0 < len(team) <= MAX_NAME
+        and (event_time is None or (type(event_time) is int and 0 <= event_time < _LAST_SECOND))
+        and (delivery_id is None or (type(delivery_id) is str and len(delivery_id) <= MAX_NAME))
         and type(channel) is str
-        and channel
+        and 0 < len(channel) <= MAX_NAME
         and type(ts) is str
-        and ts
+        and 0 < len(ts) <= MAX_NAME
         and type(user) is str
-        and user
-        and (text is None or type(text) is str)
-        and (thread_ts is None or type(thread_ts) is str)
-        and (channel_type is None or type(channel_type) is str)
+        and 0 < len(user) <= MAX_NAME
+        and (text is None or (type(text) is str and len(text) <= MAX_TEXT))
+        and (thread_ts is None or (type(thread_ts) is str and len(thread_ts) <= MAX_NAME))
+        and (channel_type is None or (type(channel_type) is str and len(channel_type) <= MAX_NAME))
         and (files is None or type(files) is list)
         and _NOT_IN_A_PLAIN_MESSAGE.isdisjoint(event)
     ):
@@ -428,7 +461,7 @@ def _parse_plain_message(body: Mapping[str, Any], event: Mapping[str, Any]) -> C
 def _to_message(envelope: Envelope, event: MessageEvent | AppMentionEvent) -> ChatEvent:
     channel = _str(event, "channel", "event.channel")
     ts = _str(event, "ts", "event.ts")
-    text = _optional_str(event, "text", "event.text") or ""
+    text = _optional_str(event, "text", "event.text", MAX_TEXT) or ""
     thread_ts = _optional_str(event, "thread_ts", "event.thread_ts")
     return ChatEvent(
         event_id=_message_event_id(envelope.team, channel, ts),
@@ -579,10 +612,16 @@ def _str(obj: Mapping[str, Any], key: str, path: str) -> str:
     return value
 
 
-def _optional_str(obj: Mapping[str, Any], key: str, path: str) -> str | None:
+def _optional_str(obj: Mapping[str, Any], key: str, path: str, limit: int = MAX_NAME) -> str | None:
     value = obj.get(key)
-    if value is not None and not isinstance(value, str):
+    if value is None:
+        return None
+    if not isinstance(value, str):
         raise _wrong_type(path, value, "string")
+    if len(value) > limit:
+        raise PayloadError(
+            f"Slack payload field '{path}' {too_long(value, limit)}", details={"field": path}
+        )
     return value
 
 
@@ -611,7 +650,8 @@ def _optional_list(obj: Mapping[str, Any], key: str, path: str) -> list[Any]:
 
 
 def _wrong_type(path: str, value: object, expected: str) -> PayloadError:
+    where = f"field '{path}'" if path else "body"
     return PayloadError(
-        f"Slack payload field '{path}' should be {expected}, not {type(value).__name__}",
+        f"Slack payload {where} should be {expected}, not {type(value).__name__}",
         details={"field": path},
     )

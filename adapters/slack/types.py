@@ -2,7 +2,8 @@
 
 Only the fields the normaliser looks at are declared; Slack sends many more and they are ignored.
 Everything is `total=False` because Slack omits fields freely: the normaliser checks each field
-it needs as it reads it and raises `PayloadError` when one is missing or of the wrong type.
+it needs as it reads it and raises `PayloadError` when one is missing, of the wrong type, or past
+the bounds of `adapters.limits` (a string too long, a timestamp outside years 1970-2999).
 """
 
 from __future__ import annotations

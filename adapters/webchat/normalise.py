@@ -13,7 +13,8 @@ as explicit as Slack's `<@U…>` markup). Ids follow the platform rules of `core
 `member_joined` (the platform seats each agent in each channel once). A
 channel named `dm:<person>:<agent>` is a direct message. A message's event id is
 `webchat:<workspace>:<id>`; an edit's adds `~<ts>`, a delete's `~deleted`, a reaction's
-`+<user>:<emoji>@<ts>`. Unknown types give None; a missing or mistyped field raises
+`+<user>:<emoji>@<ts>`. Unknown types give None; a missing or mistyped field, or one past the
+bounds of `adapters.limits` (an over-long string, a time outside years 1970-2999), raises
 `PayloadError` naming it.
 """
 
@@ -24,6 +25,7 @@ from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any, Final
 
+from adapters.limits import MAX_NAME, MAX_TEXT, is_plausible, quoted, too_long
 from core.errors import PayloadError
 from core.events import (
     Author,
@@ -79,8 +81,16 @@ def find_mentions(text: str, users: Collection[str], roles: Collection[str]) -> 
 
 
 def normalise(payload: Mapping[str, Any]) -> ChatEvent | None:
-    """The event a web chat payload describes, or None for a type it does not know."""
-    kind = _KINDS.get(str(payload.get("type")))
+    """The event a web chat payload describes, or None for a type it does not know.
+
+    Raises `PayloadError` naming the field (`""` for the payload itself, when it is not an
+    object) that is missing, mistyped or past its bounds."""
+    if not isinstance(payload, Mapping):
+        raise PayloadError(
+            f"webchat: a payload must be an object, not {type(payload).__name__}", {"field": ""}
+        )
+    kind_name = payload.get("type")
+    kind = _KINDS.get(kind_name) if isinstance(kind_name, str) else None
     if kind is None:
         return None
     workspace = _text(payload, "workspace")
@@ -108,7 +118,7 @@ def normalise(payload: Mapping[str, Any]) -> ChatEvent | None:
         eid = base if kind is EventKind.MESSAGE else f"{base}~{payload['ts']}"
         return ChatEvent(
             event_id=eid,
-            text=_text(payload, "text", empty=True),
+            text=_text(payload, "text", empty=True, limit=MAX_TEXT),
             mentions=_mentions(payload),
             reply_to=_optional(payload, "replyTo"),
             **common,
@@ -144,16 +154,21 @@ def _mentions(payload: Mapping[str, Any]) -> Mentions:
 
 def _names(raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
     value = raw.get(key) or []
+    field = f"mentions.{key}"
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise PayloadError(f"webchat: mentions.{key} must be a list of names", {"field": key})
+        raise PayloadError(f"webchat: {field} must be a list of names", {"field": field})
+    for name in value:
+        _within(name, field, MAX_NAME)
     return tuple(value)
 
 
-def _text(payload: Mapping[str, Any], key: str, *, empty: bool = False) -> str:
+def _text(
+    payload: Mapping[str, Any], key: str, *, empty: bool = False, limit: int = MAX_NAME
+) -> str:
     value = payload.get(key)
     if not isinstance(value, str) or (not value and not empty):
         raise PayloadError(f"webchat: {key} must be a non-empty string", {"field": key})
-    return value
+    return _within(value, key, limit)
 
 
 def _optional(payload: Mapping[str, Any], key: str) -> str | None:
@@ -162,15 +177,24 @@ def _optional(payload: Mapping[str, Any], key: str) -> str | None:
         return None
     if not isinstance(value, str) or not value:
         raise PayloadError(f"webchat: {key} must be a string or null", {"field": key})
+    return _within(value, key, MAX_NAME)
+
+
+def _within(value: str, field: str, limit: int) -> str:
+    if len(value) > limit:
+        raise PayloadError(f"webchat: {field} {too_long(value, limit)}", {"field": field})
     return value
 
 
 def _time(payload: Mapping[str, Any]) -> datetime:
     raw = _text(payload, "ts")
+    shown = quoted(raw)
     try:
         at = datetime.fromisoformat(raw)
     except ValueError:
-        raise PayloadError(f"webchat: ts {raw!r} is not an ISO time", {"field": "ts"}) from None
+        raise PayloadError(f"webchat: ts {shown} is not an ISO time", {"field": "ts"}) from None
     if at.tzinfo is None:
-        raise PayloadError(f"webchat: ts {raw!r} has no time zone", {"field": "ts"})
+        raise PayloadError(f"webchat: ts {shown} has no time zone", {"field": "ts"})
+    if not is_plausible(at):
+        raise PayloadError(f"webchat: ts {shown} is not in years 1970-2999", {"field": "ts"})
     return at

@@ -479,3 +479,38 @@ def test_a_thread_update_registers_the_thread_under_its_create_id() -> None:
     created = normalise({"op": 0, "t": "THREAD_CREATE", "d": thread})
     updated = normalise({"op": 0, "t": "THREAD_UPDATE", "d": thread})
     assert created is not None and updated == created
+
+
+@pytest.mark.parametrize(
+    ("payload", "change", "field"),
+    [
+        ("message_create_guild.json", {"timestamp": "9999-12-31T23:59:59-05:00"}, "timestamp"),
+        ("message_create_guild.json", {"timestamp": "0001-01-01T00:00:00+05:00"}, "timestamp"),
+        ("message_create_guild.json", {"timestamp": "3500-01-01T00:00:00+00:00"}, "timestamp"),
+        ("message_create_guild.json", {"content": "x" * 200_000}, "content"),
+        ("message_create_guild.json", {"id": "1" * 5000}, "id"),
+        ("message_create_guild.json", {"type": 10**5000}, "type"),
+        ("message_create_guild.json", {"mention_roles": ["7" * 5000]}, "mention_roles[0]"),
+        ("message_delete.json", {"id": "9" * 5000}, "id"),
+        ("typing_start.json", {"timestamp": 10**5000}, "timestamp"),
+        ("typing_start.json", {"timestamp": 10**15}, "timestamp"),
+        ("typing_start.json", {"timestamp": -1}, "timestamp"),
+    ],
+    ids=lambda value: value if isinstance(value, str) and len(value) < 30 else "-",
+)
+def test_absurd_numbers_and_over_long_strings_raise_a_payload_error_naming_them(
+    payload: str, change: dict[str, Any], field: str
+) -> None:
+    dispatch = load(payload)
+    dispatch["d"].update(change)
+    with pytest.raises(PayloadError) as raised:
+        normalise(dispatch)
+    assert raised.value.details == {"event": dispatch["t"], "field": field}
+    assert len(raised.value.message) < 200  # the value is quoted short, never whole
+
+
+@pytest.mark.parametrize("dispatch", [[], "MESSAGE_CREATE", 0, None])
+def test_a_dispatch_that_is_not_an_object_raises_a_payload_error(dispatch: Any) -> None:
+    with pytest.raises(PayloadError, match="object") as raised:
+        normalise(dispatch)
+    assert raised.value.details == {"field": ""}

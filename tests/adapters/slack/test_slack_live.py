@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import itertools
 import json
 import logging
@@ -266,6 +267,40 @@ def test_a_failing_receive_leaves_the_envelope_unacknowledged_and_the_redelivery
     run(scenario, wrap=flaky)
 
 
+def test_good_events_around_unreadable_ones_are_all_acknowledged_and_decided() -> None:
+    def spoiled(key: str, value: Any) -> dict[str, Any]:
+        body = slack_body(slack_message(fresh_ts(), "<@U0W1> spoiled"), via="worker-1")
+        body["event"][key] = value
+        return body
+
+    async def scenario(rig: Rig) -> None:
+        before = slack_body(slack_message(fresh_ts(), "<@U0W1> first"), via="worker-1")
+        after = slack_body(slack_message(fresh_ts(), "<@U0W1> last"), via="worker-1")
+        bodies = [
+            before,
+            spoiled("ts", "9" * 5000),
+            spoiled("ts", "99999999999999.000100"),  # the year 3170843
+            spoiled("text", ["not", "text"]),
+            after,
+        ]
+        for body in bodies:
+            await rig.slack.send_event(body, app_token=APP_TOKENS["worker-1"])
+
+        assert len(rig.slack.acks) == 5  # every envelope acknowledged: none left for redelivery
+        statuses = [status for _, status in rig.outcomes]
+        assert statuses == ["new", "ignored", "ignored", "ignored", "new"]
+        ledger = [entry.id for entry in await rig.ledger()]
+        assert ledger == [
+            f"slack:{TEAM}:C0GEN:{before['event']['ts']}",
+            f"slack:{TEAM}:C0GEN:{after['event']['ts']}",
+        ]
+        assert all("worker-1" in rig.deliveries(event_id) for event_id in ledger)
+        rows = rig.host.store.db.execute("SELECT reason FROM quarantine ORDER BY id").fetchall()
+        assert [row[0].split("'")[1] for row in rows] == ["event.ts", "event.ts", "event.text"]
+
+    run(scenario)
+
+
 def test_a_user_group_mention_goes_to_one_claimant() -> None:
     async def scenario(rig: Rig) -> None:
         await rig.send_to_all(slack_join(W1))
@@ -493,6 +528,117 @@ def test_http_mode_answers_url_verification() -> None:
         assert rig.outcomes == []
 
     run(scenario, mode="http")
+
+
+async def post_raw(rig: Rig, agent: str, raw: bytes, headers: Mapping[str, str]) -> tuple[int, str]:
+    url = f"http://127.0.0.1:{rig.connections.port}/slack/events/{agent}"
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(url, data=io.BytesIO(raw), headers=dict(headers)) as response,
+    ):
+        return response.status, await response.text()
+
+
+def signed(raw: bytes, agent: str = "lead", **headers: str) -> dict[str, str]:
+    return {
+        "Content-Type": "application/json",
+        **sign(raw, SECRETS[agent], int(time.time())),
+        **headers,
+    }
+
+
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+MALFORMED: list[tuple[str, bytes, Callable[[bytes], dict[str, str]], int]] = [
+    ("no body, no headers", b"", lambda raw: {}, 401),
+    ("no body, signed", b"", signed, 400),
+    ("not JSON, unsigned", b"{not json", lambda raw: {"Content-Type": "application/json"}, 401),
+    ("not JSON, signed", b"{not json", signed, 400),
+    ("JSON, not an object", b"[1, 2]", signed, 400),
+    ("form garbage, signed", b"payload=%7Bnot-json&x", lambda raw: {**signed(raw), **FORM}, 400),
+    ("form garbage, unsigned", b"payload=%7Bnot-json", lambda raw: FORM, 401),
+    ("not UTF-8, signed", b'{"type": "caf\xe9"}', signed, 400),
+    (
+        "a shape bolt cannot read, signed",
+        b'{"type": "event_callback", "authorizations": 5}',
+        signed,
+        400,
+    ),
+    (
+        "a timestamp that is no number",
+        b"{}",
+        lambda raw: {**signed(raw), "X-Slack-Request-Timestamp": "soon"},
+        401,
+    ),
+    (
+        "a timestamp of 5,000 digits",
+        b"{}",
+        lambda raw: {**signed(raw), "X-Slack-Request-Timestamp": "9" * 5000},
+        401,
+    ),
+    ("no signature", b"{}", lambda raw: {"X-Slack-Request-Timestamp": str(int(time.time()))}, 401),
+    (
+        "a signature of another shape",
+        b"{}",
+        lambda raw: {**signed(raw), "X-Slack-Signature": "v1=zz"},
+        401,
+    ),
+    ("a type that is no string, signed", b'{"type": 5}', signed, 400),
+    ("an event that is no object, signed", b'{"type": "event_callback", "event": 5}', signed, 400),
+    (
+        "an event type that is no string, signed",
+        b'{"type": "event_callback", "event": {"type": ["message"]}}',
+        signed,
+        400,
+    ),
+    (
+        "authorizations that are not objects, signed",
+        b'{"type": "event_callback", "event": {"type": "message"}, "authorizations": [5]}',
+        signed,
+        400,
+    ),
+    (
+        "ids of the wrong types, signed",
+        b'{"type": "event_callback", "event": {"type": "message", "user": 5, "channel": [1]},'
+        b' "team": 5, "enterprise": 5, "user": {"id": 5}}',
+        signed,
+        400,
+    ),
+    (
+        "an event the normaliser cannot read, signed: taken in, quarantined, acknowledged",
+        b'{"type": "event_callback", "team_id": "T0LOCAL",'
+        b' "event": {"type": "message", "text": ["x"], "ts": "1.0", "user": "U1"}}',
+        signed,
+        200,
+    ),
+    ("too large, unsigned", b"{" + b" " * (2 << 20) + b"}", lambda raw: {}, 413),
+    ("too large, signed", b"{" + b" " * (2 << 20) + b"}", signed, 413),
+]
+
+
+@pytest.mark.parametrize(
+    ("raw", "headers", "status"),
+    [case[1:] for case in MALFORMED],
+    ids=[case[0] for case in MALFORMED],
+)
+def test_http_mode_answers_a_malformed_or_unsigned_request_with_a_4xx_and_no_traceback(
+    raw: bytes,
+    headers: Callable[[bytes], dict[str, str]],
+    status: int,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def scenario(rig: Rig) -> None:
+        answer = await post_raw(rig, "lead", raw, headers(raw))
+        good = slack_body(slack_message(fresh_ts(), "<@U0LEAD> still there?"), via="lead")
+        after = await post(rig, "lead", good)
+
+        assert (answer[0], after[0]) == (status, 200)
+        assert "Traceback" not in answer[1] and len(answer[1]) < 200
+        assert len(await rig.ledger()) == 1
+
+    with caplog.at_level(logging.DEBUG):
+        run(scenario, mode="http")
+    assert not [r for r in caplog.records if r.exc_info and r.levelno > logging.DEBUG]
+    assert "Traceback" not in caplog.text
 
 
 # -- configuration ----------------------------------------------------------------------------

@@ -429,3 +429,45 @@ def test_a_plain_message_reports_the_first_problem_the_general_parser_would(
     with pytest.raises(PayloadError) as raised:
         normalise(body)
     assert raised.value.details == {"field": field}
+
+
+@pytest.mark.parametrize(
+    ("where", "key", "value", "field"),
+    [
+        ("event", "ts", "9" * 5000, "event.ts"),  # past int()'s digit limit
+        ("event", "ts", "99999999999999.000100", "event.ts"),  # year 3170843: past datetime's
+        ("event", "ts", "1712345678." + "0" * 5000, "event.ts"),
+        ("event", "text", "x" * 200_000, "event.text"),
+        ("event", "channel", "C" * 5000, "event.channel"),
+        ("event", "user", "U" * 5000, "event.user"),
+        ("body", "team_id", "T" * 5000, "team_id"),
+        ("body", "event_time", 10**5000, "event_time"),
+        ("body", "event_time", -1, "event_time"),
+    ],
+    ids=lambda value: value if isinstance(value, str) and len(value) < 30 else "-",
+)
+def test_absurd_numbers_and_over_long_strings_raise_payload_error_naming_the_field(
+    where: str, key: str, value: Any, field: str
+) -> None:
+    for name in ("message_channel", "app_mention"):  # the plain-message path and the general one
+        body = load(name)
+        (body if where == "body" else body["event"])[key] = value
+        with pytest.raises(PayloadError) as raised:
+            normalise(body)
+        assert raised.value.details == {"field": field}
+        assert len(str(raised.value)) < 200  # the value is quoted short, never whole
+
+
+def test_a_reaction_with_only_an_absurd_event_time_raises_payload_error() -> None:
+    body = load("reaction_added_skin_tone")
+    del body["event"]["event_ts"]
+    body["event_time"] = 10**5000
+    with pytest.raises(PayloadError) as raised:
+        normalise(body)
+    assert raised.value.details == {"field": "event_time"}
+
+
+@pytest.mark.parametrize("body", [[], "event_callback", 7, None])
+def test_a_body_that_is_not_an_object_raises_payload_error(body: Any) -> None:
+    with pytest.raises(PayloadError, match="object"):
+        normalise(body)

@@ -90,6 +90,39 @@ def test_unknown_types_are_ignored_and_bad_fields_named() -> None:
         normalise(payload(mentions={"users": "lead"}))
 
 
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"type": 10**5000}, None),  # not a type it knows: ignored, never turned into text
+        ({"ts": "99999-01-01T00:00:00Z"}, "ts"),
+        ({"ts": "0001-01-01T00:00:00+05:00"}, "ts"),
+        ({"ts": "9999-12-31T23:59:59-05:00"}, "ts"),
+        ({"text": "x" * 200_000}, "text"),
+        ({"id": "7" * 5000}, "id"),
+        ({"thread": "3" * 5000}, "thread"),
+        ({"mentions": {"users": ["a" * 5000]}}, "mentions.users"),
+        ({"user": ["ana"]}, "user"),
+    ],
+    ids=lambda value: value if isinstance(value, str) and len(value) < 30 else "-",
+)
+def test_absurd_values_and_over_long_strings_raise_payload_error_naming_the_field(
+    fields: dict[str, Any], field: str | None
+) -> None:
+    if field is None:
+        assert normalise(payload(**fields)) is None
+        return
+    with pytest.raises(PayloadError) as raised:
+        normalise(payload(**fields))
+    assert raised.value.details == {"field": field}
+    assert len(raised.value.message) < 200  # the value is quoted short, never whole
+
+
+@pytest.mark.parametrize("body", [[], "message", 7, None])
+def test_a_payload_that_is_not_an_object_raises_payload_error(body: Any) -> None:
+    with pytest.raises(PayloadError, match="object"):
+        normalise(body)
+
+
 # ---- the live page ----------------------------------------------------------------------------
 
 
