@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 import gc
 import json
-import re
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -20,11 +20,12 @@ from typing import Any, Final, TextIO
 
 import orjson
 
-from c2a.host import NORMALISERS, redact
+from c2a.host import NORMALISERS
 from core.clock import VirtualClock, format_time, parse_time
 from core.engine import Emission, Engine
 from core.errors import C2AError, TraceError
 from core.manifest import Workspace
+from core.redact import Redactor
 from core.store import Store
 from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, parse_deliver
 from harness_bridge.prompt import render_turn
@@ -95,26 +96,6 @@ def parse_record(line: str) -> TraceRecord:
     return TraceRecord(moment, platform, payload, via)
 
 
-_SECRET_PATTERNS = (
-    re.compile(r"xox[abeoprs]-[A-Za-z0-9-]+"),
-    re.compile(r"xapp-[A-Za-z0-9-]+"),
-    re.compile(r"[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}"),
-    re.compile(r'("(?:token|bot_token|app_token|authorization|signing_secret)"\s*:\s*)"[^"]*"'),
-)
-
-
-def redact_text(text: str) -> str:
-    """Text with anything shaped like a Slack or Discord token blanked."""
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(
-            lambda m: (
-                (m.group(1) if m.groups() else "") + '"[redacted]"' if m.groups() else "[redacted]"
-            ),
-            text,
-        )
-    return text
-
-
 async def replay(
     workspace: Workspace,
     lines: Iterable[str],
@@ -131,7 +112,8 @@ async def replay(
     line per rejected trace line to `report` (`<source>:<line>: <reason>`)."""
     stats = ReplayStats()
     clock = VirtualClock()
-    engine = Engine(workspace, store, clock, compact=compact)
+    redactor = Redactor.for_manifest(workspace.manifest, os.environ)
+    engine = Engine(workspace, store, clock, compact=compact, redactor=redactor)
     turns = TurnRecorder(workspace.agent_ids, clock)
     started = time.perf_counter()
     await store.open()
@@ -201,7 +183,7 @@ async def _run_chunk(
             try:
                 event = NORMALISERS[record.platform](record.payload)
             except C2AError as exc:
-                payload = json.dumps(redact(record.payload), ensure_ascii=False)
+                payload = json.dumps(engine.redactor.data(record.payload), ensure_ascii=False)
                 await _reject(engine, stats, report, f"{source}:{number}", str(exc), payload)
                 continue
             if event is None:
@@ -329,8 +311,10 @@ def _earliest(one: datetime | None, other: datetime | None) -> datetime | None:
 async def _reject(
     engine: Engine, stats: ReplayStats, report: TextIO, where: str, reason: str, payload: str
 ) -> None:
-    """A bad line is reported and quarantined with its reason; the replay goes on."""
+    """A bad line is reported and quarantined with its reason, both redacted (the line is cut
+    after it is redacted, so no secret is cut in two and half kept); the replay goes on."""
     stats.errors += 1
+    reason = engine.redactor.text(reason)
     report.write(f"{where}: {reason}\n")
     at = format_time(engine.clock.now())
-    await engine.store.quarantine(where, reason, redact_text(payload[:65536]), at)
+    await engine.store.quarantine(where, reason, engine.redactor.text(payload)[:65536], at)

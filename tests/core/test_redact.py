@@ -8,57 +8,11 @@ from dataclasses import replace
 import pytest
 from builders import local_workspace
 from fuzz.bounds import bounded
+from secret_samples import AWS_SECRET, PEM, SECRETS
 
 from core.clock import parse_time
 from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
 from core.redact import Redactor, is_secret_name
-
-# Dummy values in the real shapes; none of them was ever a working credential.
-SECRETS = {
-    "slack-token": [
-        "xoxb-1111111111-2222222222222-AbCdEfGhIjKlMnOpQrStUvWx",
-        "xoxp-1111111111-2222222222-3333333333333-0123456789abcdef0123456789abcdef",
-        "xoxa-2-1111111111-AbCdEf",
-        "xoxe-1-My0xLTExMTExMTExMTE",
-        "xoxs-1111111111-2222222222",
-        "xapp-1-A0LOCAL1234-1111111111111-0123456789abcdef0123456789abcdef",
-    ],
-    "slack-webhook": [
-        "https://hooks.slack.com/services/T0LOCAL00/B0LOCAL00/AbCdEfGhIjKlMnOpQrStUvWx"
-    ],
-    "discord-token": ["MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GaBcDe.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ab"],
-    "discord-webhook": [
-        "https://discord.com/api/webhooks/123456789012345678/AbCdEf-GhIjKl_MnOpQrStUvWxYz0123",
-        "https://canary.discordapp.com/api/v10/webhooks/123456789012345678/AbCdEfGhIjKl",
-    ],
-    "openai-key": [
-        "sk-AbCdEfGhIjKlMnOpQrStT3BlbkFJAbCdEfGhIjKlMnOpQrSt",
-        "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_abcdefGHIJ",
-    ],
-    "anthropic-key": [
-        "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-abcdefghijklmnopqrstuvwxyz"
-    ],
-    "github-token": [
-        "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-        "gho_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-        "ghu_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-        "ghs_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-        "ghr_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-        "github_pat_11AAAAAAA0AbCdEfGhIjKl_MnOpQrStUvWxYz0123456789abcdefghijklmnopqrstuvwxyzABCD",
-    ],
-    "aws-access-key": ["AKIAIOSFODNN7EXAMPLE", "ASIAIOSFODNN7EXAMPLE"],
-    "jwt": [
-        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"
-        ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
-    ],
-}
-AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
-PEM = (
-    "-----BEGIN RSA PRIVATE KEY-----\n"
-    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
-    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
-    "-----END RSA PRIVATE KEY-----"
-)
 
 redactor = Redactor()
 
