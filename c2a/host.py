@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from core.engine import Emission, Engine, Outcome
 from core.errors import PayloadError
 from core.events import ChatEvent
 from core.manifest import Workspace
+from core.redact import Redactor
 from core.store import Store
 
 __all__ = ["NORMALISERS", "Host", "Sink"]
@@ -38,14 +40,22 @@ NORMALISERS: dict[str, Normaliser] = {
     "webchat": normalise_webchat,
 }
 
-_SECRET_KEYS = frozenset({"token", "bot_token", "app_token", "authorization", "signing_secret"})
-
 
 class Host:
     """Receives every platform payload of one workspace."""
 
-    def __init__(self, workspace: Workspace, store: Store, clock: Clock, sink: Sink) -> None:
-        self.engine = Engine(workspace, store, clock)
+    def __init__(
+        self,
+        workspace: Workspace,
+        store: Store,
+        clock: Clock,
+        sink: Sink,
+        redactor: Redactor | None = None,
+    ) -> None:
+        """`redactor` defaults to one that knows the secrets the manifest names in this
+        process's environment."""
+        self.redactor = redactor or Redactor.for_manifest(workspace.manifest, os.environ)
+        self.engine = Engine(workspace, store, clock, redactor=self.redactor)
         self.store = store
         self.clock = clock
         self.sink = sink
@@ -77,19 +87,10 @@ class Host:
         return outcome
 
     async def _quarantine(self, platform: str, reason: str, payload: Mapping[str, Any]) -> None:
+        """Keep an unreadable payload for a person to look at, with its secrets redacted (the
+        reason too: a normaliser's message may quote the value it could not read)."""
+        reason = self.redactor.text(reason)
         log.warning("unreadable %s payload: %s", platform, reason)
-        text = orjson.dumps(redact(payload)).decode()
+        text = orjson.dumps(self.redactor.data(payload)).decode()
         async with self._writer, self.store.transaction():
             await self.store.quarantine(platform, reason, text, format_time(self.clock.now()))
-
-
-def redact(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The payload with secret-looking fields blanked, fit for the quarantine table."""
-    return {
-        key: "[redacted]"
-        if key.lower() in _SECRET_KEYS
-        else redact(value)
-        if isinstance(value, Mapping)
-        else value
-        for key, value in payload.items()
-    }

@@ -81,7 +81,7 @@ _RULES: tuple[tuple[str, str], ...] = (
         r"(?P<keep>"
         + _START
         + r"""(?i:(?:proxy-)?authorization["']?[ \t]{0,8}[:=][ \t]{0,8}["']?"""
-        + r"(?:(?:bearer|basic|bot|token|digest)[ \t]{1,8})?))"
+        + r"(?:(?:bearer|basic|bot|token|digest)[ \t]{1,8})?+))"
         + r"[A-Za-z0-9._~+/=-]{4,}+",
     ),
     ("url-password", r"(?P<keep>(?<=://)[\w.~%+-]{1,64}:)[^\s/@:\[]{1,256}+(?=@)"),

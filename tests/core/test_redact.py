@@ -65,6 +65,10 @@ def test_an_unterminated_private_key_is_replaced_to_the_end() -> None:
             '{"Authorization": "Bot abcdefgh1234"}',
             '{"Authorization": "Bot [redacted:authorization]"}',
         ),
+        (
+            f"authorization: Bearer {SECRETS['jwt'][0]}",
+            "authorization: Bearer [redacted:jwt]",
+        ),
     ],
 )
 def test_an_authorization_header_keeps_its_scheme_and_loses_its_credential(
