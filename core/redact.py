@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from core.events import ChatEvent
+from core.manifest import Manifest
 
 __all__ = ["CONFIGURED", "MIN_CONFIGURED", "Redactor", "is_secret_name", "label"]
 
@@ -163,12 +164,14 @@ class Redactor:
         self.configured: Final = tuple(sorted(values, key=lambda v: (-len(v), v)))
 
     @classmethod
-    def for_manifest(cls, manifest: Any, environ: Mapping[str, str]) -> Redactor:
-        """A redactor for one workspace: every secret its manifest (a pydantic model or a
-        mapping) names, by value. A secret-named `*_env` key (`bot_token_env`, `api_key_env`)
+    def for_manifest(
+        cls, manifest: Manifest | Mapping[str, Any], environ: Mapping[str, str]
+    ) -> Redactor:
+        """A redactor for one workspace: every secret its manifest (loaded, or as a mapping)
+        names, by value. A secret-named `*_env` key (`bot_token_env`, `api_key_env`)
         names an environment variable whose value is a secret; a secret-named key's own string
         value (a harness's `env: {OPENAI_API_KEY: ...}`) is one too."""
-        data = manifest.model_dump() if hasattr(manifest, "model_dump") else manifest
+        data = manifest.model_dump() if isinstance(manifest, Manifest) else manifest
         return cls(_configured(data, environ))
 
     def with_configured(self, values: Iterable[str]) -> Redactor:
