@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -28,6 +29,7 @@ from core.engine import Emission, Engine, Outcome
 from core.errors import C2AError
 from core.events import ChatEvent
 from core.manifest import Workspace
+from core.redact import Redactor
 from core.store import Store
 
 __all__ = ["NORMALISERS", "Host", "Sink", "failure_reason", "quarantine_text"]
@@ -43,7 +45,6 @@ NORMALISERS: dict[str, Normaliser] = {
     "webchat": normalise_webchat,
 }
 
-_SECRET_KEYS = frozenset({"token", "bot_token", "app_token", "authorization", "signing_secret"})
 # Characters of an unexpected exception's message kept in a reason: enough to recognise it.
 _REASON_CHARS = 200
 
@@ -51,8 +52,18 @@ _REASON_CHARS = 200
 class Host:
     """Receives every platform payload of one workspace."""
 
-    def __init__(self, workspace: Workspace, store: Store, clock: Clock, sink: Sink) -> None:
-        self.engine = Engine(workspace, store, clock)
+    def __init__(
+        self,
+        workspace: Workspace,
+        store: Store,
+        clock: Clock,
+        sink: Sink,
+        redactor: Redactor | None = None,
+    ) -> None:
+        """`redactor` defaults to one that knows the secrets the manifest names in this
+        process's environment."""
+        self.redactor = redactor or Redactor.for_manifest(workspace.manifest, os.environ)
+        self.engine = Engine(workspace, store, clock, redactor=self.redactor)
         self.store = store
         self.clock = clock
         self.sink = sink
@@ -91,8 +102,11 @@ class Host:
         return outcome
 
     async def _quarantine(self, platform: str, reason: str, payload: Mapping[str, Any]) -> None:
+        """Keep an unreadable payload for a person to look at, with its secrets redacted (the
+        reason too: a normaliser's message may quote the value it could not read)."""
+        reason = self.redactor.text(reason)
         log.warning("unreadable %s payload: %s", platform, reason)
-        text = quarantine_text(payload)
+        text = quarantine_text(payload, self.redactor)
         async with self._writer, self.store.transaction():
             await self.store.quarantine(platform, reason, text, format_time(self.clock.now()))
 
@@ -108,25 +122,13 @@ def failure_reason(exc: BaseException) -> str:
     return f"unexpected {type(exc).__name__}: {detail}" if detail else type(exc).__name__
 
 
-def quarantine_text(payload: object) -> str:
-    """The payload as JSON, secrets blanked (`redact`), for the quarantine table; a payload that
+def quarantine_text(payload: object, redactor: Redactor) -> str:
+    """The payload as JSON, secrets redacted, for the quarantine table; a payload that
     cannot be written as JSON (too deep, an integer past 64 bits, not an object) is stored as
     a JSON string saying why, never as its raw text."""
     try:
         if not isinstance(payload, Mapping):
             raise TypeError(f"a {type(payload).__name__}, not an object")
-        return orjson.dumps(redact(payload)).decode()
+        return orjson.dumps(redactor.data(payload)).decode()
     except (TypeError, ValueError, RecursionError) as exc:
         return orjson.dumps(f"[payload not stored: {type(exc).__name__}: {exc}]").decode()
-
-
-def redact(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The payload with secret-looking fields blanked, fit for the quarantine table."""
-    return {
-        key: "[redacted]"
-        if key.lower() in _SECRET_KEYS
-        else redact(value)
-        if isinstance(value, Mapping)
-        else value
-        for key, value in payload.items()
-    }

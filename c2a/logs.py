@@ -1,5 +1,7 @@
-"""How `c2a run` logs: readable text or one JSON object a line, and one line per decision
-(agent, directedness/policy/mode, reason, event id; never message text)."""
+"""How `c2a run` logs: readable text or one JSON object a line, one line per decision (agent,
+directedness/policy/mode, reason, event id; never message text), and no secrets: every record
+passes a `RedactingFilter` on the way to the handler, whoever logged it (the platform
+libraries, a harness's stderr, an exception's traceback)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.engine import Emission
+from core.redact import Redactor
 
-__all__ = ["DECISIONS", "JsonFormatter", "configure_logging", "decision_fields", "decision_text"]
+__all__ = [
+    "DECISIONS",
+    "JsonFormatter",
+    "RedactingFilter",
+    "configure_logging",
+    "decision_fields",
+    "decision_text",
+    "redact_logs",
+]
 
 DECISIONS = logging.getLogger("c2a.decisions")
 
@@ -30,14 +41,55 @@ class JsonFormatter(logging.Formatter):
         fields = getattr(record, "decision", None)
         if isinstance(fields, Mapping):
             line.update(fields)
-        if record.exc_info:
-            line["error"] = self.formatException(record.exc_info)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:  # as `RedactingFilter` left it
+            line["error"] = record.exc_text
         return json.dumps(line, ensure_ascii=False)
 
 
+class RedactingFilter(logging.Filter):
+    """Redacts a record before any formatter reads it: its message with the arguments put in,
+    its exception's and stack's text, and a decision's fields. Never drops a record."""
+
+    def __init__(self, redactor: Redactor | None = None) -> None:
+        super().__init__()
+        self.redactor = redactor or Redactor()
+        self._formatter = logging.Formatter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        redact = self.redactor.text
+        try:
+            message = record.getMessage()
+        except Exception:  # arguments that do not fit the format: show both, redacted
+            message = f"{record.msg} {record.args!r}"
+        record.msg, record.args = redact(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self._formatter.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        fields = getattr(record, "decision", None)
+        if isinstance(fields, Mapping):
+            record.decision = self.redactor.data(fields)
+        return True
+
+
+def redact_logs(redactor: Redactor) -> None:
+    """From now on the installed handlers also redact `redactor`'s configured secrets (a
+    workspace's tokens, once its manifest is read)."""
+    for handler in logging.getLogger().handlers:
+        for found in handler.filters:
+            if isinstance(found, RedactingFilter):
+                found.redactor = found.redactor.with_configured(redactor.configured)
+
+
 def configure_logging(fmt: str = "text", stream: Any = None, level: int = logging.INFO) -> None:
-    """Send every log line to `stream` (stderr) as text or, with `fmt="json"`, JSON lines."""
+    """Send every log line to `stream` (stderr) as text or, with `fmt="json"`, JSON lines,
+    secrets redacted."""
     handler = logging.StreamHandler(stream or sys.stderr)
+    handler.addFilter(RedactingFilter())
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import codecs
 import gc
-import re
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -29,6 +29,7 @@ from core.clock import VirtualClock, format_time, parse_time
 from core.engine import Emission, Engine
 from core.errors import TraceError
 from core.manifest import Workspace
+from core.redact import Redactor
 from core.store import Store
 from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, parse_deliver
 from harness_bridge.prompt import render_turn
@@ -69,6 +70,11 @@ class ReplayStats:
             "seconds": round(self.seconds, 3),
             "eventsPerSecond": round(rate, 1),
         }
+
+
+# Characters of a bad line kept in the quarantine, and how much of it is read to redact them.
+_KEPT: Final = 65536
+_READ_FOR_QUARANTINE: Final = 4 * _KEPT
 
 
 def parse_record(line: str | bytes) -> TraceRecord:
@@ -123,26 +129,6 @@ def _kind_of(value: object) -> str:
     return f"an {name}" if name[0] in "aeiou" else f"a {name}"
 
 
-_SECRET_PATTERNS = (
-    re.compile(r"xox[abeoprs]-[A-Za-z0-9-]+"),
-    re.compile(r"xapp-[A-Za-z0-9-]+"),
-    re.compile(r"[A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}"),
-    re.compile(r'("(?:token|bot_token|app_token|authorization|signing_secret)"\s*:\s*)"[^"]*"'),
-)
-
-
-def redact_text(text: str) -> str:
-    """Text with anything shaped like a Slack or Discord token blanked."""
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(
-            lambda m: (
-                (m.group(1) if m.groups() else "") + '"[redacted]"' if m.groups() else "[redacted]"
-            ),
-            text,
-        )
-    return text
-
-
 async def replay(
     workspace: Workspace,
     lines: Iterable[str | bytes],
@@ -162,7 +148,8 @@ async def replay(
     one that is not UTF-8 is reported and the lines around it still replay."""
     stats = ReplayStats()
     clock = VirtualClock()
-    engine = Engine(workspace, store, clock, compact=compact)
+    redactor = Redactor.for_manifest(workspace.manifest, os.environ)
+    engine = Engine(workspace, store, clock, compact=compact, redactor=redactor)
     turns = TurnRecorder(workspace.agent_ids, clock)
     started = time.perf_counter()
     await store.open()
@@ -232,7 +219,7 @@ async def _run_chunk(
             try:
                 event = NORMALISERS[record.platform](record.payload)
             except Exception as exc:  # whatever a normaliser raises, this line alone is lost
-                payload = quarantine_text(record.payload)
+                payload = quarantine_text(record.payload, engine.redactor)
                 reason = failure_reason(exc)
                 await _reject(engine, stats, report, f"{source}:{number}", reason, payload)
                 continue
@@ -366,10 +353,15 @@ async def _reject(
     reason: str,
     payload: str | bytes,
 ) -> None:
-    """A bad line is reported and quarantined with its reason; the replay goes on. A line read
-    as bytes is stored decoded, any byte that is not UTF-8 replaced."""
+    """A bad line is reported and quarantined with its reason, both redacted (the line is cut
+    after it is redacted, so no secret is cut in two and half kept); the replay goes on. A line
+    read as bytes is stored decoded, any byte that is not UTF-8 replaced."""
     stats.errors += 1
+    reason = engine.redactor.text(reason)
     report.write(f"{where}: {reason}\n")
     at = format_time(engine.clock.now())
-    text = payload if isinstance(payload, str) else payload[:65536].decode(errors="replace")
-    await engine.store.quarantine(where, reason, redact_text(text[:65536]), at)
+    # Redacted before it is cut to what is kept, so no secret is cut in two and half kept.
+    text = payload[:_READ_FOR_QUARANTINE]
+    if isinstance(text, bytes):
+        text = text.decode(errors="replace")
+    await engine.store.quarantine(where, reason, engine.redactor.text(text)[:_KEPT], at)

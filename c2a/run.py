@@ -36,13 +36,14 @@ from adapters.webchat.access import is_loopback, token_from
 from adapters.webchat.send import WebchatSender
 from adapters.webchat.server import WebChat
 from c2a.host import Host
-from c2a.logs import DECISIONS, decision_fields, decision_text
+from c2a.logs import DECISIONS, decision_fields, decision_text, redact_logs
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
 from core.clock import SystemClock
 from core.engine import Emission, Outcome
 from core.errors import C2AError, ManifestError
 from core.manifest import Workspace, load_manifest
 from core.outbox import Outbox, Sender
+from core.redact import Redactor
 from harness_bridge.backends.registry import Harness, build
 
 __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspaces"]
@@ -84,7 +85,9 @@ class WorkspaceRun:
         self.environ = environ
         self.clock = SystemClock()
         self.store = CountedStore(str(data_dir / f"{self.name}.sqlite3"), self.metrics, self.name)
-        self.host = Host(workspace, self.store, self.clock, self._sink)
+        self.redactor = Redactor.for_manifest(workspace.manifest, environ)
+        redact_logs(self.redactor)
+        self.host = Host(workspace, self.store, self.clock, self._sink, self.redactor)
         self.harnesses: dict[str, Harness] = {}
         self.senders: dict[str, Sender] = {}
         self.outbox = Outbox(

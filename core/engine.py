@@ -4,10 +4,15 @@
 it durable in the ledger (deduplicated by event id), decides it for every agent that can see it
 and has not had it yet, and returns the emissions for the harnesses and the outbox. The caller
 owns the transaction: emissions may be sent only after it commits.
+
+The engine is where text crosses into the host and out of it, so its `redactor` stands at both
+doors: every event's text loses its secrets in `ingest`, before the ledger, a delivery or a
+prompt sees it, and every outbound action's text in `queue`, before the outbox holds it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -32,6 +37,7 @@ from core.events import AuthorKind, ChatEvent, EventKind
 from core.followup import DIGEST_KIND, REMINDER_KIND, FollowUp
 from core.intent import DEFAULT_RULES, Intent, IntentClassifier
 from core.manifest import Workspace
+from core.redact import Redactor
 from core.signals import GlyphMap, Signal, glyph_map
 from core.state import State
 from core.store import ClaimResult, Store, StoredDelivery
@@ -39,6 +45,8 @@ from core.store import ClaimResult, Store, StoredDelivery
 __all__ = ["Emission", "Engine", "Outcome"]
 
 _TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
+# The fields of an outbound action that carry words people will read.
+_OUTBOUND_TEXT = ("text", "status")
 _CHAT_KINDS = frozenset(LEDGER_KINDS.values())
 LEFT_KIND = "x.c2a.left"
 _TYPING_LASTS = timedelta(seconds=10)
@@ -72,9 +80,12 @@ class Engine:
         classifier: IntentClassifier | None = None,
         glyphs: GlyphMap | None = None,
         compact: bool = False,
+        redactor: Redactor | None = None,
     ) -> None:
         manifest = workspace.manifest
         self.workspace = workspace
+        # By shape only unless the composition root gives one that knows the configured secrets.
+        self.redactor = redactor or Redactor()
         self.store = store
         self.clock = clock
         self.classifier = classifier or _rules_for(workspace)
@@ -116,7 +127,9 @@ class Engine:
     # ---- inbound -----------------------------------------------------------------------------
 
     async def ingest(self, event: ChatEvent, via: str | None = None) -> Outcome:
-        """Make one event durable and decide it; returns what to send once the caller commits."""
+        """Make one event durable and decide it; returns what to send once the caller commits.
+        The event's text is redacted first: nothing after this line sees a secret in it."""
+        event = self.redactor.event(event)
         if event.kind is _TYPING:
             return Outcome("transient", self._typing(event, via))
         first, emissions = await self._ingest(event, via)
@@ -362,7 +375,7 @@ class Engine:
             "eventId": event.event_id,
             "idempotencyKey": key,
         }
-        if not await self.store.put_outbox(key, decision.agent, action, stamp):
+        if not await self.queue(key, decision.agent, action, stamp):
             return []
         return [Emission(decision.agent, "outbound", action)]
 
@@ -382,6 +395,19 @@ class Engine:
         if agent is not None or event.author.kind is AuthorKind.AGENT:
             return f"agent:{agent}"
         return f"{event.platform}:{event.author.id}"
+
+    # ---- out ---------------------------------------------------------------------------------
+
+    async def queue(self, key: str, agent: str, action: Mapping[str, Any], at: str) -> bool:
+        """Put one outbound action in the outbox under its idempotency key, its text redacted
+        first, so no model can echo a secret into a channel; False when the key is there.
+        Every outbound action goes this way, never to the store directly."""
+        clean = dict(action)
+        for field in _OUTBOUND_TEXT:
+            value = clean.get(field)
+            if isinstance(value, str):
+                clean[field] = self.redactor.text(value)
+        return await self.store.put_outbox(key, agent, clean, at)
 
     # ---- to the harnesses --------------------------------------------------------------------
 
@@ -457,6 +483,7 @@ class Engine:
     ) -> bool:
         """Record how an agent ended an event; False when the agent never had it."""
         stamp = format_time(self.clock.now())
+        reason = self.redactor.text(reason)  # the model's own words
         recorded = await self.store.set_disposition(event_id, agent, disposition, reason, stamp)
         event = await self.event(event_id) if recorded else None
         if event is not None:

@@ -160,7 +160,7 @@ class FollowUp:
                 "inReplyTo": event.event_id,
                 "idempotencyKey": key,
             }
-            if await self.engine.store.put_outbox(key, agent, action, stamp):
+            if await self.engine.queue(key, agent, action, stamp):
                 emissions.append(Emission(agent, "outbound", action))
         return emissions
 

@@ -161,7 +161,8 @@ class Store(Protocol):
         ...
 
     async def put_outbox(self, key: str, agent: str, action: Mapping[str, Any], at: str) -> bool:
-        """Queue an outbound action once per idempotency key; False when the key exists."""
+        """Queue an outbound action once per idempotency key; False when the key exists.
+        Called only by `Engine.queue`, which redacts the action's text first."""
         ...
 
     async def outbox_due(self, limit: int = 100) -> list[OutboxEntry]:

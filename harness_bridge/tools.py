@@ -202,13 +202,14 @@ class ChatTools:
     async def _audit(
         self, name: str, arguments: dict[str, Any] | None, outcome: str, what: dict[str, Any]
     ) -> None:
-        """Every tool call is kept: its arguments (message text as its length only) and outcome."""
+        """Every tool call is kept: its arguments (message text as its length only) and outcome,
+        redacted, since a model's arguments and a refusal's reason may quote a secret."""
         shown = dict(arguments or {})
         if isinstance(shown.get("text"), str):
             shown["text"] = f"[{len(shown['text'])} characters]"
         if name in ("chat_list_events", "chat_read_thread"):
             what = {"events": len(what.get("events", []))}
-        detail = {"arguments": shown, "result": what}
+        detail = self.engine.redactor.data({"arguments": shown, "result": what})
         async with self.engine.store.transaction():
             await self.engine.store.audit(self.agent, name, outcome, detail, self._now())
 
@@ -257,7 +258,7 @@ class ChatTools:
             "idempotencyKey": key,
         }
         async with store.transaction():
-            queued = await store.put_outbox(key, self.agent, action, self._now())
+            queued = await self.engine.queue(key, self.agent, action, self._now())
             if queued and delivery is not None:
                 ack_only = delivery.decision.policy is Policy.ACK_ONLY
                 disposition = Disposition.ACKNOWLEDGED if ack_only else Disposition.RESPONDED
@@ -283,7 +284,7 @@ class ChatTools:
         }
         store = self.engine.store
         async with store.transaction():
-            queued = await store.put_outbox(key, self.agent, action, self._now())
+            queued = await self.engine.queue(key, self.agent, action, self._now())
             disposition = SIGNAL_DISPOSITION[args.signal]
             if queued and disposition is not None:
                 await self._dispose(delivery, disposition, f"signal {args.signal.value}")
@@ -356,7 +357,7 @@ class ChatTools:
         }
         store = self.engine.store
         async with store.transaction():
-            queued = await store.put_outbox(key, self.agent, action, self._now())
+            queued = await self.engine.queue(key, self.agent, action, self._now())
         return {"status": "queued" if queued else "duplicate", "idempotencyKey": key}
 
     # ---- guards ------------------------------------------------------------------------------

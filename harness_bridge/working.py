@@ -75,4 +75,4 @@ async def _queue(
             if action is None:
                 continue
             key = f"{event['eventId']}:{agent}:working:{suffix}"
-            await engine.store.put_outbox(key, agent, {**action, "idempotencyKey": key}, stamp)
+            await engine.queue(key, agent, {**action, "idempotencyKey": key}, stamp)

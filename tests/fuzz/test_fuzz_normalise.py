@@ -31,6 +31,7 @@ from core.clock import format_time
 from core.codec import event_to_data
 from core.errors import PayloadError, TraceError
 from core.events import ChatEvent
+from core.redact import Redactor
 
 ADAPTER_TESTS = Path(__file__).resolve().parents[1] / "adapters"
 
@@ -133,6 +134,9 @@ def _mutated(draw: st.DrawFn, platform: str) -> Any:
     return payload
 
 
+REDACTOR = Redactor()
+
+
 def _check(platform: str, payload: Any) -> None:
     refused: PayloadError | None = None
     try:
@@ -142,7 +146,7 @@ def _check(platform: str, payload: Any) -> None:
     if refused is not None:
         assert refused.details.get("field") is not None, refused
         assert len(str(refused)) < 300, "an error quotes a value short, never whole"
-        orjson.loads(timed("quarantine_text", lambda: quarantine_text(payload)))
+        orjson.loads(timed("quarantine_text", lambda: quarantine_text(payload, REDACTOR)))
     elif event is not None:
         format_time(event.created_at)
         orjson.dumps(event_to_data(event))

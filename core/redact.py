@@ -1,0 +1,248 @@
+"""Finding secrets in text and JSON-like values and replacing each with a label naming its kind.
+
+Every place where text leaves the host or is stored passes it through one `Redactor`: events
+as they enter the engine (so the ledger, the deliveries and the prompts never hold a secret),
+the outbox and the audit table (so a model cannot echo one into a channel), the quarantine,
+and every log record. A secret becomes `[redacted:<kind>]`, so a person reading the result
+sees what was there and why it is gone.
+
+Two kinds of finding:
+
+- by shape (`_RULES`): the token formats of Slack, Discord, OpenAI, Anthropic, GitHub and AWS,
+  PEM private keys, JWTs, `Authorization` headers, passwords in URLs, and the value of any
+  secret-named `key=value` or `key: value` pair;
+- by value: the secrets the workspace itself was configured with (`Redactor.for_manifest`),
+  replaced wherever they appear, whatever their shape.
+
+Each rule runs in time linear in the text: a repetition either cannot give characters back
+(possessive, `++`) or is bounded, and a rule that could start anywhere inside a word starts
+only at a word's start (a lookbehind), so no input makes the engine try the same characters
+again and again. Structures (`Redactor.data`) are redacted field by field: a secret-named field
+(`token`, `password`, `client_secret`, `apiKey`, ...) loses its value whatever it is, and every
+other string passes through `Redactor.text`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import Any, Final
+
+from core.events import ChatEvent
+from core.manifest import Manifest
+
+__all__ = ["CONFIGURED", "MIN_CONFIGURED", "Redactor", "is_secret_name", "label"]
+
+# Configured values shorter than this are too likely to be ordinary words to replace by value.
+MIN_CONFIGURED = 8
+# A structure nested deeper than this is not chat data; its inside is dropped, not searched.
+MAX_DEPTH = 64
+CONFIGURED: Final = "configured-secret"
+
+_START = "(?<![A-Za-z0-9_-])"  # a token starts a word, never inside one
+# The last word of a secret's name: `api_key`, `clientSecret`, `AWS_SECRET_ACCESS_KEY`, ...
+_SECRET_WORD = (
+    r"(?:token|secret|password|passwd|passphrase|credentials?"
+    r"|(?:api|access|secret|private|signing|encryption|master)[_.-]?key|apikey)"
+)
+_PAIR = r"""["']?[ \t]{0,8}[:=][ \t]{0,8}["']?"""  # `=`, `: `, `": "`
+
+# (kind, pattern), applied in this order, each to the text the ones before it left. A pattern
+# may begin with a `(?P<keep>...)` group: what that matched stays (a name such as `password=`)
+# and only the rest is replaced. The specific shapes come first, so a token in a `key=value`
+# pair is named for what it is; no pattern matches a label an earlier one left.
+_RULES: tuple[tuple[str, str], ...] = (
+    (
+        "private-key",
+        r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+        r"(?s:.*?)(?:-----END[ A-Z0-9]{0,40}-----|\Z)",
+    ),
+    ("slack-webhook", r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[\w/-]++"),
+    (
+        "discord-webhook",
+        r"https?://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api(?:/v\d{1,2})?"
+        r"/webhooks/\d{5,25}/[\w-]++",
+    ),
+    ("slack-token", _START + r"(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{4,}+"),
+    ("anthropic-key", _START + r"sk-ant-[\w-]{20,}+"),
+    ("openai-key", _START + r"sk-(?:proj-|svcacct-|admin-)?[\w-]{20,}+"),
+    ("github-token", _START + r"(?:gh[pousr]_[A-Za-z0-9]{30,}+|github_pat_\w{22,}+)"),
+    ("aws-access-key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    (
+        "aws-secret",
+        r"(?P<keep>(?i:(?:aws[_.-]?)?secret[_.-]?(?:access[_.-]?)?key)"
+        + _PAIR
+        + r")[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+    ),
+    ("jwt", _START + r"eyJ[\w-]{8,}+\.eyJ[\w-]{8,}+\.[\w-]*+"),
+    ("discord-token", _START + r"[\w-]{23,28}\.[\w-]{6}\.[\w-]{27,}+"),
+    (
+        "authorization",
+        r"(?P<keep>"
+        + _START
+        + r"""(?i:(?:proxy-)?authorization["']?[ \t]{0,8}[:=][ \t]{0,8}["']?"""
+        + r"(?:(?:bearer|basic|bot|token|digest)[ \t]{1,8})?+))"
+        + r"[A-Za-z0-9._~+/=-]{4,}+",
+    ),
+    ("url-password", r"(?P<keep>(?<=://)[\w.~%+-]{1,64}:)[^\s/@:\[]{1,256}+(?=@)"),
+    # A match starts at the name's last word (`TOKEN=` of `SLACK_BOT_TOKEN=`), not at the
+    # name's start: looking for a word is cheaper than trying every place a name could start.
+    (
+        "secret-value",
+        r"(?P<keep>(?i:" + _SECRET_WORD + ")" + _PAIR + r""")(?!\[redacted:)[^\s"'`,;&]{6,}+""",
+    ),
+)
+
+
+def label(kind: str) -> str:
+    """What replaces a secret of this kind."""
+    return f"[redacted:{kind}]"
+
+
+# What a text must hold (once lower-cased) for each rule to be tried at all, any one of them:
+# a substring test costs next to nothing, so most messages skip most patterns.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "private-key": ("-----begin",),
+    "slack-webhook": ("hooks.slack.com",),
+    "discord-webhook": ("/webhooks/",),
+    "slack-token": ("xox", "xapp-"),
+    "anthropic-key": ("sk-ant-",),
+    "openai-key": ("sk-",),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "aws-access-key": ("akia", "asia", "abia", "acca"),
+    "aws-secret": ("secret",),
+    "jwt": ("eyj",),
+    "discord-token": (".",),
+    "authorization": ("authorization",),
+    "url-password": ("://",),
+    "secret-value": ("token", "secret", "pass", "credential", "key"),
+}
+
+_Replace = Callable[[re.Match[str]], str]
+
+
+def _rule(kind: str, pattern: str) -> tuple[tuple[str, ...], re.Pattern[str], _Replace]:
+    text = label(kind)
+    compiled = re.compile(pattern)
+    if pattern.startswith("(?P<keep>"):
+        return _NEEDS[kind], compiled, lambda match: match.group("keep") + text
+    return _NEEDS[kind], compiled, lambda match: text
+
+
+# One compiled pattern per rule: apart, each gets the regex engine's quick scan for its first
+# characters, which one alternation of them all does not (that was several times slower).
+_COMPILED = tuple(_rule(kind, pattern) for kind, pattern in _RULES)
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:" + _SECRET_WORD.replace("[_.-]?", "_?") + r"|authorization|cookie)$"
+)
+_FIELD = label("secret-field")
+_TOO_DEEP = label("too-deep")
+_CONFIGURED = label(CONFIGURED)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a field of this name holds a secret (`token`, `bot_token`, `clientSecret`,
+    `X-Api-Key`, `AWS_SECRET_ACCESS_KEY`, `Set-Cookie`, ...): its last word says so."""
+    if len(name) > 100:
+        return False
+    snake = _CAMEL.sub("_", name).lower().replace("-", "_").replace(".", "_")
+    return _SECRET_NAME.search(snake) is not None
+
+
+class Redactor:
+    """Replaces secrets by shape, and the `configured` secrets by value (each at least
+    `MIN_CONFIGURED` characters; shorter ones are ignored). Immutable; build it once at start."""
+
+    __slots__ = ("configured",)
+
+    def __init__(self, configured: Iterable[str] = ()) -> None:
+        values = {v for v in configured if len(v) >= MIN_CONFIGURED}
+        # Longest first, so a secret that contains another is replaced whole.
+        self.configured: Final = tuple(sorted(values, key=lambda v: (-len(v), v)))
+
+    @classmethod
+    def for_manifest(
+        cls, manifest: Manifest | Mapping[str, Any], environ: Mapping[str, str]
+    ) -> Redactor:
+        """A redactor for one workspace: every secret its manifest (loaded, or as a mapping)
+        names, by value. A secret-named `*_env` key (`bot_token_env`, `api_key_env`)
+        names an environment variable whose value is a secret; a secret-named key's own string
+        value (a harness's `env: {OPENAI_API_KEY: ...}`) is one too."""
+        data = manifest.model_dump() if isinstance(manifest, Manifest) else manifest
+        return cls(_configured(data, environ))
+
+    def with_configured(self, values: Iterable[str]) -> Redactor:
+        """This redactor, also replacing `values`."""
+        return Redactor((*self.configured, *values))
+
+    def text(self, text: str) -> str:
+        """`text` with every secret replaced by its label; the same object when it held none."""
+        for value in self.configured:
+            if value in text:
+                text = text.replace(value, _CONFIGURED)
+        folded = text.lower()
+        for needs, pattern, replacement in _COMPILED:
+            for need in needs:
+                if need in folded:
+                    text = pattern.sub(replacement, text)  # the same object when no match
+                    break
+        return text
+
+    def data(self, value: Any, depth: int = 0) -> Any:
+        """A JSON-like value (mappings, lists, strings, numbers) with its secrets replaced: a
+        secret-named field's whole value, and secrets inside every other string, keys too.
+        Mappings come back as dicts and sequences as lists; the input is not changed."""
+        if isinstance(value, str):
+            return self.text(value)
+        if depth >= MAX_DEPTH and isinstance(value, Mapping | list | tuple):
+            return _TOO_DEEP
+        if isinstance(value, Mapping):
+            return {
+                self.text(str(key)): (
+                    _FIELD
+                    if is_secret_name(str(key)) and not _empty(item)
+                    else self.data(item, depth + 1)
+                )
+                for key, item in value.items()
+            }
+        if isinstance(value, list | tuple):
+            return [self.data(item, depth + 1) for item in value]
+        return value
+
+    def event(self, event: ChatEvent) -> ChatEvent:
+        """The event with the text people wrote (message or edit text, the author's display
+        name) redacted; the same object when there was nothing to redact."""
+        text = self.text(event.text)
+        name = event.author.display_name
+        clean = self.text(name) if name else name
+        if text is event.text and clean is name:
+            return event
+        author = event.author if clean is name else replace(event.author, display_name=clean)
+        return replace(event, text=text, author=author)
+
+
+def _empty(value: Any) -> bool:
+    """A field with nothing in it keeps it: `"token": null` is no secret to hide."""
+    return value is None or value == "" or isinstance(value, bool)
+
+
+def _configured(data: Any, environ: Mapping[str, str], depth: int = 0) -> list[str]:
+    found: list[str] = []
+    if depth >= MAX_DEPTH:
+        return found
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            name = str(key)
+            if isinstance(value, str) and name.endswith("_env") and is_secret_name(name[:-4]):
+                found.append(environ.get(value, ""))
+            elif isinstance(value, str) and is_secret_name(name):
+                found.append(value)
+            else:
+                found.extend(_configured(value, environ, depth + 1))
+    elif isinstance(data, list | tuple):
+        for item in data:
+            found.extend(_configured(item, environ, depth + 1))
+    return found

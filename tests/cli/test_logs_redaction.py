@@ -1,0 +1,67 @@
+"""Nothing `c2a run` logs holds a secret: the handler `configure_logging` installs redacts every
+record, its arguments, its traceback and its decision fields, in text and JSON alike, and a
+workspace's configured secrets once `redact_logs` is told them."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import pytest
+from secret_samples import CONFIGURED_SECRET, SECRETS, every_secret
+
+from c2a.logs import configure_logging, redact_logs
+from core.redact import Redactor
+
+TOKEN = SECRETS["slack-token"][0]
+KEY = SECRETS["anthropic-key"][0]
+
+log = logging.getLogger("c2a.test.secrets")
+
+
+def leaks(where: str) -> list[str]:
+    return [secret for secret in every_secret() if secret in where]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_logged_secret_is_redacted_in_the_message_its_arguments_and_its_traceback(
+    fmt: str,
+) -> None:
+    stream = io.StringIO()
+    configure_logging(fmt, stream)
+    log.warning("connecting with %s", TOKEN)
+    log.info(f"harness stderr: export ANTHROPIC_API_KEY={KEY}")
+    try:
+        raise RuntimeError("401 for Authorization: Bearer 0123456789abcdef.session")
+    except RuntimeError:
+        log.exception("request failed", stack_info=True)
+    log.info("decided", extra={"decision": {"agent": "lead", "reason": f"says {TOKEN}"}})
+
+    written = stream.getvalue()
+    assert leaks(written) == []
+    assert "0123456789abcdef.session" not in written
+    assert "connecting with [redacted:slack-token]" in written
+    assert "ANTHROPIC_API_KEY=[redacted:anthropic-key]" in written
+    assert "Authorization: Bearer [redacted:authorization]" in written
+    assert "RuntimeError" in written  # the traceback is still there, less its secret
+    if fmt == "json":
+        lines = [json.loads(line) for line in written.splitlines()]
+        assert lines[-1]["reason"] == "says [redacted:slack-token]"
+
+
+def test_a_workspaces_configured_secret_is_redacted_once_the_logs_are_told_it() -> None:
+    stream = io.StringIO()
+    configure_logging("text", stream)
+    redact_logs(Redactor([CONFIGURED_SECRET]))
+    log.error("auth.test refused %s", CONFIGURED_SECRET)
+    assert stream.getvalue().rstrip().endswith("auth.test refused [redacted:configured-secret]")
+
+
+def test_a_record_whose_arguments_do_not_fit_is_still_written_redacted() -> None:
+    stream = io.StringIO()
+    configure_logging("text", stream)
+    log.warning("two %s %s", TOKEN)  # noqa: PLE1206 (the mistake is the point)
+    written = stream.getvalue()
+    assert leaks(written) == []
+    assert "[redacted:slack-token]" in written
