@@ -75,7 +75,7 @@ def test_a_normalisers_unexpected_exception_is_quarantined_and_the_next_payload_
         [(source, reason, payload)] = quarantined(store)
         assert source == "slack"
         assert reason == "unexpected KeyError: 'a normaliser bug\\nwith a second line'"
-        assert orjson.loads(payload)["token"] == "[redacted]"
+        assert orjson.loads(payload)["token"] == "[redacted:secret-field]"
 
     with caplog.at_level(logging.DEBUG, logger="c2a.host"):
         with_host(scenario)
