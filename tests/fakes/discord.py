@@ -1,4 +1,10 @@
-"""A fake Discord (a guild, its REST API and gateway) on 127.0.0.1 that records what it gets."""
+"""A fake Discord (a guild, its REST API and gateway) on 127.0.0.1 that records what it gets.
+
+Like Discord, it keeps every session's dispatches with their sequence numbers: a RESUME replays
+those after the given `seq`, then RESUMED; a session closed with 1000 or 1001, unknown, or
+forgotten by `invalidate_sessions` gets INVALID_SESSION (op 9, d=false) instead. History is
+`GET /channels/{id}/messages` with `before`, `after` and `limit`, newest first.
+"""
 
 from __future__ import annotations
 
@@ -352,6 +358,14 @@ class FakeDiscord:
             visible = self._visible(session, t, d)
             if visible is not None:
                 await self._send_dispatch(session, t, visible)
+
+    async def invalidate_sessions(self) -> None:
+        """Forget every session, as Discord does once one has been gone too long: a RESUME of
+        one is answered INVALID_SESSION (op 9, d=false), and a connected one is sent that now."""
+        for session in list(self._sessions.values()):
+            del self._sessions[session.id]
+            if session.ws is not None and not session.ws.closed:
+                await session.ws.send_json(_frame(9, False))
 
     async def request_reconnect(self, timeout: float = 5.0) -> None:
         """Send op 7 RECONNECT on every live connection and wait until each session resumed."""
