@@ -567,18 +567,18 @@ class SQLiteStore:
             for r in rows
         ]
 
-    async def conversation_marks(self, id_prefix: str) -> list[ConversationMark]:
+    async def conversation_marks(self, id_prefix: str, kind: str) -> list[ConversationMark]:
         rows = self.db.execute(
             "SELECT e.conversation, e.id, e.ts, e.data FROM events e JOIN ("
-            "SELECT max(seq) AS seq FROM events WHERE kind = 'message' AND conversation != '' "
+            "SELECT max(seq) AS seq FROM events WHERE kind = ? AND conversation != '' "
             "AND substr(id, 1, length(?)) = ? GROUP BY conversation) newest ON e.seq = newest.seq "
             "ORDER BY e.seq",
-            (id_prefix, id_prefix),
+            (kind, id_prefix, id_prefix),
         ).fetchall()
         marks = []
         for conversation, event_id, ts, data in rows:
-            kind = (orjson.loads(data).get("conversation") or {}).get("kind", "")
-            marks.append(ConversationMark(str(conversation), str(kind), str(event_id), str(ts)))
+            where = (orjson.loads(data).get("conversation") or {}).get("kind", "")
+            marks.append(ConversationMark(str(conversation), str(where), str(event_id), str(ts)))
         return marks
 
 

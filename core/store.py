@@ -101,7 +101,8 @@ class GatewaySession:
 
 @dataclass(frozen=True, slots=True)
 class ConversationMark:
-    """The newest message the ledger holds in one conversation: its event id, time and kind."""
+    """The newest message the ledger holds in one conversation: its event id, its time, and
+    the conversation's kind (`dm`, `channel`, ...)."""
 
     conversation: str
     kind: str
@@ -258,6 +259,6 @@ class Store(Protocol):
         """The sessions kept for `bot`'s gateway, one per shard."""
         ...
 
-    async def conversation_marks(self, id_prefix: str) -> list[ConversationMark]:
-        """For each conversation, the newest `message` event whose id starts with `id_prefix`."""
+    async def conversation_marks(self, id_prefix: str, kind: str) -> list[ConversationMark]:
+        """For each conversation, the newest event of `kind` whose id starts with `id_prefix`."""
         ...

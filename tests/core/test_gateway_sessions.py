@@ -58,11 +58,11 @@ def test_the_newest_message_of_each_conversation_is_its_mark() -> None:
         await store.append("slack:T:C1:1.0", "message", "human:u", channel, "t5")
         await store.append("discord:typing", "typing", "human:u", channel, "t6")
 
-        assert await store.conversation_marks("discord:") == [
+        assert await store.conversation_marks("discord:", "message") == [
             ConversationMark("C1", "channel", "discord:2", "t2"),
             ConversationMark("D1", "dm", "discord:3", "t4"),
         ]
-        assert await store.conversation_marks("webchat:") == []
+        assert await store.conversation_marks("webchat:", "message") == []
         await store.close()
 
     asyncio.run(scenario())
