@@ -189,6 +189,13 @@ async def _history(
     before: int | None = None,
     after: int | None = None,
 ) -> list[dict[str, Any]]:
-    """One page of a channel's raw messages (`GET /channels/{id}/messages`), newest first."""
-    page = await client.http.logs_from(channel, limit, before=before, after=after)
-    return [dict(message) for message in page]
+    """One page of a channel's raw messages (`GET /channels/{id}/messages`), newest first;
+    anything without a snowflake id is left out, so every id read later is a number."""
+    page: object = await client.http.logs_from(channel, limit, before=before, after=after)
+    if not isinstance(page, list):
+        return []
+    return [dict(m) for m in page if isinstance(m, dict) and _is_snowflake(m.get("id"))]
+
+
+def _is_snowflake(value: object) -> bool:
+    return isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20

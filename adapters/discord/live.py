@@ -94,6 +94,7 @@ NO_MESSAGE_CONTENT: Final = (
 
 _DISPATCH: Final = 0
 _SESSION_STARTS: Final = frozenset({"READY", "RESUMED"})
+_SEQ_LIMIT: Final = 1 << 63  # what the ledger's INTEGER holds
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,9 +373,10 @@ class DiscordAgentConnection:
         if not isinstance(frame, dict) or frame.get("op") != _DISPATCH:
             return
         name, data, seq = frame.get("t"), frame.get("d"), frame.get("s")
+        name = name if isinstance(name, str) else None
         data = data if isinstance(data, dict) else {}
-        if not isinstance(seq, int):
-            return
+        if type(seq) is not int or not 0 < seq < _SEQ_LIMIT:
+            return  # not a sequence a RESUME could be asked from
         shard = resume.shard_key(socket.shard_id)
         session: object = socket.session_id
         url: object = str(socket.gateway)
