@@ -99,9 +99,9 @@ async def _no_wait(self: discord.Client, shard_id: int | None, *, initial: bool 
     return None
 
 
-def workspace(minutes: int = 30, messages: int = 300) -> Workspace:
+def workspace(minutes: int = 30, messages: int = 300, **sharding: int) -> Workspace:
     catch_up = {"minutes": minutes, "messages": messages}
-    return local_workspace(discord={"guild_id": GUILD, "catch_up": catch_up})
+    return local_workspace(discord={"guild_id": GUILD, "catch_up": catch_up, **sharding})
 
 
 async def until(predicate: Any, what: str) -> None:
@@ -151,28 +151,31 @@ def run(coro: Coroutine[Any, Any, None]) -> None:
     asyncio.run(coro)
 
 
+@pytest.mark.parametrize("shards", [0, 2], ids=["unsharded", "two-shards"])
 def test_a_graceful_restart_resumes_and_the_gap_arrives_once(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shards: int
 ) -> None:
     ledger = tmp_path / "ledger.sqlite3"
+    sharding = {"shard_count": shards} if shards else {}
+    sessions = 3 * (shards or 1)
 
     async def scenario() -> None:
         async with guild(monkeypatch) as fake:
-            first = Process(ledger, workspace(), VirtualClock(NOW))
+            first = Process(ledger, workspace(**sharding), VirtualClock(NOW))
             await first.start()
             [before] = await say(fake, "before the stop")
             await until(lambda: len(first.delivered) == 3, "the first message")
             await first.stop()
-            assert len(fake._sessions) == 3  # closed with 4000: every session is resumable
+            assert len(fake._sessions) == sessions  # closed with 4000: all resumable
 
             gap = await say(fake, "while down", f"<@{D_LEAD}> are you there?")
-            second = Process(ledger, workspace(), VirtualClock(NOW))
+            second = Process(ledger, workspace(**sharding), VirtualClock(NOW))
             await second.start()
             [after] = await say(fake, "after the restart")
             await until(lambda: len(second.delivered) == 9, "the gap and the next message")
             await second.stop()
 
-            assert ops(fake) == [IDENTIFY] * 3 + [RESUME] * 3
+            assert ops(fake) == [IDENTIFY] * sessions + [RESUME] * sessions
             assert await ledger_ids(ledger) == [before, *gap, after]
             once_each([first, second], [before, *gap, after])
 
