@@ -134,8 +134,8 @@ class DiscordCatchUp(_Strict):
     resumed: per channel, thread and DM, messages at most `minutes` old and at most the newest
     `messages` of them; older ones are logged as missed, not answered. 0 turns it off."""
 
-    minutes: int = Field(default=30, ge=0, le=7 * 24 * 60)
-    messages: int = Field(default=300, ge=0, le=10_000)
+    minutes: int = Field(default=30, ge=0, le=7 * 24 * 60, strict=True)
+    messages: int = Field(default=300, ge=0, le=10_000, strict=True)
 
 
 class DiscordWorkspace(_Strict):

@@ -25,7 +25,8 @@ from adapters.discord.live import DiscordAgentConnection, start_connections
 from c2a.host import Host
 from core.clock import VirtualClock
 from core.engine import Emission
-from core.manifest import Workspace
+from core.errors import ManifestError
+from core.manifest import Workspace, parse_manifest
 from core.sqlite_store import SQLiteStore
 from core.store import StoredDelivery
 
@@ -287,3 +288,36 @@ def test_a_gap_older_than_the_window_is_logged_as_missed_not_answered(
         assert f"(ids {first_id} to {last_id})" in line
         assert "beyond the catch-up window (30 minutes, 300 messages)" in line
         assert "stale question" not in line
+
+
+# ---- the window in the manifest ----------------------------------------------------------------
+
+
+def test_the_catch_up_window_defaults_to_30_minutes_and_300_messages() -> None:
+    window = local_workspace().manifest.discord
+    assert window is not None
+    assert (window.catch_up.minutes, window.catch_up.messages) == (30, 300)
+
+
+@pytest.mark.parametrize(
+    ("catch_up", "problem"),
+    [
+        ({"minutes": -1}, "discord.catch_up.minutes: Input should be greater than or equal to 0"),
+        ({"minutes": "30"}, "discord.catch_up.minutes: Input should be a valid integer"),
+        ({"messages": True}, "discord.catch_up.messages: Input should be a valid integer"),
+        ({"messages": 10_001}, "discord.catch_up.messages: Input should be less than or equal"),
+        ({"hours": 1}, "discord.catch_up.hours: unknown key"),
+    ],
+)
+def test_a_catch_up_window_that_cannot_work_is_refused(
+    catch_up: dict[str, Any], problem: str
+) -> None:
+    manifest = {
+        "version": 1,
+        "workspace": "w",
+        "discord": {"guild_id": GUILD, "catch_up": catch_up},
+        "agents": {"lead": {}},
+    }
+    with pytest.raises(ManifestError) as raised:
+        parse_manifest(manifest, "acme.yaml")
+    assert str(raised.value).startswith(f"acme.yaml: {problem}")
