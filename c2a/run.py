@@ -9,7 +9,9 @@ answers for) is checked before anything connects and raised as one `C2AError` li
 Shutdown, when `stop` is set: platform connections close first (no new events), the outbox
 gets `outbox_grace` seconds to send what is due, harnesses get `harness_grace` seconds to stop,
 and the ledgers close last. Nothing acknowledged is lost: it is in the ledger, and pending
-deliveries and due sends resume on the next start.
+deliveries and due sends resume on the next start. Each Discord bot's gateway session is kept
+in the ledger too and closed in a way that keeps it resumable, so the next start RESUMEs it
+and Discord replays what was said in between (or, refused, it is read from history).
 """
 
 from __future__ import annotations
@@ -212,7 +214,11 @@ class WorkspaceRun:
                 self.senders["discord"] = self._discord_sender
                 async with asyncio.timeout(CONNECT_TIMEOUT):
                     self.discord = await start_connections(
-                        self.workspace, self.receive, environ=self.environ
+                        self.workspace,
+                        self.receive,
+                        environ=self.environ,
+                        store=self.store,
+                        clock=self.clock,
                     )
             except (discord.LoginFailure, discord.HTTPException, OSError, TimeoutError) as exc:
                 raise ManifestError(

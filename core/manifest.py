@@ -130,8 +130,18 @@ class SlackWorkspace(_Strict):
     api_url: str | None = None
 
 
+class DiscordCatchUp(_Strict):
+    """How far back a restart reads Discord's history when its gateway session cannot be
+    resumed: per channel, thread and DM, messages at most `minutes` old and at most the newest
+    `messages` of them; older ones are logged as missed, not answered. 0 turns it off."""
+
+    minutes: int = Field(default=30, ge=0, le=7 * 24 * 60, strict=True)
+    messages: int = Field(default=300, ge=0, le=10_000, strict=True)
+
+
 class DiscordWorkspace(_Strict):
-    """The Discord server, where Discord is, and how the agents' bots shard their gateway.
+    """The Discord server, where Discord is, how the agents' bots shard their gateway, and how
+    far a restart catches up from history (`catch_up`).
 
     Without `shard_count` each bot has one plain gateway connection. `shard_count: auto` asks
     Discord for its recommended count; a number fixes it, and `shard_ids` then picks which of
@@ -146,6 +156,7 @@ class DiscordWorkspace(_Strict):
     shard_ids: list[Annotated[int, Field(ge=0, strict=True)]] | None = Field(
         default=None, min_length=1
     )
+    catch_up: DiscordCatchUp = Field(default_factory=DiscordCatchUp)
 
     @field_validator("shard_count", mode="before")
     @classmethod

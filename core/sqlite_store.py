@@ -20,7 +20,14 @@ import orjson
 from core.clock import format_time, parse_time
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
 from core.errors import StoreError
-from core.store import ClaimResult, LedgerEntry, OutboxEntry, StoredDelivery
+from core.store import (
+    ClaimResult,
+    ConversationMark,
+    GatewaySession,
+    LedgerEntry,
+    OutboxEntry,
+    StoredDelivery,
+)
 
 __all__ = ["SQLiteStore"]
 
@@ -98,6 +105,16 @@ CREATE TABLE IF NOT EXISTS audit (
     what TEXT NOT NULL,
     outcome TEXT NOT NULL,
     detail TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gateway_sessions (
+    platform TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    shard INTEGER NOT NULL,  -- -1 for an unsharded connection
+    session_id TEXT NOT NULL,
+    resume_url TEXT NOT NULL,
+    seq INTEGER NOT NULL,  -- the last dispatch whose event the ledger holds
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (platform, bot, shard)
 );
 CREATE TABLE IF NOT EXISTS quarantine (
     id INTEGER PRIMARY KEY,
@@ -515,6 +532,54 @@ class SQLiteStore:
             "INSERT INTO quarantine (received_at, source, reason, payload) VALUES (?, ?, ?, ?)",
             (at, source, reason, payload),
         )
+
+    # ---- gateway sessions and catch-up marks ---------------------------------------------
+
+    async def save_gateway_session(self, platform: str, session: GatewaySession) -> None:
+        self.db.execute(
+            "INSERT INTO gateway_sessions (platform, bot, shard, session_id, resume_url, seq, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (platform, bot, shard) DO UPDATE SET "
+            "seq = CASE WHEN session_id = excluded.session_id "
+            "THEN max(seq, excluded.seq) ELSE excluded.seq END, "
+            "updated_at = CASE WHEN session_id = excluded.session_id AND seq > excluded.seq "
+            "THEN updated_at ELSE excluded.updated_at END, "
+            "session_id = excluded.session_id, resume_url = excluded.resume_url",
+            (
+                platform,
+                session.bot,
+                session.shard,
+                session.session_id,
+                session.resume_url,
+                session.seq,
+                session.updated_at,
+            ),
+        )
+
+    async def gateway_sessions(self, platform: str, bot: str) -> list[GatewaySession]:
+        rows = self.db.execute(
+            "SELECT bot, shard, session_id, resume_url, seq, updated_at FROM gateway_sessions "
+            "WHERE platform = ? AND bot = ? ORDER BY shard",
+            (platform, bot),
+        )
+        return [
+            GatewaySession(str(r[0]), int(r[1]), str(r[2]), str(r[3]), int(r[4]), str(r[5]))
+            for r in rows
+        ]
+
+    async def conversation_marks(self, id_prefix: str, kind: str) -> list[ConversationMark]:
+        rows = self.db.execute(
+            "SELECT e.conversation, e.id, e.ts, e.data FROM events e JOIN ("
+            "SELECT max(seq) AS seq FROM events WHERE kind = ? AND conversation != '' "
+            "AND substr(id, 1, length(?)) = ? GROUP BY conversation) newest ON e.seq = newest.seq "
+            "ORDER BY e.seq",
+            (kind, id_prefix, id_prefix),
+        ).fetchall()
+        marks = []
+        for conversation, event_id, ts, data in rows:
+            where = (orjson.loads(data).get("conversation") or {}).get("kind", "")
+            marks.append(ConversationMark(str(conversation), str(where), str(event_id), str(ts)))
+        return marks
 
 
 def _dumps(value: Mapping[str, Any]) -> str:

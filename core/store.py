@@ -16,7 +16,15 @@ from typing import Any, Protocol
 
 from core.decision import Decision, Disposition
 
-__all__ = ["ClaimResult", "LedgerEntry", "OutboxEntry", "Store", "StoredDelivery"]
+__all__ = [
+    "ClaimResult",
+    "ConversationMark",
+    "GatewaySession",
+    "LedgerEntry",
+    "OutboxEntry",
+    "Store",
+    "StoredDelivery",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +83,31 @@ class OutboxEntry:
     status: str
     attempts: int
     result: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GatewaySession:
+    """Where a bot's gateway session stands: `seq` is the last dispatch whose event the ledger
+    holds, so a RESUME from it replays exactly what is not yet in. `shard` is -1 unsharded;
+    `updated_at` is when that dispatch was committed."""
+
+    bot: str
+    shard: int
+    session_id: str
+    resume_url: str
+    seq: int
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationMark:
+    """The newest message the ledger holds in one conversation: its event id, its time, and
+    the conversation's kind (`dm`, `channel`, ...)."""
+
+    conversation: str
+    kind: str
+    event_id: str
+    ts: str
 
 
 class Store(Protocol):
@@ -217,4 +250,16 @@ class Store(Protocol):
 
     async def claims(self, now: datetime) -> dict[str, tuple[str, datetime]]:
         """Every unexpired claim: item -> (agent, expiry)."""
+        ...
+
+    async def save_gateway_session(self, platform: str, session: GatewaySession) -> None:
+        """Keep where a bot's gateway session stands; the same session's `seq` never goes back."""
+        ...
+
+    async def gateway_sessions(self, platform: str, bot: str) -> list[GatewaySession]:
+        """The sessions kept for `bot`'s gateway, one per shard."""
+        ...
+
+    async def conversation_marks(self, id_prefix: str, kind: str) -> list[ConversationMark]:
+        """For each conversation, the newest event of `kind` whose id starts with `id_prefix`."""
         ...

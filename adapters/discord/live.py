@@ -6,13 +6,22 @@ that `adapters.discord.normalise` reads, so the live path and `c2a replay` share
 and discord.py's cache is never consulted (edits and deletes of uncached messages are no
 special case). Only names in the normaliser's `PARSERS` table are forwarded.
 
-How frames are taken: with `enable_debug_events=True` discord.py dispatches
-`on_socket_raw_receive` with every complete gateway message as text, after the transport
-decompression (zlib-stream or zstd-stream) and before discord.py parses it (discord.py 2.x;
-1.x passed the compressed bytes). The parsed hook, `on_socket_event_type`, carries only the
-event name, so it cannot feed a normaliser. discord.py runs each handler as its own task, in
-arrival order; the handler only queues the frame, and one task per connection hands frames to
-`receive` one at a time in that order, so an edit never overtakes the message it edits.
+How frames are taken: every bot's gateway socket is `adapters.discord.resume`'s, which hands
+each complete gateway message, as text, after the transport decompression and before discord.py
+parses it, to the connection's `take`, synchronously and in arrival order. The connection queues
+the dispatches, and one task per connection hands them to `receive` one at a time in that order,
+so an edit never overtakes the message it edits.
+
+Sessions that outlive the process (with a `store`): after a dispatch's event is committed (or
+the dispatch is one the normaliser does not read), the connection records in the ledger that
+its session stands at that dispatch's sequence (`Store.save_gateway_session`, after the event's
+own transaction, never before it, so the mark can only lag, and what it lags by is replayed and
+dropped as a repeat). The next start RESUMEs from there (`adapters.discord.resume`), so Discord
+replays what was said while the host was down and what was read but not committed when it
+died; a graceful stop closes with 4000, which keeps the session. When Discord refuses the
+session, the new session's READY makes the connection catch up from message history first
+(`adapters.discord.catchup`, bounded by the manifest's `discord.catch_up` window), before any
+dispatch of the new session is handed over.
 
 Durability and repeats are the host's: `receive` commits each event to the ledger before any
 harness sees it, and the ledger keeps one event per id, so the frames a gateway RESUME replays
@@ -37,6 +46,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Final
 
@@ -47,10 +57,14 @@ import orjson
 import yarl
 
 from adapters import Receive
+from adapters.discord import resume
+from adapters.discord.catchup import catch_up
 from adapters.discord.normalise import CONTENT_MARK, PARSERS, PLATFORM
 from adapters.discord.sharding import DM_SHARD, ShardedClient, Sharding
+from core.clock import Clock, SystemClock, format_time, parse_time
 from core.errors import ManifestError
-from core.manifest import Workspace
+from core.manifest import DiscordCatchUp, Workspace
+from core.store import GatewaySession, Store
 
 __all__ = [
     "FORWARDED",
@@ -79,6 +93,19 @@ NO_MESSAGE_CONTENT: Final = (
 """The one line logged (with the agent id) when a bot falls back to mention-only mode."""
 
 _DISPATCH: Final = 0
+_SESSION_STARTS: Final = frozenset({"READY", "RESUMED"})
+_SEQ_LIMIT: Final = 1 << 63  # what the ledger's INTEGER holds
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """One queued dispatch: the frame to hand over (None for one the normaliser does not read),
+    where the session stands once it is handled, and, for the READY of a session that replaced
+    a lost one, the time to catch up from."""
+
+    frame: dict[str, Any] | None
+    mark: GatewaySession
+    catch_up_since: str | None = None
 
 
 class ContentMode(StrEnum):
@@ -130,16 +157,20 @@ def use_endpoints(api_url: str | None = None, gateway_url: str | None = None) ->
 
 
 class _Hooks:
-    """The event handlers both client kinds share: raw frames and readiness go to the connection."""
+    """What both client kinds share: the connection owns the gateway session and its frames
+    (`adapters.discord.resume`), and hears when the client is ready or resumed."""
 
     _c2a: DiscordAgentConnection
 
-    async def on_socket_raw_receive(self, msg: str | bytes) -> None:
-        # No await here: each frame is queued in the order discord.py scheduled the handlers.
-        self._c2a._take(msg)
+    @property
+    def session_owner(self) -> DiscordAgentConnection:
+        return self._c2a
 
     async def on_ready(self) -> None:
-        self._c2a._on_ready()
+        self._c2a._on_ready(resumed=False)
+
+    async def on_resumed(self) -> None:
+        self._c2a._on_ready(resumed=True)
 
 
 class _AgentClient(_Hooks, discord.Client):
@@ -165,7 +196,9 @@ class DiscordAgentConnection:
     stops it after handing over the frames already received. A connection that ends by itself
     (a rejected token, a gateway that refuses it) logs why in one line and keeps the error in
     `failure`. The token is never logged and is not part of `repr`. With `sharding` it runs an
-    `AutoShardedClient` over those shards, else a plain `Client`.
+    `AutoShardedClient` over those shards, else a plain `Client`. With a `store` its gateway
+    sessions outlive the process and a lost one is caught up from history within `catch_up`
+    (see the module's docstring); `clock` stamps the ledger's session records.
     """
 
     def __init__(
@@ -178,6 +211,9 @@ class DiscordAgentConnection:
         guild_ready_timeout: float = 2.0,
         drain_timeout: float = 5.0,
         sharding: Sharding | None = None,
+        store: Store | None = None,
+        clock: Clock | None = None,
+        catch_up: DiscordCatchUp | None = None,
     ) -> None:
         self.agent = agent
         self._token = token
@@ -188,7 +224,12 @@ class DiscordAgentConnection:
         self._sharding = sharding
         self._mode = ContentMode.FULL
         self._client: discord.Client | None = None
-        self._frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._store = store
+        self._clock = clock or SystemClock()
+        self._catch_up = catch_up or DiscordCatchUp()
+        self._kept: dict[int, GatewaySession] = {}  # per shard: where the session stands
+        self._unresumed: dict[int, GatewaySession] = {}  # kept sessions not yet RESUMEd
+        self._frames: asyncio.Queue[_Item] = asyncio.Queue()
         self._ready = asyncio.Event()
         self._ended = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -252,6 +293,11 @@ class DiscordAgentConnection:
     async def _run(self) -> None:
         forwarder = asyncio.create_task(self._forward(), name=f"c2a discord {self.agent} frames")
         try:
+            if self._store is not None:
+                self._kept = {
+                    s.shard: s for s in await self._store.gateway_sessions(PLATFORM, self.agent)
+                }
+                self._unresumed = dict(self._kept)
             await self._connect()
         except Exception as exc:
             self.failure = exc
@@ -283,6 +329,7 @@ class DiscordAgentConnection:
                 self._mode = ContentMode.MENTION_ONLY
 
     def _new_client(self) -> discord.Client:
+        resume.install()
         options: dict[str, Any] = {
             "intents": agent_intents(message_content=self._mode is ContentMode.FULL),
             "guild_ready_timeout": self._guild_ready_timeout,
@@ -293,19 +340,31 @@ class DiscordAgentConnection:
             return _AgentClient(self, **options)
         return _ShardedAgentClient(self, **options, **self._sharding.client_options())
 
-    def _on_ready(self) -> None:
+    def _on_ready(self, *, resumed: bool) -> None:
         client = self._client
         if not self._ready.is_set() and client is not None:
             shards = ""
             if isinstance(client, discord.AutoShardedClient):
                 shards = f", shards {sorted(client.shards)} of {client.shard_count}"
+            how = "resumed its gateway session" if resumed else "ready"
             log.info(
-                "discord agent %s: ready as %s (%s%s)", self.agent, client.user, self._mode, shards
+                "discord agent %s: %s as %s (%s%s)",
+                self.agent,
+                how,
+                client.user,
+                self._mode,
+                shards,
             )
         self._ready.set()
 
-    def _take(self, raw: str | bytes) -> None:
-        """Queue one raw gateway message if it is a dispatch the normaliser reads."""
+    # -- the session owner (adapters.discord.resume) --------------------------------------------
+
+    def resume_from(self, shard: int) -> GatewaySession | None:
+        """The kept session to RESUME on `shard`, once; None to IDENTIFY."""
+        return self._unresumed.pop(shard, None)
+
+    def take(self, raw: str, socket: resume.ResumingWebSocket) -> None:
+        """Queue one gateway message if it is a dispatch (see the module's docstring)."""
         try:
             frame = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -313,32 +372,106 @@ class DiscordAgentConnection:
             return
         if not isinstance(frame, dict) or frame.get("op") != _DISPATCH:
             return
-        if frame.get("t") not in FORWARDED:
+        name, data, seq = frame.get("t"), frame.get("d"), frame.get("s")
+        name = name if isinstance(name, str) else None
+        data = data if isinstance(data, dict) else {}
+        if type(seq) is not int or not 0 < seq < _SEQ_LIMIT:
+            return  # not a sequence a RESUME could be asked from
+        shard = resume.shard_key(socket.shard_id)
+        session: object = socket.session_id
+        url: object = str(socket.gateway)
+        if name == "READY":  # discord.py reads these from READY after this call
+            session, url = data.get("session_id"), data.get("resume_gateway_url")
+        if not isinstance(session, str) or not isinstance(url, str):
             return
-        data = frame.get("d")
-        guild = data.get("guild_id") if isinstance(data, dict) else None
-        if self._guild_id is not None and guild is not None and guild != self._guild_id:
-            return  # another server this bot is in: not this workspace's
-        self._frames.put_nowait(frame)
+        mark = GatewaySession(self.agent, shard, session, url, seq, "")
+        if name in _SESSION_STARTS:
+            lost = self._kept.get(shard)
+            since = lost.updated_at if lost is not None and lost.session_id != session else None
+            self._frames.put_nowait(_Item(None, mark, since))
+            return
+        guild = data.get("guild_id")
+        ours = self._guild_id is None or guild is None or guild == self._guild_id
+        forwarded = name in FORWARDED and ours  # another server this bot is in: not ours
+        self._frames.put_nowait(_Item(frame if forwarded else None, mark))
+
+    # -- inside the task, again ------------------------------------------------------------------
 
     async def _forward(self) -> None:
         while True:
-            frame = await self._frames.get()
-            if self._mode is ContentMode.MENTION_ONLY and frame.get("t") in _TEXT_DISPATCHES:
-                frame = {**frame, CONTENT_MARK: "withheld"}  # blank text is not the message
+            item = await self._frames.get()
             try:
-                await self._receive(PLATFORM, frame, self.agent)
-            except Exception as exc:
-                log.error(
-                    "discord agent %s: %s (seq %s) was not received: %s: %s",
-                    self.agent,
-                    frame.get("t"),
-                    frame.get("s"),
-                    _kind(exc),
-                    exc,
-                )
+                if item.catch_up_since is not None:
+                    await self._catch_up_from(item.catch_up_since)
+                if item.frame is None or await self._hand_over(item.frame):
+                    await self._keep(item.mark)
             finally:
                 self._frames.task_done()
+
+    async def _hand_over(self, frame: dict[str, Any]) -> bool:
+        """Give one dispatch to `receive`; False (logged in one line) when that raised."""
+        if self._mode is ContentMode.MENTION_ONLY and frame.get("t") in _TEXT_DISPATCHES:
+            frame = {**frame, CONTENT_MARK: "withheld"}  # blank text is not the message
+        try:
+            await self._receive(PLATFORM, frame, self.agent)
+        except Exception as exc:
+            log.error(
+                "discord agent %s: %s (seq %s) was not received: %s: %s",
+                self.agent,
+                frame.get("t"),
+                frame.get("s"),
+                _kind(exc),
+                exc,
+            )
+            return False
+        return True
+
+    async def _keep(self, mark: GatewaySession) -> None:
+        """Record in the ledger that the session stands at `mark` (its frame is handled)."""
+        if self._store is None:
+            return
+        mark = replace(mark, updated_at=format_time(self._clock.now()))
+        try:
+            async with self._store.transaction():
+                await self._store.save_gateway_session(PLATFORM, mark)
+        except Exception as exc:
+            log.error(
+                "discord agent %s: could not record gateway seq %d: %s: %s",
+                self.agent,
+                mark.seq,
+                _kind(exc),
+                exc,
+            )
+            return
+        self._kept[mark.shard] = mark
+
+    async def _catch_up_from(self, since: str) -> None:
+        """The session that stood at `since` is lost: read what was missed from history."""
+        client = self._client
+        if self._store is None or client is None:
+            return
+        log.info(
+            "discord agent %s: the gateway session could not be resumed; catching up from "
+            "history since %s",
+            self.agent,
+            since,
+        )
+        with contextlib.suppress(TimeoutError):  # the guild cache, filled before on_ready
+            async with asyncio.timeout(self._guild_ready_timeout + _READY_GRACE):
+                await self._ready.wait()
+        try:
+            await catch_up(
+                client,
+                self.agent,
+                self._hand_over,
+                self._store,
+                guild_id=self._guild_id,
+                since=parse_time(since),
+                now=self._clock.now(),
+                window=self._catch_up,
+            )
+        except Exception as exc:
+            log.error("discord agent %s: catching up failed: %s: %s", self.agent, _kind(exc), exc)
 
     async def _drain(self, forwarder: asyncio.Task[None]) -> None:
         try:
@@ -357,6 +490,7 @@ class DiscordAgentConnection:
 
 
 _TEXT_DISPATCHES = frozenset({"MESSAGE_CREATE", "MESSAGE_UPDATE"})
+_READY_GRACE = 10.0  # seconds past guild_ready_timeout a catch-up waits for the guild cache
 
 
 def read_tokens(workspace: Workspace, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -391,13 +525,17 @@ async def start_connections(
     *,
     environ: Mapping[str, str] | None = None,
     guild_ready_timeout: float = 2.0,
+    store: Store | None = None,
+    clock: Clock | None = None,
 ) -> list[DiscordAgentConnection]:
     """Connect every agent that has a Discord `token_env`, and wait until all are ready.
 
     Tokens are read from the environment variables the manifest names (`environ`, default
     `os.environ`) and never logged; the manifest's `discord.api_url` and `gateway_url`, when
     set, are applied first with `use_endpoints` (process-wide), and its `shard_count` and
-    `shard_ids` make every bot an `AutoShardedClient` over those shards. Raises `ManifestError`
+    `shard_ids` make every bot an `AutoShardedClient` over those shards. With a `store` (the
+    ledger, open) every bot resumes its kept gateway session, or catches up from history within
+    the manifest's `discord.catch_up` window. Raises `ManifestError`
     naming every variable that is unset or empty before connecting anything, and
     `ConnectionError` if a connection ends before it is ready (the others are closed).
     Unbounded: callers put it under `asyncio.timeout`; cancelled, it closes what it started.
@@ -416,6 +554,9 @@ async def start_connections(
             guild_id=guild_id,
             guild_ready_timeout=guild_ready_timeout,
             sharding=sharding,
+            store=store,
+            clock=clock,
+            catch_up=settings.catch_up if settings is not None else None,
         )
         for agent, token in tokens.items()
     ]

@@ -22,7 +22,7 @@ import signal
 import sqlite3
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -189,7 +189,9 @@ def burst(n: int) -> list[tuple[str, dict[str, Any]]]:
     return mentions
 
 
-async def start(manifest: Path, data: Path, log: Path) -> asyncio.subprocess.Process:
+async def start(
+    manifest: Path, data: Path, log: Path, environ: Mapping[str, str] = ENV
+) -> asyncio.subprocess.Process:
     with log.open("wb") as stderr:
         return await asyncio.create_subprocess_exec(
             sys.executable,
@@ -205,7 +207,7 @@ async def start(manifest: Path, data: Path, log: Path) -> asyncio.subprocess.Pro
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=stderr,
-            env={**os.environ, **ENV},
+            env={**os.environ, **environ},
         )
 
 

@@ -1,4 +1,10 @@
-"""A fake Discord (a guild, its REST API and gateway) on 127.0.0.1 that records what it gets."""
+"""A fake Discord (a guild, its REST API and gateway) on 127.0.0.1 that records what it gets.
+
+Like Discord, it keeps every session's dispatches with their sequence numbers: a RESUME replays
+those after the given `seq`, then RESUMED; a session closed with 1000 or 1001, unknown, or
+forgotten by `invalidate_sessions` gets INVALID_SESSION (op 9, d=false) instead. History is
+`GET /channels/{id}/messages` with `before`, `after` and `limit`, newest first.
+"""
 
 from __future__ import annotations
 
@@ -95,6 +101,7 @@ class _Session:
     sent: list[Json] = field(default_factory=list)  # every dispatch, kept for RESUME replay
     ready: bool = False
     resumes: int = 0
+    shard: tuple[int, int] | None = None  # (shard id, shard count) from IDENTIFY
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,6 +360,14 @@ class FakeDiscord:
             if visible is not None:
                 await self._send_dispatch(session, t, visible)
 
+    async def invalidate_sessions(self) -> None:
+        """Forget every session, as Discord does once one has been gone too long: a RESUME of
+        one is answered INVALID_SESSION (op 9, d=false), and a connected one is sent that now."""
+        for session in list(self._sessions.values()):
+            del self._sessions[session.id]
+            if session.ws is not None and not session.ws.closed:
+                await session.ws.send_json(_frame(9, False))
+
     async def request_reconnect(self, timeout: float = 5.0) -> None:
         """Send op 7 RECONNECT on every live connection and wait until each session resumed."""
         live = [s for s in self._sessions.values() if s.ws is not None]
@@ -425,9 +440,13 @@ class FakeDiscord:
             await ws.close(code=4014, message=b"Disallowed intent(s).")
             return None
         session = _Session(f"fake-session-{next(self._session_numbers)}", bot, intents, ws)
+        shard = d.get("shard")
+        if isinstance(shard, list) and len(shard) == 2:
+            session.shard = (int(shard[0]), int(shard[1]))
         self._sessions[session.id] = session
         await self._send_dispatch(session, "READY", self._ready_payload(session))
-        await self._send_dispatch(session, "GUILD_CREATE", self._guild_payload())
+        if self._on_shard(session, self.guild_id):
+            await self._send_dispatch(session, "GUILD_CREATE", self._guild_payload())
         session.ready = True
         await self._notify()
         return session
@@ -456,9 +475,18 @@ class FakeDiscord:
             with contextlib.suppress(ConnectionResetError):  # reconnecting: RESUME replays it
                 await session.ws.send_json(frame)
 
+    def _on_shard(self, session: _Session, guild_id: str | None) -> bool:
+        """Whether the session's shard carries events of `guild_id` (None: DMs, on shard 0)."""
+        if session.shard is None:
+            return True
+        shard_id, count = session.shard
+        return shard_id == (0 if guild_id is None else (int(guild_id) >> 22) % count)
+
     def _visible(self, session: _Session, t: str, d: Json) -> Json | None:
-        """The event as this session sees it, or None when its intents exclude it."""
+        """The event as this session sees it, or None when its intents or shard exclude it."""
         in_guild = "guild_id" in d
+        if not self._on_shard(session, d.get("guild_id")):
+            return None
         needed = _EVENT_INTENTS.get(t)
         if needed is not None and not session.intents & needed[0 if in_guild else 1]:
             return None
@@ -476,14 +504,16 @@ class FakeDiscord:
         return {
             "v": 10,
             "user": user,
-            "guilds": [{"id": self.guild_id, "unavailable": True}],
+            "guilds": [{"id": self.guild_id, "unavailable": True}]
+            if self._on_shard(session, self.guild_id)
+            else [],
             "session_id": session.id,
             "session_type": "normal",
             "resume_gateway_url": f"{self.ws_url}/resume",
             "application": {"id": session.bot.application_id, "flags": 0},
             "private_channels": [],
             "_trace": ["fake-discord"],
-        }
+        } | ({"shard": list(session.shard)} if session.shard is not None else {})
 
     def _guild_payload(self) -> Json:
         guild: Json = {"id": self.guild_id, "name": self.guild_name, "icon": None}

@@ -1,4 +1,5 @@
-"""The fake Discord drives real discord.py: login, gateway events, REST recording, 429, RESUME."""
+"""The fake Discord drives real discord.py: login, gateway events, REST recording, 429, RESUME,
+INVALID_SESSION and history."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
+import aiohttp
 import pytest
 
 with warnings.catch_warnings():
@@ -271,5 +273,92 @@ def test_edit_react_typing_history_and_dm_are_recorded(monkeypatch: pytest.Monke
             ]
             assert fake.calls[-2].json == {"recipient_id": int(ADA_ID)}  # discord.py sends an int
             assert fake.calls[-1].path == f"/channels/{dm.id}/messages"
+
+    run(scenario())
+
+
+async def _next_dispatch(ws: aiohttp.ClientWebSocketResponse) -> dict[str, Any]:
+    """The next frame that is not a heartbeat ACK or HELLO."""
+    async with asyncio.timeout(5):
+        while True:
+            frame: dict[str, Any] = await ws.receive_json()
+            if frame["op"] not in (10, 11):
+                return frame
+
+
+def test_a_resume_replays_what_was_sent_while_away_until_the_session_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def scenario() -> None:
+        async with FakeDiscord() as fake, aiohttp.ClientSession() as http:
+            _world(fake)
+            identify = {"op": 2, "d": {"token": TOKEN, "intents": _intents().value}}
+            async with http.ws_connect(f"{fake.ws_url}/") as ws:
+                await ws.send_json(identify)
+                ready = await _next_dispatch(ws)
+                assert (ready["t"], ready["s"]) == ("READY", 1)
+                assert (await _next_dispatch(ws))["t"] == "GUILD_CREATE"
+                await fake.user_says(CHANNEL_ID, ADA_ID, "seen")
+                assert (await _next_dispatch(ws))["s"] == 3
+                await ws.close(code=4000)  # keeps the session, as a process that died would
+            session_id = ready["d"]["session_id"]
+            await fake.user_says(CHANNEL_ID, ADA_ID, "while away")
+            await fake.user_says(CHANNEL_ID, ADA_ID, "still away")
+
+            resume = {"op": 6, "d": {"token": TOKEN, "session_id": session_id, "seq": 3}}
+            async with http.ws_connect(ready["d"]["resume_gateway_url"]) as ws:
+                await ws.send_json(resume)
+                replayed = [await _next_dispatch(ws) for _ in range(3)]
+                await ws.close(code=1000)  # a clean close ends the session
+            assert [(f["t"], f["s"]) for f in replayed] == [
+                ("MESSAGE_CREATE", 4),
+                ("MESSAGE_CREATE", 5),
+                ("RESUMED", 6),
+            ]
+            assert [f["d"]["content"] for f in replayed[:2]] == ["while away", "still away"]
+
+            async with http.ws_connect(f"{fake.ws_url}/resume") as ws:
+                await ws.send_json(resume)
+                assert await _next_dispatch(ws) == {"op": 9, "d": False, "s": None, "t": None}
+
+    run(scenario())
+
+
+def test_an_invalidated_session_is_refused_and_a_connected_one_told(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def scenario() -> None:
+        async with FakeDiscord() as fake, aiohttp.ClientSession() as http:
+            _world(fake)
+            identify = {"op": 2, "d": {"token": TOKEN, "intents": _intents().value}}
+            async with http.ws_connect(f"{fake.ws_url}/") as ws:
+                await ws.send_json(identify)
+                session_id = (await _next_dispatch(ws))["d"]["session_id"]
+                await _next_dispatch(ws)  # GUILD_CREATE
+                await fake.invalidate_sessions()
+                assert await _next_dispatch(ws) == {"op": 9, "d": False, "s": None, "t": None}
+            resume = {"op": 6, "d": {"token": TOKEN, "session_id": session_id, "seq": 2}}
+            async with http.ws_connect(f"{fake.ws_url}/resume") as ws:
+                await ws.send_json(resume)
+                assert (await _next_dispatch(ws))["op"] == 9
+
+    run(scenario())
+
+
+def test_history_after_a_message_is_the_oldest_page_newest_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def scenario() -> None:
+        async with running(monkeypatch) as (fake, client):
+            said = [await fake.user_says(CHANNEL_ID, ADA_ID, f"m{i}") for i in range(5)]
+            after = await client.http.logs_from(CHANNEL_ID, 2, after=said[0]["id"])
+            before = await client.http.logs_from(CHANNEL_ID, 2, before=said[4]["id"])
+            newest = await client.http.logs_from(CHANNEL_ID, 2)
+            assert [m["content"] for m in after] == ["m2", "m1"]
+            assert [m["content"] for m in before] == ["m3", "m2"]
+            assert [m["content"] for m in newest] == ["m4", "m3"]
+            assert "guild_id" not in newest[0]  # history messages do not carry it
+            query = fake.calls[-3].query
+            assert query == {"limit": "2", "after": said[0]["id"]}
 
     run(scenario())
