@@ -427,7 +427,7 @@ async def run_workspaces(
         run.prepare()
     for run in runs:
         await run.probe_harnesses()
-    directory.mkdir(parents=True, exist_ok=True)
+    _private_directory(directory)
     begun: list[WorkspaceRun] = []
     begun_servers: list[web.AppRunner] = []
     try:
@@ -449,6 +449,20 @@ async def run_workspaces(
         for server in begun_servers:
             await server.cleanup()
         await _shutdown(begun, outbox_grace, harness_grace)
+
+
+def _private_directory(directory: Path) -> None:
+    """The data directory, created readable by this user only: it holds the ledgers (every
+    message the agents were told) and the web chat's record. One that already exists is left
+    as it is, with a warning when other users can read it."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if directory.stat().st_mode & 0o077:
+        log.warning(
+            "the data directory %s can be read by other users of this machine; "
+            "`chmod 700 %s` keeps the ledgers private",
+            directory,
+            directory,
+        )
 
 
 def _health(runs: list[WorkspaceRun]) -> dict[str, Any]:
