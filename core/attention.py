@@ -124,12 +124,15 @@ class Context:
         ):
             chain = None
         thread = state.thread(conversation)
+        text = event.text if event.kind is _MESSAGE or event.kind is _EDIT else None
         author_agent = workspace.agent_for(event.platform, event.author.id)
         named: Mapping[str, Naming] = {}
         cues: Mapping[str, Cue] = {}
         if event.author.kind is _HUMAN and author_agent is None:
             if event.text and state.names.anywhere is not None:
                 named = state.names.find(event.text)
+                if named:
+                    text = state.names.without(text) if text is not None else None
             if (
                 event.kind is _MESSAGE
                 and conversation.kind is _CHANNEL
@@ -142,7 +145,7 @@ class Context:
             workspace=workspace,
             state=state,
             classifier=classifier,
-            text=event.text if event.kind is _MESSAGE or event.kind is _EDIT else None,
+            text=text,
             glyphs=glyphs,
             now=now,
             author_agent=author_agent,

@@ -76,6 +76,10 @@ class NameMatcher:
                 found[agent] = how
         return found
 
+    def without(self, text: str) -> str:
+        """`text` with the names taken out, for reading its intents: `thanks, iko` is thanks."""
+        return self.anywhere.sub(" ", text) if self.anywhere is not None else text
+
 
 # A name, with `@` before it or `<`...`>` around it allowed; `name` is the bare name.
 _NAME = r"(?P<at>@)?(?P<open><)?(?P<name>{0})(?P<close>>)?"
