@@ -83,6 +83,7 @@ class Talk:
     # agent -> the person it last spoke to by name, or who last spoke to it, and that line
     partner: dict[str, tuple[str, Mark]] = field(default_factory=dict)
     room: dict[str, Mark] = field(default_factory=dict)  # agent -> its last line to the room
+    room_line: int = -1  # the last line any agent wrote to the room
     elsewhere: dict[str, int] = field(default_factory=dict)  # person -> line naming another
     bursts: dict[str, Burst] = field(default_factory=dict)  # person -> current burst
 
@@ -118,6 +119,13 @@ class Continuity:
             return {}
         talk = talk or Talk()
         author, now, window = event.author.id, event.created_at, self.window
+        # Most lines continue no exchange: say so before working anything out.
+        if (
+            not named
+            and (talk.room_line < 0 or talk.line - talk.room_line > window.room_lines)
+            and not any((agent, author) in talk.exchanges for agent in agents)
+        ):
+            return {}
         line = talk.line  # the number this line will get
         burst = talk.bursts.get(author)
         in_burst = burst is not None and _continues(burst, talk, now, window)
@@ -190,6 +198,7 @@ class Continuity:
                 talk.partner[author_agent] = (person, mark)
             if not people:
                 talk.room[author_agent] = mark
+                talk.room_line = mark.line
                 # A line to the room answers the person the agent last talked with.
                 partner = talk.partner.get(author_agent)
                 if partner is not None and self._alive(talk, partner[1], now):
