@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.installed-local
 LOCAL_LOG := $(VENV)/local-install.log
 
-.PHONY: run replay test lint bench clean browser
+.PHONY: run replay test lint bench bench-attention clean browser
 
 # The browser test drives Debian's Chromium through its ChromeDriver; the emoji font lets the
 # page's reaction glyphs show in screenshots. Installed once, with apt (as root, or with sudo).
@@ -62,6 +62,13 @@ test: lint browser $(LOCAL_STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/irc_replay.py
+
+# Attention against what people answered, per split and seat, with the continuity curve; the
+# corpus is read from ../shared/data/irc-disentanglement/ (DATA=... to point elsewhere).
+DATA ?= ../shared/data/irc-disentanglement
+SPLITS ?= ubuntu-dev,ubuntu-train,channel-two
+bench-attention: $(STAMP)
+	$(BIN)/python bench/attention_eval.py --data $(DATA) --splits $(SPLITS) --curve
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

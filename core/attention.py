@@ -12,10 +12,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Final
 
+from core.continuity import Cue
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
 from core.intent import Intent, IntentClassifier
 from core.manifest import ChannelConfig, Workspace
+from core.names import Naming
 from core.signals import GlyphMap, Signal, is_stop_reaction
 from core.state import Chain, MessageRecord, State, ThreadRecord
 
@@ -33,6 +35,7 @@ __all__ = [
 TO_ME = Directedness.TO_ME
 TO_MY_ROLE = Directedness.TO_MY_ROLE
 TO_OTHER = Directedness.TO_OTHER
+TO_ME_LIKELY = Directedness.TO_ME_LIKELY
 AMBIENT = Directedness.AMBIENT
 MUST = Policy.MUST_RESPOND
 MAY = Policy.MAY_RESPOND
@@ -48,6 +51,8 @@ _MESSAGE, _EDIT = EventKind.MESSAGE, EventKind.EDIT
 _REACTION_ADDED, _REACTION_REMOVED = EventKind.REACTION_ADDED, EventKind.REACTION_REMOVED
 _DM, _CHANNEL = ConversationKind.DM, ConversationKind.CHANNEL
 _BOT = AuthorKind.BOT
+_HUMAN = AuthorKind.HUMAN
+_ADDRESSED = Naming.ADDRESSED
 _STATUS = Intent.STATUS
 _AMBIENT_MODES = {mode.value: mode for mode in InjectionMode}
 
@@ -79,6 +84,8 @@ class Context:
     thread: Final[ThreadRecord | None] = None
     thread_holder: Final[str | None] = None
     channel: Final[ChannelConfig] = field(default_factory=ChannelConfig)
+    named: Final[Mapping[str, Naming]] = field(default_factory=dict)  # agents named in the text
+    cues: Final[Mapping[str, Cue]] = field(default_factory=dict)  # agents it is likely for
     _intents: frozenset[Intent] | None = field(default=None, init=False, repr=False)
 
     def intents(self) -> frozenset[Intent]:
@@ -117,14 +124,31 @@ class Context:
         ):
             chain = None
         thread = state.thread(conversation)
+        text = event.text if event.kind is _MESSAGE or event.kind is _EDIT else None
+        author_agent = workspace.agent_for(event.platform, event.author.id)
+        named: Mapping[str, Naming] = {}
+        cues: Mapping[str, Cue] = {}
+        if event.author.kind is _HUMAN and author_agent is None:
+            if event.text and state.names.anywhere is not None:
+                named = state.names.find(event.text)
+                if named:
+                    text = state.names.without(text) if text is not None else None
+            if (
+                event.kind is _MESSAGE
+                and conversation.kind is _CHANNEL
+                and not event.mentions
+                and event.reply_to is None
+            ):
+                mentioned = tuple(a for a, how in named.items() if how is not _ADDRESSED)
+                cues = state.continuity.cues(event, workspace.agent_ids, mentioned)
         return cls(
             workspace=workspace,
             state=state,
             classifier=classifier,
-            text=event.text if event.kind is _MESSAGE or event.kind is _EDIT else None,
+            text=text,
             glyphs=glyphs,
             now=now,
-            author_agent=workspace.agent_for(event.platform, event.author.id),
+            author_agent=author_agent,
             replied=replied,
             reply_author=event.target_author_id or (replied.author_id if replied else None),
             roles_named=workspace.roles_named(event.platform, event.mentions.roles)
@@ -134,6 +158,8 @@ class Context:
             thread=thread,
             thread_holder=state.claim_holder(conversation.key, now) if thread else None,
             channel=workspace.channel(conversation.scope),
+            named=named,
+            cues=cues,
         )
 
 
@@ -189,8 +215,8 @@ def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
         and kind is _CHANNEL
         and (chain is None or agent not in chain.decisions)
     ):
-        # Plain channel chatter: nothing below can apply, so skip straight to the end.
-        return _undirected(event, agent, ctx, elsewhere=False)
+        # A plain channel line: nothing below can apply, so skip straight to the end.
+        return _flat(event, agent, ctx)
     platform = event.platform
     me = ws.user_id(platform, agent)
     my_role = ws.managed_role(platform, agent)
@@ -202,6 +228,8 @@ def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
     )
     if replied_to_me:
         return _directed(event, agent, "reply_to_me", ctx)
+    if ctx.named.get(agent) is _ADDRESSED:
+        return _directed(event, agent, "named", ctx)
     if chain is not None and agent in chain.decisions:
         inherited = chain.decisions[agent]
         return Assessment(
@@ -235,6 +263,27 @@ def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
             return _plain(event, agent, TO_MY_ROLE, MUST_NOT, MAILBOX, "thanks")
         return _plain(event, agent, TO_MY_ROLE, MAY, NOTIFY, "thread_participant")
     return _undirected(event, agent, ctx, elsewhere=elsewhere)
+
+
+def _flat(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
+    """A channel line that names no user, role or crowd natively and replies to nothing: the
+    agent's name typed in the text, the conversation it continues, or chatter."""
+    if ctx.named.get(agent) is _ADDRESSED:
+        return _directed(event, agent, "named", ctx)
+    cue = ctx.cues.get(agent)
+    if cue is not None:
+        return _likely(event, agent, cue, ctx)
+    return _undirected(event, agent, ctx, elsewhere=False)
+
+
+def _likely(event: ChatEvent, agent: str, cue: Cue, ctx: Context) -> Assessment:
+    """A line probably for this agent by conversation continuity (`core.continuity`): a turn
+    the agent may answer, saying why, unless it is a closing or its burst already had one."""
+    if ctx.has_intent(Intent.THANKS):
+        return _plain(event, agent, TO_ME_LIKELY, MUST_NOT, MAILBOX, "thanks")
+    if cue.burst_turned:
+        return _plain(event, agent, TO_ME_LIKELY, MAY, MAILBOX, "same_burst")
+    return _plain(event, agent, TO_ME_LIKELY, MAY, BUFFERED, cue.reason)
 
 
 def _undirected(event: ChatEvent, agent: str, ctx: Context, *, elsewhere: bool) -> Assessment:
@@ -283,6 +332,8 @@ def chatter_shape(event: ChatEvent, ctx: Context) -> ChatterShape | None:
         return None
     ws, platform = ctx.workspace, event.platform
     if any(ws.agent_for(platform, user) is not None for user in mentions.users):
+        return None
+    if ctx.named or ctx.cues:
         return None
     author = event.author
     names_people = bool(mentions.users)  # then the rules never read its intents

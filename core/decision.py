@@ -21,6 +21,7 @@ class Directedness(StrEnum):
 
     TO_ME = "to_me"
     TO_MY_ROLE = "to_my_role"
+    TO_ME_LIKELY = "to_me_likely"  # unnamed, but continues a conversation with this agent
     TO_OTHER = "to_other"
     AMBIENT = "ambient"
 

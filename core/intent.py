@@ -62,12 +62,15 @@ from core.intent_tables import (
 from core.signals import normalise_emoji
 
 __all__ = [
+    "CODE_BLOCK",
+    "CODE_SPAN",
     "DEFAULT_PATTERNS",
     "DEFAULT_PHRASES",
     "DEFAULT_RULES",
     "GRATITUDE_EMOJI",
     "NEGATORS",
     "TOPIC_PRIORITY",
+    "URL",
     "Intent",
     "IntentClassifier",
     "IntentRules",
@@ -105,6 +108,8 @@ _MARKUP = re.compile(r"<([^<>\s][^<>]*)>")
 _URL = re.compile(r"(?:https?|ftp|mailto):[^\s<>]+")
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.S)
 _CODE_SPAN = re.compile(r"`[^`\n]+`")
+# Shared with `core.names`, which must not find a name inside a link or code either.
+URL, CODE_BLOCK, CODE_SPAN = _URL, _CODE_BLOCK, _CODE_SPAN
 _PLAIN_MENTION = re.compile(r"(?<!\S)@[\w.\-]+")
 _SHORTCODE = re.compile(r"(?<!\w):([a-z0-9_+'\-]+)(?:::skin-tone-[2-6])?:(?![\w])", re.I)
 _EMOTICONS = re.compile(r"(?<!\S)(?:[:;=][-']?[)\]dpD*3]+|<3+|\^_?\^)(?!\S)")

@@ -51,6 +51,15 @@ _THANKS = (
     "so much", "a lot", "a ton", "very much", "very", "really", "so", "again", "all",
     "everyone", "folks", "team", "guys", "you", "u", "for the help", "for your help",
     "for that", "for this", "for everything", "for the update", "in advance", "oh", "ah",
+    # Closings: the question is settled, or the asker goes off to try what they were told.
+    "i see", "that fixed it", "that did it", "that did the trick", "that worked", "it worked",
+    "it works", "works now", "works", "fixed it", "fixed", "solved", "will try", "i'll try",
+    "i will try", "i'll try it", "try that", "trying it", "trying that", "trying now",
+    "let me try", "i'll give it a try", "give it a try", "i'll check", "will check",
+    "i'll look", "will look", "that", "it", "now", "then", "man", "mate", "dude", "bye",
+    "see you", "cya", "later", "good night", "night", "have a good one", "for the tip",
+    "for the info", "for the link", "for the tips", "for the advice", "for the suggestion",
+    "for explaining", "for your time", "anyway", "ok then",
 )  # fmt: skip
 
 DEFAULT_PHRASES: Mapping[Intent, tuple[str, ...]] = MappingProxyType(

@@ -100,6 +100,10 @@ class AgentConfig(_Strict):
     roles: list[str] = Field(default_factory=list)
     access: Access | None = None
     budget: Budget | None = None
+    # Short names people type for the agent in chat text (`ikonia:`, `@iko`), any case.
+    names: list[Annotated[str, Field(min_length=1, max_length=64, pattern=r"^\S+$")]] = Field(
+        default_factory=list, max_length=32
+    )
 
 
 class RoleConfig(_Strict):

@@ -13,9 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from core.continuity import Continuity
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy
 from core.events import AuthorKind, ChatEvent, Conversation, ConversationKind, EventKind
 from core.manifest import Workspace
+from core.names import NameMatcher
 
 __all__ = ["Chain", "MessageRecord", "State", "ThreadRecord", "message_key"]
 
@@ -35,6 +37,7 @@ _MESSAGE = EventKind.MESSAGE
 _EDIT = EventKind.EDIT
 _DELETE = EventKind.DELETE
 _THREAD = ConversationKind.THREAD
+_CHANNEL = ConversationKind.CHANNEL
 _HUMAN = AuthorKind.HUMAN
 _AGENT = AuthorKind.AGENT
 _TO_ME = Directedness.TO_ME
@@ -108,6 +111,12 @@ class State:
     claims: dict[str, tuple[str, datetime]] = field(default_factory=dict)
     obligations: dict[tuple[str, str], bool] = field(default_factory=dict)
     reactions: dict[tuple[str, ...], tuple[bool, int]] = field(default_factory=dict)
+    continuity: Continuity = field(default_factory=Continuity)
+    names: NameMatcher = field(init=False)
+
+    def __post_init__(self) -> None:
+        agents = self.workspace.manifest.agents
+        self.names = NameMatcher.build({a: tuple(c.names) for a, c in agents.items()})
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -253,6 +262,8 @@ class State:
             self.members.setdefault(conversation.scope, set()).add(author_agent)
         self._note_streak(event, author_agent)
         self._note_chain(event, decisions)
+        if conversation.kind is _CHANNEL:
+            self._note_continuity(event, author_agent, decisions)
         for decision in decisions:
             if decision.reason == "leave_requested":
                 self.left.add((decision.agent, conversation.key))
@@ -286,6 +297,22 @@ class State:
             self.escalated.discard(key)
         else:
             self.streaks[key] = self.streaks.get(key, 0) + 1
+
+    def _note_continuity(
+        self, event: ChatEvent, author_agent: str | None, decisions: list[Decision]
+    ) -> None:
+        addressed = list(event.mentions.users)
+        replied = self.replied_message(event)
+        reply_author = event.target_author_id or (replied.author_id if replied else None)
+        if reply_author is not None:
+            addressed.append(reply_author)
+        self.continuity.note(
+            event,
+            author_agent,
+            tuple(addressed),
+            turned=tuple(d.agent for d in decisions if d.mode in _TURNS),
+            to_agents=tuple(d.agent for d in decisions if d.directedness is _TO_ME),
+        )
 
     def _note_chain(self, event: ChatEvent, decisions: list[Decision]) -> None:
         key = (event.conversation.key, event.author.id)

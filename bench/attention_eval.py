@@ -1,0 +1,316 @@
+"""Evaluation: would c2a have started a turn for the messages people in the seats answered?
+
+    python bench/attention_eval.py [--data DIR] [--splits ubuntu-dev,...] [--curve] [--limit N]
+
+Each split of the IRC disentanglement corpus (read in place from `DIR`, by default
+`../shared/data/irc-disentanglement/` beside the repository, never copied) is replayed through
+the engine in process, with the three most active people seated as agents (their nicks as the
+agents' `names`). For each seat, over the annotated lines not written by it, it reports:
+
+- coverage: the share of the lines the seat's human answered whose burst (the author's run of
+  lines less than a minute apart, with no line of the seat between) got a full turn
+  (`buffered`/`immediate`) for the agent;
+- turns: the model turns the agent's harness would start (turn assembly as `c2a replay` runs
+  it) holding an annotated line, against the lines the human answered;
+- must-respond precision and recall: of the bursts with a `must_respond` delivery, the share
+  holding a line the human answered; of the answered lines, the share whose burst had one.
+
+`--curve` adds coverage against turns for several continuity windows (`Window.lines`; 0 turns
+continuity off). `ubuntu-test` and `new-domains` are for a final figure only: never tune on them.
+This module owns the in-process replay and the scoring; `irc_convert.py` the conversion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, cast
+
+from irc_convert import IrcRecord, Key, build_manifest, choose_agents, is_speech, to_trace
+
+from c2a.host import NORMALISERS
+from c2a.replay import TurnRecorder
+from core.clock import VirtualClock, parse_time
+from core.continuity import Window
+from core.engine import Engine
+from core.manifest import Workspace, parse_manifest
+from core.sqlite_store import SQLiteStore
+
+__all__ = ["Score", "evaluate", "main", "score_split"]
+
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared/data/irc-disentanglement"
+TUNING = ("ubuntu-dev", "ubuntu-train", "channel-two")
+FINAL = ("ubuntu-test", "new-domains")
+CURVE = (0, 2, 4, 6, 8, 12, 16)
+BURST_S = 60.0
+_TURN_MODES = frozenset({"buffered", "immediate"})
+
+
+@dataclass(slots=True)
+class Score:
+    """One seat's counts (or their sum over seats)."""
+
+    answered: int = 0
+    covered: int = 0
+    turns: int = 0
+    must_bursts: int = 0
+    must_hits: int = 0
+    must_recalled: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+
+    def add(self, other: Score) -> None:
+        self.answered += other.answered
+        self.covered += other.covered
+        self.turns += other.turns
+        self.must_bursts += other.must_bursts
+        self.must_hits += other.must_hits
+        self.must_recalled += other.must_recalled
+        self.reasons.update(other.reasons)
+
+    def row(self, label: str) -> str:
+        return (
+            f"| {label} | {self.answered} | {_pct(self.covered, self.answered)} | {self.turns} | "
+            f"{self.turns / self.answered if self.answered else 0:.2f}x | "
+            f"{_pct(self.must_hits, self.must_bursts)} ({self.must_hits}/{self.must_bursts}) | "
+            f"{_pct(self.must_recalled, self.answered)} |"
+        )
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f} %" if whole else "n/a"
+
+
+def load(path: Path, limit: int | None = None) -> list[IrcRecord]:
+    records: list[IrcRecord] = []
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            if limit is not None and len(records) >= limit:
+                break
+            records.append(cast(IrcRecord, json.loads(line)))
+    return records
+
+
+def workspace_for(agents: dict[str, str]) -> Workspace:
+    """The benchmark's manifest, each agent also answering to its seat's nick."""
+    data = build_manifest(agents)
+    for agent, nick in agents.items():
+        data["agents"][agent]["names"] = [nick]
+    return Workspace.from_manifest(parse_manifest(data, "<irc>"))
+
+
+@dataclass(slots=True)
+class Run:
+    """What one in-process replay delivered: per agent, each line's mode, policy and reason,
+    and the lines of each model turn."""
+
+    deliveries: dict[str, dict[str, tuple[str, str, str]]]
+    turns: dict[str, list[list[str]]]
+    seconds: float
+    events: int
+
+
+async def replay(workspace: Workspace, lines: Iterable[dict[str, Any]], window: Window) -> Run:
+    """Run trace lines through the engine and the turn assembly, on a virtual clock."""
+    clock = VirtualClock()
+    store = SQLiteStore(":memory:")
+    engine = Engine(workspace, store, clock)
+    recorder = TurnRecorder(workspace.agent_ids, clock)
+    run = Run(defaultdict(dict), defaultdict(list), 0.0, 0)
+    started = time.perf_counter()
+    await store.open()
+    try:
+        await engine.rebuild()
+        engine.state.continuity.window = window
+        async with store.transaction():
+            for line in lines:
+                clock.set(parse_time(line["at"]))
+                emitted = recorder.due()
+                event = NORMALISERS[line["platform"]](line["payload"])
+                if event is None:
+                    continue
+                outcome = await engine.ingest(event, None)
+                run.events += 1
+                emitted += recorder.feed(outcome.emissions)
+                _collect(run, emitted)
+            _collect(run, recorder.flush())
+    finally:
+        await store.close()
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def _collect(run: Run, emitted: Sequence[Any]) -> None:
+    for emission in emitted:
+        if emission.kind == "turn":
+            if emission.body["mode"] in _TURN_MODES:
+                ids = [i.rsplit(":", 1)[-1] for i in emission.body["eventIds"]]
+                run.turns[emission.agent].append(ids)
+        elif emission.kind == "rpc" and emission.body["method"] == "chat/deliver":
+            params = emission.body["params"]
+            ts = params["eventId"].rsplit(":", 1)[-1]
+            run.deliveries[emission.agent][ts] = (
+                params["injection"]["mode"],
+                params["attention"]["policy"],
+                params["attention"]["reason"],
+            )
+
+
+def bursts(records: Sequence[IrcRecord], times: dict[Key, datetime], seat: str) -> dict[Key, int]:
+    """Each speech's burst number: an author's lines less than `BURST_S` apart, with no line
+    of `seat` between them."""
+    number: dict[Key, int] = {}
+    current: dict[str, tuple[int, datetime]] = {}
+    counter = 0
+    for record in records:
+        key = (record["file"], record["idx"])
+        if not is_speech(record) or key not in times:
+            continue
+        author = record["author"] or ""
+        if author == seat:
+            current.clear()
+            continue
+        at = times[key]
+        previous = current.get(author)
+        if previous is None or (at - previous[1]).total_seconds() > BURST_S:
+            counter += 1
+            previous = (counter, at)
+        current[author] = (previous[0], at)
+        number[key] = previous[0]
+    return number
+
+
+def score_seat(
+    records: Sequence[IrcRecord],
+    run: Run,
+    agent: str,
+    nick: str,
+    ts_by_key: dict[Key, str],
+) -> Score:
+    """One seat's `Score` (see the module docstring)."""
+    times = {k: datetime.fromtimestamp(float(ts)) for k, ts in ts_by_key.items()}
+    burst_of = bursts(records, times, nick)
+    by_key = {(r["file"], r["idx"]): r for r in records}
+    scope = {
+        k
+        for k, r in by_key.items()
+        if r["annotated"] and is_speech(r) and r["author"] != nick and k in ts_by_key
+    }
+    gold = {
+        (r["file"], p)
+        for r in records
+        if r["author"] == nick and r["annotated"] and r["kind"] != "system"
+        for p in r["reply_to"] or ()
+    } & scope
+    delivered = run.deliveries.get(agent, {})
+    turned_bursts, must_bursts = set(), set()
+    score = Score()
+    for key in scope:
+        mode, policy, reason = delivered.get(ts_by_key[key], ("", "", ""))
+        if mode in _TURN_MODES:
+            turned_bursts.add(burst_of[key])
+        if policy == "must_respond":
+            must_bursts.add(burst_of[key])
+        if key in gold:
+            score.reasons[reason] += 1
+    gold_bursts = {burst_of[k] for k in gold}
+    score.answered = len(gold)
+    score.covered = sum(1 for k in gold if burst_of[k] in turned_bursts)
+    score.must_bursts = len(must_bursts)
+    score.must_hits = len(must_bursts & gold_bursts)
+    score.must_recalled = sum(1 for k in gold if burst_of[k] in must_bursts)
+    in_scope = {ts_by_key[k] for k in scope}
+    score.turns = sum(1 for turn in run.turns.get(agent, []) if in_scope.intersection(turn))
+    return score
+
+
+@dataclass(slots=True)
+class SplitScore:
+    seats: dict[str, tuple[str, Score]]
+    total: Score
+    events_per_second: float
+
+
+def score_split(records: list[IrcRecord], window: Window, seats: int = 3) -> SplitScore:
+    """Replay one split with `seats` agents and score every seat."""
+    agents = choose_agents(records, seats)
+    conversion = to_trace(records, agents)
+    run = asyncio.run(replay(workspace_for(agents), conversion.lines, window))
+    ts_by_key = {key: ts for ts, key in conversion.key_by_ts.items()}
+    total, per_seat = Score(), {}
+    for agent, nick in agents.items():
+        score = score_seat(records, run, agent, nick, ts_by_key)
+        per_seat[agent] = (nick, score)
+        total.add(score)
+    return SplitScore(per_seat, total, run.events / run.seconds if run.seconds else 0.0)
+
+
+HEADER = (
+    "| seat | answered | coverage | model turns | turns / answered | must precision "
+    "| must recall |\n"
+    "|---|---:|---:|---:|---:|---:|---:|"
+)
+
+
+def evaluate(data: Path, splits: Sequence[str], curve: bool, limit: int | None) -> str:
+    """The markdown report for `splits`."""
+    out = ["# Attention against what people answered (IRC disentanglement corpus)", ""]
+    for split in splits:
+        path = data / f"{split}.jsonl.gz"
+        records = load(path, limit)
+        result = score_split(records, Window())
+        out += [f"## {split}", "", HEADER]
+        for agent, (nick, score) in result.seats.items():
+            out.append(score.row(f"{agent} ({nick})"))
+        out.append(result.total.row("**all seats**"))
+        reasons = ", ".join(f"{r or 'none'} {n}" for r, n in result.total.reasons.most_common())
+        out += ["", f"Reasons of the answered lines: {reasons}.", ""]
+        out += [f"Engine with turn assembly: {result.events_per_second:,.0f} events/s.", ""]
+        if curve:
+            out += ["| window (lines) | coverage | turns / answered | must precision |"]
+            out += ["|---:|---:|---:|---:|"]
+            for lines in CURVE:
+                total = score_split(records, Window(lines=lines)).total
+                out.append(
+                    f"| {lines} | {_pct(total.covered, total.answered)} | "
+                    f"{total.turns / total.answered if total.answered else 0:.2f}x | "
+                    f"{_pct(total.must_hits, total.must_bursts)} |"
+                )
+            out.append("")
+    out += ["Data: IRC disentanglement corpus, CC-BY-4.0 (Kummerfeld et al. 2019, ACL,"]
+    out += ["doi:10.18653/v1/P19-1374; Gouravajhala et al. 2023, ALTA; Elsner and Charniak 2010)."]
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the evaluation; return the process exit code."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the corpus folder")
+    parser.add_argument(
+        "--splits", default="ubuntu-dev,channel-two", help="comma-separated split names"
+    )
+    parser.add_argument("--curve", action="store_true", help="coverage against turns by window")
+    parser.add_argument("--limit", type=int, default=None, help="read only the first N lines")
+    args = parser.parse_args(argv)
+    splits = [s for s in args.splits.split(",") if s]
+    missing = [s for s in splits if not (args.data / f"{s}.jsonl.gz").is_file()]
+    if missing:
+        print(
+            f"IRC data not found: no {', '.join(s + '.jsonl.gz' for s in missing)} in "
+            f"{args.data.resolve()} (pass --data DIR)"
+        )
+        return 2
+    print(evaluate(args.data, splits, args.curve, args.limit))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Conversation continuity in a flat channel (`core.continuity`): the agent's partner and the
+answers to its own line are `to_me_likely`, a burst starts one turn, closings are no turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from builders import (
+    HUMAN,
+    HUMAN2,
+    LEAD,
+    W1,
+    W2,
+    axes,
+    delivered,
+    line,
+    run,
+    slack_body,
+    slack_join,
+    slack_message,
+)
+
+BASE = 1767225600
+
+
+def at(second: int) -> str:
+    return f"2026-01-01T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}Z"
+
+
+def say(second: int, text: str, user: str = HUMAN) -> str:
+    event = slack_message(f"{BASE + second}.000100", text, user=user)
+    return line(at(second), "slack", slack_body(event))
+
+
+def joined() -> list[str]:
+    return [line(at(0), "slack", slack_body(slack_join(u))) for u in (LEAD, W1, W2)]
+
+
+def last(lines: list[str], agent: str = "lead") -> dict[str, Any]:
+    records, _, _ = run(joined() + lines)
+    return delivered(records)[agent][-1]
+
+
+def verdict(params: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (*axes(params), params["attention"]["reason"])
+
+
+ASKED = [
+    say(10, f"<@{LEAD}> how do I restart nginx?"),
+    say(20, "sudo systemctl restart nginx", user=LEAD),
+]
+
+
+def test_the_partner_answering_without_a_name_is_likely_for_the_agent_alone() -> None:
+    records, _, _ = run(joined() + ASKED + [say(80, "it says unit not found")])
+    lead, worker = delivered(records)["lead"][-1], delivered(records)["worker-1"][-1]
+    assert verdict(lead) == ("to_me_likely", "may_respond", "buffered", "conversation_partner")
+    assert verdict(worker) == ("ambient", "must_not_respond", "tool_mailbox", "unaddressed")
+
+
+def test_before_the_agent_answers_there_is_no_conversation_yet() -> None:
+    lines = [say(10, f"<@{LEAD}> can you"), say(60, "anyway, lunch?")]
+    assert verdict(last(lines))[:3] == ("ambient", "must_not_respond", "tool_mailbox")
+
+
+def test_the_exchange_ends_after_the_window_in_lines() -> None:
+    chatter = [say(30 + i, f"unrelated line {i}", user=HUMAN2) for i in range(12)]
+    lines = ASKED + chatter + [say(80, "it says unit not found")]
+    assert verdict(last(lines))[3] == "unaddressed"
+
+
+def test_the_exchange_ends_after_a_quiet_spell() -> None:
+    lines = ASKED + [say(3600, "it says unit not found")]
+    assert verdict(last(lines))[3] == "unaddressed"
+
+
+def test_a_partner_who_turned_to_someone_else_is_not_likely() -> None:
+    lines = ASKED + [say(40, f"<@{HUMAN2}> did you ever see that?"), say(50, "it was on 22.04")]
+    assert verdict(last(lines))[3] == "unaddressed"
+
+
+def test_an_answer_to_the_agents_line_to_the_room_is_likely() -> None:
+    lines = [say(10, "has anyone seen the flaky clock test?", user=LEAD)]
+    lines.append(say(20, "yes, it fails at midnight", user=HUMAN2))
+    assert verdict(last(lines)) == ("to_me_likely", "may_respond", "buffered", "answer_to_my_line")
+
+
+def test_a_line_long_after_the_agents_room_line_is_chatter() -> None:
+    lines = [say(10, "has anyone seen the flaky clock test?", user=LEAD)]
+    lines += [say(11 + i, f"other talk {i}", user=HUMAN) for i in range(3)]
+    lines.append(say(20, "yes, it fails at midnight", user=HUMAN2))
+    assert verdict(last(lines))[3] == "unaddressed"
+
+
+def test_a_burst_starts_one_turn_its_next_lines_go_to_the_mailbox() -> None:
+    lines = ASKED + [say(80, "it says unit not found"), say(90, "on ubuntu 22.04")]
+    records, _, _ = run(joined() + lines)
+    lead = delivered(records)["lead"]
+    assert [verdict(p)[2:] for p in lead[-2:]] == [
+        ("buffered", "conversation_partner"),
+        ("tool_mailbox", "same_burst"),
+    ]
+    turns = [r for r in records if r["agent"] == "lead" and "turn" in r]
+    assert len([t for t in turns if t["turn"]["mode"] == "buffered"]) == 2  # the mention, the burst
+
+
+def test_a_closing_from_the_partner_is_no_turn() -> None:
+    lines = ASKED + [say(80, "thanks, that fixed it")]
+    assert verdict(last(lines)) == ("to_me_likely", "must_not_respond", "tool_mailbox", "thanks")
+
+
+def test_a_closing_with_words_addressed_to_the_agent_is_an_acknowledgement() -> None:
+    for text in ("ok I'll try that", "got it, thanks", "thanks, that worked", "ok it works now"):
+        lines = ASKED[:1] + [say(20, f"<@{LEAD}> {text}")]
+        assert verdict(last(lines))[1:] == ("ack_only", "notify", "thanks"), text
+
+
+def test_an_agents_own_chatter_and_other_agents_are_never_likely() -> None:
+    lines = ASKED + [say(40, "it says unit not found", user=W1)]
+    assert verdict(last(lines))[0] == "to_other"
