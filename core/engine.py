@@ -242,33 +242,36 @@ class Engine:
     def _name_receiver(self, event: ChatEvent, via: str | None) -> ChatEvent:
         """The event, naming the agent whose connection received it when the platform vouches
         that it does: it was sent because it names that bot (`names_receiver`, a Slack
-        `app_mention`), or its text names the connection's own bot user (`bot_user_id`). The
-        agent's manifest user id is then added to the mentions, so the rules see the mention
-        even when the manifest's id is not the bot's (an app reinstalled, an id mistyped);
-        that mismatch is logged once per agent."""
+        `app_mention`), or its text names the connection's own bot user (`bot_user_id`) while
+        the manifest knows no agent by that id. The receiving agent is the one the manifest
+        binds to `bot_user_id`, else `via`; its manifest user id is added to the mentions, so
+        the rules see the mention even when the manifest's id is not the bot's (an app
+        reinstalled, an id mistyped). That mismatch is logged once per agent."""
         own = event.bot_user_id
-        if (
-            via is None
-            or event.kind not in _TEXT_KINDS
-            or (not event.names_receiver and (own is None or own not in event.mentions.users))
-            or via not in self.workspace.manifest.agents
-        ):
+        if not event.names_receiver and (own is None or own not in event.mentions.users):
             return event
-        me = self.workspace.user_id(event.platform, via)
-        if me is None or me in event.mentions.users:
+        if event.kind not in _TEXT_KINDS:
             return event
-        if via not in self._misnamed:
-            self._misnamed.add(via)
+        workspace = self.workspace
+        known = workspace.agent_for(event.platform, own)
+        if not event.names_receiver and known is not None:
+            return event  # the text names a bot the manifest knows: the rules see it
+        agent = known or (via if via in workspace.manifest.agents else None)
+        me = workspace.user_id(event.platform, agent) if agent is not None else None
+        if agent is None or me is None or me in event.mentions.users:
+            return event
+        if agent not in self._misnamed:
+            self._misnamed.add(agent)
             log.warning(
                 "%s agent %s: the platform delivered a mention of it, but its text names %s, "
                 "not the manifest's user id %s; taken as a mention of %s (check "
                 "agents.%s.%s.user_id against the bot's own id)",
                 event.platform,
-                via,
+                agent,
                 ", ".join(event.mentions.users) or "no user",
                 me,
-                via,
-                via,
+                agent,
+                agent,
                 event.platform,
             )
         mentions = replace(event.mentions, users=(*event.mentions.users, me))

@@ -187,9 +187,9 @@ def is_inside_enterprise(body: EventCallbackBody | Mapping[str, Any]) -> bool:
     """Whether the delivery stays inside one Enterprise Grid organisation.
 
     True when the body names an `enterprise_id`, says the channel is not shared with another
-    organisation (`is_ext_shared_channel` false, not merely absent), and neither the
-    installation (`authorizations.0.enterprise_id`) nor the channel's context
-    (`context_enterprise_id`) names another organisation. Another workspace of the same
+    organisation (`is_ext_shared_channel` false, not merely absent), the installation
+    (`authorizations.0.enterprise_id`, when the body has one) is of that organisation, and the
+    channel's context (`context_enterprise_id`) names no other. Another workspace of the same
     organisation (a Grid DM, a channel shared across its workspaces) is then not external.
     """
     enterprise = _optional_str(body, "enterprise_id", "enterprise_id")
@@ -204,8 +204,7 @@ def is_inside_enterprise(body: EventCallbackBody | Mapping[str, Any]) -> bool:
         first = authorizations[0]
         if isinstance(first, Mapping):
             path = "authorizations.0.enterprise_id"
-            installed = _optional_str(first, "enterprise_id", path)
-            if installed is not None and installed != enterprise:
+            if _optional_str(first, "enterprise_id", path) != enterprise:
                 return False
     return True
 
