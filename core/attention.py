@@ -28,6 +28,7 @@ __all__ = [
     "assess",
     "chatter_shape",
     "constrain",
+    "follows_thread",
     "revise_for_edit",
     "select_responder",
 ]
@@ -206,7 +207,9 @@ def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
         return _plain(event, agent, AMBIENT, MUST_NOT, MAILBOX, "untrusted_bot")
     conversation, mentions = event.conversation, event.mentions
     kind = conversation.kind
-    if kind is _DM and not conversation.group:
+    if kind is _DM and not conversation.group and author_kind is _HUMAN:
+        # Only a person's DM obliges an answer; an agent's or a bot's follows the same rules
+        # as its messages in a channel, so two bots in a DM do not answer each other forever.
         return _directed(event, agent, "direct_message", ctx)
     chain = ctx.chain
     if (
@@ -239,9 +242,7 @@ def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
     other_roles = [r for r in mentions.roles if r != my_role and not _binds(ws, platform, r, agent)]
     elsewhere = bool(other_users or other_roles) or event.reply_to is not None
     thread, holder = ctx.thread, ctx.thread_holder
-    in_thread = thread is not None and (
-        thread.owner == agent or agent in thread.agents or holder == agent
-    )
+    in_thread = follows_thread(ctx, agent)
     if in_thread and thread is not None and not elsewhere and me is not None:
         author = event.author.id
         if thread.participants | {author} == {author, me}:
@@ -284,6 +285,14 @@ def _likely(event: ChatEvent, agent: str, cue: Cue, ctx: Context) -> Assessment:
     if cue.burst_turned:
         return _plain(event, agent, TO_ME_LIKELY, MAY, MAILBOX, "same_burst")
     return _plain(event, agent, TO_ME_LIKELY, MAY, BUFFERED, cue.reason)
+
+
+def follows_thread(ctx: Context, agent: str) -> bool:
+    """Whether the agent follows the event's thread: it started it, posted in it or claimed it."""
+    thread = ctx.thread
+    return thread is not None and (
+        thread.owner == agent or agent in thread.agents or ctx.thread_holder == agent
+    )
 
 
 def _undirected(event: ChatEvent, agent: str, ctx: Context, *, elsewhere: bool) -> Assessment:

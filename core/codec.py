@@ -80,8 +80,9 @@ def event_to_data(event: ChatEvent) -> dict[str, Any]:
             data[name] = value
     if event.files:
         data["files"] = event.files
-    if event.content_withheld:
-        data["content_withheld"] = True
+    for flag in ("content_withheld", "names_receiver", "also_in_channel"):
+        if getattr(event, flag):
+            data[flag] = True
     return data
 
 
@@ -127,4 +128,6 @@ def event_from_data(data: dict[str, Any]) -> ChatEvent:
         bot_user_id=data.get("bot_user_id"),
         delivery_id=data.get("delivery_id"),
         content_withheld=data.get("content_withheld", False),
+        names_receiver=data.get("names_receiver", False),
+        also_in_channel=data.get("also_in_channel", False),
     )

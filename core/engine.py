@@ -12,6 +12,7 @@ prompt sees it, and every outbound action's text in `queue`, before the outbox h
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -24,6 +25,7 @@ from core.attention import (
     assess,
     chatter_shape,
     constrain,
+    follows_thread,
     revise_for_edit,
     select_responder,
 )
@@ -33,7 +35,7 @@ from core.decision import Decision, Directedness, Disposition, InjectionMode, Po
 from core.emission import Emission
 from core.envelope import cancelled, deliver, shared_params, typing
 from core.errors import StoreError
-from core.events import AuthorKind, ChatEvent, EventKind
+from core.events import AuthorKind, ChatEvent, Conversation, ConversationKind, EventKind
 from core.followup import DIGEST_KIND, REMINDER_KIND, FollowUp
 from core.intent import DEFAULT_RULES, Intent, IntentClassifier
 from core.manifest import Workspace
@@ -43,6 +45,8 @@ from core.state import State
 from core.store import ClaimResult, Store, StoredDelivery
 
 __all__ = ["Emission", "Engine", "Outcome"]
+
+log = logging.getLogger(__name__)
 
 _TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
 # The fields of an outbound action that carry words people will read.
@@ -55,6 +59,7 @@ _MESSAGE = EventKind.MESSAGE
 _EDIT = EventKind.EDIT
 _DELETE = EventKind.DELETE
 _TYPING = EventKind.TYPING
+_THREAD = ConversationKind.THREAD
 _MUST = Policy.MUST_RESPOND
 _Answer = tuple[Directedness, Policy, InjectionMode, str, Priority]
 
@@ -94,6 +99,8 @@ class Engine:
         self.state = State(workspace)
         self.unavailable: dict[str, datetime] = {}
         self.followup = FollowUp(self)
+        # Agents whose manifest user id was found not to be their bot's (logged once each).
+        self._misnamed: set[str] = set()
         # The rules' answer to plain channel chatter, per shape and agent (`_chatter`).
         self._chatter_answers: dict[ChatterShape, dict[str, _Answer]] = {}
 
@@ -132,8 +139,21 @@ class Engine:
         event = self.redactor.event(event)
         if event.kind is _TYPING:
             return Outcome("transient", self._typing(event, via))
+        if event.batch:
+            return await self._ingest_batch(event.batch, via)
         first, emissions = await self._ingest(event, via)
         return Outcome("new" if first else "repeat", emissions)
+
+    async def _ingest_batch(self, batch: tuple[ChatEvent, ...], via: str | None) -> Outcome:
+        """Several events one payload reported together (a bulk delete), each taken exactly as
+        if it had arrived alone; `new` when any of them is."""
+        emissions: list[Emission] = []
+        any_first = False
+        for event in batch:
+            first, found = await self._ingest(event, via)
+            any_first = any_first or first
+            emissions.extend(found)
+        return Outcome("new" if any_first else "repeat", emissions)
 
     async def _ingest(self, event: ChatEvent, via: str | None) -> tuple[bool, list[Emission]]:
         now = self.clock.now()
@@ -141,6 +161,7 @@ class Engine:
         state = self.state
         resolved = state.resolve(event)
         receivers = self._receivers(resolved, via)
+        resolved = self._name_receiver(resolved, via)
         seq = await self.store.append(
             resolved.event_id,
             LEDGER_KINDS[resolved.kind],
@@ -171,7 +192,18 @@ class Engine:
             else [a for a in receivers if a not in decided]
         )
         ctx = Context.build(resolved, self.workspace, state, self.classifier, self.glyphs, now)
-        decisions = await self._decide(resolved, audience, ctx)
+        outside = self._outside_thread(resolved, audience, ctx)
+        if outside:
+            # Also posted to the channel: whoever does not follow the thread meets it there.
+            channel = _in_channel(resolved)
+            inside = [agent for agent in audience if agent not in outside]
+            decisions = await self._decide(resolved, inside, ctx)
+            channel_ctx = Context.build(
+                channel, self.workspace, state, self.classifier, self.glyphs, now
+            )
+            decisions += await self._decide(channel, outside, channel_ctx)
+        else:
+            decisions = await self._decide(resolved, audience, ctx)
         emissions: list[Emission] = []
         if target is not None:
             decisions, cancels = self._revise_edit(decisions, target.delivered, target.answered)
@@ -179,10 +211,18 @@ class Engine:
         if decisions:
             await self.store.record_decisions(seq, decisions, stamp)
         shared = shared_params(resolved, seq, self.workspace, self.glyphs) if decisions else {}
+        if outside:
+            channel_shared = shared_params(channel, seq, self.workspace, self.glyphs)
         looped = False
         for decision in decisions:
+            seen_in_channel = bool(outside) and decision.agent in outside
             message = deliver(
-                resolved, decision, shared, self.workspace, ctx.intents, compact=self.compact
+                channel if seen_in_channel else resolved,
+                decision,
+                channel_shared if seen_in_channel else shared,
+                self.workspace,
+                ctx.intents,
+                compact=self.compact,
             )
             emissions.append(Emission(decision.agent, "rpc", message))
             if decision.policy is _MUST:  # only those get a fast acknowledgement
@@ -211,6 +251,51 @@ class Engine:
         ):
             await self.store.fill_text(event.event_id, event.text)
             target.text = event.text
+
+    def _name_receiver(self, event: ChatEvent, via: str | None) -> ChatEvent:
+        """The event, naming the agent whose connection received it when the platform vouches
+        that it does: it was sent because it names that bot (`names_receiver`, a Slack
+        `app_mention`), or its text names the connection's own bot user (`bot_user_id`) while
+        the manifest knows no agent by that id. The receiving agent is the one the manifest
+        binds to `bot_user_id`, else `via`; its manifest user id is added to the mentions, so
+        the rules see the mention even when the manifest's id is not the bot's (an app
+        reinstalled, an id mistyped). That mismatch is logged once per agent."""
+        own = event.bot_user_id
+        if not event.names_receiver and (own is None or own not in event.mentions.users):
+            return event
+        if event.kind not in _TEXT_KINDS:
+            return event
+        workspace = self.workspace
+        known = workspace.agent_for(event.platform, own)
+        if not event.names_receiver and known is not None:
+            return event  # the text names a bot the manifest knows: the rules see it
+        agent = known or (via if via in workspace.manifest.agents else None)
+        me = workspace.user_id(event.platform, agent) if agent is not None else None
+        if agent is None or me is None or me in event.mentions.users:
+            return event
+        if agent not in self._misnamed:
+            self._misnamed.add(agent)
+            log.warning(
+                "%s agent %s: the platform delivered a mention of it, but its text names %s, "
+                "not the manifest's user id %s; taken as a mention of %s (check "
+                "agents.%s.%s.user_id against the bot's own id)",
+                event.platform,
+                agent,
+                ", ".join(event.mentions.users) or "no user",
+                me,
+                agent,
+                agent,
+                event.platform,
+            )
+        mentions = replace(event.mentions, users=(*event.mentions.users, me))
+        return replace(event, mentions=mentions)
+
+    def _outside_thread(self, event: ChatEvent, audience: list[str], ctx: Context) -> list[str]:
+        """Of a thread reply also posted to its channel, the audience that does not follow the
+        thread (`follows_thread`): they are told of it as a message in the channel."""
+        if not event.also_in_channel or event.conversation.kind is not _THREAD:
+            return []
+        return [agent for agent in audience if not follows_thread(ctx, agent)]
 
     def _receivers(self, event: ChatEvent, via: str | None) -> list[str]:
         """The agents whose own connections received this payload."""
@@ -504,6 +589,12 @@ class Engine:
         seq = await self.store.sequence_of(event_id)
         entry = await self.store.entry(seq) if seq is not None else None
         return event_from_data(entry.data) if entry is not None else None
+
+
+def _in_channel(event: ChatEvent) -> ChatEvent:
+    """A thread reply as the message it also is in the thread's channel."""
+    channel = Conversation(id=event.conversation.scope, kind=ConversationKind.CHANNEL)
+    return replace(event, conversation=channel)
 
 
 def _rules_for(workspace: Workspace) -> IntentClassifier:

@@ -12,6 +12,9 @@ Identity rules (documented in docs/attention.md):
   reaction `<message event id>+<user>:<emoji>` followed by `@<time>` where the platform gives one.
 - `message_id` is always the native id of the message the event is about (Slack `ts`, Discord
   snowflake): an edit, delete or reaction carries the id of the message it changes.
+- A payload that reports several changes at once (a Discord bulk delete) is one event whose
+  `batch` holds one event per change, each named as if it had arrived alone; the carrier itself
+  is never put in the ledger.
 """
 
 from __future__ import annotations
@@ -142,6 +145,12 @@ class ChatEvent:
     `delivery_id` is the platform's id for this delivery (Slack `event_id`), for audit only.
     `content_withheld` says the platform kept the text from the connection that received it
     (a Discord bot without the Message Content intent): `text` is empty, not the message.
+    `names_receiver` says the platform sent the event only because it names the bot whose
+    connection received it (a Slack `app_mention`), whatever user id the text carries.
+    `also_in_channel` marks a thread reply that was also posted to its channel (Slack's "also
+    send to channel"). A removal of a reaction with no author (`author.id` empty) is a
+    moderator clearing reactions: every person's `reaction`, or every emoji when `reaction` is
+    None. `batch` is set only on a carrier of several events (see the identity rules).
 
     Immutable through its `Final` fields, which mypy holds every assignment to; the class is
     not `frozen=True` because a frozen dataclass pays an `object.__setattr__` call per field
@@ -168,3 +177,6 @@ class ChatEvent:
     bot_user_id: Final[str | None] = None
     delivery_id: Final[str | None] = None
     content_withheld: Final[bool] = False
+    names_receiver: Final[bool] = False
+    also_in_channel: Final[bool] = False
+    batch: Final[tuple[ChatEvent, ...]] = ()

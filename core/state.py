@@ -154,9 +154,11 @@ class State:
 
         Discord gives reactions no time, so adding, removing and adding the same emoji again
         would reuse one id; the second add is generation 2 (`…#2`) instead of a duplicate.
-        Copies of one change from several connections fall into the same generation."""
+        Copies of one change from several connections fall into the same generation. A
+        clearing (a removal with no author) counts as the add of a mark that the next real
+        reaction on the message takes away again, so a second clearing is a new event too."""
         present, generation = self.reactions.get(_reaction_key(event), (False, 0))
-        if event.kind is EventKind.REACTION_ADDED and not present:
+        if (event.kind is EventKind.REACTION_ADDED or not event.author.id) and not present:
             return generation + 1
         return max(generation, 1)
 
@@ -233,6 +235,11 @@ class State:
             key = _reaction_key(event)
             present, generation = self.reactions.get(key, (False, 0))
             adding = kind is EventKind.REACTION_ADDED
+            if not event.author.id:
+                self._clear_reactions(event)
+                adding = True  # the clearing's own mark, see `_reaction_generation`
+            elif adding:
+                self._unmark_clearings(event)
             self.reactions[key] = (adding, generation + 1 if adding and not present else generation)
         elif kind is EventKind.THREAD_CREATED:
             self.thread_channels[event.conversation.id] = event.conversation
@@ -240,6 +247,24 @@ class State:
             record.owner = self.workspace.agent_for(event.platform, event.author.id)
             record.root_author = record.root_author or event.author.id
         self._note_decisions(event, decided)
+
+    def _clear_reactions(self, event: ChatEvent) -> None:
+        """A moderator took every reaction, or every one of `event.reaction`, off a message:
+        none of them is present any more, so adding one again is a new event."""
+        message = (event.platform, event.conversation.id, event.message_id or "")
+        emoji = event.reaction
+        for key, (present, generation) in self.reactions.items():
+            if present and key[:3] == message and key[3] and (emoji is None or key[4] == emoji):
+                self.reactions[key] = (False, generation)
+
+    def _unmark_clearings(self, event: ChatEvent) -> None:
+        """A reaction added after a clearing: the next clearing is a new event."""
+        platform, conversation, message = event.platform, event.conversation.id, event.message_id
+        for emoji in ("", event.reaction or ""):
+            key = (platform, conversation, message or "", "", emoji)
+            mark = self.reactions.get(key)
+            if mark is not None and mark[0]:
+                self.reactions[key] = (False, mark[1])
 
     def _apply_message(self, event: ChatEvent, decisions: list[Decision]) -> None:
         conversation = event.conversation

@@ -17,8 +17,11 @@ from typing import Any, Final, TypeVar
 
 from adapters.discord.types import (
     MessageCreateEvent,
+    MessageDeleteBulkEvent,
     MessageDeleteEvent,
     MessageReactionAddEvent,
+    MessageReactionRemoveAllEvent,
+    MessageReactionRemoveEmojiEvent,
     MessageReactionRemoveEvent,
     MessageUpdateEvent,
     ThreadCreateEvent,
@@ -38,14 +41,18 @@ from core.events import (
 )
 
 __all__ = [
+    "MAX_BULK",
     "MESSAGE_TYPES",
     "PARSERS",
     "PLATFORM",
     "normalise",
     "parse_message_create",
     "parse_message_delete",
+    "parse_message_delete_bulk",
     "parse_message_reaction_add",
     "parse_message_reaction_remove",
+    "parse_message_reaction_remove_all",
+    "parse_message_reaction_remove_emoji",
     "parse_message_update",
     "parse_thread_create",
     "parse_thread_update",
@@ -61,6 +68,9 @@ _DM_WORKSPACE: Final = "@me"
 MESSAGE_TYPES: Final = frozenset({0, 19, 20, 23})
 """Message `type`s that are someone saying something: DEFAULT, REPLY, CHAT_INPUT_COMMAND and
 CONTEXT_MENU_COMMAND. Every other type is a system notice and is not a message."""
+
+MAX_BULK: Final = 1_000
+"""Ids in one `MESSAGE_DELETE_BULK`: Discord deletes at most 100 at once."""
 
 # ANNOUNCEMENT_THREAD, PUBLIC_THREAD, PRIVATE_THREAD.
 _THREAD_TYPES: Final = frozenset({10, 11, 12})
@@ -366,7 +376,25 @@ def parse_message_update(d: MessageUpdateEvent) -> ChatEvent | None:
 def parse_message_delete(d: MessageDeleteEvent) -> ChatEvent:
     """A `MESSAGE_DELETE`: ids only, so no author and the message's own creation time."""
     f = _Fields(d, "MESSAGE_DELETE")
-    message_id = f.text("id")
+    return _to_delete(f, f.text("id"), f.snowflake_time("id"))
+
+
+def parse_message_delete_bulk(d: MessageDeleteBulkEvent) -> ChatEvent | None:
+    """A `MESSAGE_DELETE_BULK` (a moderator's purge): one carrier whose `batch` holds, for each
+    id once, the very event a `MESSAGE_DELETE` of that message gives; `None` when `ids` is
+    empty. More than `MAX_BULK` ids raise `PayloadError`."""
+    f = _Fields(d, "MESSAGE_DELETE_BULK")
+    ids = tuple(dict.fromkeys(f.texts("ids")))
+    if len(ids) > MAX_BULK:
+        raise f.invalid("ids", f"holds {len(ids):,} ids, at most {MAX_BULK:,}")
+    deletes = tuple(_to_delete(f, message_id, _id_time(f, message_id)) for message_id in ids)
+    if not deletes:
+        return None
+    first = deletes[0]
+    return replace(first, event_id=f"discord:{ids[0]}..{ids[-1]}~deleted", batch=deletes)
+
+
+def _to_delete(f: _Fields, message_id: str, created_at: datetime) -> ChatEvent:
     workspace_id, conversation = _place(f)
     return ChatEvent(
         event_id=f"discord:{message_id}~deleted",
@@ -375,9 +403,17 @@ def parse_message_delete(d: MessageDeleteEvent) -> ChatEvent:
         workspace_id=workspace_id,
         conversation=conversation,
         author=Author(id=""),
-        created_at=f.snowflake_time("id"),
+        created_at=created_at,
         message_id=message_id,
     )
+
+
+def _id_time(f: _Fields, message_id: str) -> datetime:
+    """The time in one of the ids of a bulk delete."""
+    try:
+        return snowflake_time(message_id)
+    except ValueError:
+        raise f.invalid("ids", f"holds what is not a snowflake: {quoted(message_id)}") from None
 
 
 def _parse_reaction(f: _Fields, kind: EventKind, sign: str) -> ChatEvent:
@@ -409,6 +445,39 @@ def parse_message_reaction_add(d: MessageReactionAddEvent) -> ChatEvent:
 def parse_message_reaction_remove(d: MessageReactionRemoveEvent) -> ChatEvent:
     """A `MESSAGE_REACTION_REMOVE`: `user_id` took `emoji` off `message_id`."""
     return _parse_reaction(_Fields(d, "MESSAGE_REACTION_REMOVE"), EventKind.REACTION_REMOVED, "-")
+
+
+def parse_message_reaction_remove_all(d: MessageReactionRemoveAllEvent) -> ChatEvent:
+    """A `MESSAGE_REACTION_REMOVE_ALL`: a moderator cleared every reaction off `message_id`.
+
+    A removal with no author and no emoji (`core.events.ChatEvent`)."""
+    f = _Fields(d, "MESSAGE_REACTION_REMOVE_ALL")
+    return _to_cleared(f, None)
+
+
+def parse_message_reaction_remove_emoji(d: MessageReactionRemoveEmojiEvent) -> ChatEvent:
+    """A `MESSAGE_REACTION_REMOVE_EMOJI`: a moderator cleared one emoji, everyone's, off
+    `message_id`. A removal with no author."""
+    f = _Fields(d, "MESSAGE_REACTION_REMOVE_EMOJI")
+    return _to_cleared(f, _emoji(f.obj("emoji")))
+
+
+def _to_cleared(f: _Fields, emoji: str | None) -> ChatEvent:
+    message_id = f.text("message_id")
+    workspace_id, conversation = _place(f)
+    return ChatEvent(
+        # `*` stands for everyone; Discord gives the clearing no time, so, as for reactions,
+        # the core tells a second clearing from a copy of the first.
+        event_id=f"discord:{message_id}-*" + (f":{emoji}" if emoji is not None else ""),
+        kind=EventKind.REACTION_REMOVED,
+        platform=PLATFORM,
+        workspace_id=workspace_id,
+        conversation=conversation,
+        author=Author(id=""),
+        created_at=f.snowflake_time("message_id"),
+        message_id=message_id,
+        reaction=emoji,
+    )
 
 
 def parse_typing_start(d: TypingStartEvent) -> ChatEvent:
@@ -470,8 +539,11 @@ PARSERS: Final[Mapping[str, Callable[[Any], ChatEvent | None]]] = {
     "MESSAGE_CREATE": parse_message_create,
     "MESSAGE_UPDATE": parse_message_update,
     "MESSAGE_DELETE": parse_message_delete,
+    "MESSAGE_DELETE_BULK": parse_message_delete_bulk,
     "MESSAGE_REACTION_ADD": parse_message_reaction_add,
     "MESSAGE_REACTION_REMOVE": parse_message_reaction_remove,
+    "MESSAGE_REACTION_REMOVE_ALL": parse_message_reaction_remove_all,
+    "MESSAGE_REACTION_REMOVE_EMOJI": parse_message_reaction_remove_emoji,
     "TYPING_START": parse_typing_start,
     "THREAD_CREATE": parse_thread_create,
     "THREAD_UPDATE": parse_thread_update,

@@ -20,8 +20,11 @@ __all__ = [
     "MentionedUser",
     "Message",
     "MessageCreateEvent",
+    "MessageDeleteBulkEvent",
     "MessageDeleteEvent",
     "MessageReactionAddEvent",
+    "MessageReactionRemoveAllEvent",
+    "MessageReactionRemoveEmojiEvent",
     "MessageReactionRemoveEvent",
     "MessageReference",
     "MessageUpdateEvent",
@@ -187,6 +190,17 @@ class MessageDeleteEvent(_MessageDeleteRequired, total=False):
     guild_id: Snowflake
 
 
+class _MessageDeleteBulkRequired(TypedDict):
+    ids: list[Snowflake]
+    channel_id: Snowflake
+
+
+class MessageDeleteBulkEvent(_MessageDeleteBulkRequired, total=False):
+    """`MESSAGE_DELETE_BULK`: the ids of every message a moderator's purge removed."""
+
+    guild_id: Snowflake
+
+
 class PartialEmoji(TypedDict):
     """A reaction's emoji: `id` null and `name` the character(s) for unicode, both for custom."""
 
@@ -214,6 +228,23 @@ class MessageReactionAddEvent(MessageReactionRemoveEvent, total=False):
 
     member: MemberWithUser
     message_author_id: Snowflake
+
+
+class _MessageReactionRemoveAllRequired(TypedDict):
+    channel_id: Snowflake
+    message_id: Snowflake
+
+
+class MessageReactionRemoveAllEvent(_MessageReactionRemoveAllRequired, total=False):
+    """`MESSAGE_REACTION_REMOVE_ALL`: every reaction was taken off a message (no user named)."""
+
+    guild_id: Snowflake
+
+
+class MessageReactionRemoveEmojiEvent(MessageReactionRemoveAllEvent):
+    """`MESSAGE_REACTION_REMOVE_EMOJI`: one emoji, everyone's, was taken off a message."""
+
+    emoji: PartialEmoji
 
 
 class _TypingStartRequired(TypedDict):

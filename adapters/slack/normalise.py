@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, cast
@@ -53,6 +53,7 @@ __all__ = [
     "extract_bot_user_id",
     "extract_mentions",
     "is_external",
+    "is_inside_enterprise",
     "normalise",
     "parse_app_mention",
     "parse_member_joined_channel",
@@ -112,6 +113,7 @@ class Envelope:
     bot_user_id: str | None = None
     delivery_id: str | None = None
     event_time: int | None = None
+    same_org: bool = False
 
 
 # The raw event is typed `Any` here because each parser checks its fields as it reads them.
@@ -177,7 +179,34 @@ def to_envelope(body: EventCallbackBody | Mapping[str, Any]) -> Envelope:
         bot_user_id=extract_bot_user_id(body),
         delivery_id=_optional_str(body, "event_id", "event_id"),
         event_time=event_time,
+        same_org=is_inside_enterprise(body),
     )
+
+
+def is_inside_enterprise(body: EventCallbackBody | Mapping[str, Any]) -> bool:
+    """Whether the delivery stays inside one Enterprise Grid organisation.
+
+    True when the body names an `enterprise_id`, says the channel is not shared with another
+    organisation (`is_ext_shared_channel` false, not merely absent), the installation
+    (`authorizations.0.enterprise_id`, when the body has one) is of that organisation, and the
+    channel's context (`context_enterprise_id`) names no other. Another workspace of the same
+    organisation (a Grid DM, a channel shared across its workspaces) is then not external.
+    """
+    enterprise = _optional_str(body, "enterprise_id", "enterprise_id")
+    shared = body.get("is_ext_shared_channel")
+    if not enterprise or shared is not False:
+        return False
+    context = _optional_str(body, "context_enterprise_id", "context_enterprise_id")
+    if context is not None and context != enterprise:
+        return False
+    authorizations = body.get("authorizations")
+    if isinstance(authorizations, list) and authorizations:
+        first = authorizations[0]
+        if isinstance(first, Mapping):
+            path = "authorizations.0.enterprise_id"
+            if _optional_str(first, "enterprise_id", path) != enterprise:
+                return False
+    return True
 
 
 def extract_bot_user_id(body: EventCallbackBody | Mapping[str, Any]) -> str | None:
@@ -235,8 +264,11 @@ def to_conversation(
     return _conversation(channel, channel_type, thread_id)
 
 
-def to_author(message: MessageEvent | Mapping[str, Any], team: str, path: str) -> Author:
-    """Who posted `message` (found at `path`): its `user`, else its `bot_id`.
+def to_author(
+    message: MessageEvent | Mapping[str, Any], team: str, path: str, *, same_org: bool = False
+) -> Author:
+    """Who posted `message` (found at `path`): its `user`, else its `bot_id`; `same_org` as
+    for `is_external`.
 
     Raises `PayloadError` when it has neither.
     """
@@ -253,16 +285,22 @@ def to_author(message: MessageEvent | Mapping[str, Any], team: str, path: str) -
         author_id,
         is_bot,
         _extract_display_name(message, path),
-        is_external(message, team, path),
+        is_external(message, team, path, same_org=same_org),
     )
 
 
-def is_external(message: MessageEvent | Mapping[str, Any], team: str, path: str) -> bool:
+def is_external(
+    message: MessageEvent | Mapping[str, Any], team: str, path: str, *, same_org: bool = False
+) -> bool:
     """Whether the author belongs to another organisation (Slack Connect).
 
     True when `user_team` or `source_team` is present and is not the receiving team; the
-    first one that is decides, and a later one is not read.
+    first one that is decides, and a later one is not read. Never when `same_org` (the body
+    says the delivery stays inside one Enterprise Grid organisation, `is_inside_enterprise`):
+    the other team is then another workspace of the same organisation.
     """
+    if same_org:
+        return False
     for key in ("user_team", "source_team"):
         value = _optional_str(message, key, f"{path}.{key}")
         if value is not None and value != team:
@@ -284,8 +322,9 @@ def parse_posted_message(envelope: Envelope, event: MessageEvent) -> ChatEvent |
 
 
 def parse_app_mention(envelope: Envelope, event: AppMentionEvent) -> ChatEvent | None:
-    """An `app_mention`: the same event, with the same id, as the `message` it copies."""
-    return _to_message(envelope, event)
+    """An `app_mention`: the same event, with the same id, as the `message` it copies, marked
+    `names_receiver`: Slack sends it only to an app whose bot user the message names."""
+    return replace(_to_message(envelope, event), names_receiver=True)
 
 
 def parse_message_changed(envelope: Envelope, event: MessageChangedEvent) -> ChatEvent | None:
@@ -293,9 +332,14 @@ def parse_message_changed(envelope: Envelope, event: MessageChangedEvent) -> Cha
 
     Slack also sends `message_changed` for unfurls, attachments and thread bookkeeping; those
     have no `edited` stamp or keep the previous text. `subtype` is the edited message's own.
+    A message with replies is not deleted but left as a tombstone (`message.subtype`
+    `tombstone`, "This message was deleted."): that is its deletion, the same event as a
+    `message_deleted` of it would be.
     """
     channel = _str(event, "channel", "event.channel")
     message = _mapping(event, "message", "event.message")
+    if _optional_str(message, "subtype", "event.message.subtype") == "tombstone":
+        return _to_delete(envelope, event, channel, _str(message, "ts", "event.message.ts"))
     edited = _optional_mapping(message, "edited", "event.message.edited")
     if edited is None:
         return None
@@ -315,7 +359,7 @@ def parse_message_changed(envelope: Envelope, event: MessageChangedEvent) -> Cha
         platform=PLATFORM,
         workspace_id=envelope.team,
         conversation=to_conversation(channel, _channel_type(event), ts, thread_ts),
-        author=to_author(message, envelope.team, "event.message"),
+        author=to_author(message, envelope.team, "event.message", same_org=envelope.same_org),
         created_at=to_datetime(edited_ts, "event.message.edited.ts"),
         message_id=ts,
         text=text,
@@ -333,7 +377,16 @@ def parse_message_deleted(envelope: Envelope, event: MessageDeletedEvent) -> Cha
     `created_at` is the time of the deletion; `subtype` is the deleted message's own.
     """
     channel = _str(event, "channel", "event.channel")
-    deleted_ts = _str(event, "deleted_ts", "event.deleted_ts")
+    return _to_delete(envelope, event, channel, _str(event, "deleted_ts", "event.deleted_ts"))
+
+
+def _to_delete(
+    envelope: Envelope,
+    event: MessageDeletedEvent | MessageChangedEvent,
+    channel: str,
+    deleted_ts: str,
+) -> ChatEvent:
+    """The deletion of message `deleted_ts` in `channel`, reported by `event`."""
     when = _optional_str(event, "event_ts", "event.event_ts") or _str(event, "ts", "event.ts")
     previous = _optional_mapping(event, "previous_message", "event.previous_message")
     author = Author(id="")
@@ -341,7 +394,7 @@ def parse_message_deleted(envelope: Envelope, event: MessageDeletedEvent) -> Cha
     if previous is not None:
         path = "event.previous_message"
         if previous.get("user") or previous.get("bot_id"):
-            author = to_author(previous, envelope.team, path)
+            author = to_author(previous, envelope.team, path, same_org=envelope.same_org)
         thread_ts = _optional_str(previous, "thread_ts", f"{path}.thread_ts")
         subtype = _optional_str(previous, "subtype", f"{path}.subtype")
     return ChatEvent(
@@ -463,21 +516,23 @@ def _to_message(envelope: Envelope, event: MessageEvent | AppMentionEvent) -> Ch
     ts = _str(event, "ts", "event.ts")
     text = _optional_str(event, "text", "event.text", MAX_TEXT) or ""
     thread_ts = _optional_str(event, "thread_ts", "event.thread_ts")
+    subtype = _optional_str(event, "subtype", "event.subtype")
     return ChatEvent(
         event_id=_message_event_id(envelope.team, channel, ts),
         kind=EventKind.MESSAGE,
         platform=PLATFORM,
         workspace_id=envelope.team,
         conversation=to_conversation(channel, _channel_type(event), ts, thread_ts),
-        author=to_author(event, envelope.team, "event"),
+        author=to_author(event, envelope.team, "event", same_org=envelope.same_org),
         created_at=to_datetime(ts, "event.ts"),
         message_id=ts,
         text=text,
         mentions=extract_mentions(text),
-        subtype=_optional_str(event, "subtype", "event.subtype"),
+        subtype=subtype,
         files=len(_optional_list(event, "files", "event.files")),
         bot_user_id=envelope.bot_user_id,
         delivery_id=envelope.delivery_id,
+        also_in_channel=subtype == "thread_broadcast",
     )
 
 

@@ -45,10 +45,19 @@ class Event(TypedDict, total=False):
 
 
 class EventCallbackBody(TypedDict, total=False):
-    """The outer `event_callback` body, as posted over HTTP or carried in a Socket Mode envelope."""
+    """The outer `event_callback` body, as posted over HTTP or carried in a Socket Mode envelope.
+
+    In an Enterprise Grid organisation it names the organisation (`enterprise_id`) and says
+    whether the channel is shared with another organisation (`is_ext_shared_channel`);
+    `context_*` name the workspace and organisation whose channel the event is in.
+    """
 
     token: str
     team_id: str
+    enterprise_id: str | None
+    context_team_id: str | None
+    context_enterprise_id: str | None
+    is_ext_shared_channel: bool
     api_app_id: str
     event: Event
     type: str
@@ -83,7 +92,11 @@ class Edited(TypedDict, total=False):
 
 
 class MessageEvent(TypedDict, total=False):
-    """A `message` event, its posting subtypes, and the `message`/`previous_message` it embeds."""
+    """A `message` event, its posting subtypes, and the `message`/`previous_message` it embeds.
+
+    The `message` of a `message_changed` whose `subtype` is `tombstone` is a deleted message
+    that had replies: Slack keeps it, hidden, as "This message was deleted.".
+    """
 
     type: str
     subtype: str

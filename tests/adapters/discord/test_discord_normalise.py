@@ -297,6 +297,39 @@ def test_a_delete_of_a_message_never_seen_is_dated_by_its_snowflake() -> None:
     )
 
 
+def test_a_bulk_delete_carries_each_message_once_as_its_own_delete() -> None:
+    bulk = normalise(load("message_delete_bulk.json"))
+    assert bulk is not None and bulk.kind is EventKind.DELETE
+    single = normalise(load("message_delete.json"))
+    assert single is not None
+    [first, second] = bulk.batch
+    assert first == single
+    assert second.event_id == "discord:1239869816832000014~deleted"
+    assert second.message_id == "1239869816832000014" and second.conversation == IN_OPS
+
+
+def test_a_bulk_delete_of_nothing_is_no_event_and_of_too_many_an_error() -> None:
+    d = {"ids": [], "channel_id": OPS, "guild_id": GUILD}
+    assert normalise({"op": 0, "t": "MESSAGE_DELETE_BULK", "d": d}) is None
+    d = {**d, "ids": [str(10**18 + n) for n in range(1001)]}
+    with pytest.raises(PayloadError, match="at most 1,000"):
+        normalise({"op": 0, "t": "MESSAGE_DELETE_BULK", "d": d})
+
+
+def test_reactions_cleared_are_removals_with_no_author() -> None:
+    cleared = normalise(load("message_reaction_remove_all.json"))
+    one = normalise(load("message_reaction_remove_emoji.json"))
+    assert cleared is not None and one is not None
+    assert (cleared.kind, cleared.author, cleared.reaction) == (
+        EventKind.REACTION_REMOVED,
+        Author(id=""),
+        None,
+    )
+    assert cleared.event_id == "discord:1239869816832000014-*"
+    assert (one.kind, one.author, one.reaction) == (EventKind.REACTION_REMOVED, Author(id=""), "✅")
+    assert one.event_id == "discord:1239869816832000014-*:✅"
+
+
 def test_a_unicode_reaction_keeps_its_variation_selector() -> None:
     heart = "\u2764\ufe0f"
     assert normalise(load("message_reaction_add_unicode.json")) == ChatEvent(

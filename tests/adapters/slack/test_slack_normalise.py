@@ -101,7 +101,7 @@ def test_a_thread_root_stays_in_the_channel() -> None:
     assert normalise(load("message_thread_root")) == message(delivery_id="Ev06AAAA0006")
 
 
-def test_a_thread_broadcast_is_a_thread_message_with_its_subtype() -> None:
+def test_a_thread_broadcast_is_a_thread_message_also_in_its_channel() -> None:
     assert normalise(load("message_thread_broadcast")) == message(
         event_id="slack:T111:C111:1712345700.000500",
         conversation=THREAD,
@@ -112,6 +112,7 @@ def test_a_thread_broadcast_is_a_thread_message_with_its_subtype() -> None:
         mentions=Mentions(),
         subtype="thread_broadcast",
         delivery_id="Ev06AAAA0007",
+        also_in_channel=True,
     )
 
 
@@ -159,7 +160,9 @@ def test_an_app_mention_and_its_message_are_the_same_event() -> None:
     assert from_mention is not None
     assert from_message is not None
     assert from_mention.event_id == from_message.event_id
-    assert from_mention == dataclasses.replace(from_message, delivery_id="Ev06AAAA0002")
+    assert from_mention == dataclasses.replace(
+        from_message, delivery_id="Ev06AAAA0002", names_receiver=True
+    )
 
 
 def test_user_group_and_broadcast_mentions_are_read_once_in_order() -> None:
