@@ -53,10 +53,10 @@ _THANKS = (
     "for that", "for this", "for everything", "for the update", "in advance", "oh", "ah",
     # Closings: the question is settled, or the asker goes off to try what they were told.
     "i see", "that fixed it", "that did it", "that did the trick", "that worked", "it worked",
-    "it works", "works now", "works", "fixed it", "fixed", "solved", "will try", "i'll try",
-    "i will try", "i'll try it", "try that", "trying it", "trying that", "trying now",
+    "it works", "it works now", "works now", "works", "fixed it", "fixed", "solved", "will try", "i'll try",
+    "i will try", "i'll try it", "i'll try that", "try that", "trying it", "trying that", "trying now",
     "let me try", "i'll give it a try", "give it a try", "i'll check", "will check",
-    "i'll look", "will look", "that", "it", "now", "then", "man", "mate", "dude", "bye",
+    "i'll look", "will look", "man", "mate", "dude", "bye",
     "see you", "cya", "later", "good night", "night", "have a good one", "for the tip",
     "for the info", "for the link", "for the tips", "for the advice", "for the suggestion",
     "for explaining", "for your time", "anyway", "ok then",

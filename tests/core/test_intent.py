@@ -107,6 +107,12 @@ def test_only_a_mention_is_not_thanks() -> None:
     assert intents("@everyone") == frozenset()
 
 
+@pytest.mark.parametrize("text", ["now", "<@U1> now", "that", "it", "then", "<@U1> it"])
+def test_a_word_that_only_accompanies_thanks_is_not_thanks_alone(text: str) -> None:
+    # "@lead now" presses for an answer; it must not be read as a closing.
+    assert Intent.THANKS not in intents(text)
+
+
 def test_an_empty_message_has_no_intent() -> None:
     assert intents("") == frozenset()
     assert intents("   \n ") == frozenset()
