@@ -7,6 +7,7 @@ order they are tried, are listed in docs/attention.md; each returns a `reason` w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -112,6 +113,7 @@ class Context:
         if chain is not None and (
             event.mentions
             or event.reply_to is not None
+            or _ASKS_THE_ROOM.search(event.text) is not None
             or event.created_at - chain.started
             > timedelta(milliseconds=workspace.settings.merge_window_ms)
         ):
@@ -135,6 +137,11 @@ class Context:
             thread_holder=state.claim_holder(conversation.key, now) if thread else None,
             channel=workspace.channel(conversation.scope),
         )
+
+
+# A message that asks the room ("lunch anyone?", "who is around?") is nobody's fragment: it
+# never continues the same person's earlier mention.
+_ASKS_THE_ROOM: Final = re.compile(r"\b(?:any(?:one|body)|every(?:one|body)|who)\b", re.IGNORECASE)
 
 
 @dataclass(slots=True)
