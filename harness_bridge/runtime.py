@@ -3,8 +3,9 @@
 It is a real C2A harness on an in-memory link, so the host treats it exactly like an external
 one: `initialize`, `chat/deliver` acknowledged only once stored in its mailbox,
 `notifications/cancelled` and `notifications/typing`. Stored events go through turn assembly
-on the host's clock; a new event for a conversation whose turn is running is injected into that
-turn; a finished turn that failed records the `failed` disposition with its reason.
+on the host's clock; a new event that starts a turn (`starts_turn`), for a conversation whose
+turn is running, is injected into that turn, and any other waits for its own path (mailbox,
+digest); a finished turn that failed records the `failed` disposition with its reason.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from harness_bridge.mailbox import Mailbox, serve_mailbox
 from harness_bridge.rpc import Connection
 from harness_bridge.session import accept_initialize, initialize
 from harness_bridge.transport import MemoryTransport
-from harness_bridge.turns import Assembler, Turn
+from harness_bridge.turns import Assembler, Turn, starts_turn
 from harness_bridge.working import working
 
 __all__ = ["InProcessHarness", "ModelLoop"]
@@ -122,7 +123,7 @@ class InProcessHarness:
     # ---- from the host -----------------------------------------------------------------------
 
     def _arrived(self, params: dict[str, Any]) -> None:
-        if self.loop.inject(params):
+        if starts_turn(params) and self.loop.inject(params):
             return
         self._start(self.assembler.deliver(params))
 

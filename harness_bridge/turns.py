@@ -25,10 +25,18 @@ from typing import Any
 
 from core.clock import Clock, format_time, parse_time
 
-__all__ = ["Assembler", "Turn"]
+__all__ = ["Assembler", "Turn", "starts_turn"]
 
 _PREEMPTING_REASONS = frozenset({"stop", "urgent"})
-_NO_TURN = frozenset({"tool_mailbox", "silent"})
+_TURN_MODES = frozenset({"buffered", "immediate", "notify"})
+
+
+def starts_turn(params: dict[str, Any]) -> bool:
+    """Whether a delivery is a model turn's business: `buffered`, `immediate`, `notify` and the
+    digest summary are; `tool_mailbox`, `silent` and the single events folded into a digest are
+    not, so they are never shown to a model, not even to a turn already running."""
+    mode = params["injection"]["mode"]
+    return mode in _TURN_MODES or (mode == "digest" and params["attention"]["reason"] == "digest")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +79,7 @@ class Assembler:
     def deliver(self, params: dict[str, Any]) -> list[Turn]:
         """Take one `chat/deliver`'s params; returns the turns to start right now."""
         mode = params["injection"]["mode"]
-        if mode in _NO_TURN and "supersedes" not in params:
+        if not starts_turn(params) and "supersedes" not in params:
             return self.due() if self._gatherings else []
         turns = self.due()  # whatever closed before this event arrived goes first
         now = self.clock.now()
@@ -92,7 +100,7 @@ class Assembler:
             reason = params["attention"]["reason"]
             urgent = params["attention"].get("priority") == "urgent"
             turns.append(Turn(now, mode, (params,), urgent or reason in _PREEMPTING_REASONS))
-        elif mode == "notify" or (mode == "digest" and params["attention"]["reason"] == "digest"):
+        elif starts_turn(params):  # a knock, or the digest summary
             turns.append(Turn(now, mode, (params,)))
         return turns
 

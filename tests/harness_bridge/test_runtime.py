@@ -4,6 +4,7 @@ model answers it once through the chat tools."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from fakes.openai_server import FakeOpenAI, call, completion
 from world import DM, THANKS, scenario
@@ -11,9 +12,10 @@ from world import DM, THANKS, scenario
 from core.clock import SystemClock
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
-from harness_bridge.backends.openai import OpenAIModelLoop
+from harness_bridge.backends.openai import OpenAIModelLoop, TurnResult, session_of
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.tools import ChatTools
+from harness_bridge.turns import Turn
 
 
 def test_a_dm_becomes_one_turn_and_one_reply() -> None:
@@ -47,5 +49,39 @@ def test_a_dm_becomes_one_turn_and_one_reply() -> None:
         assert THANKS in knock[1]["content"] and "KNOCK" in knock[1]["content"]
         assert DM in turn[-1]["content"]
         assert [r.status for r in harness.results] == ["completed", "completed"]
+
+    scenario(test)
+
+
+class Recording:
+    """A model loop that records what it is given and says a turn runs in every session."""
+
+    def __init__(self) -> None:
+        self.injected: list[str] = []
+        self.turns: list[list[str]] = []
+
+    async def run(self, turn: Turn) -> TurnResult:
+        self.turns.append(turn.event_ids)
+        return TurnResult(session_of(turn.events[0]), "completed", tuple(turn.event_ids))
+
+    def inject(self, params: dict[str, Any]) -> bool:
+        self.injected.append(params["eventId"])
+        return True
+
+
+def test_only_events_that_start_a_turn_are_injected_into_a_running_one() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        loop = Recording()
+        harness = InProcessHarness("lead", engine, loop, SystemClock(), quiet_ms=50)
+        deliverer = await harness.start()
+        try:
+            assert (
+                await deliverer.resume() == 7
+            )  # three joins, the DM, a role mention, chatter, thanks
+        finally:
+            await harness.stop()
+        # The role mention is someone else's and chatter is nobody's (tool_mailbox): they wait
+        # in the mailbox, never reaching the model in the middle of a turn.
+        assert loop.injected == [DM, THANKS]
 
     scenario(test)
