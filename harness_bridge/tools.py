@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 from core.clock import format_time
@@ -35,6 +35,8 @@ __all__ = ["TOOL_NAMES", "ChatTools", "ToolError"]
 RECEIPT_CHARS = 120
 # Ledger kinds a conversation's reading leaves out: who joined, which thread opened.
 _HOUSEKEEPING = frozenset({"x.c2a.member_joined", "x.c2a.member_left", "x.c2a.thread_created"})
+# Dispositions a reaction alone cannot earn on a question: they promise an answer.
+_NEEDS_FOLLOW_THROUGH = frozenset({Disposition.RESPONDED, Disposition.CLAIMED})
 
 
 class ToolError(C2AError):
@@ -65,8 +67,25 @@ class ReadThread(_Args):
 
 
 class Target(_Args):
+    """Where to post: a conversation id and optional thread, or the delivery's own
+    `conversation` object (`{"id", "kind", "threadId"}`), as the target or as its
+    `conversation`."""
+
     conversation: str
     thread: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _conversation_object(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        if "conversation" not in value and "id" in value:
+            value = {"conversation": value}
+        named = value.get("conversation")
+        if not isinstance(named, dict) or "id" not in named:
+            return value
+        thread = value.get("thread", named.get("threadId", named.get("thread_id")))
+        return {"conversation": named["id"], "thread": thread}
 
 
 class SendMessage(_Args):
@@ -266,6 +285,7 @@ class ChatTools:
 
     async def react(self, args: React) -> dict[str, Any]:
         delivery = await self._delivery(args.in_reply_to)
+        self._guard_reaction(delivery, args.signal)
         key = f"{delivery.decision.idempotency_key}:react:{args.signal.value}"
         event = await self.engine.event(args.in_reply_to)
         if event is None or event.message_id is None:
@@ -284,7 +304,7 @@ class ChatTools:
         store = self.engine.store
         async with store.transaction():
             queued = await store.put_outbox(key, self.agent, action, self._now())
-            disposition = SIGNAL_DISPOSITION[args.signal]
+            disposition = _reaction_disposition(delivery.decision.policy, args.signal)
             if queued and disposition is not None:
                 await self._dispose(delivery, disposition, f"signal {args.signal.value}")
         return {"status": "queued" if queued else "duplicate", "idempotencyKey": key}
@@ -372,15 +392,8 @@ class ChatTools:
         a call already queued under the same key, which is always fine."""
         if repeat:
             return
+        self._guard_policy(delivery)
         decision = delivery.decision
-        if decision.policy is Policy.MUST_NOT_RESPOND:
-            raise ToolError(
-                f"refused: {decision.event_id} is must_not_respond for you "
-                f"({decision.reason}); do not send chat in response to it"
-            )
-        holder = self.engine.state.claim_holder(decision.event_id, self.engine.clock.now())
-        if holder is not None and holder != self.agent:
-            raise ToolError(f"refused: agent:{holder} claimed {decision.event_id}; stay out")
         if decision.policy is Policy.ACK_ONLY and len(args.text) > RECEIPT_CHARS:
             raise ToolError(
                 f"refused: {decision.event_id} is ack_only; react, or send a short receipt "
@@ -391,6 +404,31 @@ class ChatTools:
             raise ToolError(
                 f"refused: you already answered {decision.event_id}; a different answer "
                 "needs the first to have failed"
+            )
+
+    def _guard_policy(self, delivery: StoredDelivery) -> None:
+        """Refuse any answer, message or reaction, to what the policy or a claim keeps this
+        agent out of."""
+        decision = delivery.decision
+        if decision.policy is Policy.MUST_NOT_RESPOND:
+            raise ToolError(
+                f"refused: {decision.event_id} is must_not_respond for you "
+                f"({decision.reason}); do not answer it, not even with a reaction"
+            )
+        holder = self.engine.state.claim_holder(decision.event_id, self.engine.clock.now())
+        if holder is not None and holder != self.agent:
+            raise ToolError(f"refused: agent:{holder} claimed {decision.event_id}; stay out")
+
+    def _guard_reaction(self, delivery: StoredDelivery, signal: Signal) -> None:
+        """A reaction follows the policy like a message; on `ack_only` it is the answer, so
+        only an acknowledgement (`seen`, `agree`): a commitment or a verdict answers nothing."""
+        self._guard_policy(delivery)
+        decision = delivery.decision
+        acknowledges = SIGNAL_DISPOSITION[signal] is Disposition.ACKNOWLEDGED
+        if decision.policy is Policy.ACK_ONLY and not acknowledges:
+            raise ToolError(
+                f"refused: {decision.event_id} is ack_only; acknowledge it with seen or agree, "
+                f"not {signal.value}"
             )
 
     def _pace(self, conversation: str) -> None:
@@ -456,6 +494,19 @@ class ChatTools:
 
     def _now(self) -> str:
         return format_time(self.engine.clock.now())
+
+
+def _reaction_disposition(policy: Policy, signal: Signal) -> Disposition | None:
+    """What a reaction records. Only a visible answer closes a question, so on `must_respond`
+    a reaction is a status people see and records nothing (a reminder follows if no answer
+    does); on `may_respond` it records its disposition unless that would say answered
+    (`done`) or owned (`working`, `claimed`) with nothing to show for it."""
+    disposition = SIGNAL_DISPOSITION[signal]
+    if policy is Policy.MUST_RESPOND:
+        return None
+    if policy is Policy.MAY_RESPOND and disposition in _NEEDS_FOLLOW_THROUGH:
+        return None
+    return disposition
 
 
 def _view(entry: LedgerEntry, delivery: StoredDelivery) -> dict[str, Any]:
