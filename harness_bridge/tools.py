@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -35,6 +35,8 @@ __all__ = ["TOOL_NAMES", "ChatTools", "ToolError"]
 RECEIPT_CHARS = 120
 # Ledger kinds a conversation's reading leaves out: who joined, which thread opened.
 _HOUSEKEEPING = frozenset({"x.c2a.member_joined", "x.c2a.member_left", "x.c2a.thread_created"})
+# A delivery in one of these states still owes its answer.
+_UNANSWERED = frozenset({None, Disposition.CLAIMED, Disposition.FAILED})
 # Dispositions a reaction alone cannot earn on a question: they promise an answer.
 _NEEDS_FOLLOW_THROUGH = frozenset({Disposition.RESPONDED, Disposition.CLAIMED})
 
@@ -339,6 +341,57 @@ class ChatTools:
             await self.engine.leave(self.agent, place)
         return {"left": place}
 
+    # ---- a turn's final text -----------------------------------------------------------------
+
+    async def owed(self, event_ids: Sequence[str]) -> list[StoredDelivery]:
+        """The deliveries among `event_ids`, in their order, that still owe a visible answer:
+        `must_respond`, or `may_respond` with this agent holding the event's claim (the one
+        selected to answer a role mention); not answered yet (at most claimed, or failed
+        before) and not claimed by another agent."""
+        now = self.engine.clock.now()
+        owed: list[StoredDelivery] = []
+        for event_id in event_ids:
+            delivery = await self._mine(event_id)
+            if delivery is None or delivery.disposition not in _UNANSWERED:
+                continue
+            holder = self.engine.state.claim_holder(event_id, now)
+            policy = delivery.decision.policy
+            mine = holder == self.agent
+            if (policy is Policy.MUST_RESPOND and holder in (None, self.agent)) or (
+                policy is Policy.MAY_RESPOND and mine
+            ):
+                owed.append(delivery)
+        return owed
+
+    async def reply_with_text(self, event_ids: Sequence[str], text: str) -> dict[str, Any] | None:
+        """A turn's final model text as its reply, sent as a `chat_send_message` call (the same
+        guards, send budget, idempotency key and audit): in reply to the last of `event_ids`
+        that still owes an answer (`owed`), in that event's conversation and thread. The others
+        owed there are answered by the same message. Returns the call's result, or None, having
+        done nothing, when nothing is owed or the text is blank; raises ToolError when the send
+        is refused."""
+        owed = await self.owed(event_ids)
+        said = text.strip()
+        if not owed or not said:
+            return None
+        last = owed[-1].decision.event_id
+        event = await self.engine.event(last)
+        if event is None:
+            return None
+        place = event.conversation
+        target = {"conversation": place.id, "thread": place.thread_id}
+        args = {"target": target, "text": said, "inReplyTo": last}
+        result = await self.call("chat_send_message", args)
+        if result["status"] != "queued":
+            return result
+        async with self.engine.store.transaction():
+            for delivery in owed[:-1]:
+                other = await self.engine.event(delivery.decision.event_id)
+                if other is not None and other.conversation.key == place.key:
+                    why = f"answered with message {result['idempotencyKey']}"
+                    await self._dispose(delivery, Disposition.RESPONDED, why)
+        return result
+
     async def edit_message(self, args: EditMessage) -> dict[str, Any]:
         sent = await self._own_message(args.idempotency_key)
         digest = hashlib.sha256(args.text.encode()).hexdigest()[:16]
@@ -382,10 +435,16 @@ class ChatTools:
     # ---- guards ------------------------------------------------------------------------------
 
     async def _delivery(self, event_id: str) -> StoredDelivery:
+        delivery = await self._mine(event_id)
+        if delivery is None:
+            raise ToolError(f"no event {event_id!r} was delivered to you")
+        return delivery
+
+    async def _mine(self, event_id: str) -> StoredDelivery | None:
         for delivery in await self.engine.store.deliveries(event_id):
             if delivery.decision.agent == self.agent:
                 return delivery
-        raise ToolError(f"no event {event_id!r} was delivered to you")
+        return None
 
     def _guard_reply(self, delivery: StoredDelivery, args: SendMessage, repeat: bool) -> None:
         """Refuse what the policy, a claim or an earlier answer forbids; `repeat` is a retry of

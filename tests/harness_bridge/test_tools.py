@@ -320,3 +320,26 @@ def test_the_deliverys_own_conversation_object_is_a_target() -> None:
         assert '"conversation":"D0LEAD"' in action
 
     scenario(test)
+
+
+def test_a_turns_final_text_answers_only_what_is_still_owed() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        holder = engine.state.claim_holder(ROLE, engine.clock.now())
+        assert holder is not None
+        other = "worker-2" if holder == "worker-1" else "worker-1"
+        # The role mention is the selected worker's to answer; chatter and thanks owe nothing.
+        assert await tools[other].reply_with_text([ROLE, CHATTER], "Me too.") is None
+        assert await tools["lead"].reply_with_text([CHATTER, THANKS], "Sure.") is None
+        sent = await tools[holder].reply_with_text([ROLE], "  Looking at the build now.  ")
+        assert sent is not None and sent["status"] == "queued"
+        assert await disposition(store, ROLE, holder) == "responded"
+        assert await tools[holder].reply_with_text([ROLE], "Again.") is None  # answered
+        sent = await tools["lead"].reply_with_text([DM, THANKS], "It is green.")
+        assert sent is not None
+        ((text, in_reply_to),) = store.db.execute(
+            "SELECT json_extract(action, '$.text'), json_extract(action, '$.inReplyTo') "
+            "FROM outbox WHERE agent = 'lead' AND json_extract(action, '$.action') = 'send'"
+        ).fetchall()
+        assert (text, in_reply_to) == ("It is green.", DM)
+
+    scenario(test)
