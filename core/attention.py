@@ -210,6 +210,10 @@ def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
     if replied_to_me:
         return _directed(event, agent, "reply_to_me", ctx)
     if chain is not None and agent in chain.decisions:
+        if ctx.has_intent(Intent.THANKS):
+            # "thanks!" after a question is not more of the question: it is a thanks to the
+            # agent the question was for.
+            return _directed(event, agent, "continuation", ctx)
         inherited = chain.decisions[agent]
         return Assessment(
             replace(inherited, event_id=event.event_id, reason="continuation", continues=chain.root)
