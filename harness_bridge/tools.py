@@ -3,9 +3,12 @@
 Every tool reads the host's ledger (never the harness's mailbox) and sees only what was
 delivered to its agent. Outbound actions (messages, reactions) go into the outbox under an
 idempotency key, so a retried call never makes a second visible message; the platform adapters
-send what the outbox holds. The guards live here: a reply the policy forbids, a reply to an
-event another agent claimed, a long answer to an `ack_only` event, or a second, different answer
-to an event already answered is refused with a tool error that says why, and nothing is queued.
+send what the outbox holds. The guards live here: a reply or reaction the policy forbids, a
+reply or reaction to an event another agent claimed, a long answer or a non-acknowledging
+reaction to an `ack_only` event, or a second, different answer to an event already answered is
+refused with a tool error that says why, and nothing is queued. Only a visible answer closes a
+question: a reaction to a `must_respond` event records no disposition. A turn's final model
+text reaches chat only through `reply_with_text`, which is a `chat_send_message` call.
 
 The same implementation is offered as an MCP server (`harness_bridge.mcp_server`), as
 function-tool schemas for the built-in model loop (`ChatTools.specs`), and over the C2A link
