@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
@@ -232,7 +233,11 @@ class ChatTools:
             shown["text"] = f"[{len(shown['text'])} characters]"
         if name in ("chat_list_events", "chat_read_thread"):
             what = {"events": len(what.get("events", []))}
-        detail = {"arguments": shown, "result": what}
+        detail: dict[str, Any] = {"arguments": shown, "result": what}
+        try:
+            orjson.dumps(detail)
+        except TypeError as exc:  # a model can write what the ledger's JSON cannot hold
+            detail = {"arguments": f"[not storable: {exc}]", "result": what}
         async with self.engine.store.transaction():
             await self.engine.store.audit(self.agent, name, outcome, detail, self._now())
 

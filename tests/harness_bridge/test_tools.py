@@ -343,3 +343,14 @@ def test_a_turns_final_text_answers_only_what_is_still_owed() -> None:
         assert (text, in_reply_to) == ("It is green.", DM)
 
     scenario(test)
+
+
+def test_arguments_the_ledger_cannot_store_are_refused_and_audited_as_such() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        huge = {"target": {"conversation": "D0LEAD"}, "text": "hi", "inReplyTo": 2**70}
+        with pytest.raises(ToolError, match="inReplyTo"):
+            await tools["lead"].call("chat_send_message", huge)
+        ((detail,),) = store.db.execute("SELECT detail FROM audit").fetchall()
+        assert "not storable" in detail
+
+    scenario(test)
