@@ -22,9 +22,10 @@ from core.store import LedgerEntry, StoredDelivery
 if TYPE_CHECKING:
     from core.engine import Engine
 
-__all__ = ["DIGEST_KIND", "REMINDER_KIND", "UNAVAILABLE_NOTICE", "FollowUp"]
+__all__ = ["DIGEST_KIND", "REMINDER_KIND", "REMINDER_SUFFIX", "UNAVAILABLE_NOTICE", "FollowUp"]
 
 REMINDER_KIND = "x.c2a.reminder"
+REMINDER_SUFFIX = "~reminder"  # a reminder's event id is its original's, plus this
 DIGEST_KIND = "x.c2a.digest"
 UNAVAILABLE_NOTICE = (
     "I can't answer right now: the assistant behind me is not running. Your message is kept "
@@ -166,7 +167,7 @@ class FollowUp:
 
     async def _remind(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
         original = delivery.decision
-        reminder_id = f"{original.event_id}~reminder"
+        reminder_id = f"{original.event_id}{REMINDER_SUFFIX}"
         data = await self._reminder_data(delivery, reminder_id, stamp)
         seq = await self.engine.store.append(reminder_id, REMINDER_KIND, "system", data, stamp)
         await self.engine.store.set_status(original.event_id, original.agent, "reminded")
@@ -209,7 +210,7 @@ class FollowUp:
     async def _escalate_unanswered(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
         reminder = delivery.decision
         await self.engine.store.set_status(reminder.event_id, reminder.agent, "escalated")
-        original = reminder.event_id.removesuffix("~reminder")
+        original = reminder.event_id.removesuffix(REMINDER_SUFFIX)
         event = await self.engine.event(original)
         where = event.conversation.key if event is not None else ""
         lead = self.engine.workspace.lead

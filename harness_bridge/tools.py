@@ -31,6 +31,7 @@ from core.clock import format_time
 from core.decision import Directedness, Disposition, Policy
 from core.engine import Engine
 from core.errors import C2AError
+from core.followup import REMINDER_SUFFIX
 from core.signals import SIGNAL_DISPOSITION, Signal
 from core.store import LedgerEntry, OutboxEntry, StoredDelivery
 
@@ -291,6 +292,9 @@ class ChatTools:
                 ack_only = delivery.decision.policy is Policy.ACK_ONLY
                 disposition = Disposition.ACKNOWLEDGED if ack_only else Disposition.RESPONDED
                 await self._dispose(delivery, disposition, f"answered with message {key}")
+                reminded = await self._reminded(delivery)
+                if reminded is not None:  # answering a reminder answers its question
+                    await self._dispose(reminded, disposition, f"answered with message {key}")
         return {"status": "queued" if queued else "duplicate", "idempotencyKey": key}
 
     async def react(self, args: React) -> dict[str, Any]:
@@ -447,6 +451,13 @@ class ChatTools:
         if delivery is None:
             raise ToolError(f"no event {event_id!r} was delivered to you")
         return delivery
+
+    async def _reminded(self, delivery: StoredDelivery) -> StoredDelivery | None:
+        """The delivery a reminder reminds of, when `delivery` is a reminder."""
+        decision = delivery.decision
+        if decision.reason != "reminder" or not decision.event_id.endswith(REMINDER_SUFFIX):
+            return None
+        return await self._mine(decision.event_id.removesuffix(REMINDER_SUFFIX))
 
     async def _mine(self, event_id: str) -> StoredDelivery | None:
         for delivery in await self.engine.store.deliveries(event_id):

@@ -190,6 +190,10 @@ def test_a_reminder_reads_back_so_it_can_be_answered_or_fail() -> None:
         answer = {"target": {"conversation": "D0W1"}, "inReplyTo": reminder_id, "text": "Done."}
         result = await ChatTools(engine, "worker-1").call("chat_send_message", answer)
         assert result["status"] == "queued"
+        # Answering the reminder answers the question it reminds of.
+        for delivered in (event_id, reminder_id):
+            (delivery,) = await engine.store.deliveries(delivered)
+            assert delivery.disposition is Disposition.RESPONDED, delivered
         await engine.store.close()
 
     asyncio.run(run())
