@@ -7,6 +7,7 @@ order they are tried, are listed in docs/attention.md; each returns a `reason` w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -120,6 +121,7 @@ class Context:
         if chain is not None and (
             event.mentions
             or event.reply_to is not None
+            or _ASKS_THE_ROOM.search(event.text) is not None
             or event.created_at - chain.started
             > timedelta(milliseconds=workspace.settings.merge_window_ms)
         ):
@@ -162,6 +164,11 @@ class Context:
             named=named,
             cues=cues,
         )
+
+
+# A message that asks the room ("lunch anyone?", "who is around?") is nobody's fragment: it
+# never continues the same person's earlier mention.
+_ASKS_THE_ROOM: Final = re.compile(r"\b(?:any(?:one|body)|every(?:one|body)|who)\b", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -234,6 +241,10 @@ def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
     if ctx.named.get(agent) is _ADDRESSED:
         return _directed(event, agent, "named", ctx)
     if chain is not None and agent in chain.decisions:
+        if ctx.has_intent(Intent.THANKS):
+            # "thanks!" after a question is not more of the question: it is a thanks to the
+            # agent the question was for.
+            return _directed(event, agent, "continuation", ctx)
         inherited = chain.decisions[agent]
         return Assessment(
             replace(inherited, event_id=event.event_id, reason="continuation", continues=chain.root)

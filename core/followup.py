@@ -22,9 +22,10 @@ from core.store import LedgerEntry, StoredDelivery
 if TYPE_CHECKING:
     from core.engine import Engine
 
-__all__ = ["DIGEST_KIND", "REMINDER_KIND", "UNAVAILABLE_NOTICE", "FollowUp"]
+__all__ = ["DIGEST_KIND", "REMINDER_KIND", "REMINDER_SUFFIX", "UNAVAILABLE_NOTICE", "FollowUp"]
 
 REMINDER_KIND = "x.c2a.reminder"
+REMINDER_SUFFIX = "~reminder"  # a reminder's event id is its original's, plus this
 DIGEST_KIND = "x.c2a.digest"
 UNAVAILABLE_NOTICE = (
     "I can't answer right now: the assistant behind me is not running. Your message is kept "
@@ -166,8 +167,8 @@ class FollowUp:
 
     async def _remind(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
         original = delivery.decision
-        reminder_id = f"{original.event_id}~reminder"
-        data = {"event_id": reminder_id, "reminds": original.event_id, "agent": original.agent}
+        reminder_id = f"{original.event_id}{REMINDER_SUFFIX}"
+        data = await self._reminder_data(delivery, reminder_id, stamp)
         seq = await self.engine.store.append(reminder_id, REMINDER_KIND, "system", data, stamp)
         await self.engine.store.set_status(original.event_id, original.agent, "reminded")
         if seq is None:
@@ -187,10 +188,29 @@ class FollowUp:
         message = await self.engine.redeliver(stored, 1, compact=self.engine.compact)
         return [Emission(original.agent, "rpc", message)]
 
+    async def _reminder_data(
+        self, delivery: StoredDelivery, reminder_id: str, stamp: str
+    ) -> dict[str, Any]:
+        """A reminder record reads back as an event like any other (tools, dispositions and
+        failures look it up): the original's platform, place, author and message, but never its
+        text, which a delete must be able to erase from the ledger for good."""
+        original = delivery.decision
+        data: dict[str, Any] = {
+            "event_id": reminder_id,
+            "reminds": original.event_id,
+            "agent": original.agent,
+        }
+        entry = await self.engine.store.entry(delivery.seq)
+        if entry is None:
+            return data
+        kept = ("kind", "platform", "workspace_id", "conversation", "author", "message_id")
+        addressing = {name: entry.data[name] for name in kept if name in entry.data}
+        return {**addressing, **data, "created_at": stamp}
+
     async def _escalate_unanswered(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
         reminder = delivery.decision
         await self.engine.store.set_status(reminder.event_id, reminder.agent, "escalated")
-        original = reminder.event_id.removesuffix("~reminder")
+        original = reminder.event_id.removesuffix(REMINDER_SUFFIX)
         event = await self.engine.event(original)
         where = event.conversation.key if event is not None else ""
         lead = self.engine.workspace.lead

@@ -75,6 +75,9 @@ _RULES: Final = (
     " participating there until mentioned again.",
     "Never respond to your own message.",
     "Never reply to pure thanks or acknowledgement; a reaction at most.",
+    "To answer, call chat_send_message, or end your turn with the answer as plain text: that"
+    " text is posted as your reply when an event of the turn still needs one, and never"
+    " otherwise.",
     "Only reply if you add something new: information, a question, or an action.",
     "If an exchange with another agent repeats without progress, stop answering; escalate to a"
     " human if a decision is needed.",

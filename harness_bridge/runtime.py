@@ -3,8 +3,12 @@
 It is a real C2A harness on an in-memory link, so the host treats it exactly like an external
 one: `initialize`, `chat/deliver` acknowledged only once stored in its mailbox,
 `notifications/cancelled` and `notifications/typing`. Stored events go through turn assembly
-on the host's clock; a new event for a conversation whose turn is running is injected into that
-turn; a finished turn that failed records the `failed` disposition with its reason.
+on the host's clock; a new event that starts a turn (`starts_turn`), for a conversation whose
+turn is running, is injected into that turn, and any other waits for its own path (mailbox,
+digest); a completed turn that ends in text while it still owes an answer posts that text as
+its reply (`ChatTools.reply_with_text`: the guarded `chat_send_message` path), and one that owes
+none posts nothing and logs it; a finished turn that failed records the `failed` disposition
+with its reason.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from harness_bridge.delivery import Deliverer
 from harness_bridge.mailbox import Mailbox, serve_mailbox
 from harness_bridge.rpc import Connection
 from harness_bridge.session import accept_initialize, initialize
+from harness_bridge.tools import ChatTools, ToolError
 from harness_bridge.transport import MemoryTransport
-from harness_bridge.turns import Assembler, Turn
+from harness_bridge.turns import Assembler, Turn, starts_turn
 from harness_bridge.working import working
 
 __all__ = ["InProcessHarness", "ModelLoop"]
@@ -54,10 +59,13 @@ class InProcessHarness:
         *,
         quiet_ms: int = 3000,
         mailbox: Mailbox | None = None,
+        tools: ChatTools | None = None,
     ) -> None:
         self.agent = agent
         self.engine = engine
         self.loop = loop
+        # The loop's own chat tools, when it has them, so a final text shares its send budget.
+        self.tools = tools or ChatTools(engine, agent)
         self.clock = clock
         self.assembler = Assembler(clock, quiet_ms=quiet_ms)
         self.mailbox = mailbox or Mailbox()
@@ -122,7 +130,7 @@ class InProcessHarness:
     # ---- from the host -----------------------------------------------------------------------
 
     def _arrived(self, params: dict[str, Any]) -> None:
-        if self.loop.inject(params):
+        if starts_turn(params) and self.loop.inject(params):
             return
         self._start(self.assembler.deliver(params))
 
@@ -168,6 +176,8 @@ class InProcessHarness:
                 await working(self.engine, self.agent, turn.events, on=True)
                 try:
                     result = await self.loop.run(turn)
+                    if result.status == "completed":
+                        await self._reply(result)
                 finally:
                     await working(self.engine, self.agent, turn.events, on=False)
         except Exception as exc:  # the model is unreachable: the events stay pending
@@ -177,8 +187,27 @@ class InProcessHarness:
         if result.status == "failed":
             await record_failure(self.engine, self.agent, result)
 
+    async def _reply(self, result: TurnResult) -> None:
+        """A completed turn's final text is its reply when the turn still owes one; otherwise
+        it is only logged as not posted (its length, never the text)."""
+        if not result.text.strip():
+            return
+        try:
+            sent = await self.tools.reply_with_text(result.event_ids, result.text)
+        except ToolError as exc:
+            log.warning("turn for %s ended in text; its reply was refused: %s", self.agent, exc)
+            return
+        if sent is None:
+            log.info(
+                "turn for %s ended in text (%d characters) but owed no reply: nothing posted",
+                self.agent,
+                len(result.text),
+            )
+
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._turns.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("turn for %s ended with an error: %s", self.agent, exc, exc_info=exc)
         self._poke()
 
     def _poke(self) -> None:

@@ -3,9 +3,12 @@
 Every tool reads the host's ledger (never the harness's mailbox) and sees only what was
 delivered to its agent. Outbound actions (messages, reactions) go into the outbox under an
 idempotency key, so a retried call never makes a second visible message; the platform adapters
-send what the outbox holds. The guards live here: a reply the policy forbids, a reply to an
-event another agent claimed, a long answer to an `ack_only` event, or a second, different answer
-to an event already answered is refused with a tool error that says why, and nothing is queued.
+send what the outbox holds. The guards live here: a reply or reaction the policy forbids, a
+reply or reaction to an event another agent claimed, a long answer or a non-acknowledging
+reaction to an `ack_only` event, or a second, different answer to an event already answered is
+refused with a tool error that says why, and nothing is queued. Only a visible answer closes a
+question: a reaction to a `must_respond` event records no disposition. A turn's final model
+text reaches chat only through `reply_with_text`, which is a `chat_send_message` call.
 
 The same implementation is offered as an MCP server (`harness_bridge.mcp_server`), as
 function-tool schemas for the built-in model loop (`ChatTools.specs`), and over the C2A link
@@ -16,17 +19,19 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 from core.clock import format_time
 from core.decision import Directedness, Disposition, Policy
 from core.engine import Engine
 from core.errors import C2AError
+from core.followup import REMINDER_SUFFIX
 from core.signals import SIGNAL_DISPOSITION, Signal
 from core.store import LedgerEntry, OutboxEntry, StoredDelivery
 
@@ -35,6 +40,10 @@ __all__ = ["TOOL_NAMES", "ChatTools", "ToolError"]
 RECEIPT_CHARS = 120
 # Ledger kinds a conversation's reading leaves out: who joined, which thread opened.
 _HOUSEKEEPING = frozenset({"x.c2a.member_joined", "x.c2a.member_left", "x.c2a.thread_created"})
+# A delivery in one of these states still owes its answer.
+_UNANSWERED = frozenset({None, Disposition.CLAIMED, Disposition.FAILED})
+# Dispositions a reaction alone cannot earn on a question: they promise an answer.
+_NEEDS_FOLLOW_THROUGH = frozenset({Disposition.RESPONDED, Disposition.CLAIMED})
 
 
 class ToolError(C2AError):
@@ -65,8 +74,25 @@ class ReadThread(_Args):
 
 
 class Target(_Args):
+    """Where to post: a conversation id and optional thread, or the delivery's own
+    `conversation` object (`{"id", "kind", "threadId"}`), as the target or as its
+    `conversation`."""
+
     conversation: str
     thread: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _conversation_object(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        if "conversation" not in value and "id" in value:
+            value = {"conversation": value}
+        named = value.get("conversation")
+        if not isinstance(named, dict) or "id" not in named:
+            return value
+        thread = value.get("thread", named.get("threadId", named.get("thread_id")))
+        return {"conversation": named["id"], "thread": thread}
 
 
 class SendMessage(_Args):
@@ -209,7 +235,11 @@ class ChatTools:
             shown["text"] = f"[{len(shown['text'])} characters]"
         if name in ("chat_list_events", "chat_read_thread"):
             what = {"events": len(what.get("events", []))}
-        detail = self.engine.redactor.data({"arguments": shown, "result": what})
+        detail: dict[str, Any] = self.engine.redactor.data({"arguments": shown, "result": what})
+        try:
+            orjson.dumps(detail)
+        except TypeError as exc:  # a model can write what the ledger's JSON cannot hold
+            detail = {"arguments": f"[not storable: {exc}]", "result": what}
         async with self.engine.store.transaction():
             await self.engine.store.audit(self.agent, name, outcome, detail, self._now())
 
@@ -263,10 +293,14 @@ class ChatTools:
                 ack_only = delivery.decision.policy is Policy.ACK_ONLY
                 disposition = Disposition.ACKNOWLEDGED if ack_only else Disposition.RESPONDED
                 await self._dispose(delivery, disposition, f"answered with message {key}")
+                reminded = await self._reminded(delivery)
+                if reminded is not None:  # answering a reminder answers its question
+                    await self._dispose(reminded, disposition, f"answered with message {key}")
         return {"status": "queued" if queued else "duplicate", "idempotencyKey": key}
 
     async def react(self, args: React) -> dict[str, Any]:
         delivery = await self._delivery(args.in_reply_to)
+        self._guard_reaction(delivery, args.signal)
         key = f"{delivery.decision.idempotency_key}:react:{args.signal.value}"
         event = await self.engine.event(args.in_reply_to)
         if event is None or event.message_id is None:
@@ -285,7 +319,7 @@ class ChatTools:
         store = self.engine.store
         async with store.transaction():
             queued = await self.engine.queue(key, self.agent, action, self._now())
-            disposition = SIGNAL_DISPOSITION[args.signal]
+            disposition = _reaction_disposition(delivery.decision.policy, args.signal)
             if queued and disposition is not None:
                 await self._dispose(delivery, disposition, f"signal {args.signal.value}")
         return {"status": "queued" if queued else "duplicate", "idempotencyKey": key}
@@ -319,6 +353,57 @@ class ChatTools:
         async with self.engine.store.transaction():
             await self.engine.leave(self.agent, place)
         return {"left": place}
+
+    # ---- a turn's final text -----------------------------------------------------------------
+
+    async def owed(self, event_ids: Sequence[str]) -> list[StoredDelivery]:
+        """The deliveries among `event_ids`, in their order, that still owe a visible answer:
+        `must_respond`, or `may_respond` with this agent holding the event's claim (the one
+        selected to answer a role mention); not answered yet (at most claimed, or failed
+        before) and not claimed by another agent."""
+        now = self.engine.clock.now()
+        owed: list[StoredDelivery] = []
+        for event_id in event_ids:
+            delivery = await self._mine(event_id)
+            if delivery is None or delivery.disposition not in _UNANSWERED:
+                continue
+            holder = self.engine.state.claim_holder(event_id, now)
+            policy = delivery.decision.policy
+            mine = holder == self.agent
+            if (policy is Policy.MUST_RESPOND and holder in (None, self.agent)) or (
+                policy is Policy.MAY_RESPOND and mine
+            ):
+                owed.append(delivery)
+        return owed
+
+    async def reply_with_text(self, event_ids: Sequence[str], text: str) -> dict[str, Any] | None:
+        """A turn's final model text as its reply, sent as a `chat_send_message` call (the same
+        guards, send budget, idempotency key and audit): in reply to the last of `event_ids`
+        that still owes an answer (`owed`), in that event's conversation and thread. The others
+        owed there are answered by the same message. Returns the call's result, or None, having
+        done nothing, when nothing is owed or the text is blank; raises ToolError when the send
+        is refused."""
+        owed = await self.owed(event_ids)
+        said = text.strip()
+        if not owed or not said:
+            return None
+        last = owed[-1].decision.event_id
+        event = await self.engine.event(last)
+        if event is None:
+            return None
+        place = event.conversation
+        target = {"conversation": place.id, "thread": place.thread_id}
+        args = {"target": target, "text": said, "inReplyTo": last}
+        result = await self.call("chat_send_message", args)
+        if result["status"] != "queued":
+            return result
+        async with self.engine.store.transaction():
+            for delivery in owed[:-1]:
+                other = await self.engine.event(delivery.decision.event_id)
+                if other is not None and other.conversation.key == place.key:
+                    why = f"answered with message {result['idempotencyKey']}"
+                    await self._dispose(delivery, Disposition.RESPONDED, why)
+        return result
 
     async def edit_message(self, args: EditMessage) -> dict[str, Any]:
         sent = await self._own_message(args.idempotency_key)
@@ -363,25 +448,31 @@ class ChatTools:
     # ---- guards ------------------------------------------------------------------------------
 
     async def _delivery(self, event_id: str) -> StoredDelivery:
+        delivery = await self._mine(event_id)
+        if delivery is None:
+            raise ToolError(f"no event {event_id!r} was delivered to you")
+        return delivery
+
+    async def _reminded(self, delivery: StoredDelivery) -> StoredDelivery | None:
+        """The delivery a reminder reminds of, when `delivery` is a reminder."""
+        decision = delivery.decision
+        if decision.reason != "reminder" or not decision.event_id.endswith(REMINDER_SUFFIX):
+            return None
+        return await self._mine(decision.event_id.removesuffix(REMINDER_SUFFIX))
+
+    async def _mine(self, event_id: str) -> StoredDelivery | None:
         for delivery in await self.engine.store.deliveries(event_id):
             if delivery.decision.agent == self.agent:
                 return delivery
-        raise ToolError(f"no event {event_id!r} was delivered to you")
+        return None
 
     def _guard_reply(self, delivery: StoredDelivery, args: SendMessage, repeat: bool) -> None:
         """Refuse what the policy, a claim or an earlier answer forbids; `repeat` is a retry of
         a call already queued under the same key, which is always fine."""
         if repeat:
             return
+        self._guard_policy(delivery)
         decision = delivery.decision
-        if decision.policy is Policy.MUST_NOT_RESPOND:
-            raise ToolError(
-                f"refused: {decision.event_id} is must_not_respond for you "
-                f"({decision.reason}); do not send chat in response to it"
-            )
-        holder = self.engine.state.claim_holder(decision.event_id, self.engine.clock.now())
-        if holder is not None and holder != self.agent:
-            raise ToolError(f"refused: agent:{holder} claimed {decision.event_id}; stay out")
         if decision.policy is Policy.ACK_ONLY and len(args.text) > RECEIPT_CHARS:
             raise ToolError(
                 f"refused: {decision.event_id} is ack_only; react, or send a short receipt "
@@ -392,6 +483,31 @@ class ChatTools:
             raise ToolError(
                 f"refused: you already answered {decision.event_id}; a different answer "
                 "needs the first to have failed"
+            )
+
+    def _guard_policy(self, delivery: StoredDelivery) -> None:
+        """Refuse any answer, message or reaction, to what the policy or a claim keeps this
+        agent out of."""
+        decision = delivery.decision
+        if decision.policy is Policy.MUST_NOT_RESPOND:
+            raise ToolError(
+                f"refused: {decision.event_id} is must_not_respond for you "
+                f"({decision.reason}); do not answer it, not even with a reaction"
+            )
+        holder = self.engine.state.claim_holder(decision.event_id, self.engine.clock.now())
+        if holder is not None and holder != self.agent:
+            raise ToolError(f"refused: agent:{holder} claimed {decision.event_id}; stay out")
+
+    def _guard_reaction(self, delivery: StoredDelivery, signal: Signal) -> None:
+        """A reaction follows the policy like a message; on `ack_only` it is the answer, so
+        only an acknowledgement (`seen`, `agree`): a commitment or a verdict answers nothing."""
+        self._guard_policy(delivery)
+        decision = delivery.decision
+        acknowledges = SIGNAL_DISPOSITION[signal] is Disposition.ACKNOWLEDGED
+        if decision.policy is Policy.ACK_ONLY and not acknowledges:
+            raise ToolError(
+                f"refused: {decision.event_id} is ack_only; acknowledge it with seen or agree, "
+                f"not {signal.value}"
             )
 
     def _pace(self, conversation: str) -> None:
@@ -457,6 +573,19 @@ class ChatTools:
 
     def _now(self) -> str:
         return format_time(self.engine.clock.now())
+
+
+def _reaction_disposition(policy: Policy, signal: Signal) -> Disposition | None:
+    """What a reaction records. Only a visible answer closes a question, so on `must_respond`
+    a reaction is a status people see and records nothing (a reminder follows if no answer
+    does); on `may_respond` it records its disposition unless that would say answered
+    (`done`) or owned (`working`, `claimed`) with nothing to show for it."""
+    disposition = SIGNAL_DISPOSITION[signal]
+    if policy is Policy.MUST_RESPOND:
+        return None
+    if policy is Policy.MAY_RESPOND and disposition in _NEEDS_FOLLOW_THROUGH:
+        return None
+    return disposition
 
 
 def _view(entry: LedgerEntry, delivery: StoredDelivery) -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
 - `buffered`: one person's fragments in one conversation gather into one turn, injected once
   they stop typing (when the platform says) and have been quiet for the compose window (3 s by
-  default, 2-5 s is sensible), and at the latest 30 s after the first fragment.
+  default, 2-5 s is sensible), and at the latest 30 s after the first fragment. When the latest
+  fragment is complete (`is_complete`: it ends with `?`, or it mentions someone and is a full
+  sentence), the window is only the settle time (300 ms by default): a single question is
+  not held three seconds, yet a fragment sent right after it still joins it.
 - An edit that arrives before injection replaces the version it supersedes (the model sees
   only the edited text, once); a fragment deleted or cancelled before injection is dropped,
   and a turn left empty never happens.
@@ -25,10 +28,36 @@ from typing import Any
 
 from core.clock import Clock, format_time, parse_time
 
-__all__ = ["Assembler", "Turn"]
+__all__ = ["Assembler", "Turn", "is_complete", "starts_turn"]
 
 _PREEMPTING_REASONS = frozenset({"stop", "urgent"})
-_NO_TURN = frozenset({"tool_mailbox", "silent"})
+_TURN_MODES = frozenset({"buffered", "immediate", "notify"})
+_SENTENCE_WORDS = 3
+
+
+def is_complete(params: dict[str, Any]) -> bool:
+    """Whether a fragment reads as a whole message, so nothing more need be waited for: its text
+    ends with `?`, or it mentions someone and is a full sentence (at least three words besides
+    the mentions, ending with `.` or `!`)."""
+    content = params.get("content")
+    parts = content if isinstance(content, list) else []
+    text = " ".join(str(part.get("text", "")) for part in parts if isinstance(part, dict)).strip()
+    if text.endswith("?"):
+        return True
+    target = params.get("target")
+    mentions = target.get("mentions") if isinstance(target, dict) else None
+    if not mentions or not text.endswith((".", "!")):
+        return False
+    words = [word for word in text.split() if not word.startswith(("@", "<"))]
+    return len(words) >= _SENTENCE_WORDS
+
+
+def starts_turn(params: dict[str, Any]) -> bool:
+    """Whether a delivery is a model turn's business: `buffered`, `immediate`, `notify` and the
+    digest summary are; `tool_mailbox`, `silent` and the single events folded into a digest are
+    not, so they are never shown to a model, not even to a turn already running."""
+    mode = params["injection"]["mode"]
+    return mode in _TURN_MODES or (mode == "digest" and params["attention"]["reason"] == "digest")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +88,17 @@ class _Gathering:
 class Assembler:
     """Gathers one agent's deliveries into turns."""
 
-    def __init__(self, clock: Clock, *, quiet_ms: int = 3000, merge_ms: int = 30_000) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        quiet_ms: int = 3000,
+        merge_ms: int = 30_000,
+        settle_ms: int = 300,
+    ) -> None:
         self.clock = clock
         self.quiet = timedelta(milliseconds=quiet_ms)
+        self.settle = timedelta(milliseconds=min(settle_ms, quiet_ms))
         self.merge = timedelta(milliseconds=merge_ms)
         self._gatherings: dict[tuple[str, str, str], _Gathering] = {}
         self._typing: dict[tuple[str, str], datetime] = {}
@@ -71,7 +108,7 @@ class Assembler:
     def deliver(self, params: dict[str, Any]) -> list[Turn]:
         """Take one `chat/deliver`'s params; returns the turns to start right now."""
         mode = params["injection"]["mode"]
-        if mode in _NO_TURN and "supersedes" not in params:
+        if not starts_turn(params) and "supersedes" not in params:
             return self.due() if self._gatherings else []
         turns = self.due()  # whatever closed before this event arrived goes first
         now = self.clock.now()
@@ -92,7 +129,7 @@ class Assembler:
             reason = params["attention"]["reason"]
             urgent = params["attention"].get("priority") == "urgent"
             turns.append(Turn(now, mode, (params,), urgent or reason in _PREEMPTING_REASONS))
-        elif mode == "notify" or (mode == "digest" and params["attention"]["reason"] == "digest"):
+        elif starts_turn(params):  # a knock, or the digest summary
             turns.append(Turn(now, mode, (params,)))
         return turns
 
@@ -145,7 +182,8 @@ class Assembler:
         ]
 
     def _closes(self, key: tuple[str, str, str], gathering: _Gathering) -> datetime:
-        quiet = max(gathering.last + self.quiet, self._typing.get((key[0], key[1]), gathering.last))
+        window = self.settle if is_complete(gathering.events[-1]) else self.quiet
+        quiet = max(gathering.last + window, self._typing.get((key[0], key[1]), gathering.last))
         return min(quiet, gathering.first + self.merge)
 
     def _replace(self, superseded: str, params: dict[str, Any]) -> bool:

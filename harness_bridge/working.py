@@ -1,7 +1,9 @@
 """The "working" indicator while a model turn answers people: Slack's thread status, typing on
 Discord and in the web chat. Queued in the outbox like any platform action; it never records a
-disposition, and it is always cleared when the turn ends, however it ends. `progress` keeps it up
-while a long turn works, saying on what."""
+disposition, and it is always cleared when the turn ends, however it ends. It shows for every
+event the turn may answer (`must_respond`, and `may_respond` such as a role mention), never for
+one that only wants a reaction or nothing. `progress` keeps it up while a long turn works,
+saying on what."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ __all__ = ["HARD_TIMEOUT_S", "STATUS_TEXT", "progress", "working"]
 
 STATUS_TEXT = "is working on it…"
 HARD_TIMEOUT_S = 120
+_MAY_ANSWER = frozenset({"must_respond", "may_respond"})
 
 
 def _action(
@@ -44,7 +47,8 @@ def _action(
 
 
 async def working(engine: Engine, agent: str, events: tuple[dict[str, Any], ...], on: bool) -> None:
-    """Show (`on`) or clear the indicator for the must_respond events of a turn."""
+    """Show (`on`) or clear the indicator for the events of a turn that it may answer
+    (`must_respond` and `may_respond`), from the moment the turn starts."""
     await _queue(engine, agent, events, on, STATUS_TEXT, "on" if on else "off")
 
 
@@ -69,7 +73,7 @@ async def _queue(
     stamp = format_time(engine.clock.now())
     async with engine.store.transaction():
         for event in events:
-            if event["attention"]["policy"] != "must_respond":
+            if event["attention"]["policy"] not in _MAY_ANSWER:
                 continue
             action = _action(agent, event, on, status)
             if action is None:

@@ -68,8 +68,15 @@ def validate(kind: type[Settings], agent: str, settings: Mapping[str, Any]) -> S
 class BuiltinHarness(InProcessHarness):
     """The in-process harness of a built-in loop; stopping it closes the loop's client."""
 
-    def __init__(self, agent: str, engine: Engine, loop: OpenAIModelLoop, quiet_ms: int) -> None:
-        super().__init__(agent, engine, loop, SystemClock(), quiet_ms=quiet_ms)
+    def __init__(
+        self,
+        agent: str,
+        engine: Engine,
+        loop: OpenAIModelLoop,
+        quiet_ms: int,
+        tools: ChatTools | None = None,
+    ) -> None:
+        super().__init__(agent, engine, loop, SystemClock(), quiet_ms=quiet_ms, tools=tools)
         self.model_loop = loop
 
     async def stop(self) -> None:
@@ -86,16 +93,17 @@ def loop_harness(
 ) -> BuiltinHarness:
     """The agent's harness: the built-in loop with `parsed`, answered by `client`, offering
     the chat `tools` named."""
+    chat_tools = ChatTools(engine, agent)
     loop = OpenAIModelLoop(
         "",  # the client is given: the loop builds none, so it needs no URL or model
         "",
-        ChatTools(engine, agent),
+        chat_tools,
         specs=[spec for spec in ChatTools.specs() if spec["name"] in tools],
         client=client,
         max_tool_rounds=parsed.max_tool_rounds,
         instructions=parsed.instructions,
     )
-    return BuiltinHarness(agent, engine, loop, parsed.quiet_ms)
+    return BuiltinHarness(agent, engine, loop, parsed.quiet_ms, chat_tools)
 
 
 def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> InProcessHarness:

@@ -30,8 +30,16 @@ from harness_bridge.backends.chat_completions import ModelError, ModelReply, par
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
+    from markupsafe import Markup
 
-__all__ = ["INSTALL_HINT", "LocalModelClient", "default_model_path", "default_threads"]
+__all__ = [
+    "INSTALL_HINT",
+    "LocalModelClient",
+    "chatml_messages",
+    "default_model_path",
+    "default_threads",
+    "unmark",
+]
 
 INSTALL_HINT: Final = (
     "install the extra with `pip install -e '.[local]'` "
@@ -154,7 +162,7 @@ class LocalModelClient:
             try:
                 request: dict[str, Any] = {
                     **self.options,
-                    "messages": _chatml(messages),
+                    "messages": chatml_messages(messages),
                     "tools": list(tools),
                     "tool_choice": "auto",
                 }
@@ -222,17 +230,53 @@ def _retrieve(work: asyncio.Future[Any]) -> None:
         work.exception()
 
 
-def _chatml(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def chatml_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The conversation as `chatml-function-calling` renders it: tool results become user
-    messages, and an assistant message with neither text nor calls is left out."""
+    messages, and an assistant message with neither text nor calls is left out.
+
+    That format's template autoescapes HTML, which would show the model `what&#39;s` for
+    `what's`, so every text goes in marked as already safe (`Markup`) and is rendered as
+    written. Escaping was also all that kept chat text from writing the format's own role
+    markers (`<|im_end|>`, `<|im_start|>system`), which the prompt's tokenizer reads as
+    special tokens: `unmark` breaks every `<|` in untrusted text instead."""
     shown: list[dict[str, Any]] = []
     for message in messages:
         if message.get("role") == "tool":
-            shown.append({"role": "user", "content": f"function result:\n{message['content']}"})
+            shown.append(
+                {"role": "user", "content": _as_written(f"function result:\n{message['content']}")}
+            )
         elif message.get("role") == "assistant" and not (
             message.get("content") or message.get("tool_calls")
         ):
             continue
         else:
-            shown.append(dict(message))
+            shown.append(_written(message))
     return shown
+
+
+def unmark(text: str) -> str:
+    """`text` with no chat-format marker left in it: `<|` becomes `< |`."""
+    return text.replace("<|", "< |")
+
+
+def _as_written(text: str) -> Markup:
+    from markupsafe import Markup  # jinja2's, which comes with the `local` extra
+
+    return Markup(unmark(text))
+
+
+def _written(message: Mapping[str, Any]) -> dict[str, Any]:
+    shown = dict(message)
+    if isinstance(shown.get("content"), str):
+        shown["content"] = _as_written(shown["content"])
+    calls = shown.get("tool_calls")
+    if isinstance(calls, list):
+        shown["tool_calls"] = [_written_call(call) for call in calls]
+    return shown
+
+
+def _written_call(call: Any) -> Any:
+    function = call.get("function") if isinstance(call, Mapping) else None
+    if not isinstance(function, Mapping) or not isinstance(function.get("arguments"), str):
+        return call
+    return {**call, "function": {**function, "arguments": _as_written(function["arguments"])}}

@@ -7,7 +7,9 @@ session, so the model keeps the channel's context). Its first request carries th
 `C2A RESPONSE RULES` as the system message; every turn adds the rendered events as a user
 message, and the model's tool calls run through a `ToolCaller` (the host's `ChatTools`
 in-process, or anything else) with their results fed back as `role: tool` messages until the
-model stops calling tools. A session's history is kept only when a turn completes: a failed or
+model stops calling tools. The model's last text, the reply that called no tool, is the
+turn's `TurnResult.text`: the in-process harness posts it as the reply when the turn still owes
+one (`harness_bridge.runtime`). A session's history is kept only when a turn completes: a failed or
 cancelled turn leaves the session exactly as it was before the turn (a first turn leaves none).
 
 Small models get help. `inReplyTo` and `eventId` are offered as an `enum` of the turn's event

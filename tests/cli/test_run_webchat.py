@@ -14,13 +14,16 @@ from typing import Any
 import aiohttp
 import pytest
 import yaml
-from builders import LOCAL
+from builders import LOCAL, ROOT
 from fakes.attentive_model import AttentiveModel
+from fakes.openai_server import FakeOpenAI, completion
 
 from adapters.webchat.access import TOKEN_ENV
 from adapters.webchat.server import WebChat
 from c2a.run import WorkspaceRun, run_workspaces
 from core.errors import ManifestError
+
+SHIPPED = ROOT / "manifests" / "workspaces" / "local.yaml"  # what `make run` starts
 
 
 def local_manifest(
@@ -179,3 +182,52 @@ def test_a_weak_fixed_token_stops_the_run_before_anything_starts(tmp_path: Path)
     with pytest.raises(ManifestError, match=f"^{TOKEN_ENV} must be 32 to 256 characters"):
         asyncio.run(run)
     assert not (tmp_path / "d").exists()
+
+
+def test_a_model_that_answers_in_plain_text_is_heard_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make run`'s manifest on a model behind C2A_MODEL_URL that never calls a tool: the
+    question gets its text as exactly one reply, chatter gets none, the thanks no reply."""
+    answer = "The deploy is green: 42 of 42 checks passed."
+
+    async def scenario() -> None:
+        async with FakeOpenAI([completion(answer)] * 10) as model:
+            monkeypatch.setenv("C2A_MODEL_URL", model.base_url)
+            monkeypatch.setenv("C2A_MODEL", "plain-text")
+            stop = asyncio.Event()
+            runs: list[WorkspaceRun] = []
+            task = asyncio.create_task(
+                run_workspaces(
+                    [SHIPPED],
+                    stop=stop,
+                    environ={},
+                    data_dir=tmp_path / "data",
+                    started=runs.extend,
+                    webchat_port=0,
+                )
+            )
+            await until(lambda: bool(runs) or task.done(), "the workspace to start")
+            chat = runs[0].webchat
+            assert chat is not None
+            async with (
+                aiohttp.ClientSession() as http,
+                http.ws_connect(chat.link("/ws"), origin=chat.origin) as ws,
+            ):
+                browser = Browser(ws, chat)
+                chatter = await browser.post("lunch is at noon")
+                asked = await browser.post("@lead what's the status of the deploy?")
+                await until(lambda: browser.replies_to(asked) == ["lead"], "the lead's reply")
+                thanks = await browser.post("thanks!")
+                await model.wait_requests(2)  # the question's turn, then the thanks' knock
+                await asyncio.sleep(1.0)  # time for a reply, if any were coming
+                texts = [m.text for m in chat.history if m.reply_to == asked]
+                assert texts == [answer]
+                assert browser.replies_to(chatter) == []
+                assert browser.replies_to(thanks) == []
+                asked_prompt = model.requests[0]["messages"][-1]["content"]
+                assert "what's the status" in asked_prompt  # as written, not HTML-escaped
+            stop.set()
+            await task
+
+    asyncio.run(scenario())

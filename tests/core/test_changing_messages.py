@@ -180,6 +180,23 @@ def test_a_fragment_after_the_merge_window_is_not_a_continuation() -> None:
     assert axes(delivered(records)["lead"][-1]) == ("ambient", "must_not_respond", "tool_mailbox")
 
 
+def test_a_message_asking_the_room_does_not_continue_a_mention() -> None:
+    for text in ("lunch anyone?", "does anybody know?", "Who is around", "hi everyone"):
+        lines = joined() + [say(1, f"<@{LEAD}> what's the deploy status?"), say(3, text)]
+        records, _, _ = run(lines)
+        lead = delivered(records)["lead"]
+        assert axes(lead[-1]) == ("ambient", "must_not_respond", "tool_mailbox"), text
+        assert "continues" not in lead[-1]
+
+
+def test_a_thanks_right_after_a_question_is_a_thanks_not_more_of_the_question() -> None:
+    lines = joined() + [say(1, f"<@{LEAD}> what's the deploy status?"), say(8, "thanks!")]
+    records, _, _ = run(lines)
+    lead = delivered(records)["lead"]
+    assert axes(lead[-1]) == ("to_me", "ack_only", "notify")
+    assert lead[-1]["attention"]["reason"] == "thanks"
+
+
 def test_a_fragment_that_addresses_someone_else_is_not_a_continuation() -> None:
     lines = joined() + [say(1, f"<@{LEAD}> can you"), say(3, f"<@{W1}> and you too?")]
     records, _, _ = run(lines)

@@ -21,7 +21,6 @@ from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.engine import Engine
 from core.manifest import Workspace, load_manifest
-from core.signals import SIGNAL_DISPOSITION, Signal
 from core.sqlite_store import SQLiteStore
 from harness_bridge.mcp_server import build_server, serving_http
 from harness_bridge.tools import TOOL_NAMES, ChatTools
@@ -167,7 +166,7 @@ def test_two_agents_racing_to_claim_one_event_give_one_winner() -> None:
     scenario(test)
 
 
-def test_defer_resolve_and_react_record_dispositions_in_the_ledger() -> None:
+def test_defer_and_resolve_record_dispositions_and_a_reaction_to_chatter_is_refused() -> None:
     async def test(engine: Engine, store: SQLiteStore) -> None:
         async with agent(engine, "lead") as lead, agent(engine, "worker-1") as worker:
             deferred = await lead.call_tool(
@@ -181,11 +180,9 @@ def test_defer_resolve_and_react_record_dispositions_in_the_ledger() -> None:
             reacted = await worker.call_tool(
                 "chat_react", {"inReplyTo": CHATTER, "signal": "declined"}
             )
-        assert not reacted.is_error and reacted.structured_content is not None
-        assert reacted.structured_content["status"] == "queued"
-        expected = SIGNAL_DISPOSITION[Signal.DECLINED]
-        assert expected is not None
-        assert disposition(store, CHATTER, "worker-1") == expected.value
+        # Chatter is must_not_respond: not even a reaction answers it, and nothing is recorded.
+        assert reacted.is_error and "must_not_respond" in text_of(reacted)
+        assert disposition(store, CHATTER, "worker-1") is None
 
     scenario(test)
 

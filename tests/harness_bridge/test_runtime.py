@@ -4,16 +4,27 @@ model answers it once through the chat tools."""
 from __future__ import annotations
 
 import asyncio
+import logging
+from typing import Any
 
+import pytest
 from fakes.openai_server import FakeOpenAI, call, completion
 from world import DM, THANKS, scenario
 
 from core.clock import SystemClock
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
-from harness_bridge.backends.openai import OpenAIModelLoop
+from harness_bridge.backends.openai import OpenAIModelLoop, TurnResult, session_of
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.tools import ChatTools
+from harness_bridge.turns import Turn
+
+
+async def disposition(store: SQLiteStore, event_id: str, agent: str) -> str | None:
+    for d in await store.deliveries(event_id):
+        if d.decision.agent == agent:
+            return d.disposition.value if d.disposition else None
+    return None
 
 
 def test_a_dm_becomes_one_turn_and_one_reply() -> None:
@@ -49,3 +60,71 @@ def test_a_dm_becomes_one_turn_and_one_reply() -> None:
         assert [r.status for r in harness.results] == ["completed", "completed"]
 
     scenario(test)
+
+
+class Recording:
+    """A model loop that records what it is given and says a turn runs in every session."""
+
+    def __init__(self) -> None:
+        self.injected: list[str] = []
+        self.turns: list[list[str]] = []
+
+    async def run(self, turn: Turn) -> TurnResult:
+        self.turns.append(turn.event_ids)
+        return TurnResult(session_of(turn.events[0]), "completed", tuple(turn.event_ids))
+
+    def inject(self, params: dict[str, Any]) -> bool:
+        self.injected.append(params["eventId"])
+        return True
+
+
+def test_only_events_that_start_a_turn_are_injected_into_a_running_one() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        loop = Recording()
+        harness = InProcessHarness("lead", engine, loop, SystemClock(), quiet_ms=50)
+        deliverer = await harness.start()
+        try:
+            assert (
+                await deliverer.resume() == 7
+            )  # three joins, the DM, a role mention, chatter, thanks
+        finally:
+            await harness.stop()
+        # The role mention is someone else's and chatter is nobody's (tool_mailbox): they wait
+        # in the mailbox, never reaching the model in the middle of a turn.
+        assert loop.injected == [DM, THANKS]
+
+    scenario(test)
+
+
+def test_a_plain_text_answer_is_the_reply_and_a_turn_owing_none_posts_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        texts = ["It is green.", "You're welcome!"]
+        script = [completion(texts[0]), completion(texts[1])]
+        async with (
+            FakeOpenAI(script) as server,
+            OpenAIModelLoop(server.base_url, "fake-model", tools["lead"]) as loop,
+        ):
+            harness = InProcessHarness(
+                "lead", engine, loop, SystemClock(), quiet_ms=50, tools=tools["lead"]
+            )
+            deliverer = await harness.start()
+            try:
+                await deliverer.resume()
+                async with asyncio.timeout(10):
+                    await harness.idle()
+            finally:
+                await harness.stop()
+        answered = [DM in r["messages"][-1]["content"] for r in server.requests]
+        dm_text = texts[answered.index(True)]
+        sends = store.db.execute(
+            "SELECT json_extract(action, '$.inReplyTo'), json_extract(action, '$.text') "
+            "FROM outbox WHERE json_extract(action, '$.action') = 'send'"
+        ).fetchall()
+        assert sends == [(DM, dm_text)]  # the thanks (ack_only) owed no reply
+        assert await disposition(store, DM, "lead") == "responded"
+        assert "owed no reply" in caplog.text
+
+    with caplog.at_level(logging.INFO, logger="harness_bridge.runtime"):
+        scenario(test)

@@ -122,11 +122,9 @@ def test_defer_resolve_and_react_record_dispositions() -> None:
         assert await disposition(store, DM, "lead") == "deferred"
         await tools["lead"].call("chat_resolve", {"eventId": DM})
         assert await disposition(store, DM, "lead") == "responded"
-        result = await tools["worker-1"].call(
-            "chat_react", {"inReplyTo": CHATTER, "signal": "declined"}
-        )
+        result = await tools["lead"].call("chat_react", {"inReplyTo": THANKS, "signal": "agree"})
         assert result["status"] == "queued"
-        assert await disposition(store, CHATTER, "worker-1") == "ignored"
+        assert await disposition(store, THANKS, "lead") == "acknowledged"
 
     scenario(test)
 
@@ -270,5 +268,89 @@ def test_an_agent_edits_and_deletes_only_its_own_posted_messages() -> None:
             "json_extract(action, '$.text') FROM outbox WHERE idempotency_key LIKE 'k-1:%'"
         ).fetchall()
         assert rows == [("edit", "171.0", "Red."), ("delete", "171.0", None)]
+
+    scenario(test)
+
+
+def test_reactions_follow_the_reply_policy() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        with pytest.raises(ToolError, match="must_not_respond"):
+            await tools["worker-1"].call("chat_react", {"inReplyTo": CHATTER, "signal": "unclear"})
+        holder = engine.state.claim_holder(ROLE, engine.clock.now())
+        other = "worker-2" if holder == "worker-1" else "worker-1"
+        with pytest.raises(ToolError):
+            await tools[other].call("chat_react", {"inReplyTo": ROLE, "signal": "unclear"})
+        for signal in ("working", "claimed", "done", "unclear"):
+            with pytest.raises(ToolError, match="ack_only"):
+                await tools["lead"].call("chat_react", {"inReplyTo": THANKS, "signal": signal})
+        assert outbox(store) == []
+        assert await disposition(store, THANKS, "lead") is None
+        await tools["lead"].call("chat_react", {"inReplyTo": THANKS, "signal": "seen"})
+        assert await disposition(store, THANKS, "lead") == "acknowledged"
+
+    scenario(test)
+
+
+def test_a_reaction_alone_does_not_close_a_question() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        for signal in ("working", "claimed", "done"):
+            result = await tools["lead"].call("chat_react", {"inReplyTo": DM, "signal": signal})
+            assert result["status"] == "queued"
+            assert await disposition(store, DM, "lead") is None, signal
+        holder = engine.state.claim_holder(ROLE, engine.clock.now())
+        assert holder is not None
+        await tools[holder].call("chat_react", {"inReplyTo": ROLE, "signal": "done"})
+        assert await disposition(store, ROLE, holder) is None
+        await tools["lead"].call("chat_send_message", reply(DM, "It is green."))
+        assert await disposition(store, DM, "lead") == "responded"
+
+    scenario(test)
+
+
+def test_the_deliverys_own_conversation_object_is_a_target() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        conversation = {"id": "D0LEAD", "kind": "dm", "threadId": None}
+        for target in ({"conversation": conversation}, conversation):
+            args = {"target": target, "text": "Green.", "inReplyTo": DM}
+            result = await tools["lead"].call("chat_send_message", args)
+            assert result["status"] in ("queued", "duplicate")
+        ((action,),) = store.db.execute(
+            "SELECT action FROM outbox WHERE json_extract(action, '$.action') = 'send'"
+        ).fetchall()
+        assert '"conversation":"D0LEAD"' in action
+
+    scenario(test)
+
+
+def test_a_turns_final_text_answers_only_what_is_still_owed() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        holder = engine.state.claim_holder(ROLE, engine.clock.now())
+        assert holder is not None
+        other = "worker-2" if holder == "worker-1" else "worker-1"
+        # The role mention is the selected worker's to answer; chatter and thanks owe nothing.
+        assert await tools[other].reply_with_text([ROLE, CHATTER], "Me too.") is None
+        assert await tools["lead"].reply_with_text([CHATTER, THANKS], "Sure.") is None
+        sent = await tools[holder].reply_with_text([ROLE], "  Looking at the build now.  ")
+        assert sent is not None and sent["status"] == "queued"
+        assert await disposition(store, ROLE, holder) == "responded"
+        assert await tools[holder].reply_with_text([ROLE], "Again.") is None  # answered
+        sent = await tools["lead"].reply_with_text([DM, THANKS], "It is green.")
+        assert sent is not None
+        ((text, in_reply_to),) = store.db.execute(
+            "SELECT json_extract(action, '$.text'), json_extract(action, '$.inReplyTo') "
+            "FROM outbox WHERE agent = 'lead' AND json_extract(action, '$.action') = 'send'"
+        ).fetchall()
+        assert (text, in_reply_to) == ("It is green.", DM)
+
+    scenario(test)
+
+
+def test_arguments_the_ledger_cannot_store_are_refused_and_audited_as_such() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        huge = {"target": {"conversation": "D0LEAD"}, "text": "hi", "inReplyTo": 2**70}
+        with pytest.raises(ToolError, match="inReplyTo"):
+            await tools["lead"].call("chat_send_message", huge)
+        ((detail,),) = store.db.execute("SELECT detail FROM audit").fetchall()
+        assert "not storable" in detail
 
     scenario(test)

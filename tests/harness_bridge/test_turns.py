@@ -20,6 +20,7 @@ def params(
     supersedes: str | None = None,
     reason: str = "direct_message",
     priority: str = "normal",
+    mentions: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     event: dict[str, Any] = {
         "eventId": f"slack:T0:D0LEAD:{n}",
@@ -28,6 +29,7 @@ def params(
         "content": [{"type": "text", "text": text}],
         "attention": {"policy": "must_respond", "reason": reason, "priority": priority},
         "injection": {"mode": mode, "role": "user"},
+        "target": {"mentions": list(mentions), "directedness": "to_me"},
     }
     if supersedes is not None:
         event["eventId"] += "~edit"
@@ -143,3 +145,45 @@ def test_a_fragment_sent_ends_its_authors_typing_hold() -> None:
     clock.set(START + timedelta(seconds=5))
     (turn,) = assembler.due()
     assert len(turn.events) == 2
+
+
+def test_a_complete_question_is_not_held_for_the_compose_window() -> None:
+    lead = ("agent:lead",)
+    complete = [
+        params(1, "is the deploy green?"),
+        params(2, "@lead please check the deploy logs.", mentions=lead),
+        params(3, "@lead the build is red again!", mentions=lead),
+    ]
+    for fragment in complete:
+        clock = VirtualClock(START)
+        assembler = Assembler(clock)
+        assembler.deliver(fragment)
+        assert assembler.next_due() == START + timedelta(milliseconds=300)
+        clock.set(START + timedelta(milliseconds=300))
+        (turn,) = assembler.due()
+        assert turn.event_ids == [fragment["eventId"]]
+    unfinished = [
+        params(4, "@lead can you", mentions=lead),
+        params(5, "check the deploy logs."),  # a full sentence naming nobody: maybe more comes
+        params(6, "@lead ok.", mentions=lead),
+    ]
+    for fragment in unfinished:
+        assembler = Assembler(VirtualClock(START))
+        assembler.deliver(fragment)
+        assert assembler.next_due() == START + timedelta(seconds=3)
+
+
+def test_a_complete_question_still_waits_while_its_author_types() -> None:
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    assembler.typing(
+        {"id": "D0LEAD", "kind": "dm"}, "U0ALICE", format_time(START + timedelta(seconds=5))
+    )
+    assembler.deliver(params(1, "is it green?"))
+    assembler.typing(
+        {"id": "D0LEAD", "kind": "dm"}, "U0ALICE", format_time(START + timedelta(seconds=5))
+    )
+    clock.set(START + timedelta(seconds=1))
+    assert assembler.due() == []
+    clock.set(START + timedelta(seconds=5))
+    assert len(assembler.due()) == 1

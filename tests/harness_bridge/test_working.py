@@ -60,8 +60,19 @@ def test_discord_gets_typing_with_a_hard_timeout() -> None:
 
 def test_nothing_is_shown_for_what_needs_no_answer_or_a_slack_dm() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        await working(engine, "lead", (event("slack", "channel", "may_respond"),), on=True)
+        for policy in ("ack_only", "must_not_respond"):
+            await working(engine, "lead", (event("slack", "channel", policy),), on=True)
         await working(engine, "lead", (event("slack", "dm"),), on=True)
         assert actions(store) == []
+
+    scenario(test)
+
+
+def test_a_turn_that_may_answer_shows_typing_from_its_start() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        # A role mention is may_respond for the agent selected to answer it.
+        await working(engine, "worker-1", (event("webchat", "channel", "may_respond"),), on=True)
+        ((start,),) = [actions(store)]
+        assert (start["action"], start["state"]) == ("typing", "start")
 
     scenario(test)
