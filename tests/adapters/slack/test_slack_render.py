@@ -8,9 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 from builders import LEAD, W1, W2, local_workspace
+from fuzz.bounds import timed
 
 from adapters.slack.render import (
     FENCE,
+    MAX_CHARS,
     Placement,
     RenderError,
     mention_prefix,
@@ -20,6 +22,7 @@ from adapters.slack.render import (
     split,
     to_mrkdwn,
 )
+from core.errors import C2AError
 from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
 
 WORKSPACE = local_workspace()
@@ -87,6 +90,39 @@ def test_stray_mentions_in_model_text_render_harmless(stray: str) -> None:
     assert not NATIVE.search(outside_code)
 
 
+# Lines on which a backtracking regex takes time quadratic in their length.
+HOSTILE_LINES = {
+    "heading with a long inner blank run": "# x" + " " * 100_000 + "y",
+    "long backtick run": "a" + "`" * 50_000 + "a" * 50_000,
+    "unclosed link labels": "[" * 100_000,
+    "unclosed link targets": "[](" * 33_000,
+    "unclosed bold": "**a " * 25_000,
+    "unclosed italic": "*a *" * 25_000,
+    "unclosed strike": "~~a " * 25_000,
+}
+
+
+@pytest.mark.parametrize("line", HOSTILE_LINES.values(), ids=HOSTILE_LINES.keys())
+def test_a_hostile_line_becomes_mrkdwn_in_time(line: str) -> None:
+    rendered = timed("to_mrkdwn", lambda: to_mrkdwn(line))
+    assert len(rendered) >= len(line.strip())
+
+
+def test_emphasis_pairs_each_opener_with_the_first_closer_after_it() -> None:
+    text = "**a **b** c** *x *y* z* ~~p ~~q~~ r~~ __u__ **"
+    assert to_mrkdwn(text) == "*a **b* c** _x *y_ z* ~p ~~q~ r~~ *u* **"
+
+
+def test_code_spans_close_on_the_first_run_of_their_length() -> None:
+    assert to_mrkdwn("`a` ``b`c`` ```d``` `e ``f` **g**") == "`a` ``b`c`` `d` `e ``f` *g*"
+
+
+def test_text_of_many_blank_lines_is_split_in_time() -> None:
+    parts = timed("split", lambda: split("\n" * 100_000 + "x"))
+    assert all(len(part) <= MAX_CHARS for part in parts)
+    assert "".join(parts).strip() == "x"
+
+
 def test_intended_mentions_render_natively_from_the_manifest() -> None:
     prefix = mention_prefix(["agent:worker-1", "role:backend", "user:U0ALICE"], WORKSPACE)
     assert prefix == f"<@{W1}> <!subteam^S0BACK> <@U0ALICE>"
@@ -142,6 +178,12 @@ def test_a_line_longer_than_the_limit_is_cut_between_words_never_inside_an_entit
     assert all(part.endswith("b") and part.startswith("a") for part in parts)
     unbroken = split("<https://x.example/" + "y" * 60 + "|t> " + "z" * 90, 100)
     assert unbroken[0] == "<https://x.example/" + "y" * 60 + "|t>"
+
+
+def test_a_split_limit_too_small_for_a_fenced_line_is_refused_with_the_projects_error() -> None:
+    with pytest.raises(C2AError, match="too small"):
+        split("hello", 20)
+    assert issubclass(RenderError, C2AError)
 
 
 def test_mentions_come_before_a_fence_on_their_own_line() -> None:
