@@ -9,12 +9,13 @@ defined; both are re-exported here), which a workspace manifest can extend
 
 How `IntentRules` reads a message, in order:
 
-1. Preparation. Mentions (`<@U1>`, `<@U1|name>`, `<@!1>`, `<@&1>`, `<!here>`, `<!subteam^S1>`,
-   plain `@name`) are removed. A labelled link `<https://x|label>` becomes its label; a bare
-   link, a channel reference, a Discord timestamp, code spans and code blocks each become an
-   opaque placeholder (content, but no words). Quoted lines (`> ...`, `>>> ...`) are removed:
-   quoted chat is someone else's words, not this author's request. Slack `&lt;`-escapes are
-   undone, emoji (unicode, `:shortcodes:`, Discord custom emoji, `:)`) are set aside, ❓ counts
+1. Preparation. A message longer than `READ_LIMIT` characters is read by its start, followed by a
+   placeholder for the rest. Mentions (`<@U1>`, `<@U1|name>`, `<@!1>`, `<@&1>`, `<!here>`,
+   `<!subteam^S1>`, plain `@name`) are removed. A labelled link `<https://x|label>` becomes its
+   label; a bare link, a channel reference, a Discord timestamp, code spans and code blocks each
+   become an opaque placeholder (content, but no words). Quoted lines (`> ...`, `>>> ...`) are
+   removed: quoted chat is someone else's words, not this author's request. Slack `&lt;`-escapes
+   are undone, emoji (unicode, `:shortcodes:`, Discord custom emoji, `:)`) are set aside, ❓ counts
    as `?`, and the text is case-folded.
 2. Thanks. The message is *thanks* when it has no `?` and either every remaining word is
    covered by the thanks vocabulary (phrases and patterns of `Intent.THANKS`; emoji then do not
@@ -67,6 +68,7 @@ __all__ = [
     "DEFAULT_RULES",
     "GRATITUDE_EMOJI",
     "NEGATORS",
+    "READ_LIMIT",
     "TOPIC_PRIORITY",
     "Intent",
     "IntentClassifier",
@@ -79,7 +81,8 @@ class IntentClassifier(Protocol):
     """Reads the intents of one message's text.
 
     An implementation must be pure and deterministic (same text, same answer; no I/O, no
-    clock, no state between calls) and must never raise on any `str`, however malformed.
+    clock, no state between calls), must never raise on any `str`, however malformed, and must
+    take time at most linear in its length, however crafted.
     """
 
     def classify(self, text: str) -> frozenset[Intent]:
@@ -100,6 +103,12 @@ _THANKS = Intent.THANKS
 _ONLY_THANKS = frozenset({_THANKS})
 _PLACEHOLDER = "\ue000"
 _EMOTICON = "🙂"
+
+READ_LIMIT = 4_000
+"""How much of a message the rules read. What a message asks is said near its start, and no
+message a person writes in one go is longer (Discord's cap with Nitro, Slack's advice); reading
+all of a longer one would let a crafted message cost time quadratic in its length in the
+phrase guards and in patterns that look ahead to the end (`deployed ... to x` without a `?`)."""
 
 _MARKUP = re.compile(r"<([^<>\s][^<>]*)>")
 _URL = re.compile(r"(?:https?|ftp|mailto):[^\s<>]+")
@@ -172,6 +181,9 @@ def _unicode_emoji(match: re.Match[str], emoji: list[str]) -> str:
 
 def _prepare(text: str) -> tuple[str, list[str]]:
     """A message ready for matching: its text, which keeps punctuation, and the emoji set aside."""
+    if len(text) > READ_LIMIT:
+        # The placeholder stands for the rest: content, so no rule reads the cut as the end.
+        text = f"{text[:READ_LIMIT]} {_PLACEHOLDER}"
     # Each step runs only when the text holds the character its pattern needs.
     emoji: list[str] = []
     if "<" in text:
