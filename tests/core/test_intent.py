@@ -492,3 +492,9 @@ def test_a_message_longer_than_the_read_limit_is_read_by_its_start() -> None:
 def test_a_cut_message_never_ends_where_it_was_cut() -> None:
     assert Intent.STOP not in intents("stop" + " " * READ_LIMIT + "the build later?")
     assert intents("thanks " * READ_LIMIT) == frozenset()
+
+
+def test_a_flood_of_messages_full_of_guarded_phrases_is_read_in_time() -> None:
+    # Each guard used to scan the text from its start: over 30 ms per message of this length.
+    flood = [f"{i} " + "not blocked " * (READ_LIMIT // 12) for i in range(150)]
+    timed("classify", lambda: [DEFAULT_RULES.classify(text) for text in flood])
