@@ -277,6 +277,7 @@ def split(text: str, limit: int = MAX_CHARS) -> list[str]:
     current: list[str] = []
     used = 0  # the length of `current` joined by line breaks
     in_code = False
+    reopened = False  # whether `current` opens with a fence reopened after a cut
 
     def add(line: str) -> None:
         nonlocal used
@@ -284,11 +285,11 @@ def split(text: str, limit: int = MAX_CHARS) -> list[str]:
         current.append(line)
 
     def flush() -> None:
-        nonlocal used
-        if any(line.strip() and line != FENCE for line in current):
+        nonlocal used, reopened
+        if any(line.strip() for line in (current[1:] if reopened else current)):
             parts.append("\n".join([*current, FENCE] if in_code else current))
         current.clear()
-        used = 0
+        used, reopened = 0, in_code
         if in_code:
             add(FENCE)
 

@@ -180,6 +180,13 @@ def test_a_line_longer_than_the_limit_is_cut_between_words_never_inside_an_entit
     assert unbroken[0] == "<https://x.example/" + "y" * 60 + "|t>"
 
 
+@pytest.mark.parametrize("text", ["```\n" * 300, "```\n" + "\n" * 400 + "```\nafter"])
+def test_code_fences_alone_in_a_part_are_kept(text: str) -> None:
+    parts = split(text, 100)
+    assert all(len(part) <= 100 for part in parts)
+    assert "".join(parts).count(FENCE) >= text.count(FENCE)
+
+
 def test_a_split_limit_too_small_for_a_fenced_line_is_refused_with_the_projects_error() -> None:
     with pytest.raises(C2AError, match="too small"):
         split("hello", 20)
