@@ -54,7 +54,8 @@ _BULLET = re.compile(r"^(\s*)[-*+]\s+(?=\S)")
 _BACKTICKS = re.compile(r"`+")
 # Neither part holds `[`, so the text each candidate link scans ends where the next begins.
 _LINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*<?([^)\s>\[]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_AUTOLINK = re.compile(r"<((?:https?://|mailto:)[^\s<>|]+)>")
+# An address holds no placeholder: code inside one leaves the link as text.
+_AUTOLINK = re.compile(r"<((?:https?://|mailto:)[^\s<>|\ue000-\ue003]+)>")
 _SPACES = re.compile(" *")
 # Emphasis as (opener, closer): each captures its mark, the text between is at least one
 # character, and `_delimited` pairs them. Searching `opener(.+?)closer` instead takes time
@@ -67,7 +68,7 @@ _ITALIC: _Delimiter = (
 )
 _STRIKE: _Delimiter = (re.compile(r"(?=(~~)\S)"), re.compile(r"(?<=\S)(?=(~~))"))
 _BROADCAST = re.compile(r"(?<![\w@])@(here|channel|everyone)\b", re.IGNORECASE)
-_SAFE_URL = re.compile(r"^(?:https?://|mailto:)[^\s<>|]+$", re.IGNORECASE)
+_SAFE_URL = re.compile(r"^(?:https?://|mailto:)[^\s<>|\ue000-\ue003]+$", re.IGNORECASE)
 _USER_ID = re.compile(r"^[UW][A-Z0-9]+$")
 _GROUP_ID = re.compile(r"^S[A-Z0-9]+$")
 _MESSAGE_EVENT = re.compile(r"^slack:[^:]+:([^:/~]+):(\d+\.\d+)(?:~.*)?$")
@@ -136,6 +137,9 @@ def _inline(text: str) -> str:
         kept.append(rendered)
         return f"\ue000{len(kept) - 1}\ue001"
 
+    def restore(text: str) -> str:
+        return _PLACEHOLDER.sub(lambda m: kept[int(m.group(1))], text)
+
     def code(whole: str, content: str) -> str:
         return keep(f"`{escape(content)}`" if "`" not in content else escape(whole))
 
@@ -144,7 +148,7 @@ def _inline(text: str) -> str:
         if not _SAFE_URL.match(url):
             return match.group(0)  # stays text (escaped below): never a native sequence
         label = label.strip() or url
-        return keep(f"<{escape(url)}|{_emphasis(_defuse(escape(label)))}>")
+        return keep(f"<{escape(url)}|{restore(_emphasis(_defuse(escape(label))))}>")
 
     def autolink(match: re.Match[str]) -> str:
         return keep(f"<{escape(match.group(1))}>")
@@ -152,8 +156,7 @@ def _inline(text: str) -> str:
     text = _replace(text, _code_spans(text), code)
     text = _LINK.sub(link, text)
     text = _AUTOLINK.sub(autolink, text)
-    text = _emphasis(_defuse(escape(text)))
-    return _PLACEHOLDER.sub(lambda m: kept[int(m.group(1))], text)
+    return restore(_emphasis(_defuse(escape(text))))
 
 
 def _emphasis(text: str) -> str:

@@ -58,6 +58,12 @@ def test_an_unclosed_fence_is_closed() -> None:
     assert to_mrkdwn("look:\n```\nx = 1") == "look:\n```\nx = 1\n```"
 
 
+def test_code_inside_a_link_shows_as_code_and_never_as_a_placeholder() -> None:
+    assert to_mrkdwn("[`a<b`](https://x.example)") == "<https://x.example|`a&lt;b`>"
+    assert to_mrkdwn("[x](https://x.example/`a`)") == "[x](https://x.example/`a`)"
+    assert to_mrkdwn("<https://x.example/`a`>") == "&lt;https://x.example/`a`&gt;"
+
+
 def test_ampersands_and_angle_brackets_outside_code_are_escaped() -> None:
     assert to_mrkdwn("a & b < c > d &amp;") == "a &amp; b &lt; c &gt; d &amp;amp;"
 
