@@ -33,6 +33,8 @@ WORKSPACE = local_workspace()
 FENCE_MARKS = frozenset("`" + string.ascii_letters + string.digits + "_+.#-")
 # A Slack control sequence that pings or links someone.
 NATIVE_MENTION = re.compile(r"<[@#!]")
+# The private-use characters to_mrkdwn holds converted text behind while it works.
+PLACEHOLDERS = re.compile("[\ue000-\ue003]")
 DISCORD_MENTIONS = st.sampled_from([(), ("user:900000000000000002",), ("agent:lead",)])
 SLACK_MENTIONS = st.sampled_from([(), ("user:U111",), ("agent:lead",)])
 
@@ -94,11 +96,12 @@ def test_discord_render_send_pings_only_the_chosen_and_fits_each_part(
 
 
 @given(text=texts())
-def test_slack_to_mrkdwn_never_mentions_anyone(text: str) -> None:
+def test_slack_to_mrkdwn_never_mentions_anyone_nor_shows_a_placeholder(text: str) -> None:
     rendered = attempt("to_mrkdwn", lambda: slack.to_mrkdwn(text))
 
     assert rendered is not None
     assert not NATIVE_MENTION.search(rendered)
+    assert not PLACEHOLDERS.search(rendered)
 
 
 @given(text=texts(), limit=st.sampled_from([32, 100, 2_000, slack.MAX_CHARS]))
