@@ -12,9 +12,12 @@ always empty and `replied_user` is false, so a reply pings its target only if th
 them.
 
 Splitting prefers a line break, then a space, and never cuts inside a code point sequence
-joined by ZWJ or a combining mark. A code fence open at a cut is closed at the end of the part
-and reopened, with its language, at the start of the next. Lengths are counted in UTF-16 code
-units, which is never less than Discord's own count.
+joined by ZWJ or a combining mark unless it is longer than a part. A code fence open at a cut is
+closed at the end of the part and reopened, with its language, at the start of the next.
+Lengths are counted in UTF-16 code units, which is never less than Discord's own count. The
+text is the model's, so splitting takes time linear in it whatever it holds: a reply that
+never finished splitting would stop the event loop, and the outbox would retry it after a
+restart.
 """
 
 from __future__ import annotations
