@@ -9,12 +9,13 @@ defined; both are re-exported here), which a workspace manifest can extend
 
 How `IntentRules` reads a message, in order:
 
-1. Preparation. Mentions (`<@U1>`, `<@U1|name>`, `<@!1>`, `<@&1>`, `<!here>`, `<!subteam^S1>`,
-   plain `@name`) are removed. A labelled link `<https://x|label>` becomes its label; a bare
-   link, a channel reference, a Discord timestamp, code spans and code blocks each become an
-   opaque placeholder (content, but no words). Quoted lines (`> ...`, `>>> ...`) are removed:
-   quoted chat is someone else's words, not this author's request. Slack `&lt;`-escapes are
-   undone, emoji (unicode, `:shortcodes:`, Discord custom emoji, `:)`) are set aside, ❓ counts
+1. Preparation. A message longer than `READ_LIMIT` characters is read by its start, followed by a
+   placeholder for the rest. Mentions (`<@U1>`, `<@U1|name>`, `<@!1>`, `<@&1>`, `<!here>`,
+   `<!subteam^S1>`, plain `@name`) are removed. A labelled link `<https://x|label>` becomes its
+   label; a bare link, a channel reference, a Discord timestamp, code spans and code blocks each
+   become an opaque placeholder (content, but no words). Quoted lines (`> ...`, `>>> ...`) are
+   removed: quoted chat is someone else's words, not this author's request. Slack `&lt;`-escapes
+   are undone, emoji (unicode, `:shortcodes:`, Discord custom emoji, `:)`) are set aside, ❓ counts
    as `?`, and the text is case-folded.
 2. Thanks. The message is *thanks* when it has no `?` and either every remaining word is
    covered by the thanks vocabulary (phrases and patterns of `Intent.THANKS`; emoji then do not
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 import re
 import string
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -69,6 +71,7 @@ __all__ = [
     "DEFAULT_RULES",
     "GRATITUDE_EMOJI",
     "NEGATORS",
+    "READ_LIMIT",
     "TOPIC_PRIORITY",
     "URL",
     "Intent",
@@ -82,7 +85,8 @@ class IntentClassifier(Protocol):
     """Reads the intents of one message's text.
 
     An implementation must be pure and deterministic (same text, same answer; no I/O, no
-    clock, no state between calls) and must never raise on any `str`, however malformed.
+    clock, no state between calls), must never raise on any `str`, however malformed, and must
+    take time at most linear in its length, however crafted.
     """
 
     def classify(self, text: str) -> frozenset[Intent]:
@@ -103,6 +107,13 @@ _THANKS = Intent.THANKS
 _ONLY_THANKS = frozenset({_THANKS})
 _PLACEHOLDER = "\ue000"
 _EMOTICON = "🙂"
+
+READ_LIMIT = 4_000
+"""How much of a message the rules read. What a message asks is said near its start, and no
+message a person writes in one go is longer (Discord's cap with Nitro, Slack's advice); reading
+all of a longer one would let a crafted message cost time quadratic in its length in patterns
+that look ahead from each match to the end of a line (`deployed ... to x` unless a `?` follows)
+and in whatever patterns a manifest adds."""
 
 _MARKUP = re.compile(r"<([^<>\s][^<>]*)>")
 _URL = re.compile(r"(?:https?|ftp|mailto):[^\s<>]+")
@@ -137,7 +148,8 @@ _RUN_TABLE = _ascii_table("")
 _WORD_TABLE = _ascii_table("'")
 _CLAUSE_END = re.compile(r"[.,;:!?\n()\[\]]")
 _SENTENCE_END = re.compile(r"[.!?\n]")
-_OPENER_AT_START = re.compile(r"^\s*" + OPENER)
+# An opener at the start of `text[pos:endpos]`, matched in place (`match(text, pos, endpos)`).
+_OPENER_AT = re.compile(r"\s*" + OPENER)
 
 
 def _markup(match: re.Match[str], emoji: list[str]) -> str:
@@ -177,6 +189,9 @@ def _unicode_emoji(match: re.Match[str], emoji: list[str]) -> str:
 
 def _prepare(text: str) -> tuple[str, list[str]]:
     """A message ready for matching: its text, which keeps punctuation, and the emoji set aside."""
+    if len(text) > READ_LIMIT:
+        # The placeholder stands for the rest: content, so no rule reads the cut as the end.
+        text = f"{text[:READ_LIMIT]} {_PLACEHOLDER}"
     # Each step runs only when the text holds the character its pattern needs.
     emoji: list[str] = []
     if "<" in text:
@@ -503,29 +518,64 @@ class IntentRules:
         regex, keywords = check.phrases, check.phrase_keywords
         if regex is None or (keywords is not None and keywords.isdisjoint(present)):
             return False
+        marks: _Marks | None = None
         for match in regex.finditer(text):
-            if self._negated(text, match.start()):
+            marks = marks or _Marks.of(text)
+            if self._negated(marks, match.start()):
                 continue
-            if not check.phrases_in_questions and _in_question(text, match.start(), match.end()):
+            if not check.phrases_in_questions and marks.in_question(match.start(), match.end()):
                 continue
             return True
         return False
 
-    def _negated(self, text: str, start: int) -> bool:
-        clause_start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, start)), default=0)
-        before = _WORD.findall(text, clause_start, start)[-2:]
+    def _negated(self, marks: _Marks, start: int) -> bool:
+        """Whether one of the two words before `start`, in its clause, is a negator."""
+        clause_start = marks.after_last(marks.clause_ends, start)
+        last = bisect_right(marks.word_ends, start)
+        before = [w for s, w in marks.words[max(last - 2, 0) : last] if s >= clause_start]
         return any(word.strip("'") in self.negators for word in before)
 
 
-def _in_question(text: str, start: int, end: int) -> bool:
-    """Whether `text[start:end]` sits in a question that asks about it (module docstring)."""
-    sentence_end = _SENTENCE_END.search(text, end)
-    if sentence_end is None or sentence_end.group() != "?":
-        return False
-    sentence_start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
-    if _OPENER_AT_START.match(text[sentence_start:start]):
-        return True
-    return _CLAUSE_END.search(text, end, sentence_end.start()) is None
+@dataclass(frozen=True, slots=True)
+class _Marks:
+    """Where a prepared text's clauses and sentences end and where its words are: found once
+    per text, so that each phrase match's guards bisect them instead of scanning the text from
+    its start (which made a text of many matches cost time quadratic in its length)."""
+
+    text: str
+    clause_ends: list[int]  # the positions of `_CLAUSE_END` characters, ascending
+    sentence_ends: list[int]  # those of `_SENTENCE_END` characters
+    words: list[tuple[int, str]]  # each `_WORD` match: where it starts, what it is
+    word_ends: list[int]  # where each of them ends
+
+    @classmethod
+    def of(cls, text: str) -> _Marks:
+        words = list(_WORD.finditer(text))
+        return cls(
+            text=text,
+            clause_ends=[m.start() for m in _CLAUSE_END.finditer(text)],
+            sentence_ends=[m.start() for m in _SENTENCE_END.finditer(text)],
+            words=[(m.start(), m.group()) for m in words],
+            word_ends=[m.end() for m in words],
+        )
+
+    @staticmethod
+    def after_last(ends: list[int], start: int) -> int:
+        """Where the clause or sentence holding `start` begins: after the last end before it.
+        (No word crosses it: a phrase match starts after a non-word character.)"""
+        index = bisect_left(ends, start)
+        return ends[index - 1] + 1 if index else 0
+
+    def in_question(self, start: int, end: int) -> bool:
+        """Whether `text[start:end]` sits in a question that asks about it (module docstring)."""
+        index = bisect_left(self.sentence_ends, end)
+        if index == len(self.sentence_ends) or self.text[self.sentence_ends[index]] != "?":
+            return False
+        sentence_start = self.after_last(self.sentence_ends, start)
+        if _OPENER_AT.match(self.text, sentence_start, start):
+            return True
+        clause = bisect_left(self.clause_ends, end)
+        return self.clause_ends[clause] >= self.sentence_ends[index]  # no clause ends before it
 
 
 DEFAULT_RULES = IntentRules()

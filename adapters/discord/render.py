@@ -12,9 +12,12 @@ always empty and `replied_user` is false, so a reply pings its target only if th
 them.
 
 Splitting prefers a line break, then a space, and never cuts inside a code point sequence
-joined by ZWJ or a combining mark. A code fence open at a cut is closed at the end of the part
-and reopened, with its language, at the start of the next. Lengths are counted in UTF-16 code
-units, which is never less than Discord's own count.
+joined by ZWJ or a combining mark unless it is longer than a part. A code fence open at a cut is
+closed at the end of the part and reopened, with its language, at the start of the next.
+Lengths are counted in UTF-16 code units, which is never less than Discord's own count. The
+text is the model's, so splitting takes time linear in it whatever it holds: a reply that
+never finished splitting would stop the event loop, and the outbox would retry it after a
+restart.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypedDict
@@ -62,6 +64,8 @@ _MESSAGE_EVENT: Final = re.compile(r"discord:([0-9]{5,20})(?![0-9])")
 _NONCE_PREFIX: Final = "c2a"
 _NONCE_LENGTH: Final = 25  # Discord's maximum
 _JOINERS: Final = frozenset({"\u200d", "\ufe0e", "\ufe0f"})
+# The smallest part that holds a reopened fence with the longest language, its close and text.
+_MIN_LIMIT: Final = len(_FENCE) + _MAX_LANGUAGE + 1 + len(_CLOSE) + 1
 
 
 class RenderError(C2AError):
@@ -251,31 +255,47 @@ def split_text(text: str, *, limit: int = MESSAGE_LIMIT, prefix: str = "") -> tu
     """`prefix + text` cut into parts of at most `limit` UTF-16 units, whitespace-trimmed as
     Discord trims them, with code fences closed and reopened across cuts.
 
+    Runs in time linear in the text, whatever it holds: blanks before a part's first
+    non-blank character are dropped when what follows does not fit after them, and a character
+    sequence longer than a part is cut where the part ends.
     Raises `RenderError` if the prefix leaves no room for text.
     """
     if units(prefix) + len(_CLOSE) + 1 > limit:
         raise RenderError("the mentions leave no room for the message", details={"limit": limit})
-    pieces = deque(_lines(text.replace("\r\n", "\n")))
+    if limit < _MIN_LIMIT:
+        raise RenderError(f"a part limit under {_MIN_LIMIT} cannot hold a reopened code fence")
     parts: list[str] = []
+    opening = prefix  # how the part being filled starts: the prefix, or the fence it reopens
     fence: str | None = None  # the opening line of the fence open at the end of `buffer`
-    buffer, has_body = prefix, False
-    while pieces:
-        piece = pieces.popleft()
-        after = _fence_after(piece, fence)
-        reserve = len(_CLOSE) if after is not None else 0
-        if units(buffer) + units(piece) + reserve <= limit:
-            buffer += piece
-            fence = after
-            has_body = has_body or bool(piece.strip())
-            continue
-        if has_body:
-            parts.append(_closed(buffer, fence))
-            buffer, has_body = _reopened(fence), False
-            pieces.appendleft(piece)
-            continue
-        # Not even an empty part holds this piece: cut it, and place the head first.
-        head, tail = _cut(piece, limit - units(buffer) - len(_CLOSE))
-        pieces.extendleft((tail, head))
+    buffer, used, has_body = prefix, units(prefix), False
+    for line in _lines(text.replace("\r\n", "\n")):
+        start = 0  # `line[start:]` is still to place
+        while start < len(line):
+            room = limit - used
+            if len(line) - start <= room:  # else it cannot fit: a unit per character at least
+                piece = line[start:]
+                size, after = units(piece), _fence_after(piece, fence)
+                if size + (len(_CLOSE) if after is not None else 0) <= room:
+                    buffer += piece
+                    used += size
+                    fence, has_body = after, has_body or bool(piece.strip())
+                    break
+            if has_body:
+                parts.append(_closed(buffer, fence))
+                opening = _reopened(fence)
+                buffer, used, has_body = opening, units(opening), False
+                continue
+            if buffer != opening:
+                # Only blanks since the part's opening, and what follows does not fit after
+                # them: drop them (they would be trimmed from a part of their own).
+                buffer, used = opening, units(opening)
+                continue
+            # Not even an empty part holds the rest: cut it, keeping room to close a fence.
+            end = _cut(line, start, room - len(_CLOSE))
+            head = line[start:end]
+            buffer += head
+            used += units(head)
+            fence, has_body, start = _fence_after(head, fence), bool(head.strip()), end
     if has_body:
         parts.append(buffer.strip())
     return tuple(parts)
@@ -308,23 +328,25 @@ def _reopened(fence: str | None) -> str:
     return fence + "\n" if fence is not None else ""
 
 
-def _cut(piece: str, room: int) -> tuple[str, str]:
-    """Split `piece` so the head fits `room` units: after the last space in the second half
-    of what fits, else at the last safe character boundary."""
-    end, used = 0, 0
-    while end < len(piece):
-        size = 2 if ord(piece[end]) > 0xFFFF else 1
+def _cut(line: str, start: int, room: int) -> int:
+    """Where to cut `line[start:]` so the head fits `room` units (at least one character):
+    after the last space in the second half of what fits, else at the last boundary that
+    breaks no character sequence, else (a sequence longer than the room) where the room ends."""
+    end, used = start, 0
+    while end < len(line):
+        size = 2 if ord(line[end]) > 0xFFFF else 1
         if used + size > room:
             break
         used += size
         end += 1
-    end = max(end, 1)  # a part always takes something, or the split would never end
-    space = piece.rfind(" ", 0, end)
-    if space >= end // 2 and space > 0:
-        return piece[: space + 1], piece[space + 1 :]
-    while 1 < end < len(piece) and _joined(piece, end):
-        end -= 1
-    return piece[:end], piece[end:]
+    end = max(end, start + 1)  # a part always takes something, or the split would never end
+    space = line.rfind(" ", start, end)
+    if space > start and space - start >= (end - start) // 2:
+        return space + 1
+    cut = end
+    while start < cut < len(line) and _joined(line, cut):
+        cut -= 1
+    return cut if cut > start else end
 
 
 def _joined(text: str, index: int) -> bool:

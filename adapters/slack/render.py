@@ -11,15 +11,19 @@ The mentions the agent chose (the outbox action's `mentions`) are the only nativ
 `mention_prefix` renders them from the workspace manifest, and `split` cuts long text into parts
 that each stay under Slack's practical length, closing and reopening code fences at a cut.
 `place` decides the channel and thread of a reply.
+
+Model text is untrusted: every function here takes time linear in its text, so no reply can
+stall the sender (no regex searches lazily for a closer that may never come).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.errors import C2AError
 from core.events import ChatEvent, ConversationKind
 from core.manifest import Workspace
 
@@ -45,23 +49,35 @@ _PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")
 _BOLD_HELD = re.compile("\ue002(\\d+)\ue003")
 _PRIVATE = re.compile("[\ue000-\ue003]")
 _FENCE_LINE = re.compile(r"^\s{0,3}(```+|~~~+)")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")  # its text: the rest, less closing `#`s and blanks
 _BULLET = re.compile(r"^(\s*)[-*+]\s+(?=\S)")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_AUTOLINK = re.compile(r"<((?:https?://|mailto:)[^\s<>|]+)>")
-_BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_BACKTICKS = re.compile(r"`+")
+# Neither part holds `[`, so the text each candidate link scans ends where the next begins.
+_LINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*<?([^)\s>\[]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# An address holds no placeholder: code inside one leaves the link as text.
+_AUTOLINK = re.compile(r"<((?:https?://|mailto:)[^\s<>|\ue000-\ue003]+)>")
+_SPACES = re.compile(" *")
+# Emphasis as (opener, closer): each captures its mark, the text between is at least one
+# character, and `_delimited` pairs them. Searching `opener(.+?)closer` instead takes time
+# quadratic in a line of openers that are never closed.
+_Delimiter = tuple[re.Pattern[str], re.Pattern[str]]
+_BOLD: _Delimiter = (re.compile(r"(?=(\*\*|__)\S)"), re.compile(r"(?<=\S)(?=(\*\*|__))"))
+_ITALIC: _Delimiter = (
+    re.compile(r"(?<![\w*])(?=(\*)[^\s*])"),
+    re.compile(r"(?<=[^\s*])(?=(\*)(?![\w*]))"),
+)
+_STRIKE: _Delimiter = (re.compile(r"(?=(~~)\S)"), re.compile(r"(?<=\S)(?=(~~))"))
 _BROADCAST = re.compile(r"(?<![\w@])@(here|channel|everyone)\b", re.IGNORECASE)
-_SAFE_URL = re.compile(r"^(?:https?://|mailto:)[^\s<>|]+$", re.IGNORECASE)
+_SAFE_URL = re.compile(r"^(?:https?://|mailto:)[^\s<>|\ue000-\ue003]+$", re.IGNORECASE)
 _USER_ID = re.compile(r"^[UW][A-Z0-9]+$")
 _GROUP_ID = re.compile(r"^S[A-Z0-9]+$")
 _MESSAGE_EVENT = re.compile(r"^slack:[^:]+:([^:/~]+):(\d+\.\d+)(?:~.*)?$")
 
 
-class RenderError(ValueError):
+class RenderError(C2AError):
     """An action that cannot become a Slack message (an unknown or unbound recipient)."""
+
+    code = "render_failed"
 
 
 def escape(text: str) -> str:
@@ -76,7 +92,10 @@ def to_mrkdwn(markdown: str) -> str:
     headings become bold lines, `-`/`*` bullets become `•`, `[text](url)` and `<url>` become
     `<url|text>` for http(s) and mailto addresses (other links stay text), inline code and
     fenced blocks keep their content (fences lose their language tag, which Slack would show),
-    and an unclosed fence is closed.
+    and an unclosed fence is closed. Inline code is a run of backticks closed by the next run
+    of the same length; an emphasis opener closes at the first closer after it.
+
+    Runs in time linear in the text, whatever it holds.
     """
     text = _PRIVATE.sub("", markdown.replace("\r\n", "\n").replace("\r", "\n"))
     out: list[str] = []
@@ -102,7 +121,8 @@ def to_mrkdwn(markdown: str) -> str:
 def _prose_line(line: str) -> str:
     heading = _HEADING.match(line)
     if heading:
-        return f"*{_inline(heading.group(1))}*" if heading.group(1) else ""
+        text = line[heading.end() :].rstrip().rstrip("#").rstrip()
+        return f"*{_inline(text)}*" if text else ""
     bullet = _BULLET.match(line)
     if bullet:
         return f"{bullet.group(1)}• {_inline(line[bullet.end() :])}"
@@ -117,38 +137,99 @@ def _inline(text: str) -> str:
         kept.append(rendered)
         return f"\ue000{len(kept) - 1}\ue001"
 
-    def code(match: re.Match[str]) -> str:
-        content = match.group(2)
-        return keep(f"`{escape(content)}`" if "`" not in content else escape(match.group(0)))
+    def restore(text: str) -> str:
+        return _PLACEHOLDER.sub(lambda m: kept[int(m.group(1))], text)
+
+    def code(whole: str, content: str) -> str:
+        return keep(f"`{escape(content)}`" if "`" not in content else escape(whole))
 
     def link(match: re.Match[str]) -> str:
         label, url = match.group(1), match.group(2)
         if not _SAFE_URL.match(url):
             return match.group(0)  # stays text (escaped below): never a native sequence
         label = label.strip() or url
-        return keep(f"<{escape(url)}|{_emphasis(_defuse(escape(label)))}>")
+        return keep(f"<{escape(url)}|{restore(_emphasis(_defuse(escape(label))))}>")
 
     def autolink(match: re.Match[str]) -> str:
         return keep(f"<{escape(match.group(1))}>")
 
-    text = _CODE_SPAN.sub(code, text)
+    text = _replace(text, _code_spans(text), code)
     text = _LINK.sub(link, text)
     text = _AUTOLINK.sub(autolink, text)
-    text = _emphasis(_defuse(escape(text)))
-    return _PLACEHOLDER.sub(lambda m: kept[int(m.group(1))], text)
+    return restore(_emphasis(_defuse(escape(text))))
 
 
 def _emphasis(text: str) -> str:
+    """One line's bold, italic and strike as mrkdwn."""
     bold: list[str] = []
 
-    def hold(match: re.Match[str]) -> str:
-        bold.append(match.group(2))
+    def hold(whole: str, content: str) -> str:
+        bold.append(content)
         return f"\ue002{len(bold) - 1}\ue003"
 
-    text = _BOLD.sub(hold, text)
-    text = _ITALIC.sub(r"_\1_", text)
-    text = _STRIKE.sub(r"~\1~", text)
+    text = _replace(text, _delimited(text, _BOLD), hold)
+    text = _replace(text, _delimited(text, _ITALIC), lambda _, content: f"_{content}_")
+    text = _replace(text, _delimited(text, _STRIKE), lambda _, content: f"~{content}~")
     return _BOLD_HELD.sub(lambda m: f"*{bold[int(m.group(1))]}*", text)
+
+
+# A span of a line: where it starts, where its content starts and ends, where it ends.
+_Span = tuple[int, int, int, int]
+
+
+def _replace(text: str, spans: Iterable[_Span], render: Callable[[str, str], str]) -> str:
+    """`text` with each span (in order, none overlapping) replaced by `render(whole, content)`."""
+    out: list[str] = []
+    done = 0
+    for start, body, body_end, end in spans:
+        out += (text[done:start], render(text[start:end], text[body:body_end]))
+        done = end
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _code_spans(line: str) -> Iterator[_Span]:
+    """The code spans of a line, from the left: a run of backticks and the next run of the same
+    length; a run with none after it is text. Linear: each run knows the next of its length."""
+    runs = [match.span() for match in _BACKTICKS.finditer(line)]
+    same_after: list[int | None] = [None] * len(runs)
+    last: dict[int, int] = {}
+    for index in range(len(runs) - 1, -1, -1):
+        start, end = runs[index]
+        same_after[index] = last.get(end - start)
+        last[end - start] = index
+    index = 0
+    while index < len(runs):
+        closing = same_after[index]
+        if closing is None:
+            index += 1
+            continue
+        yield runs[index][0], runs[index][1], runs[closing][0], runs[closing][1]
+        index = closing + 1
+
+
+def _delimited(line: str, delimiter: _Delimiter) -> Iterator[_Span]:
+    """The spans `opener content closer` of a line as the lazy search `opener(.+?)closer` finds
+    them, from the left and with the same mark on both sides, in linear time: whether a closer
+    closes does not depend on the opener, so each opener takes the first closer after it."""
+    opener, closer = delimiter
+    closers: dict[str, list[int]] = {}
+    for match in closer.finditer(line):
+        closers.setdefault(match.group(1), []).append(match.start())
+    seen = dict.fromkeys(closers, 0)  # per mark, the closers before this one close no opener
+    free = 0  # where the next span may start
+    for match in opener.finditer(line):
+        start, mark = match.start(), match.group(1)
+        if start < free or mark not in closers:
+            continue
+        found, body = closers[mark], start + len(mark)
+        index = seen[mark]
+        while index < len(found) and found[index] <= body:  # the content is never empty
+            index += 1
+        seen[mark] = index
+        if index < len(found):
+            free = found[index] + len(mark)
+            yield start, body, found[index], free
 
 
 def _defuse(text: str) -> str:
@@ -191,58 +272,67 @@ def mention_prefix(mentions: Sequence[str], workspace: Workspace) -> str:
 def split(text: str, limit: int = MAX_CHARS) -> list[str]:
     """Cut text into parts of at most `limit` characters, at line ends where possible, then at
     spaces, never inside an entity or a `<…>` sequence; a code block cut in two is closed at
-    the end of one part and reopened at the start of the next. Raises ValueError for a limit
-    too small to hold a fenced line."""
+    the end of one part and reopened at the start of the next. Runs in time linear in the text.
+    Raises RenderError for a limit too small to hold a fenced line."""
     if limit < 32:
-        raise ValueError(f"split limit {limit} is too small")
+        raise RenderError(f"split limit {limit} is too small")
     parts: list[str] = []
     current: list[str] = []
+    used = 0  # the length of `current` joined by line breaks
     in_code = False
+    reopened = False  # whether `current` opens with a fence reopened after a cut
 
-    def used() -> int:
-        return sum(len(line) + 1 for line in current) - 1 if current else 0
+    def add(line: str) -> None:
+        nonlocal used
+        used += len(line) + (1 if current else 0)
+        current.append(line)
 
     def flush() -> None:
-        if any(line.strip() and line != FENCE for line in current):
+        nonlocal used, reopened
+        if any(line.strip() for line in (current[1:] if reopened else current)):
             parts.append("\n".join([*current, FENCE] if in_code else current))
         current.clear()
+        used, reopened = 0, in_code
         if in_code:
-            current.append(FENCE)
+            add(FENCE)
 
-    for whole in text.split("\n"):
-        line = whole
+    for line in text.split("\n"):
+        start = 0  # `line[start:]` is still to place
         while True:
-            code_after = in_code != (line == FENCE)
+            rest = len(line) - start
+            code_after = in_code != (rest == len(FENCE) and line.startswith(FENCE, start))
             reserve = len(FENCE) + 1 if code_after else 0  # room to close the fence
             separator = 1 if current else 0
-            if used() + separator + len(line) + reserve <= limit:
-                current.append(line)
+            if used + separator + rest + reserve <= limit:
+                add(line[start:])
                 in_code = code_after
                 break
             if current and current != [FENCE]:
                 flush()  # the line may fit in a part of its own
                 continue
-            head, line = _cut(line, limit - used() - separator - reserve)
-            current.append(head)
+            head_end, rest_start = _cut(line, start, limit - used - separator - reserve)
+            add(line[start:head_end])
             flush()
-            if not line:
+            start = rest_start
+            if start >= len(line):
                 break
     flush()
     return parts or [""]
 
 
-def _cut(line: str, room: int) -> tuple[str, str]:
-    """The longest head of `line` within `room` that ends at a space if one is near, and never
-    inside `&…;` or `<…>`; the rest."""
-    cut = room
-    space = line.rfind(" ", room // 2, room + 1)
-    if space > 0:
+def _cut(line: str, start: int, room: int) -> tuple[int, int]:
+    """Where the head of `line[start:]` ends, within `room` and at a space if one is near, never
+    inside `&…;` or `<…>`, and where the rest starts (blanks at the cut dropped)."""
+    cut = start + room
+    space = line.rfind(" ", start + room // 2, cut + 1)
+    if space > start:
         cut = space
     for opener, closer in (("&", ";"), ("<", ">")):
-        start = line.rfind(opener, 0, cut)
-        if start > 0 and line.find(closer, start, cut) < 0:
-            cut = start
-    return line[:cut].rstrip(" "), line[cut:].lstrip(" ")
+        begin = line.rfind(opener, start, cut)
+        if begin > start and line.find(closer, begin, cut) < 0:
+            cut = begin
+    blanks = _SPACES.match(line, cut)
+    return start + len(line[start:cut].rstrip(" ")), blanks.end() if blanks else cut
 
 
 def render_message(

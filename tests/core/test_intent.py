@@ -1,8 +1,10 @@
 import pytest
+from fuzz.bounds import timed
 
 from core.intent import (
     DEFAULT_PATTERNS,
     DEFAULT_RULES,
+    READ_LIMIT,
     Intent,
     IntentClassifier,
     IntentRules,
@@ -466,3 +468,39 @@ def test_has_agrees_with_classify_on_every_intent(text: str) -> None:
     found = DEFAULT_RULES.classify(text)
     for intent in Intent:
         assert DEFAULT_RULES.has(text, intent) == (intent in found), intent
+
+
+# Long messages
+
+
+# Messages on which a phrase's negation and question guards took time quadratic in their length.
+LONG_MESSAGES = {
+    "negated phrases in one clause": "not blocked " * 10_000,
+    "negated phrases in many clauses": "not blocked. " * 10_000,
+    "phrases in one long question": "i'm not blocked? " * 10_000,
+    "reports in one long question": "deployed to a " * 10_000 + "?",
+}
+
+
+@pytest.mark.parametrize("text", LONG_MESSAGES.values(), ids=LONG_MESSAGES.keys())
+def test_a_long_message_is_read_in_time(text: str) -> None:
+    timed("classify", lambda: DEFAULT_RULES.classify(text))
+    for intent in Intent:
+        timed("has", lambda: DEFAULT_RULES.has(text, intent))  # noqa: B023 (called at once)
+
+
+def test_a_message_longer_than_the_read_limit_is_read_by_its_start() -> None:
+    filler = "and so on " * (READ_LIMIT // 10)
+    assert Intent.URGENT in intents("urgent: " + filler)
+    assert Intent.URGENT not in intents(filler + "urgent")
+
+
+def test_a_cut_message_never_ends_where_it_was_cut() -> None:
+    assert Intent.STOP not in intents("stop" + " " * READ_LIMIT + "the build later?")
+    assert intents("thanks " * READ_LIMIT) == frozenset()
+
+
+def test_a_flood_of_messages_full_of_guarded_phrases_is_read_in_time() -> None:
+    # Each guard used to scan the text from its start: over 30 ms per message of this length.
+    flood = [f"{i} " + "not blocked " * (READ_LIMIT // 12) for i in range(150)]
+    timed("classify", lambda: [DEFAULT_RULES.classify(text) for text in flood])

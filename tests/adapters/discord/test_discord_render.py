@@ -6,6 +6,7 @@ import random
 
 import pytest
 from builders import D_BACKEND_ROLE, D_HUMAN, D_W1, local_workspace
+from fuzz.bounds import timed
 
 from adapters.discord.render import (
     MESSAGE_LIMIT,
@@ -125,9 +126,46 @@ def test_random_texts_always_give_parts_within_the_limit_with_balanced_fences() 
         assert all(p.count("```") % 2 == 0 for p in parts[:-1])
 
 
+@pytest.mark.parametrize("blank", [" ", "\n", "\t", " \n"])
+@pytest.mark.parametrize("prefix", ["", "<@900000000000000002> "])
+def test_a_text_opening_with_a_whitespace_run_longer_than_a_part_is_split_in_time(
+    blank: str, prefix: str
+) -> None:
+    text = blank * 3000 + "hello"
+
+    parts = timed("split_text", lambda: split_text(text, prefix=prefix))
+
+    assert len(parts) == 1 and units(parts[0]) <= MESSAGE_LIMIT
+    assert parts[0].startswith(prefix.strip()) and parts[0].endswith("hello")
+
+
+def test_blank_lines_longer_than_a_part_inside_a_code_block_are_split_in_time() -> None:
+    text = "```py\n" + "x = 1\n" * 300 + "\n" * 2500 + "z" * 3000 + "\n```"
+
+    parts = timed("split_text", lambda: split_text(text))
+
+    assert all(units(p) <= MESSAGE_LIMIT for p in parts)
+    assert all(p.count("```") % 2 == 0 for p in parts)
+    assert "".join(parts).count("z") == 3000
+
+
+def test_a_character_sequence_longer_than_a_part_is_cut_where_the_part_ends() -> None:
+    text = "e" + "\u0301" * 5000  # one letter with 5,000 combining accents
+
+    parts = timed("split_text", lambda: split_text(text))
+
+    assert [units(p) for p in parts] == [1996, 1996, 1009]
+    assert "".join(parts) == text
+
+
 def test_mentions_that_leave_no_room_are_refused() -> None:
     with pytest.raises(RenderError, match="no room"):
         split_text("hi", limit=20, prefix="<@900000000000000002> <@900000000000000003> ")
+
+
+def test_a_part_limit_too_small_for_a_reopened_fence_is_refused() -> None:
+    with pytest.raises(RenderError, match="reopened code fence"):
+        split_text("```py\nx\n```", limit=40)
 
 
 # -- mentions -----------------------------------------------------------------------------------

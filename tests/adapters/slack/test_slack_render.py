@@ -8,9 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 from builders import LEAD, W1, W2, local_workspace
+from fuzz.bounds import timed
 
 from adapters.slack.render import (
     FENCE,
+    MAX_CHARS,
     Placement,
     RenderError,
     mention_prefix,
@@ -20,6 +22,7 @@ from adapters.slack.render import (
     split,
     to_mrkdwn,
 )
+from core.errors import C2AError
 from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
 
 WORKSPACE = local_workspace()
@@ -55,6 +58,12 @@ def test_an_unclosed_fence_is_closed() -> None:
     assert to_mrkdwn("look:\n```\nx = 1") == "look:\n```\nx = 1\n```"
 
 
+def test_code_inside_a_link_shows_as_code_and_never_as_a_placeholder() -> None:
+    assert to_mrkdwn("[`a<b`](https://x.example)") == "<https://x.example|`a&lt;b`>"
+    assert to_mrkdwn("[x](https://x.example/`a`)") == "[x](https://x.example/`a`)"
+    assert to_mrkdwn("<https://x.example/`a`>") == "&lt;https://x.example/`a`&gt;"
+
+
 def test_ampersands_and_angle_brackets_outside_code_are_escaped() -> None:
     assert to_mrkdwn("a & b < c > d &amp;") == "a &amp; b &lt; c &gt; d &amp;amp;"
 
@@ -85,6 +94,39 @@ def test_stray_mentions_in_model_text_render_harmless(stray: str) -> None:
     outside_code = re.sub(r"```.*?```|`[^`]*`", "", rendered, flags=re.DOTALL)
     assert not re.search(r"<[@#!]", rendered)
     assert not NATIVE.search(outside_code)
+
+
+# Lines on which a backtracking regex takes time quadratic in their length.
+HOSTILE_LINES = {
+    "heading with a long inner blank run": "# x" + " " * 100_000 + "y",
+    "long backtick run": "a" + "`" * 50_000 + "a" * 50_000,
+    "unclosed link labels": "[" * 100_000,
+    "unclosed link targets": "[](" * 33_000,
+    "unclosed bold": "**a " * 25_000,
+    "unclosed italic": "*a *" * 25_000,
+    "unclosed strike": "~~a " * 25_000,
+}
+
+
+@pytest.mark.parametrize("line", HOSTILE_LINES.values(), ids=HOSTILE_LINES.keys())
+def test_a_hostile_line_becomes_mrkdwn_in_time(line: str) -> None:
+    rendered = timed("to_mrkdwn", lambda: to_mrkdwn(line))
+    assert len(rendered) >= len(line.strip())
+
+
+def test_emphasis_pairs_each_opener_with_the_first_closer_after_it() -> None:
+    text = "**a **b** c** *x *y* z* ~~p ~~q~~ r~~ __u__ **"
+    assert to_mrkdwn(text) == "*a **b* c** _x *y_ z* ~p ~~q~ r~~ *u* **"
+
+
+def test_code_spans_close_on_the_first_run_of_their_length() -> None:
+    assert to_mrkdwn("`a` ``b`c`` ```d``` `e ``f` **g**") == "`a` ``b`c`` `d` `e ``f` *g*"
+
+
+def test_text_of_many_blank_lines_is_split_in_time() -> None:
+    parts = timed("split", lambda: split("\n" * 100_000 + "x"))
+    assert all(len(part) <= MAX_CHARS for part in parts)
+    assert "".join(parts).strip() == "x"
 
 
 def test_intended_mentions_render_natively_from_the_manifest() -> None:
@@ -142,6 +184,19 @@ def test_a_line_longer_than_the_limit_is_cut_between_words_never_inside_an_entit
     assert all(part.endswith("b") and part.startswith("a") for part in parts)
     unbroken = split("<https://x.example/" + "y" * 60 + "|t> " + "z" * 90, 100)
     assert unbroken[0] == "<https://x.example/" + "y" * 60 + "|t>"
+
+
+@pytest.mark.parametrize("text", ["```\n" * 300, "```\n" + "\n" * 400 + "```\nafter"])
+def test_code_fences_alone_in_a_part_are_kept(text: str) -> None:
+    parts = split(text, 100)
+    assert all(len(part) <= 100 for part in parts)
+    assert "".join(parts).count(FENCE) >= text.count(FENCE)
+
+
+def test_a_split_limit_too_small_for_a_fenced_line_is_refused_with_the_projects_error() -> None:
+    with pytest.raises(C2AError, match="too small"):
+        split("hello", 20)
+    assert issubclass(RenderError, C2AError)
 
 
 def test_mentions_come_before_a_fence_on_their_own_line() -> None:
