@@ -111,6 +111,7 @@ class WorkspaceRun:
                 history=data_dir / f"{self.name}.webchat.jsonl",
                 port=webchat_port,
                 token=token_from(environ),
+                redactor=self.redactor,
             )
             self.senders["webchat"] = WebchatSender(self.webchat, workspace.manifest.signals)
         self._discord_sender: DiscordSender | None = None

@@ -42,6 +42,7 @@ from adapters.webchat.history import History, Message
 from adapters.webchat.normalise import PLATFORM, dm_channel, event_id, find_mentions
 from core.clock import Clock, format_time
 from core.manifest import WebchatWorkspace, Workspace
+from core.redact import Redactor
 from core.store import Store, StoredDelivery
 
 __all__ = ["WebChat"]
@@ -68,7 +69,10 @@ class WebChat:
         history: Path | None = None,
         port: int | None = None,
         token: str | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
+        """`redactor` blanks secrets in what people post before the record keeps it (the
+        record is a file on this machine, like the ledger); by default, by shape only."""
         self.config = workspace.manifest.webchat or WebchatWorkspace()
         self.workspace = workspace.manifest.workspace
         self.agents = list(workspace.agent_ids)
@@ -77,6 +81,7 @@ class WebChat:
         self.store = store
         self.clock = clock
         self.history = History(history)
+        self.redactor = redactor or Redactor()
         self.port = self.config.port if port is None else port
         self.access = Access(token or new_token(), self.config)
         self._sockets: set[web.WebSocketResponse] = set()
@@ -213,6 +218,7 @@ class WebChat:
     async def _record(self, payload: dict[str, Any]) -> Message | None:
         """Keep, hand to the host (durable when this returns), then show."""
         payload = {**payload, "workspace": self.workspace, "ts": format_time(self.clock.now())}
+        payload = self.redactor.data(payload)
         message = self.history.record(payload)
         await self.receive(PLATFORM, payload, self._via(payload))
         if message is not None:

@@ -70,7 +70,11 @@ def leaks(where: str) -> list[str]:
 
 
 def stored_bytes(data: Path) -> str:
-    found = b"".join(path.read_bytes() for path in sorted(data.glob("*.sqlite3*")))
+    """Every file the run left in its data directory: the ledger, its WAL, the web chat's
+    record."""
+    files = sorted(data.glob("*.sqlite3*")) + sorted(data.glob("*.webchat.jsonl"))
+    assert any(path.name.endswith(".webchat.jsonl") for path in files)
+    found = b"".join(path.read_bytes() for path in files)
     return found.decode("utf-8", "replace")
 
 
@@ -107,7 +111,10 @@ def test_no_secret_pasted_into_the_chat_is_stored_logged_shown_to_a_model_or_ech
         await until(lambda: bool(runs) or task.done(), "the workspace to start")
         chat = runs[0].webchat
         assert chat is not None
-        async with aiohttp.ClientSession() as http, http.ws_connect(f"{chat.url}ws") as socket:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(chat.link("/ws"), origin=chat.origin) as socket,
+        ):
             post = {"op": "post", "as": "ana", "channel": "general"}
             await socket.send_json({**post, "text": message_with_every_secret()})
             await until(lambda: len(chat.history.messages) >= 1, "the post to land")
