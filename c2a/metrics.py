@@ -11,13 +11,14 @@ harnesses finished) is read from the ledger or the harnesses when `/metrics` is 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
 import orjson
 from aiohttp import web
 
+from adapters.webchat.access import is_loopback
 from core.engine import Emission
 from core.outbox import PermanentSendError, Sender, TransientSendError
 from core.sqlite_store import SQLiteStore
@@ -228,6 +229,18 @@ def turns_read(workspace: str, harnesses: Mapping[str, object]) -> Reader:
 # ---- serving -------------------------------------------------------------------------------
 
 
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def _loopback_host(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Refuses a request whose Host is not a loopback name: a DNS-rebinding page (a name of
+    its own resolving to 127.0.0.1) must not read the agents' names and counts."""
+    if not is_loopback(request.url.host or ""):
+        return web.Response(status=403, text="this server answers only to a loopback name\n")
+    return await handler(request)
+
+
 async def serve_metrics(
     metrics: Metrics, health: Callable[[], dict[str, Any]], port: int
 ) -> web.AppRunner:
@@ -244,7 +257,7 @@ async def serve_metrics(
     async def scrape(request: web.Request) -> web.Response:
         return web.Response(text=metrics.render(), content_type="text/plain", charset="utf-8")
 
-    app = web.Application()
+    app = web.Application(middlewares=[_loopback_host])
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", scrape)
     runner = web.AppRunner(app, access_log=None)

@@ -102,6 +102,24 @@ def test_healthz_says_503_when_a_harness_is_down() -> None:
     asyncio.run(run())
 
 
+def test_health_and_metrics_answer_only_to_a_loopback_host() -> None:
+    async def run() -> None:
+        runner = await serve_metrics(Metrics(), lambda: {"ok": True}, 0)
+        port = runner.addresses[0][1]
+        try:
+            async with asyncio.timeout(5), aiohttp.ClientSession() as http:
+                for path in ("/healthz", "/metrics"):
+                    url = f"http://127.0.0.1:{port}{path}"
+                    async with http.get(url, headers={"Host": "rebound.example"}) as refused:
+                        assert refused.status == 403
+                    async with http.get(url, headers={"Host": f"localhost:{port}"}) as ok:
+                        assert ok.status == 200
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(run())
+
+
 class ScriptedSender:
     """A platform that answers each send with the next scripted outcome."""
 
