@@ -23,6 +23,7 @@ from core.jsonrpc import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     BadLine,
+    JsonRpcNotification,
     JsonRpcRequest,
     JsonRpcResponse,
     ProtocolError,
@@ -43,6 +44,11 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 BAD_LINES_KEPT = 100  # the most recent bad lines kept for inspection; a flood cannot grow it
+# Requests and notifications from the peer being handled at once. A peer that sends more is
+# answered "busy" (requests) or dropped with a bad line (notifications), so a flood of valid
+# calls cannot grow the host's tasks without end; the reader never waits, so no deadlock.
+MAX_IN_FLIGHT = 64
+SERVER_BUSY = -32000  # JSON-RPC's range for implementation-defined server errors
 
 Params = dict[str, Any] | None
 Handler = Callable[[Params], Awaitable[Any]]
@@ -159,6 +165,8 @@ class Connection:
                     await self._bad(message)
                 elif isinstance(message, JsonRpcResponse):
                     self._resolve(message)
+                elif len(self._tasks) >= MAX_IN_FLIGHT:
+                    await self._busy(message)
                 elif isinstance(message, JsonRpcRequest):
                     self._spawn(self._answer(message.id, message.method, message.params))
                 else:
@@ -207,6 +215,13 @@ class Connection:
             await handler(params)
         except Exception:
             log.exception("notification handler for %s failed", method)
+
+    async def _busy(self, message: JsonRpcRequest | JsonRpcNotification) -> None:
+        """A call beyond `MAX_IN_FLIGHT`: a request is answered busy, a notification dropped."""
+        reason = f"{MAX_IN_FLIGHT} calls already in flight: {_short(message.method)} refused"
+        self._record(BadLine("", reason))
+        if isinstance(message, JsonRpcRequest):
+            await self._answer_error(message.id, SERVER_BUSY, f"busy: {reason}, retry later")
 
     async def _answer_error(self, rid: Any, code: int, message: str) -> None:
         error = {"code": code, "message": message}

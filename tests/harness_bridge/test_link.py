@@ -21,7 +21,9 @@ from core.jsonrpc import (
 )
 from harness_bridge.rpc import (
     INVALID_REQUEST,
+    MAX_IN_FLIGHT,
     METHOD_NOT_FOUND,
+    SERVER_BUSY,
     PARSE_ERROR,
     Connection,
     MalformedResponse,
@@ -79,6 +81,33 @@ def test_concurrent_requests_get_their_own_answers_even_out_of_order() -> None:
         await asyncio.sleep(0)
         assert await host.request("fast", {"n": 2}) == {"fast": {"n": 2}}
         assert await slow_answer == {"slow": {"n": 1}}
+
+    linked(test)
+
+
+def test_a_flood_of_valid_calls_is_answered_busy_beyond_the_in_flight_bound() -> None:
+    async def test(host: Connection, harness: Connection) -> None:
+        release = asyncio.Event()
+        started = 0
+
+        async def slow(params: dict[str, Any] | None) -> Any:
+            nonlocal started
+            started += 1
+            await release.wait()
+            return "done"
+
+        harness.on_request("slow", slow)
+        host.start()
+        harness.start()
+        calls = [asyncio.create_task(host.request("slow")) for _ in range(MAX_IN_FLIGHT + 5)]
+        answers = await asyncio.wait_for(
+            asyncio.gather(*calls[MAX_IN_FLIGHT:], return_exceptions=True), 2
+        )
+        assert started == MAX_IN_FLIGHT, "no more handlers run at once than the bound"
+        assert all(isinstance(a, RpcError) and a.rpc_code == SERVER_BUSY for a in answers)
+        release.set()
+        assert await asyncio.gather(*calls[:MAX_IN_FLIGHT]) == ["done"] * MAX_IN_FLIGHT
+        assert await host.request("slow") == "done", "the link serves again once calls end"
 
     linked(test)
 
