@@ -193,7 +193,15 @@ class WorkspaceRun:
                     f"{self.name}: the web chat cannot listen on {where} ({exc.strerror}); "
                     "stop what uses that port, or set webchat.port in the manifest"
                 ) from None
-            log.info("%s: web chat ready, open %s", self.name, url)
+            # The address with its token is for the person at the terminal, on standard output
+            # as notebook servers print theirs; logs (often kept, shipped, shared) never hold
+            # the token, and the redaction of logs would blank it anyway.
+            print(f"{self.name}: web chat ready, open {url}", flush=True)
+            log.info(
+                "%s: web chat ready on %s/ (its address with the token is on standard output)",
+                self.name,
+                self.webchat.origin,
+            )
             if not is_loopback(self.webchat.config.host):
                 log.warning(
                     "%s: the web chat listens on %s, not only on this machine: whoever can "

@@ -86,17 +86,24 @@ def c2a(tmp_path: Path, model: AttentiveModel) -> Iterator[str]:
         str(EMBEDDED),
     ]
     command += ["--data-dir", str(tmp_path / "data"), "--webchat-port", "0"]
+    # The address to open is on standard output, the log on standard error: read both.
     process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, encoding="utf-8"
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        encoding="utf-8",
     )
-    assert process.stderr is not None
+    assert process.stdout is not None
     lines: list[str] = []
     found: dict[str, str] = {}
     ready = threading.Event()
 
     def read() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
+        assert process.stdout is not None
+        for line in process.stdout:
             lines.append(line)
             match = re.search(r"web chat ready, open (http://\S+)", line)
             if match:
@@ -113,7 +120,7 @@ def c2a(tmp_path: Path, model: AttentiveModel) -> Iterator[str]:
         process.send_signal(signal.SIGTERM)
         code = process.wait(30)
         reader.join(5)
-        process.stderr.close()
+        process.stdout.close()
     log = "".join(lines)
     assert code == 0, log
     assert "Traceback" not in log, log

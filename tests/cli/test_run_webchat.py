@@ -131,7 +131,7 @@ def test_one_conversation_through_the_web_chat(tmp_path: Path) -> None:
 
 
 def test_the_printed_url_carries_a_new_token_each_run(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     async def scenario() -> list[str]:
         urls = []
@@ -142,9 +142,13 @@ def test_the_printed_url_carries_a_new_token_each_run(
 
     with caplog.at_level(logging.INFO, logger="c2a.run"):
         urls = asyncio.run(scenario())
+    printed = capsys.readouterr().out
     for url in urls:
         assert re.fullmatch(r"http://127\.0\.0\.1:[0-9]+/\?token=[A-Za-z0-9_-]{43}", url), url
-        assert f"local: web chat ready, open {url}" in caplog.messages
+        assert f"local: web chat ready, open {url}\n" in printed
+        token = url.split("=")[1]
+        assert not [m for m in caplog.messages if token in m], "the token is never logged"
+    assert len([m for m in caplog.messages if "web chat ready on http://127.0.0.1:" in m]) == 2
     assert urls[0].split("=")[1] != urls[1].split("=")[1]
     assert not [r for r in caplog.records if r.name == "c2a.run" and r.levelno >= logging.WARNING]
 

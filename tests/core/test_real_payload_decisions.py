@@ -49,7 +49,8 @@ def turns(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_deleting_a_thread_parent_cancels_its_pending_turn() -> None:
     # A parent with replies is not deleted but turned into a tombstone (slack-bolt's and
     # python-slack-sdk's message_changed shape, message.subtype "tombstone").
-    root = slack_message(ROOT_TS, f"<@{LEAD}> can you look at the build?")
+    # A fragment, so its turn waits for the compose window (a complete question starts sooner).
+    root = slack_message(ROOT_TS, f"<@{LEAD}> about the build")
     reply = slack_message("1767225601.000100", "same here", user="U0BOB", thread_ts=ROOT_TS)
     tombstone = {
         "type": "message",

@@ -239,7 +239,8 @@ def test_typing_in_a_channel_holds_only_the_typists_own_turn(
 ) -> None:
     async def scenario() -> None:
         async with composing(monkeypatch) as world:
-            sent = await world.fake.user_says(CHANNEL, D_HUMAN, f"<@{D_W1}> is staging green?")
+            # A fragment, not a complete question, so the compose window (3 s) applies.
+            sent = await world.fake.user_says(CHANNEL, D_HUMAN, f"<@{D_W1}> so about staging")
             asked = f"discord:{sent['id']}"
             await world.arrived(asked, count=len(DISCORD_IDS))
             world.tick(at(2))
