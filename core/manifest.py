@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -23,6 +22,7 @@ from pydantic import (
 )
 
 from core.errors import ManifestError
+from core.yaml_safe import key_path, read_yaml
 
 __all__ = [
     "AgentConfig",
@@ -257,6 +257,8 @@ class Manifest(_Strict):
 
 def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
     """Validate already-parsed YAML; raises ManifestError naming source, key path and problem."""
+    if not isinstance(data, Mapping):
+        raise ManifestError(f"{source}: a manifest must be a mapping of keys", {"file": source})
     try:
         return Manifest.model_validate(data)
     except ValidationError as exc:
@@ -267,28 +269,13 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
 
 
 def load_manifest(path: str | Path) -> Manifest:
-    """Read and validate a manifest file; raises ManifestError for every problem a person makes."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ManifestError(f"{source}: cannot read: {exc.strerror}", {"file": source}) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ManifestError(
-            f"{source}: {where}not valid YAML: {problem}", {"file": source}
-        ) from None
-    if not isinstance(data, Mapping):
-        raise ManifestError(f"{source}: a manifest must be a mapping of keys", {"file": source})
-    return parse_manifest(data, source)
+    """Read and validate a manifest file (core/yaml_safe.py bounds the reading); raises
+    ManifestError for every problem a person makes."""
+    return parse_manifest(read_yaml(path), str(path))
 
 
 def _describe(source: str, error: Mapping[str, Any]) -> str:
-    path = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    path = key_path(error["loc"])
     kind = error["type"]
     if kind == "extra_forbidden":
         return f"{source}: {path}: unknown key"
