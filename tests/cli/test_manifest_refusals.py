@@ -13,6 +13,7 @@ from hostile_yaml import BILLION_LAUGHS, BILLION_LAUGHS_REFUSAL
 
 from c2a.cli import main
 from core.yaml_safe import MAX_BYTES, MAX_DEPTH
+from harness_bridge.backends.registry import available
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAD = b"version: 1\nworkspace: w\n"
@@ -22,6 +23,10 @@ FINDINGS = {
     "duplicate key": (
         HEAD + b"agents:\n  a: {harness: {backend: openai, model: x}}\n  a: {}\n",
         "line 5, column 3: agents: key 'a' appears twice (first at line 4, column 3)",
+    ),
+    "unknown backend": (
+        HEAD + b"agents: {a: {harness: {backend: nope}}}\n",
+        f"agents.a.harness.backend: unknown backend 'nope'; installed: {', '.join(available())}",
     ),
     "invalid UTF-8": (
         HEAD + b"agents: {a\xc3: {}}\n",
