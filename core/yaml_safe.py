@@ -31,7 +31,7 @@ from core.errors import ManifestError
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "key_path", "parse_yaml", "read_yaml"]
 
-# A manifest of a hundred agents is about 20 KiB; a file past this is a mistake or an attack.
+# The example team.yaml (three agents) is 2 KB; a file past this is a mistake or an attack.
 MAX_BYTES = 1 << 20
 # The deepest manifest key is six levels down; harness settings may nest a few more.
 MAX_DEPTH = 32
