@@ -21,6 +21,7 @@ a hostile file is bounded by `MAX_BYTES` and `MAX_NODES` (well under a second he
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
@@ -48,8 +49,22 @@ _CORE_TAGS = "tag:yaml.org,2002:"
 class Mark(Protocol):
     """Where in the text a problem is, as PyYAML's marks (0-based) say."""
 
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def column(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _At:
     line: int
     column: int
+
+
+def _end_of(text: str) -> _At:
+    """Where the character after `text` is."""
+    return _At(text.count("\n"), len(text) - (text.rfind("\n") + 1))
 
 
 def read_yaml(path: str | Path) -> Any:
@@ -77,13 +92,9 @@ def parse_yaml(data: bytes, source: str) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ManifestError(
-            f"{source}: line {line}, column {column}: not UTF-8 text "
-            f"(byte {data[exc.start]:#04x}); save the file as UTF-8",
-            {"file": source, "line": line, "column": column},
-        ) from None
+        where = _end_of(data[: exc.start].decode("utf-8"))  # the valid text before the bad byte
+        why = f"not UTF-8 text (byte {data[exc.start]:#04x}); save the file as UTF-8"
+        raise _refusal(source, where, None, why) from None
     try:
         loader = _Loader(text, source)
         try:
@@ -93,15 +104,10 @@ def parse_yaml(data: bytes, source: str) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = ", ".join(part for part in (exc.context, exc.problem) if part) or "unreadable"
-        raise _refusal(source, mark, [], f"not valid YAML: {problem}") from None
+        raise _refusal(source, mark, None, f"not valid YAML: {problem}") from None
     except yaml.reader.ReaderError as exc:
-        line = text.count("\n", 0, exc.position) + 1
-        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
-        raise ManifestError(
-            f"{source}: line {line}, column {column}: not valid YAML: character "
-            f"U+{exc.character:04X} is not allowed",
-            {"file": source, "line": line, "column": column},
-        ) from None
+        why = f"not valid YAML: character U+{exc.character:04X} is not allowed"
+        raise _refusal(source, _end_of(text[: exc.position]), None, why) from None
     except yaml.YAMLError as exc:
         raise ManifestError(f"{source}: not valid YAML: {exc}", {"file": source}) from None
 
