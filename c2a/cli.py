@@ -22,6 +22,7 @@ from core.errors import C2AError
 from core.manifest import Workspace, load_manifest
 from core.sqlite_store import SQLiteStore
 from core.wire import COMPACT_VIEW, FULL_ENVELOPE, write_json_schemas
+from harness_bridge.backends.registry import available
 
 __all__ = ["main"]
 
@@ -112,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> int:
-    workspace = Workspace.from_manifest(load_manifest(args.manifest))
+    workspace = Workspace.from_manifest(load_manifest(args.manifest, backends=available()))
     for line in workspace.describe():
         print(line)
     print("ok")

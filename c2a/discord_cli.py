@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import discord
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.errors import ManifestError
 from core.manifest import Workspace, load_manifest
+from core.yaml_safe import key_path, read_yaml
 
 __all__ = [
     "DEFAULT_MANIFEST",
@@ -72,18 +72,12 @@ class InviteDefinition(BaseModel):
 def load_invite_definition(path: Path = INVITE_DEFINITION) -> InviteDefinition:
     """Read and check an invite definition; raises `ManifestError` naming the problem."""
     source = str(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ManifestError(f"{source}: cannot read: {exc.strerror}", {"file": source}) from None
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"{source}: not valid YAML: {exc}", {"file": source}) from None
+    data = read_yaml(path)
     try:
         return InviteDefinition.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: "
-            + str(e["msg"]).removeprefix("Value error, ")
+            f"{key_path(e['loc'])}: " + str(e["msg"]).removeprefix("Value error, ")
             for e in exc.errors()
         )
         raise ManifestError(f"{source}: {problems}", {"file": source}) from None

@@ -46,7 +46,7 @@ from core.errors import C2AError, ManifestError
 from core.manifest import Workspace, load_manifest
 from core.outbox import Outbox, Sender
 from core.redact import Redactor
-from harness_bridge.backends.registry import Harness, build
+from harness_bridge.backends.registry import Harness, available, build
 
 __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspaces"]
 
@@ -394,12 +394,12 @@ async def _probe_url(agent: str, url: str) -> None:
 
 
 def load_workspaces(manifests: Sequence[str | Path]) -> list[Workspace]:
-    """Every manifest, validated; raises ManifestError for the first bad one or a workspace
-    named twice."""
+    """Every manifest, validated (each agent's harness backend installed); raises ManifestError
+    for the first bad one or a workspace named twice."""
     workspaces: list[Workspace] = []
     seen: dict[str, str] = {}
     for path in manifests:
-        workspace = Workspace.from_manifest(load_manifest(path))
+        workspace = Workspace.from_manifest(load_manifest(path, backends=available()))
         name = workspace.manifest.workspace
         if name in seen:
             raise ManifestError(

@@ -19,6 +19,7 @@ from adapters.slack.live import EVENTS_PATH
 from adapters.slack.send import verify
 from core.errors import ManifestError
 from core.manifest import AGENT_ID, SlackAgent, Workspace, load_manifest
+from core.yaml_safe import read_yaml
 
 __all__ = ["MANIFESTS", "app_manifest", "register"]
 
@@ -65,10 +66,7 @@ def app_manifest(
     if not re.match(AGENT_ID, agent):
         raise ManifestError(f"agent id {agent!r} must be lowercase letters, digits, '-' or '_'")
     path = MANIFESTS / ("app-manifest-http.yaml" if http else "app-manifest.yaml")
-    try:
-        data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ManifestError(f"{path}: cannot read the Slack app template: {exc.strerror}") from None
+    data: dict[str, Any] = read_yaml(path)
     data["display_information"]["name"] = agent[:_NAME_CHARS]
     data["features"]["bot_user"]["display_name"] = agent
     if http:

@@ -7,23 +7,24 @@ checked: a misspelt key is an error, not a silently ignored setting.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from core.errors import ManifestError
+from core.yaml_safe import key_path, read_yaml
 
 __all__ = [
     "AgentConfig",
@@ -85,6 +86,16 @@ class HarnessConfig(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
     backend: str = Field(min_length=1)
+
+    @field_validator("backend")
+    @classmethod
+    def _installed(cls, name: str, info: ValidationInfo) -> str:
+        known = (info.context or {}).get("backends")
+        if known is not None and name not in known:
+            raise ValueError(
+                f"unknown backend {name!r}; installed: {', '.join(sorted(known)) or 'none'}"
+            )
+        return name
 
     def settings(self) -> dict[str, Any]:
         return self.model_dump()
@@ -295,10 +306,15 @@ class Manifest(_Strict):
         return self
 
 
-def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
-    """Validate already-parsed YAML; raises ManifestError naming source, key path and problem."""
+def parse_manifest(
+    data: Any, source: str = "<manifest>", *, backends: Collection[str] | None = None
+) -> Manifest:
+    """Validate already-parsed YAML; raises ManifestError naming source, key path and problem.
+    With `backends` (the installed harness backends' names), each agent's must be one of them."""
+    if not isinstance(data, Mapping):
+        raise ManifestError(f"{source}: a manifest must be a mapping of keys", {"file": source})
     try:
-        return Manifest.model_validate(data)
+        return Manifest.model_validate(data, context={"backends": backends})
     except ValidationError as exc:
         problems = [_describe(source, error) for error in exc.errors()]
         raise ManifestError(
@@ -306,29 +322,14 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
         ) from None
 
 
-def load_manifest(path: str | Path) -> Manifest:
-    """Read and validate a manifest file; raises ManifestError for every problem a person makes."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ManifestError(f"{source}: cannot read: {exc.strerror}", {"file": source}) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ManifestError(
-            f"{source}: {where}not valid YAML: {problem}", {"file": source}
-        ) from None
-    if not isinstance(data, Mapping):
-        raise ManifestError(f"{source}: a manifest must be a mapping of keys", {"file": source})
-    return parse_manifest(data, source)
+def load_manifest(path: str | Path, *, backends: Collection[str] | None = None) -> Manifest:
+    """Read and validate a manifest file (core/yaml_safe.py bounds the reading); raises
+    ManifestError for every problem a person makes. `backends` as for `parse_manifest`."""
+    return parse_manifest(read_yaml(path), str(path), backends=backends)
 
 
 def _describe(source: str, error: Mapping[str, Any]) -> str:
-    path = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    path = key_path(error["loc"])
     kind = error["type"]
     if kind == "extra_forbidden":
         return f"{source}: {path}: unknown key"
