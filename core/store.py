@@ -101,13 +101,15 @@ class GatewaySession:
 
 @dataclass(frozen=True, slots=True)
 class ConversationMark:
-    """The newest message the ledger holds in one conversation: its event id, its time, and
-    the conversation's kind (`dm`, `channel`, ...)."""
+    """The newest message the ledger holds in one conversation (or one thread of it, `thread`
+    naming the thread, "" for none): its event id, the time the host received it, and the
+    conversation's kind (`dm`, `channel`, ...)."""
 
     conversation: str
     kind: str
     event_id: str
     ts: str
+    thread: str = ""
 
 
 class Store(Protocol):
@@ -260,6 +262,9 @@ class Store(Protocol):
         """The sessions kept for `bot`'s gateway, one per shard."""
         ...
 
-    async def conversation_marks(self, id_prefix: str, kind: str) -> list[ConversationMark]:
-        """For each conversation, the newest event of `kind` whose id starts with `id_prefix`."""
+    async def conversation_marks(
+        self, id_prefix: str, kind: str, *, threads: bool = False
+    ) -> list[ConversationMark]:
+        """For each conversation, the newest event of `kind` whose id starts with `id_prefix`;
+        with `threads`, for each thread of each conversation apart (and its top level)."""
         ...
