@@ -29,7 +29,7 @@ from core.attention import (
     revise_for_edit,
     select_responder,
 )
-from core.clock import Clock, format_time
+from core.clock import Clock, format_time, parse_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
 from core.emission import Emission
@@ -210,9 +210,9 @@ class Engine:
             emissions.extend(cancels)
         if decisions:
             await self.store.record_decisions(seq, decisions, stamp)
-        shared = shared_params(resolved, seq, self.workspace, self.glyphs) if decisions else {}
+        shared = shared_params(resolved, seq, self.workspace, self.glyphs, now) if decisions else {}
         if outside:
-            channel_shared = shared_params(channel, seq, self.workspace, self.glyphs)
+            channel_shared = shared_params(channel, seq, self.workspace, self.glyphs, now)
         looped = False
         for decision in decisions:
             seen_in_channel = bool(outside) and decision.agent in outside
@@ -513,7 +513,8 @@ class Engine:
                 "which the ledger lacks"
             )
         event = event_from_data(entry.data)
-        shared = shared_params(event, entry.seq, self.workspace, self.glyphs)
+        received = parse_time(entry.ts)
+        shared = shared_params(event, entry.seq, self.workspace, self.glyphs, received)
         message = deliver(
             event,
             delivery.decision,

@@ -36,6 +36,8 @@ from core.engine import Emission
 from core.errors import ManifestError
 from core.manifest import Workspace, parse_manifest
 from core.sqlite_store import SQLiteStore
+from core.wire import parse_deliver
+from harness_bridge.prompt import render_event
 
 AGENTS = tuple(SLACK_IDS)
 BOT_TOKENS = {agent: f"xoxb-{agent}-test" for agent in AGENTS}
@@ -175,6 +177,19 @@ def test_a_restart_after_a_long_outage_catches_up_the_window_once(
             expected = ["lead"] if f":{DM}:" in event else sorted(AGENTS)
             assert agents == expected, (event, agents)
         assert handed == 3 * (len(gap) - 1) + 1  # each bot read the channel; the DM, the lead
+
+        # Each is late, and says so: in the delivery, and in the header the model reads.
+        timing = second.params[("lead", while_down)]["timing"]
+        assert timing["receivedAt"] == "2026-01-01T11:00:00Z"
+        [stored] = [
+            d for d in await second.store.deliveries(while_down) if d.decision.agent == "lead"
+        ]
+        again = await second.host.engine.redeliver(stored, 2, compact=False)
+        assert again["params"]["timing"] == timing
+        rendered = render_event(parse_deliver(again["params"]))
+        assert (
+            "\nlate: sent 29 min before the host received it, while the host was down\n" in rendered
+        )
 
         # Slack sending one of them again later (it still had it queued) is a repeat.
         _, again = while_down.rsplit(":", 1)
