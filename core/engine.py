@@ -22,10 +22,12 @@ from typing import Any, Final
 from core.attention import (
     ChatterShape,
     Context,
+    answered_in_gap,
     assess,
     chatter_shape,
     constrain,
     follows_thread,
+    is_late,
     revise_for_edit,
     select_responder,
 )
@@ -231,7 +233,27 @@ class Engine:
         if looped:
             emissions.extend(await self._escalate_loop(resolved, stamp))
         state.apply(resolved, decisions, first=first)
+        await self._answered_in_gap(resolved, ctx, first)
         return first, emissions
+
+    async def _answered_in_gap(self, reply: ChatEvent, ctx: Context, first: bool) -> None:
+        """A late reply, new to the ledger, answers late questions still waiting for their
+        agents: each such `must_respond` becomes `may_respond`
+        (`core.attention.answered_in_gap`)."""
+        if not first or reply.kind is not _MESSAGE or not is_late(reply, ctx.now):
+            return
+        for agent in self.workspace.agent_ids:
+            for delivery in await self.store.pending(agent):
+                if delivery.decision.policy is not _MUST:
+                    continue
+                entry = await self.store.entry(delivery.seq)
+                if entry is None or entry.kind != LEDGER_KINDS[_MESSAGE]:
+                    continue
+                question = event_from_data(entry.data)
+                received = parse_time(entry.ts)
+                revised = answered_in_gap(delivery.decision, question, received, reply, ctx)
+                if revised is not None and await self.store.revise_pending(delivery.seq, revised):
+                    self.state.note_revised(question, revised)
 
     def _read_intents(self, event: ChatEvent) -> frozenset[Intent]:
         """The event's intents (a delivery reads them only for a knock's topic)."""

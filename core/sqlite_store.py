@@ -401,6 +401,15 @@ class SQLiteStore:
             (decided_before,),
         )
 
+    async def revise_pending(self, seq: int, decision: Decision) -> bool:
+        self._flush()
+        cursor = self.db.execute(
+            "UPDATE deliveries SET policy = ?, reason = ?, deadline_ms = ? "
+            "WHERE seq = ? AND agent = ? AND status = 'pending'",
+            (str(decision.policy), decision.reason, decision.deadline_ms, seq, decision.agent),
+        )
+        return cursor.rowcount > 0
+
     async def set_status(self, event_id: str, agent: str, status: str) -> None:
         self._flush()
         self.db.execute(

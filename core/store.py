@@ -183,6 +183,11 @@ class Store(Protocol):
         """Acknowledged `must_respond` deliveries with no disposition, decided before then."""
         ...
 
+    async def revise_pending(self, seq: int, decision: Decision) -> bool:
+        """Replace the policy, reason and deadline of a delivery not yet delivered; False when
+        there is none (it went to the harness already, or never existed)."""
+        ...
+
     async def set_status(self, event_id: str, agent: str, status: str) -> None:
         """Move a delivery on (`reminded`, `escalated`) so it is not chased twice."""
         ...
