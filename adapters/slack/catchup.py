@@ -241,6 +241,8 @@ class _Reader:
         for _ in range(_MAX_PAGES):
             page, cursor = await self._page(client, "conversations.history", place, after, cursor)
             for message in page:
+                if _ts_key(message["ts"]) <= _ts_key(after):
+                    continue  # Slack was asked for none of these
                 if _ts_key(message["ts"]) <= self.floor or len(kept) >= self.window.messages:
                     kept.reverse()
                     return kept, message["ts"]
