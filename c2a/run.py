@@ -11,7 +11,8 @@ gets `outbox_grace` seconds to send what is due, harnesses get `harness_grace` s
 and the ledgers close last. Nothing acknowledged is lost: it is in the ledger, and pending
 deliveries and due sends resume on the next start. Each Discord bot's gateway session is kept
 in the ledger too and closed in a way that keeps it resumable, so the next start RESUMEs it
-and Discord replays what was said in between (or, refused, it is read from history).
+and Discord replays what was said in between (or, refused, it is read from history); Slack,
+which sends events again only for about an hour, has its history read before it connects.
 """
 
 from __future__ import annotations
