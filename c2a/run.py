@@ -11,7 +11,8 @@ gets `outbox_grace` seconds to send what is due, harnesses get `harness_grace` s
 and the ledgers close last. Nothing acknowledged is lost: it is in the ledger, and pending
 deliveries and due sends resume on the next start. Each Discord bot's gateway session is kept
 in the ledger too and closed in a way that keeps it resumable, so the next start RESUMEs it
-and Discord replays what was said in between (or, refused, it is read from history).
+and Discord replays what was said in between (or, refused, it is read from history); Slack,
+which sends events again only for about an hour, has its history read before it connects.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from aiohttp import web
 
 from adapters.discord.live import DiscordAgentConnection, start_connections
 from adapters.discord.send import DiscordSender
+from adapters.slack.catchup import catch_up as slack_catch_up
 from adapters.slack.directory import SlackDirectory
 from adapters.slack.live import SlackWorkspaceConnections
 from adapters.slack.send import SlackSender, verify
@@ -174,6 +176,14 @@ class WorkspaceRun:
         for channel in self.workspace.manifest.channels:
             self.host.engine.note_members(channel, await directory.agents_in(channel))
 
+    async def _slack_catch_up(self) -> None:
+        """What was said while the host was down longer than Slack sends events again, read
+        from history (`adapters.slack.catchup`), in order, before live events come in."""
+        sender = self.senders.get("slack")
+        if isinstance(sender, SlackSender):
+            now = self.clock.now()
+            await slack_catch_up(self.workspace, sender.clients, self.receive, self.store, now=now)
+
     async def start(self) -> None:
         """Open the ledger, start harnesses and loops, then connect the platforms."""
         await self.host.start()
@@ -213,8 +223,9 @@ class WorkspaceRun:
                 )
         if self.slack is not None:
             await verify(self.workspace, self.environ)  # one line per wrong token or scope
-            await self.slack.start()
             await self._slack_members()
+            await self._slack_catch_up()
+            await self.slack.start()
         if any(c.discord and c.discord.token_env for c in self.workspace.manifest.agents.values()):
             try:
                 self._discord_sender = await DiscordSender.connect(

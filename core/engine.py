@@ -22,14 +22,16 @@ from typing import Any, Final
 from core.attention import (
     ChatterShape,
     Context,
+    answered_in_gap,
     assess,
     chatter_shape,
     constrain,
     follows_thread,
+    is_late,
     revise_for_edit,
     select_responder,
 )
-from core.clock import Clock, format_time
+from core.clock import Clock, format_time, parse_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
 from core.emission import Emission
@@ -210,9 +212,9 @@ class Engine:
             emissions.extend(cancels)
         if decisions:
             await self.store.record_decisions(seq, decisions, stamp)
-        shared = shared_params(resolved, seq, self.workspace, self.glyphs) if decisions else {}
+        shared = shared_params(resolved, seq, self.workspace, self.glyphs, now) if decisions else {}
         if outside:
-            channel_shared = shared_params(channel, seq, self.workspace, self.glyphs)
+            channel_shared = shared_params(channel, seq, self.workspace, self.glyphs, now)
         looped = False
         for decision in decisions:
             seen_in_channel = bool(outside) and decision.agent in outside
@@ -231,7 +233,27 @@ class Engine:
         if looped:
             emissions.extend(await self._escalate_loop(resolved, stamp))
         state.apply(resolved, decisions, first=first)
+        await self._answered_in_gap(resolved, ctx, first)
         return first, emissions
+
+    async def _answered_in_gap(self, reply: ChatEvent, ctx: Context, first: bool) -> None:
+        """A late reply, new to the ledger, answers late questions still waiting for their
+        agents: each such `must_respond` becomes `may_respond`
+        (`core.attention.answered_in_gap`)."""
+        if not first or reply.kind is not _MESSAGE or not is_late(reply, ctx.now):
+            return
+        for agent in self.workspace.agent_ids:
+            for delivery in await self.store.pending(agent):
+                if delivery.decision.policy is not _MUST:
+                    continue
+                entry = await self.store.entry(delivery.seq)
+                if entry is None or entry.kind != LEDGER_KINDS[_MESSAGE]:
+                    continue
+                question = event_from_data(entry.data)
+                received = parse_time(entry.ts)
+                revised = answered_in_gap(delivery.decision, question, received, reply, ctx)
+                if revised is not None and await self.store.revise_pending(delivery.seq, revised):
+                    self.state.note_revised(question, revised)
 
     def _read_intents(self, event: ChatEvent) -> frozenset[Intent]:
         """The event's intents (a delivery reads them only for a knock's topic)."""
@@ -513,7 +535,8 @@ class Engine:
                 "which the ledger lacks"
             )
         event = event_from_data(entry.data)
-        shared = shared_params(event, entry.seq, self.workspace, self.glyphs)
+        received = parse_time(entry.ts)
+        shared = shared_params(event, entry.seq, self.workspace, self.glyphs, received)
         message = deliver(
             event,
             delivery.decision,

@@ -7,6 +7,7 @@ in the tests validate) exactly these shapes. Nothing in a knock is taken from me
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -16,7 +17,13 @@ from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
 from core.intent import Intent, topic
 from core.manifest import Workspace
 from core.signals import GlyphMap
-from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, compact_policy
+from core.wire import (
+    LATE_AFTER,
+    METHOD_CANCELLED,
+    METHOD_DELIVER,
+    METHOD_TYPING,
+    compact_policy,
+)
 
 __all__ = ["cancelled", "deliver", "shared_params", "typing"]
 
@@ -31,9 +38,14 @@ _TO_ME, _MUST_NOT = Directedness.TO_ME, Policy.MUST_NOT_RESPOND
 
 
 def shared_params(
-    event: ChatEvent, seq: int, workspace: Workspace, glyphs: GlyphMap
+    event: ChatEvent,
+    seq: int,
+    workspace: Workspace,
+    glyphs: GlyphMap,
+    received: datetime | None = None,
 ) -> dict[str, Any]:
-    """The parts of `chat/deliver` that are the same for every agent, built once per event.
+    """The parts of `chat/deliver` that are the same for every agent, built once per event;
+    `received`, when the host received it, goes in `timing.receivedAt` if the event is late.
 
     (On this path and in `deliver`, `str()` of a StrEnum member gives its value several times
     faster than `.value` does.)"""
@@ -52,6 +64,9 @@ def shared_params(
     source: dict[str, Any] = {"platform": event.platform, "workspaceId": event.workspace_id}
     if event.message_id is not None:
         source["messageId"] = event.message_id
+    timing = {"createdAt": format_time(event.created_at), "sequence": seq}
+    if received is not None and received - event.created_at > LATE_AFTER:
+        timing["receivedAt"] = format_time(received)
     return {
         "eventId": event.event_id,
         "source": source,
@@ -59,7 +74,7 @@ def shared_params(
         "author": author,
         "mentions": mention_tokens(event, workspace),
         "content": content_parts(event, glyphs),
-        "timing": {"createdAt": format_time(event.created_at), "sequence": seq},
+        "timing": timing,
     }
 
 

@@ -140,11 +140,6 @@ class ChannelConfig(_Strict):
     agents: dict[str, ChannelAgent] = Field(default_factory=dict)
 
 
-class SlackWorkspace(_Strict):
-    team_id: str = Field(pattern=r"^[TE][A-Z0-9]+$")
-    api_url: str | None = None
-
-
 class DiscordCatchUp(_Strict):
     """How far back a restart reads Discord's history when its gateway session cannot be
     resumed: per channel, thread and DM, messages at most `minutes` old and at most the newest
@@ -152,6 +147,21 @@ class DiscordCatchUp(_Strict):
 
     minutes: int = Field(default=30, ge=0, le=7 * 24 * 60, strict=True)
     messages: int = Field(default=300, ge=0, le=10_000, strict=True)
+
+
+class SlackCatchUp(DiscordCatchUp):
+    """How far back a restart after an earlier run reads Slack's history (Slack itself sends
+    an unacknowledged event again only for about an hour): per channel, thread and DM, messages
+    at most `minutes` old and at most the newest `messages` of them; older ones are logged as
+    missed, not answered. 0 turns it off. The same shape and defaults as Discord's."""
+
+
+class SlackWorkspace(_Strict):
+    """The Slack workspace, where Slack is, and how far a restart catches up from history."""
+
+    team_id: str = Field(pattern=r"^[TE][A-Z0-9]+$")
+    api_url: str | None = None
+    catch_up: SlackCatchUp = Field(default_factory=SlackCatchUp)
 
 
 class DiscordWorkspace(_Strict):

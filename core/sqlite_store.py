@@ -401,6 +401,15 @@ class SQLiteStore:
             (decided_before,),
         )
 
+    async def revise_pending(self, seq: int, decision: Decision) -> bool:
+        self._flush()
+        cursor = self.db.execute(
+            "UPDATE deliveries SET policy = ?, reason = ?, deadline_ms = ? "
+            "WHERE seq = ? AND agent = ? AND status = 'pending'",
+            (str(decision.policy), decision.reason, decision.deadline_ms, seq, decision.agent),
+        )
+        return cursor.rowcount > 0
+
     async def set_status(self, event_id: str, agent: str, status: str) -> None:
         self._flush()
         self.db.execute(
@@ -567,18 +576,24 @@ class SQLiteStore:
             for r in rows
         ]
 
-    async def conversation_marks(self, id_prefix: str, kind: str) -> list[ConversationMark]:
+    async def conversation_marks(
+        self, id_prefix: str, kind: str, *, threads: bool = False
+    ) -> list[ConversationMark]:
+        group = "conversation, thread" if threads else "conversation"
         rows = self.db.execute(
-            "SELECT e.conversation, e.id, e.ts, e.data FROM events e JOIN ("
+            "SELECT e.conversation, e.id, e.ts, e.data, e.thread FROM events e JOIN ("
             "SELECT max(seq) AS seq FROM events WHERE kind = ? AND conversation != '' "
-            "AND substr(id, 1, length(?)) = ? GROUP BY conversation) newest ON e.seq = newest.seq "
+            f"AND substr(id, 1, length(?)) = ? GROUP BY {group}) newest ON e.seq = newest.seq "
             "ORDER BY e.seq",
             (kind, id_prefix, id_prefix),
         ).fetchall()
         marks = []
-        for conversation, event_id, ts, data in rows:
+        for conversation, event_id, ts, data, thread in rows:
             where = (orjson.loads(data).get("conversation") or {}).get("kind", "")
-            marks.append(ConversationMark(str(conversation), str(where), str(event_id), str(ts)))
+            place = str(thread) if threads else ""
+            marks.append(
+                ConversationMark(str(conversation), str(where), str(event_id), str(ts), place)
+            )
         return marks
 
 

@@ -386,6 +386,16 @@ class State:
     def note_claim(self, item: str, agent: str, expires: datetime) -> None:
         self.claims[item] = (agent, expires)
 
+    def note_revised(self, event: ChatEvent, decision: Decision) -> None:
+        """A pending decision was revised (`answered_in_gap`): no longer an open obligation."""
+        if decision.policy not in _OPEN and self.obligations.pop(
+            (event.event_id, decision.agent), False
+        ):
+            self.busy[decision.agent] = max(0, self.busy.get(decision.agent, 0) - 1)
+        target = self.target(event)
+        if target is not None and decision.agent in target.delivered:
+            target.delivered[decision.agent] = decision
+
     def note_disposition(self, event: ChatEvent, agent: str, disposition: Disposition) -> None:
         """An agent ended an event: its obligation closes, and an answer marks the message."""
         if self.obligations.pop((event.event_id, agent), False):

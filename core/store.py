@@ -101,13 +101,15 @@ class GatewaySession:
 
 @dataclass(frozen=True, slots=True)
 class ConversationMark:
-    """The newest message the ledger holds in one conversation: its event id, its time, and
-    the conversation's kind (`dm`, `channel`, ...)."""
+    """The newest message the ledger holds in one conversation (or one thread of it, `thread`
+    naming the thread, "" for none): its event id, the time the host received it, and the
+    conversation's kind (`dm`, `channel`, ...)."""
 
     conversation: str
     kind: str
     event_id: str
     ts: str
+    thread: str = ""
 
 
 class Store(Protocol):
@@ -179,6 +181,11 @@ class Store(Protocol):
 
     async def overdue(self, decided_before: str) -> list[StoredDelivery]:
         """Acknowledged `must_respond` deliveries with no disposition, decided before then."""
+        ...
+
+    async def revise_pending(self, seq: int, decision: Decision) -> bool:
+        """Replace the policy, reason and deadline of a delivery not yet delivered; False when
+        there is none (it went to the harness already, or never existed)."""
         ...
 
     async def set_status(self, event_id: str, agent: str, status: str) -> None:
@@ -260,6 +267,9 @@ class Store(Protocol):
         """The sessions kept for `bot`'s gateway, one per shard."""
         ...
 
-    async def conversation_marks(self, id_prefix: str, kind: str) -> list[ConversationMark]:
-        """For each conversation, the newest event of `kind` whose id starts with `id_prefix`."""
+    async def conversation_marks(
+        self, id_prefix: str, kind: str, *, threads: bool = False
+    ) -> list[ConversationMark]:
+        """For each conversation, the newest event of `kind` whose id starts with `id_prefix`;
+        with `threads`, for each thread of each conversation apart (and its top level)."""
         ...

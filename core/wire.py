@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
@@ -50,6 +50,7 @@ from core.jsonrpc import (
 __all__ = [
     "COMPACT_VIEW",
     "FULL_ENVELOPE",
+    "LATE_AFTER",
     "METHOD_CANCELLED",
     "METHOD_DELIVER",
     "METHOD_INITIALIZE",
@@ -107,6 +108,9 @@ METHOD_PROGRESS: Final = "notifications/progress"
 METHOD_TYPING: Final = "notifications/typing"
 
 CompactPolicy = Literal["must_respond", "may_respond", "must_not_respond"]
+
+LATE_AFTER: Final = timedelta(minutes=1)
+"""An event the host received more than this after it was sent is late (`Timing.received_at`)."""
 
 
 def _check_rfc3339(value: str) -> str:
@@ -197,15 +201,21 @@ ContentPart = Annotated[
 
 
 class Timing(WireModel):
-    """When the event happened (RFC 3339 string, kept verbatim) and its conversation order."""
+    """When the event happened (RFC 3339 string, kept verbatim) and its conversation order.
+
+    `received_at`, an optional member the spec's `timing` leaves room for (unknown fields are
+    ignored), is when the host received the event; it is there only for a late event, one the
+    host received more than `LATE_AFTER` after it was sent (read from history after an outage,
+    replayed by a resumed gateway, sent again by Slack), so a harness can tell the model."""
 
     created_at: str = Field(json_schema_extra={"format": "date-time"})
     sequence: int
+    received_at: str | None = Field(default=None, json_schema_extra={"format": "date-time"})
 
-    @field_validator("created_at")
+    @field_validator("created_at", "received_at")
     @classmethod
-    def _created_at_is_rfc3339(cls, value: str) -> str:
-        return _check_rfc3339(value)
+    def _times_are_rfc3339(cls, value: str | None) -> str | None:
+        return None if value is None else _check_rfc3339(value)
 
 
 class Attention(WireModel):

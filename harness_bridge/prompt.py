@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Final
 
 from core.decision import InjectionMode
 from core.wire import (
+    LATE_AFTER,
     CompactDeliverParams,
     ContentPart,
     DeliverParams,
@@ -103,6 +105,7 @@ HEADER_KEYS: Final = (
     "supersedes",
     "continues",
     "reminds",
+    "late",
 )
 KNOCK_KEYS: Final = ("from", "where", "directedness", "policy", "priority", "topic", "content")
 
@@ -163,7 +166,26 @@ def _header(params: Params, notify: bool) -> list[str]:
         lines.append(f"continues: {_one_line(params.continues)}")
     if params.reminds is not None:
         lines.append(f"reminds: {_one_line(params.reminds)}")
+    late = _late(params)
+    if late is not None:
+        lines.append(f"late: sent {late} before the host received it, while the host was down")
     return lines
+
+
+def _late(params: Params) -> str | None:
+    """How long before the host received it a late event was sent (`timing.receivedAt`), in
+    words; None when it is not late."""
+    timing = params.timing
+    if timing.received_at is None:
+        return None
+    delay = datetime.fromisoformat(timing.received_at) - datetime.fromisoformat(timing.created_at)
+    if delay <= LATE_AFTER:
+        return None
+    minutes = int(delay.total_seconds()) // 60
+    if minutes < 120:
+        return f"{minutes} min"
+    hours = minutes // 60
+    return f"{hours} h" if hours < 48 else f"{hours // 24} days"
 
 
 def _knock(params: Params) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import hmac
 import itertools
@@ -178,6 +179,8 @@ class SlackWorkspace:
         return {"ok": True}
 
     def _history(self, params: JsonDict, bot: Bot) -> JsonDict:
+        """A channel's top-level messages between `oldest` and `latest`, newest first, `limit`
+        at a time (`cursor` for the next page), as Slack answers."""
         channel = _arg(params, "channel", "channel_not_found")
         stored = self.messages.get(channel, [])
         top_level = [m for m in stored if m.get("thread_ts", m["ts"]) == m["ts"]]
@@ -185,12 +188,18 @@ class SlackWorkspace:
         return _page("messages", newest_first, params)
 
     def _replies(self, params: JsonDict, bot: Bot) -> JsonDict:
+        """A thread oldest first, `oldest`/`latest`/`limit`/`cursor` as in history; like
+        Slack, the parent message comes first on every first page, inside the window or not."""
         channel = _arg(params, "channel", "channel_not_found")
         ts = _arg(params, "ts", "thread_not_found")
         found = [m for m in self.messages.get(channel, []) if ts in (m["ts"], m.get("thread_ts"))]
         if not found:
             raise _SlackError("thread_not_found")
-        return _page("messages", found, params)
+        parent = [m for m in found if m["ts"] == ts]
+        replies = [m for m in found if m["ts"] != ts and _in_window(m["ts"], params)]
+        if params.get("cursor"):
+            return _page("messages", replies, params)
+        return _page("messages", replies, params, first=parent)
 
     def _members(self, params: JsonDict, bot: Bot) -> JsonDict:
         channel = _arg(params, "channel", "channel_not_found")
@@ -258,14 +267,31 @@ def _in_window(ts: str, params: JsonDict) -> bool:
     return oldest < float(ts) < latest
 
 
-def _page(key: str, items: list[Any], params: JsonDict) -> JsonDict:
-    limit = int(params.get("limit") or 100)
-    return {
-        "ok": True,
-        key: items[:limit],
-        "has_more": len(items) > limit,
-        "response_metadata": {"next_cursor": ""},
-    }
+def _page(key: str, items: list[Any], params: JsonDict, first: list[Any] | None = None) -> JsonDict:
+    """One page of `items` (after `first`, which only a first page has): `limit` of them (at
+    most 1000, as Slack caps it) from where `cursor` points; `next_cursor` is empty on the
+    last page. A cursor this fake did not give out is Slack's `invalid_cursor`."""
+    limit = min(int(params.get("limit") or 100), 1000)
+    start = _offset(str(params.get("cursor") or ""))
+    head = list(first or [])
+    page = head + items[start : start + limit - len(head)]
+    end = start + len(page) - len(head)
+    more = end < len(items)
+    cursor = base64.b64encode(f"offset:{end}".encode()).decode() if more else ""
+    return {"ok": True, key: page, "has_more": more, "response_metadata": {"next_cursor": cursor}}
+
+
+def _offset(cursor: str) -> int:
+    if not cursor:
+        return 0
+    try:
+        text = base64.b64decode(cursor, validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        raise _SlackError("invalid_cursor") from None
+    word, _, number = text.partition(":")
+    if word != "offset" or not number.isdigit():
+        raise _SlackError("invalid_cursor")
+    return int(number)
 
 
 def sign(body: bytes, secret: str, timestamp: int) -> dict[str, str]:

@@ -121,6 +121,50 @@ def test_threads_edits_and_lookups_answer_in_slack_shapes() -> None:
     run(scenario)
 
 
+def test_history_and_replies_page_with_oldest_limit_and_cursor_as_slack_does() -> None:
+    async def scenario(slack: FakeSlack) -> None:
+        top = [slack.add_message("C111", f"m{n}", user="U0ALICE") for n in range(5)]
+        root = top[0]
+        replies = [
+            slack.add_message("C111", f"r{n}", user="U0ALICE", thread_ts=root) for n in range(4)
+        ]
+        client = AsyncWebClient(base_url=slack.api_url, token=BOT_TOKEN)
+
+        async def pages(method: str, **params: Any) -> list[list[str]]:
+            found: list[list[str]] = []
+            cursor: str | None = None
+            while True:
+                answer = await client.api_call(
+                    method, http_verb="GET", params={**params, "limit": 2, "cursor": cursor}
+                )
+                found.append([m["text"] for m in answer["messages"]])
+                cursor = answer["response_metadata"]["next_cursor"] or None
+                assert answer["has_more"] is (cursor is not None)
+                if cursor is None:
+                    return found
+
+        # history: top-level only, newest first, after `oldest` (exclusive)
+        assert await pages("conversations.history", channel="C111", oldest=top[1]) == [
+            ["m4", "m3"],
+            ["m2"],
+        ]
+        # replies: oldest first, the parent first on the first page whatever `oldest` says
+        assert await pages("conversations.replies", channel="C111", ts=root, oldest=replies[0]) == [
+            ["m0", "r1"],
+            ["r2", "r3"],
+        ]
+        assert await pages("conversations.replies", channel="C111", ts=root) == [
+            ["m0", "r0"],
+            ["r1", "r2"],
+            ["r3"],
+        ]
+        with pytest.raises(SlackApiError) as bad:
+            await client.conversations_history(channel="C111", cursor="not-a-cursor")
+        assert bad.value.response["error"] == "invalid_cursor"
+
+    run(scenario)
+
+
 def test_form_encoded_parameters_and_a_token_in_the_body_are_read() -> None:
     async def scenario(slack: FakeSlack) -> None:
         form = {"token": BOT_TOKEN, "channel": "C111", "text": "by form"}

@@ -332,6 +332,36 @@ def test_claim_supersedes_and_continues_appear_in_the_header() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("received_at", "late"),
+    [
+        (
+            "2026-01-01T00:13:01.000100Z",
+            "sent 12 min before the host received it, while the host was down",
+        ),
+        ("2026-01-01T03:01:02Z", "sent 3 h before the host received it, while the host was down"),
+        (
+            "2026-01-04T00:01:02Z",
+            "sent 3 days before the host received it, while the host was down",
+        ),
+        ("2026-01-01T00:02:00.000100Z", None),  # 59 s after: on time
+        ("2025-12-31T23:00:00Z", None),  # before it was sent: a clock's skew, not late
+    ],
+)
+@pytest.mark.parametrize("compact", [False, True])
+def test_a_late_event_says_how_late_in_the_header(
+    received_at: str, late: str | None, compact: bool
+) -> None:
+    timing = DM["timing"] | {"createdAt": "2026-01-01T00:01:01.000100Z", "receivedAt": received_at}
+    (event,) = parse_rendered(render_event(deliver(DM, timing=timing, compact=compact)))
+    assert event.get("late") == late
+    assert header(event) == DM_HEADER | ({"late": late} if late else {})
+
+
+def test_an_event_on_time_has_no_late_line() -> None:
+    assert "late:" not in render_event(deliver(DM))
+
+
 def test_ack_only_is_shown_as_the_hosts_attention_policy_in_both_views() -> None:
     attention = DM["attention"] | {"policy": "ack_only", "reason": "thanks"}
     for compact in (False, True):
