@@ -59,7 +59,7 @@ def manifest(directory: Path, model_url: str) -> Path:
     for agent in data["agents"].values():
         agent.pop("slack", None)
         agent.pop("discord", None)
-        agent["harness"] = harness
+        agent["harness"] = dict(harness)  # its own copy: a shared one is dumped as a YAML alias
     path = directory / "local.yaml"
     path.write_text(yaml.safe_dump(data))
     return path

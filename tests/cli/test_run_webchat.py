@@ -37,7 +37,7 @@ def local_manifest(
     for agent in data["agents"].values():
         agent.pop("slack", None)
         agent.pop("discord", None)
-        agent["harness"] = harness
+        agent["harness"] = dict(harness)  # its own copy: a shared one is dumped as a YAML alias
     path = directory / "local.yaml"
     path.write_text(yaml.safe_dump(data))
     return path

@@ -194,7 +194,7 @@ def local_manifest(directory: Path, model_url: str, platform: str, **settings: A
             agent.pop(section, None)
     data[platform] = {**data[platform], **settings}
     for agent in data["agents"].values():
-        agent["harness"] = harness
+        agent["harness"] = dict(harness)  # its own copy: a shared one is dumped as a YAML alias
     path = directory / "local.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
