@@ -18,6 +18,7 @@ from core.decision import Decision, Directedness, Disposition, InjectionMode, Po
 from core.events import AuthorKind, ChatEvent, Conversation, ConversationKind, EventKind
 from core.manifest import Workspace
 from core.names import NameMatcher
+from core.scorer import Scorer, default_scorer
 
 __all__ = ["Chain", "MessageRecord", "State", "ThreadRecord", "message_key"]
 
@@ -41,6 +42,11 @@ _CHANNEL = ConversationKind.CHANNEL
 _HUMAN = AuthorKind.HUMAN
 _AGENT = AuthorKind.AGENT
 _TO_ME = Directedness.TO_ME
+
+
+def _shipped_scorer() -> Scorer | None:
+    """The scorer a new state starts with: the one shipped in the package."""
+    return default_scorer()
 
 
 def _reaction_key(event: ChatEvent) -> tuple[str, ...]:
@@ -112,6 +118,8 @@ class State:
     obligations: dict[tuple[str, str], bool] = field(default_factory=dict)
     reactions: dict[tuple[str, ...], tuple[bool, int]] = field(default_factory=dict)
     continuity: Continuity = field(default_factory=Continuity)
+    # Which questions to the room each agent gets as `to_me_likely`; None: continuity alone.
+    scorer: Scorer | None = field(default_factory=_shipped_scorer)
     names: NameMatcher = field(init=False)
 
     def __post_init__(self) -> None:
