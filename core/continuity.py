@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime
-from typing import Final
+from typing import Final, NamedTuple
 
 from core.events import AuthorKind, ChatEvent, ConversationKind
 
@@ -72,20 +71,21 @@ class Window:
         return seconds_since <= max(self.min_seconds, 2 * lines * gap)
 
 
-@dataclass(frozen=True, slots=True)
-class Mark:
-    """A line of the conversation: its number and time."""
+class Mark(NamedTuple):
+    """A line of the conversation: its number and time (POSIX seconds: subtracting floats
+    costs a fraction of subtracting datetimes, and lines are counted on every message)."""
 
     line: int
-    at: datetime
+    at: float
 
 
 @dataclass(slots=True)
 class Burst:
     """One person's run of lines: when the last came, and the agents it already gave a turn."""
 
-    last: Mark
-    turned: set[str] = field(default_factory=set)
+    line: int
+    at: float
+    turned: set[str]
 
 
 @dataclass(slots=True)
@@ -93,10 +93,11 @@ class Talk:
     """What continuity remembers of one conversation."""
 
     line: int = 0
-    last_at: datetime | None = None
+    last_at: float | None = None
     gap: float = _FIRST_GAP_S
     agent_line: int = -1  # the last line an agent wrote
     exchanges: dict[tuple[str, str], Mark] = field(default_factory=dict)  # (agent, person)
+    people: set[str] = field(default_factory=set)  # every person of `exchanges`
     # agent -> the person it last spoke to by name, or who last spoke to it, and that line
     partner: dict[str, tuple[str, Mark]] = field(default_factory=dict)
     room: dict[str, Mark] = field(default_factory=dict)  # agent -> its last line to the room
@@ -156,15 +157,16 @@ class Continuity:
         if talk is None and not named and not asks:
             return {}
         talk = talk or Talk()
-        author, now, window = event.author.id, event.created_at, self.window
+        author, window = event.author.id, self.window
         # Most lines continue no exchange: say so before working anything out.
         if (
             not named
             and not asks
             and (talk.room_line < 0 or talk.line - talk.room_line > window.room_lines)
-            and not any((agent, author) in talk.exchanges for agent in agents)
+            and author not in talk.people
         ):
             return {}
+        now = event.created_at.timestamp()
         line = talk.line  # the number this line will get
         burst = talk.bursts.get(author)
         in_burst = burst is not None and _continues(burst, talk, now, window)
@@ -199,7 +201,7 @@ class Continuity:
                 found[agent] = Cue(
                     reason=reason,
                     lines_since=line - mark.line if mark else line,
-                    seconds_since=(now - mark.at).total_seconds() if mark else 0.0,
+                    seconds_since=now - mark.at if mark else 0.0,
                     gap=talk.gap,
                     in_burst=in_burst,
                     burst_turned=agent in turned,
@@ -229,9 +231,8 @@ class Continuity:
                     found[agent] = replace(cue, other_partner=True)
         return found
 
-    def _alive(self, talk: Talk, mark: Mark, now: datetime, lines: int = -1) -> bool:
-        seconds = (now - mark.at).total_seconds()
-        return self.window.alive(talk.line - mark.line, seconds, talk.gap, lines)
+    def _alive(self, talk: Talk, mark: Mark, now: float, lines: int = -1) -> bool:
+        return self.window.alive(talk.line - mark.line, now - mark.at, talk.gap, lines)
 
     def note(
         self,
@@ -250,61 +251,66 @@ class Continuity:
         talk = self.talks.get(key)
         if talk is None:
             talk = self.talks[key] = Talk()
-        now, author = event.created_at, event.author.id
+        now, author, line = event.created_at.timestamp(), event.author.id, talk.line
         if talk.last_at is not None:
-            seconds = min(max((now - talk.last_at).total_seconds(), 0.0), _LONGEST_GAP_S)
+            seconds = min(max(now - talk.last_at, 0.0), _LONGEST_GAP_S)
             talk.gap += _PACE_WEIGHT * (seconds - talk.gap)
-        mark = Mark(talk.line, now)
         if author_agent is not None:
             self.last_author[key] = author_agent
-            talk.agent_line = talk.line
-            talk.spoke[author_agent] = talk.line
-            talk.activity[author_agent] = (
-                _decayed(talk.activity.get(author_agent), mark.line) + 1,
-                mark.line,
-            )
-            people = [p for p in addressed if p != author]
-            for person in people:
-                asked = talk.asked.get(person, -1)
-                if (
-                    asked >= 0
-                    and talk.line - asked <= _TAKEN_UP_LINES
-                    and (author_agent, person) not in talk.exchanges
-                ):
-                    taken = _decayed(talk.taken_up.get(author_agent), mark.line) + 1
-                    talk.taken_up[author_agent] = (taken, mark.line)
-                talk.exchanges[author_agent, person] = mark
-                talk.partner[author_agent] = (person, mark)
-            if not people:
-                talk.room[author_agent] = mark
-                talk.room_line = mark.line
-                # A line to the room answers the person the agent last talked with.
-                partner = talk.partner.get(author_agent)
-                if partner is not None and self._alive(talk, partner[1], now):
-                    talk.exchanges[author_agent, partner[0]] = mark
+            self._note_agent(talk, author_agent, [p for p in addressed if p != author], now)
         elif event.author.kind is _HUMAN:
             self.last_author[key] = author
-            talk.first.setdefault(author, talk.line)
+            talk.first.setdefault(author, line)
             if not addressed and not to_agents and asks_the_room(event.text):
-                talk.asked[author] = talk.line
+                talk.asked[author] = line
             for agent in to_agents:
                 # Someone speaking to an agent waits for its answer; an exchange already
                 # under way goes on.
+                mark = Mark(line, now)
                 talk.partner[agent] = (author, mark)
                 if (agent, author) in talk.exchanges:
                     talk.exchanges[agent, author] = mark
             if addressed and not to_agents:
-                talk.elsewhere[author] = talk.line
+                talk.elsewhere[author] = line
             burst = talk.bursts.get(author)
             if burst is not None and _continues(burst, talk, now, self.window):
-                burst.last = mark
-                burst.turned.update(turned)
+                burst.line, burst.at = line, now
+                if turned:
+                    burst.turned.update(turned)
             else:
-                talk.bursts[author] = Burst(mark, set(turned))
+                talk.bursts[author] = Burst(line, now, set(turned))
         else:
             self.last_author[key] = author
         talk.line += 1
         talk.last_at = now
+
+    def _note_agent(self, talk: Talk, agent: str, people: list[str], now: float) -> None:
+        """An agent's line naming `people` (user ids, not its own): they are its partners (a
+        question to the room one of them asked lately is taken up); naming nobody, it speaks
+        to the room."""
+        line = talk.line
+        mark = Mark(line, now)
+        talk.agent_line = line
+        talk.spoke[agent] = line
+        talk.activity[agent] = (_decayed(talk.activity.get(agent), line) + 1, line)
+        for person in people:
+            asked = talk.asked.get(person, -1)
+            if (
+                asked >= 0
+                and line - asked <= _TAKEN_UP_LINES
+                and (agent, person) not in talk.exchanges
+            ):
+                talk.taken_up[agent] = (_decayed(talk.taken_up.get(agent), line) + 1, line)
+            talk.exchanges[agent, person] = mark
+            talk.people.add(person)
+            talk.partner[agent] = (person, mark)
+        if not people:
+            talk.room[agent] = mark
+            talk.room_line = line
+            # A line to the room answers the person the agent last talked with.
+            partner = talk.partner.get(agent)
+            if partner is not None and self._alive(talk, partner[1], now):
+                talk.exchanges[agent, partner[0]] = mark
 
 
 def _decayed(count: tuple[float, int] | None, line: int) -> float:
@@ -315,10 +321,7 @@ def _decayed(count: tuple[float, int] | None, line: int) -> float:
     return value * _DECAY ** (line - at)
 
 
-def _continues(burst: Burst, talk: Talk, now: datetime, window: Window) -> bool:
+def _continues(burst: Burst, talk: Talk, now: float, window: Window) -> bool:
     """Whether a new line of the burst's author at `now` continues it: soon enough, and no
     agent spoke in between."""
-    return (
-        burst.last.line > talk.agent_line
-        and (now - burst.last.at).total_seconds() <= window.burst_seconds
-    )
+    return burst.line > talk.agent_line and now - burst.at <= window.burst_seconds

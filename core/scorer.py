@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from operator import mul
 from typing import Any, Final
 
 from core.continuity import Cue
@@ -89,7 +90,7 @@ class Scorer:
 
     def probability(self, cue: Cue) -> float:
         """How likely the line is for the agent, 0 to 1."""
-        z = sum(w * x for w, x in zip(self.weights, features(cue), strict=True))
+        z = sum(map(mul, self.weights, features(cue)))
         if z < -60.0:
             return 0.0
         return 1.0 / (1.0 + math.exp(-z))

@@ -334,18 +334,20 @@ class State:
     def _note_continuity(
         self, event: ChatEvent, author_agent: str | None, decisions: list[Decision]
     ) -> None:
-        addressed = list(event.mentions.users)
-        replied = self.replied_message(event)
-        reply_author = event.target_author_id or (replied.author_id if replied else None)
-        if reply_author is not None:
-            addressed.append(reply_author)
-        self.continuity.note(
-            event,
-            author_agent,
-            tuple(addressed),
-            turned=tuple(d.agent for d in decisions if d.mode in _TURNS),
-            to_agents=tuple(d.agent for d in decisions if d.directedness is _TO_ME),
-        )
+        addressed = event.mentions.users
+        if event.reply_to is not None or event.target_author_id is not None:
+            replied = self.replied_message(event)
+            reply_author = event.target_author_id or (replied.author_id if replied else None)
+            if reply_author is not None:
+                addressed = (*addressed, reply_author)
+        turned: tuple[str, ...] = ()
+        to_agents: tuple[str, ...] = ()
+        for decision in decisions:  # nearly always neither: one pass, no tuples built
+            if decision.mode in _TURNS:
+                turned = (*turned, decision.agent)
+            if decision.directedness is _TO_ME:
+                to_agents = (*to_agents, decision.agent)
+        self.continuity.note(event, author_agent, addressed, turned, to_agents)
 
     def _note_chain(self, event: ChatEvent, decisions: list[Decision]) -> None:
         key = (event.conversation.key, event.author.id)
