@@ -142,7 +142,9 @@ class Context:
                 and not event.mentions
                 and event.reply_to is None
             ):
-                mentioned = tuple(a for a, how in named.items() if how is not _ADDRESSED)
+                mentioned = (
+                    tuple(a for a, how in named.items() if how is not _ADDRESSED) if named else ()
+                )
                 scorer = state.scorer
                 cues = state.continuity.cues(
                     event, workspace.agent_ids, mentioned, room=scorer is not None
