@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.installed-local
 LOCAL_LOG := $(VENV)/local-install.log
 
-.PHONY: run replay test lint bench bench-attention clean browser
+.PHONY: run replay test lint bench bench-attention train-attention clean browser
 
 # The browser test drives Debian's Chromium through its ChromeDriver; the emoji font lets the
 # page's reaction glyphs show in screenshots. Installed once, with apt (as root, or with sudo).
@@ -73,6 +73,11 @@ DATA ?= ../shared/data/irc-disentanglement
 SPLITS ?= ubuntu-dev,ubuntu-train,channel-two
 bench-attention: $(STAMP)
 	$(BIN)/python bench/attention_eval.py --data $(DATA) --splits $(SPLITS) --curve
+
+# The to_me_likely scorer's weights (core/scorer_weights.json), trained on ubuntu-train and
+# tuned on ubuntu-dev and channel-two: the same data gives the same file, byte for byte.
+train-attention: $(STAMP)
+	$(BIN)/python bench/train_attention.py --data $(DATA)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -15,8 +15,11 @@ agents' `names`). For each seat, over the annotated lines not written by it, it 
 - must-respond precision and recall: of the bursts with a `must_respond` delivery, the share
   holding a line the human answered; of the answered lines, the share whose burst had one.
 
-`--curve` adds coverage against turns for several continuity windows (`Window.lines`; 0 turns
-continuity off). `ubuntu-test` and `new-domains` are for a final figure only: never tune on them.
+The band (`to_me_likely`) is decided by the shipped scorer (`core/scorer_weights.json`); the
+rules alone are shown beside it. `--curve` adds coverage against turns for continuity's rules
+by window (`Window.lines`; 0 turns continuity off), for the rules with questions to the room
+given to a seat that spoke lately (`RoomRule`), and for the scorer by threshold. `ubuntu-test`
+and `new-domains` are for a final figure only: never tune on them.
 This module owns the in-process replay and the scoring; `irc_convert.py` the conversion.
 """
 
@@ -40,9 +43,10 @@ from irc_convert import IrcRecord, Key, build_manifest, choose_agents, is_speech
 from c2a.host import NORMALISERS
 from c2a.replay import TurnRecorder
 from core.clock import VirtualClock, parse_time
-from core.continuity import Window
+from core.continuity import ROOM_QUESTION, Continuity, Cue, Window
 from core.engine import Engine
 from core.manifest import Workspace, parse_manifest
+from core.scorer import Scorer, default_scorer
 from core.sqlite_store import SQLiteStore
 
 __all__ = ["Score", "evaluate", "main", "score_split"]
@@ -50,7 +54,9 @@ __all__ = ["Score", "evaluate", "main", "score_split"]
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared/data/irc-disentanglement"
 TUNING = ("ubuntu-dev", "ubuntu-train", "channel-two")
 FINAL = ("ubuntu-test", "new-domains")
-CURVE = (0, 2, 4, 6, 8, 12, 16)
+CURVE = (0, 4, 8, 16)
+ROOM_CURVE = (2, 5, 10, 20, 50)
+THRESHOLD_CURVE = (0.04, 0.06, 0.08, 0.10, 0.12, 0.16, 0.20, 0.30)
 BURST_S = 60.0
 _TURN_MODES = frozenset({"buffered", "immediate"})
 
@@ -118,8 +124,32 @@ class Run:
     events: int
 
 
-async def replay(workspace: Workspace, lines: Iterable[dict[str, Any]], window: Window) -> Run:
-    """Run trace lines through the engine and the turn assembly, on a virtual clock."""
+RULES = "rules"  # the `scorer` argument for continuity's rules alone, no learned scorer
+
+
+@dataclass(frozen=True, slots=True)
+class RoomRule(Scorer):
+    """A simple rule in the scorer's place: continuity's cues all get a turn, and a question to
+    the room does when the seat spoke within `lines` lines."""
+
+    lines: int = 10
+
+    def likely(self, cue: Cue) -> bool:
+        if cue.reason != ROOM_QUESTION:
+            return True
+        return 0 <= cue.agent_lines_since <= self.lines
+
+
+async def replay(
+    workspace: Workspace,
+    lines: Iterable[dict[str, Any]],
+    window: Window,
+    scorer: Scorer | str | None = None,
+    continuity: Continuity | None = None,
+) -> Run:
+    """Run trace lines through the engine and the turn assembly, on a virtual clock, with
+    `scorer` deciding the `to_me_likely` band (None: the shipped one; `RULES`: none) and
+    `continuity` (a fresh one by default) following the conversation."""
     clock = VirtualClock()
     store = SQLiteStore(":memory:")
     engine = Engine(workspace, store, clock)
@@ -129,7 +159,11 @@ async def replay(workspace: Workspace, lines: Iterable[dict[str, Any]], window: 
     await store.open()
     try:
         await engine.rebuild()
+        if continuity is not None:
+            engine.state.continuity = continuity
         engine.state.continuity.window = window
+        if scorer is not None:
+            engine.state.scorer = None if scorer == RULES else cast(Scorer, scorer)
         async with store.transaction():
             for line in lines:
                 clock.set(parse_time(line["at"]))
@@ -188,6 +222,24 @@ def bursts(records: Sequence[IrcRecord], times: dict[Key, datetime], seat: str) 
     return number
 
 
+def answered_lines(
+    records: Sequence[IrcRecord], nick: str, ts_by_key: dict[Key, str]
+) -> tuple[set[Key], set[Key]]:
+    """The lines a seat is judged on (annotated speech by others), and those its human answered."""
+    scope = {
+        (r["file"], r["idx"])
+        for r in records
+        if r["annotated"] and is_speech(r) and r["author"] != nick
+    } & ts_by_key.keys()
+    gold = {
+        (r["file"], p)
+        for r in records
+        if r["author"] == nick and r["annotated"] and r["kind"] != "system"
+        for p in r["reply_to"] or ()
+    } & scope
+    return scope, gold
+
+
 def score_seat(
     records: Sequence[IrcRecord],
     run: Run,
@@ -198,18 +250,7 @@ def score_seat(
     """One seat's `Score` (see the module docstring)."""
     times = {k: datetime.fromtimestamp(float(ts)) for k, ts in ts_by_key.items()}
     burst_of = bursts(records, times, nick)
-    by_key = {(r["file"], r["idx"]): r for r in records}
-    scope = {
-        k
-        for k, r in by_key.items()
-        if r["annotated"] and is_speech(r) and r["author"] != nick and k in ts_by_key
-    }
-    gold = {
-        (r["file"], p)
-        for r in records
-        if r["author"] == nick and r["annotated"] and r["kind"] != "system"
-        for p in r["reply_to"] or ()
-    } & scope
+    scope, gold = answered_lines(records, nick, ts_by_key)
     delivered = run.deliveries.get(agent, {})
     turned_bursts, must_bursts = set(), set()
     score = Score()
@@ -239,11 +280,17 @@ class SplitScore:
     events_per_second: float
 
 
-def score_split(records: list[IrcRecord], window: Window, seats: int = 3) -> SplitScore:
-    """Replay one split with `seats` agents and score every seat."""
+def score_split(
+    records: list[IrcRecord],
+    window: Window,
+    seats: int = 3,
+    scorer: Scorer | str | None = None,
+    continuity: Continuity | None = None,
+) -> SplitScore:
+    """Replay one split with `seats` agents and score every seat (`replay` tells `scorer`)."""
     agents = choose_agents(records, seats)
     conversion = to_trace(records, agents)
-    run = asyncio.run(replay(workspace_for(agents), conversion.lines, window))
+    run = asyncio.run(replay(workspace_for(agents), conversion.lines, window, scorer, continuity))
     ts_by_key = {key: ts for ts, key in conversion.key_by_ts.items()}
     total, per_seat = Score(), {}
     for agent, nick in agents.items():
@@ -260,8 +307,34 @@ HEADER = (
 )
 
 
+def _point(label: str, total: Score) -> str:
+    return (
+        f"| {label} | {_pct(total.covered, total.answered)} | "
+        f"{total.turns / total.answered if total.answered else 0:.2f}x | "
+        f"{_pct(total.must_hits, total.must_bursts)} |"
+    )
+
+
+def curve_rows(records: list[IrcRecord]) -> list[str]:
+    """Coverage against turns: continuity's rules by window, the rules with questions to the
+    room for a seat that spoke lately, and the shipped scorer by threshold."""
+    out = ["| band decided by | coverage | turns / answered | must precision |"]
+    out += ["|---|---:|---:|---:|"]
+    for lines in CURVE:
+        total = score_split(records, Window(lines=lines), scorer=RULES).total
+        out.append(_point(f"rules, window {lines} lines", total))
+    for lines in ROOM_CURVE:
+        total = score_split(records, Window(), scorer=RoomRule((), 0.0, lines)).total
+        out.append(_point(f"rules + room questions, seat spoke within {lines} lines", total))
+    weights = default_scorer().weights
+    for threshold in THRESHOLD_CURVE:
+        total = score_split(records, Window(), scorer=Scorer(weights, threshold)).total
+        out.append(_point(f"scorer, threshold {threshold:.2f}", total))
+    return [*out, ""]
+
+
 def evaluate(data: Path, splits: Sequence[str], curve: bool, limit: int | None) -> str:
-    """The markdown report for `splits`."""
+    """The markdown report for `splits`: the shipped scorer per seat, the rules alone beside it."""
     out = ["# Attention against what people answered (IRC disentanglement corpus)", ""]
     for split in splits:
         path = data / f"{split}.jsonl.gz"
@@ -271,20 +344,13 @@ def evaluate(data: Path, splits: Sequence[str], curve: bool, limit: int | None) 
         for agent, (nick, score) in result.seats.items():
             out.append(score.row(f"{agent} ({nick})"))
         out.append(result.total.row("**all seats**"))
+        rules = score_split(records, Window(), scorer=RULES)
+        out.append(rules.total.row("all seats, continuity's rules alone"))
         reasons = ", ".join(f"{r or 'none'} {n}" for r, n in result.total.reasons.most_common())
         out += ["", f"Reasons of the answered lines: {reasons}.", ""]
         out += [f"Engine with turn assembly: {result.events_per_second:,.0f} events/s.", ""]
         if curve:
-            out += ["| window (lines) | coverage | turns / answered | must precision |"]
-            out += ["|---:|---:|---:|---:|"]
-            for lines in CURVE:
-                total = score_split(records, Window(lines=lines)).total
-                out.append(
-                    f"| {lines} | {_pct(total.covered, total.answered)} | "
-                    f"{total.turns / total.answered if total.answered else 0:.2f}x | "
-                    f"{_pct(total.must_hits, total.must_bursts)} |"
-                )
-            out.append("")
+            out += curve_rows(records)
     out += ["Data: IRC disentanglement corpus, CC-BY-4.0 (Kummerfeld et al. 2019, ACL,"]
     out += ["doi:10.18653/v1/P19-1374; Gouravajhala et al. 2023, ALTA; Elsner and Charniak 2010)."]
     return "\n".join(out)

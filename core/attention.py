@@ -7,18 +7,18 @@ order they are tried, are listed in docs/attention.md; each returns a `reason` w
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from core.continuity import Cue
+from core.continuity import ASKS_THE_ROOM, ROOM_QUESTION, Cue
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
 from core.intent import Intent, IntentClassifier
 from core.manifest import ChannelConfig, Workspace
 from core.names import Naming
+from core.scorer import Scorer
 from core.signals import GlyphMap, Signal, is_stop_reaction
 from core.state import Chain, MessageRecord, State, ThreadRecord
 from core.wire import LATE_AFTER
@@ -145,8 +145,15 @@ class Context:
                 and not event.mentions
                 and event.reply_to is None
             ):
-                mentioned = tuple(a for a, how in named.items() if how is not _ADDRESSED)
-                cues = state.continuity.cues(event, workspace.agent_ids, mentioned)
+                mentioned = (
+                    tuple(a for a, how in named.items() if how is not _ADDRESSED) if named else ()
+                )
+                scorer = state.scorer
+                cues = state.continuity.cues(
+                    event, workspace.agent_ids, mentioned, room=scorer is not None
+                )
+                if scorer is not None and cues:
+                    cues = _scored(cues, scorer)
         return cls(
             workspace=workspace,
             state=state,
@@ -169,9 +176,20 @@ class Context:
         )
 
 
+def _scored(cues: Mapping[str, Cue], scorer: Scorer) -> dict[str, Cue]:
+    """The cues that stand: continuity's rules (the partner, an answer to the agent's line, its
+    name in the text) always, a question to the room only when the scorer finds it likely for
+    the agent (and not in a burst that already gave the agent a turn); the rest is chatter."""
+    return {
+        agent: cue
+        for agent, cue in cues.items()
+        if cue.reason != ROOM_QUESTION or (not cue.burst_turned and scorer.likely(cue))
+    }
+
+
 # A message that asks the room ("lunch anyone?", "who is around?") is nobody's fragment: it
 # never continues the same person's earlier mention.
-_ASKS_THE_ROOM: Final = re.compile(r"\b(?:any(?:one|body)|every(?:one|body)|who)\b", re.IGNORECASE)
+_ASKS_THE_ROOM: Final = ASKS_THE_ROOM
 
 
 @dataclass(slots=True)
@@ -292,8 +310,9 @@ def _flat(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
 
 
 def _likely(event: ChatEvent, agent: str, cue: Cue, ctx: Context) -> Assessment:
-    """A line probably for this agent by conversation continuity (`core.continuity`): a turn
-    the agent may answer, saying why, unless it is a closing or its burst already had one."""
+    """A line probably for this agent by conversation continuity (`core.continuity`), or a
+    question to the room the scorer (`core.scorer`) found likely for it: a turn the agent may
+    answer, saying why, unless it is a closing or its burst already had one."""
     if ctx.has_intent(Intent.THANKS):
         return _plain(event, agent, TO_ME_LIKELY, MUST_NOT, MAILBOX, "thanks")
     if cue.burst_turned:

@@ -6,6 +6,9 @@ exchanged a line with each person (the agent named them, they named or DMed the 
 agent spoke to the room right after), when each agent last spoke to the room, who each person
 last named instead, and each person's current burst of lines. From that it tells the rules
 which agents a new unnamed line is likely for (`Continuity.cues`): the `to_me_likely` band.
+It also keeps what the learned scorer (`core.scorer`) reads of the room: how active each agent
+has been, how often it took up a question asked to the room, and when each person first spoke;
+a question to the room is a cue (`room_question`) only when the caller asks for those.
 
 Windows adapt to the channel's pace: an exchange survives `Window.lines` lines of the channel,
 and at most the time the channel takes for twice that many lines (never less than
@@ -16,13 +19,13 @@ replaying the ledger rebuilds it (see `core.state`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Final
+import re
+from dataclasses import dataclass, field, replace
+from typing import Final, NamedTuple
 
 from core.events import AuthorKind, ChatEvent, ConversationKind
 
-__all__ = ["Continuity", "Cue", "Talk", "Window"]
+__all__ = ["ASKS_THE_ROOM", "Continuity", "Cue", "Talk", "Window", "asks_the_room"]
 
 _CHANNEL = ConversationKind.CHANNEL
 _HUMAN = AuthorKind.HUMAN
@@ -34,6 +37,19 @@ _LONGEST_GAP_S = 600.0  # a night's silence counts as ten minutes in the mean
 PARTNER = "conversation_partner"
 ROOM = "answer_to_my_line"
 NAMED = "named_in_text"
+ROOM_QUESTION = "room_question"
+# Each channel line keeps this share of an agent's activity and room answers: half in 23 lines.
+_DECAY = 0.97
+# A question to the room is taken up by an agent naming its asker within this many lines.
+_TAKEN_UP_LINES = 12
+
+# A message that asks the room ("lunch anyone?", "who is around?").
+ASKS_THE_ROOM: Final = re.compile(r"\b(?:any(?:one|body)|every(?:one|body)|who)\b", re.IGNORECASE)
+
+
+def asks_the_room(text: str) -> bool:
+    """Whether an unaddressed line is a question to the room: a `?`, or asks anyone, who..."""
+    return "?" in text or ASKS_THE_ROOM.search(text) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,20 +71,21 @@ class Window:
         return seconds_since <= max(self.min_seconds, 2 * lines * gap)
 
 
-@dataclass(frozen=True, slots=True)
-class Mark:
-    """A line of the conversation: its number and time."""
+class Mark(NamedTuple):
+    """A line of the conversation: its number and time (POSIX seconds: subtracting floats
+    costs a fraction of subtracting datetimes, and lines are counted on every message)."""
 
     line: int
-    at: datetime
+    at: float
 
 
 @dataclass(slots=True)
 class Burst:
     """One person's run of lines: when the last came, and the agents it already gave a turn."""
 
-    last: Mark
-    turned: set[str] = field(default_factory=set)
+    line: int
+    at: float
+    turned: set[str]
 
 
 @dataclass(slots=True)
@@ -76,29 +93,45 @@ class Talk:
     """What continuity remembers of one conversation."""
 
     line: int = 0
-    last_at: datetime | None = None
+    last_at: float | None = None
     gap: float = _FIRST_GAP_S
     agent_line: int = -1  # the last line an agent wrote
     exchanges: dict[tuple[str, str], Mark] = field(default_factory=dict)  # (agent, person)
+    people: set[str] = field(default_factory=set)  # every person of `exchanges`
     # agent -> the person it last spoke to by name, or who last spoke to it, and that line
     partner: dict[str, tuple[str, Mark]] = field(default_factory=dict)
     room: dict[str, Mark] = field(default_factory=dict)  # agent -> its last line to the room
     room_line: int = -1  # the last line any agent wrote to the room
     elsewhere: dict[str, int] = field(default_factory=dict)  # person -> line naming another
     bursts: dict[str, Burst] = field(default_factory=dict)  # person -> current burst
+    spoke: dict[str, int] = field(default_factory=dict)  # agent -> its last line
+    activity: dict[str, tuple[float, int]] = field(default_factory=dict)  # agent -> lines, decayed
+    # agent -> questions to the room it took up (named the asker soon after), decayed
+    taken_up: dict[str, tuple[float, int]] = field(default_factory=dict)
+    asked: dict[str, int] = field(default_factory=dict)  # person -> their last room question
+    first: dict[str, int] = field(default_factory=dict)  # person -> their first line
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Cue:
     """Why an unnamed line is likely for one agent, with what the rules and the scorer read."""
 
-    reason: Final[str]  # PARTNER, ROOM or NAMED
+    reason: Final[str]  # PARTNER, ROOM, NAMED or ROOM_QUESTION
     lines_since: Final[int]  # lines since the exchange (or the agent's line to the room)
     seconds_since: Final[float]
     gap: Final[float]  # the channel's pace: mean seconds between lines
     in_burst: Final[bool]  # the line continues its author's burst
     burst_turned: Final[bool]  # that burst already gave this agent a turn
     agent_spoke_last: Final[bool]  # the line right before this one was this agent's
+    # What the scorer reads of a question to the room (ROOM_QUESTION) besides the above:
+    asks: Final[bool] = False  # the line is a question to the room
+    exchanged: Final[int] = -1  # lines since any exchange of this agent and the author, or -1
+    agent_lines_since: Final[int] = -1  # lines since the agent's last line, or -1
+    activity: Final[float] = 0.0  # the agent's recent lines, decayed
+    taken_up: Final[float] = 0.0  # questions to the room the agent took up recently, decayed
+    author_lines: Final[int] = 0  # lines since the author's first line here
+    other_partner: Final[bool] = False  # the author is in a live exchange with another agent
+    length: Final[int] = 0  # characters of the line
 
 
 @dataclass(slots=True)
@@ -110,22 +143,30 @@ class Continuity:
     last_author: dict[str, str] = field(default_factory=dict)  # conversation -> author id
 
     def cues(
-        self, event: ChatEvent, agents: tuple[str, ...], named: tuple[str, ...] = ()
+        self,
+        event: ChatEvent,
+        agents: tuple[str, ...],
+        named: tuple[str, ...] = (),
+        room: bool = False,
     ) -> dict[str, Cue]:
         """The agents (of `agents`) a person's unnamed channel line is likely for, and why;
-        `named` are the agents its text names outside an addressing form."""
+        `named` are the agents its text names outside an addressing form. With `room`, a
+        question to the room is a cue (`ROOM_QUESTION`) for every agent without another."""
         talk = self.talks.get(event.conversation.key)
-        if talk is None and not named:
+        asks = room and asks_the_room(event.text)
+        if talk is None and not named and not asks:
             return {}
         talk = talk or Talk()
-        author, now, window = event.author.id, event.created_at, self.window
+        author, window = event.author.id, self.window
         # Most lines continue no exchange: say so before working anything out.
         if (
             not named
+            and not asks
             and (talk.room_line < 0 or talk.line - talk.room_line > window.room_lines)
-            and not any((agent, author) in talk.exchanges for agent in agents)
+            and author not in talk.people
         ):
             return {}
+        now = event.created_at.timestamp()
         line = talk.line  # the number this line will get
         burst = talk.bursts.get(author)
         in_burst = burst is not None and _continues(burst, talk, now, window)
@@ -133,6 +174,7 @@ class Continuity:
         spoke_last = self.last_author.get(event.conversation.key)
         elsewhere = talk.elsewhere.get(author, -1)
         found: dict[str, Cue] = {}
+        live: set[str] = set()
         for agent in agents:
             reason, mark = None, None
             exchange = talk.exchanges.get((agent, author))
@@ -142,30 +184,55 @@ class Continuity:
                 and self._alive(talk, exchange, now)
             ):
                 reason, mark = PARTNER, exchange
+                live.add(agent)
             elif (
-                (room := talk.room.get(agent)) is not None
-                and room.line > elsewhere
-                and self._alive(talk, room, now, self.window.room_lines)
+                (room_mark := talk.room.get(agent)) is not None
+                and room_mark.line > elsewhere
+                and self._alive(talk, room_mark, now, self.window.room_lines)
             ):
-                reason, mark = ROOM, room
+                reason, mark = ROOM, room_mark
             if reason is None and agent in named:
                 reason = NAMED
+            if reason is None and asks:
+                reason = ROOM_QUESTION
             if reason is None:
                 continue
+            if reason != ROOM_QUESTION:
+                found[agent] = Cue(
+                    reason=reason,
+                    lines_since=line - mark.line if mark else line,
+                    seconds_since=now - mark.at if mark else 0.0,
+                    gap=talk.gap,
+                    in_burst=in_burst,
+                    burst_turned=agent in turned,
+                    agent_spoke_last=spoke_last is not None and spoke_last == agent,
+                )
+                continue
+            spoke = talk.spoke.get(agent, -1)
             found[agent] = Cue(
                 reason=reason,
-                lines_since=line - mark.line if mark else line,
-                seconds_since=(now - mark.at).total_seconds() if mark else 0.0,
+                lines_since=line,
+                seconds_since=0.0,
                 gap=talk.gap,
                 in_burst=in_burst,
                 burst_turned=agent in turned,
                 agent_spoke_last=spoke_last is not None and spoke_last == agent,
+                asks=True,
+                exchanged=line - exchange.line if exchange is not None else -1,
+                agent_lines_since=line - spoke if spoke >= 0 else -1,
+                activity=_decayed(talk.activity.get(agent), line),
+                taken_up=_decayed(talk.taken_up.get(agent), line),
+                author_lines=line - talk.first.get(author, line),
+                length=len(event.text),
             )
+        if live and asks:
+            for agent, cue in found.items():
+                if cue.reason == ROOM_QUESTION and any(other != agent for other in live):
+                    found[agent] = replace(cue, other_partner=True)
         return found
 
-    def _alive(self, talk: Talk, mark: Mark, now: datetime, lines: int = -1) -> bool:
-        seconds = (now - mark.at).total_seconds()
-        return self.window.alive(talk.line - mark.line, seconds, talk.gap, lines)
+    def _alive(self, talk: Talk, mark: Mark, now: float, lines: int = -1) -> bool:
+        return self.window.alive(talk.line - mark.line, now - mark.at, talk.gap, lines)
 
     def note(
         self,
@@ -184,51 +251,77 @@ class Continuity:
         talk = self.talks.get(key)
         if talk is None:
             talk = self.talks[key] = Talk()
-        now, author = event.created_at, event.author.id
+        now, author, line = event.created_at.timestamp(), event.author.id, talk.line
         if talk.last_at is not None:
-            seconds = min(max((now - talk.last_at).total_seconds(), 0.0), _LONGEST_GAP_S)
+            seconds = min(max(now - talk.last_at, 0.0), _LONGEST_GAP_S)
             talk.gap += _PACE_WEIGHT * (seconds - talk.gap)
-        mark = Mark(talk.line, now)
         if author_agent is not None:
             self.last_author[key] = author_agent
-            talk.agent_line = talk.line
-            people = [p for p in addressed if p != author]
-            for person in people:
-                talk.exchanges[author_agent, person] = mark
-                talk.partner[author_agent] = (person, mark)
-            if not people:
-                talk.room[author_agent] = mark
-                talk.room_line = mark.line
-                # A line to the room answers the person the agent last talked with.
-                partner = talk.partner.get(author_agent)
-                if partner is not None and self._alive(talk, partner[1], now):
-                    talk.exchanges[author_agent, partner[0]] = mark
+            self._note_agent(talk, author_agent, [p for p in addressed if p != author], now)
         elif event.author.kind is _HUMAN:
             self.last_author[key] = author
+            talk.first.setdefault(author, line)
+            if not addressed and not to_agents and asks_the_room(event.text):
+                talk.asked[author] = line
             for agent in to_agents:
                 # Someone speaking to an agent waits for its answer; an exchange already
                 # under way goes on.
+                mark = Mark(line, now)
                 talk.partner[agent] = (author, mark)
                 if (agent, author) in talk.exchanges:
                     talk.exchanges[agent, author] = mark
             if addressed and not to_agents:
-                talk.elsewhere[author] = talk.line
+                talk.elsewhere[author] = line
             burst = talk.bursts.get(author)
             if burst is not None and _continues(burst, talk, now, self.window):
-                burst.last = mark
-                burst.turned.update(turned)
+                burst.line, burst.at = line, now
+                if turned:
+                    burst.turned.update(turned)
             else:
-                talk.bursts[author] = Burst(mark, set(turned))
+                talk.bursts[author] = Burst(line, now, set(turned))
         else:
             self.last_author[key] = author
         talk.line += 1
         talk.last_at = now
 
+    def _note_agent(self, talk: Talk, agent: str, people: list[str], now: float) -> None:
+        """An agent's line naming `people` (user ids, not its own): they are its partners (a
+        question to the room one of them asked lately is taken up); naming nobody, it speaks
+        to the room."""
+        line = talk.line
+        mark = Mark(line, now)
+        talk.agent_line = line
+        talk.spoke[agent] = line
+        talk.activity[agent] = (_decayed(talk.activity.get(agent), line) + 1, line)
+        for person in people:
+            asked = talk.asked.get(person, -1)
+            if (
+                asked >= 0
+                and line - asked <= _TAKEN_UP_LINES
+                and (agent, person) not in talk.exchanges
+            ):
+                talk.taken_up[agent] = (_decayed(talk.taken_up.get(agent), line) + 1, line)
+            talk.exchanges[agent, person] = mark
+            talk.people.add(person)
+            talk.partner[agent] = (person, mark)
+        if not people:
+            talk.room[agent] = mark
+            talk.room_line = line
+            # A line to the room answers the person the agent last talked with.
+            partner = talk.partner.get(agent)
+            if partner is not None and self._alive(talk, partner[1], now):
+                talk.exchanges[agent, partner[0]] = mark
 
-def _continues(burst: Burst, talk: Talk, now: datetime, window: Window) -> bool:
+
+def _decayed(count: tuple[float, int] | None, line: int) -> float:
+    """A decayed count (value, the line it was last changed at) as it stands at `line`."""
+    if count is None:
+        return 0.0
+    value, at = count
+    return value * _DECAY ** (line - at)
+
+
+def _continues(burst: Burst, talk: Talk, now: float, window: Window) -> bool:
     """Whether a new line of the burst's author at `now` continues it: soon enough, and no
     agent spoke in between."""
-    return (
-        burst.last.line > talk.agent_line
-        and (now - burst.last.at).total_seconds() <= window.burst_seconds
-    )
+    return burst.line > talk.agent_line and now - burst.at <= window.burst_seconds

@@ -18,6 +18,7 @@ from core.decision import Decision, Directedness, Disposition, InjectionMode, Po
 from core.events import AuthorKind, ChatEvent, Conversation, ConversationKind, EventKind
 from core.manifest import Workspace
 from core.names import NameMatcher
+from core.scorer import Scorer, default_scorer
 
 __all__ = ["Chain", "MessageRecord", "State", "ThreadRecord", "message_key"]
 
@@ -41,6 +42,11 @@ _CHANNEL = ConversationKind.CHANNEL
 _HUMAN = AuthorKind.HUMAN
 _AGENT = AuthorKind.AGENT
 _TO_ME = Directedness.TO_ME
+
+
+def _shipped_scorer() -> Scorer | None:
+    """The scorer a new state starts with: the one shipped in the package."""
+    return default_scorer()
 
 
 def _reaction_key(event: ChatEvent) -> tuple[str, ...]:
@@ -112,6 +118,8 @@ class State:
     obligations: dict[tuple[str, str], bool] = field(default_factory=dict)
     reactions: dict[tuple[str, ...], tuple[bool, int]] = field(default_factory=dict)
     continuity: Continuity = field(default_factory=Continuity)
+    # Which questions to the room each agent gets as `to_me_likely`; None: continuity alone.
+    scorer: Scorer | None = field(default_factory=_shipped_scorer)
     names: NameMatcher = field(init=False)
 
     def __post_init__(self) -> None:
@@ -326,18 +334,20 @@ class State:
     def _note_continuity(
         self, event: ChatEvent, author_agent: str | None, decisions: list[Decision]
     ) -> None:
-        addressed = list(event.mentions.users)
-        replied = self.replied_message(event)
-        reply_author = event.target_author_id or (replied.author_id if replied else None)
-        if reply_author is not None:
-            addressed.append(reply_author)
-        self.continuity.note(
-            event,
-            author_agent,
-            tuple(addressed),
-            turned=tuple(d.agent for d in decisions if d.mode in _TURNS),
-            to_agents=tuple(d.agent for d in decisions if d.directedness is _TO_ME),
-        )
+        addressed = event.mentions.users
+        if event.reply_to is not None or event.target_author_id is not None:
+            replied = self.replied_message(event)
+            reply_author = event.target_author_id or (replied.author_id if replied else None)
+            if reply_author is not None:
+                addressed = (*addressed, reply_author)
+        turned: tuple[str, ...] = ()
+        to_agents: tuple[str, ...] = ()
+        for decision in decisions:  # nearly always neither: one pass, no tuples built
+            if decision.mode in _TURNS:
+                turned = (*turned, decision.agent)
+            if decision.directedness is _TO_ME:
+                to_agents = (*to_agents, decision.agent)
+        self.continuity.note(event, author_agent, addressed, turned, to_agents)
 
     def _note_chain(self, event: ChatEvent, decisions: list[Decision]) -> None:
         key = (event.conversation.key, event.author.id)
