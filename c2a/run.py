@@ -46,6 +46,7 @@ from core.errors import C2AError, ManifestError
 from core.manifest import Workspace, load_manifest
 from core.outbox import Outbox, Sender
 from core.redact import Redactor
+from harness_bridge.backends.model_status import DescribesModel
 from harness_bridge.backends.registry import Harness, build
 
 __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspaces"]
@@ -111,6 +112,7 @@ class WorkspaceRun:
                 history=data_dir / f"{self.name}.webchat.jsonl",
                 port=webchat_port,
                 token=token_from(environ),
+                models=self.models,
             )
             self.senders["webchat"] = WebchatSender(self.webchat, workspace.manifest.signals)
         self._discord_sender: DiscordSender | None = None
@@ -145,6 +147,14 @@ class WorkspaceRun:
                 f"{self.name}: Discord tokens not set in the environment: {', '.join(missing)}; "
                 "export them (docs/discord.md) or remove the agents' discord.token_env"
             )
+
+    def models(self) -> dict[str, dict[str, Any]]:
+        """Which model answers each agent whose harness says so, and whether it is ready."""
+        return {
+            agent: harness.model_status().view()
+            for agent, harness in self.harnesses.items()
+            if isinstance(harness, DescribesModel)
+        }
 
     async def probe_harnesses(self) -> None:
         """Fail fast, with what to do, when an agent's harness cannot possibly run."""
@@ -225,6 +235,10 @@ class WorkspaceRun:
                     f"{self.name}: cannot connect to Discord ({type(exc).__name__}: {exc}); "
                     "check the bot tokens (c2a discord invite) and the network"
                 ) from None
+        for agent, model in self.models().items():
+            log.info(
+                "%s: %s answers with %s (%s)", self.name, agent, model["model"], model["where"]
+            )
         log.info(
             "%s: running %d agent(s), %d harness(es), platforms: %s",
             self.name,
