@@ -66,14 +66,16 @@ $(LOCAL_STAMP): $(STAMP)
 # The embedded default: the web chat with three agents, opened at once. The model: the one at
 # $$C2A_MODEL_URL (any OpenAI-compatible server, such as Ollama's http://127.0.0.1:11434/v1),
 # else a model server found running on this machine, else SmolLM2 in process, which the agents
-# wait for (their messages kept) while its install above runs.
+# wait for (their messages kept) while its install above runs. RUN_ARGS are more `c2a run`
+# options, such as `--webchat-port 0` when 8765 is taken.
+RUN_ARGS ?=
 run: $(STAMP)
 	@if [ -z "$$C2A_MODEL_URL" ]; then $(START_LOCAL); fi; \
 	if [ -z "$$C2A_MODEL_URL" ] && ! { $(LOCAL_DONE); }; then \
 	  echo "The bundled model (SmolLM2-135M) is being built in the background, 5 to 12 minutes the first time; the page opens now. Log: $(LOCAL_LOG)"; \
 	  export C2A_MODEL_INSTALL=$(CURDIR)/$(LOCAL_LOG); \
 	fi; \
-	exec $(BIN)/c2a run --manifest manifests/workspaces/local.yaml
+	exec $(BIN)/c2a run --manifest manifests/workspaces/local.yaml $(RUN_ARGS)
 
 # The example conversation through the attention core, offline: what each agent is told.
 replay: $(STAMP)
