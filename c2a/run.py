@@ -21,6 +21,7 @@ import contextlib
 import logging
 import os
 import shutil
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -202,7 +203,14 @@ class WorkspaceRun:
                     f"{self.name}: the web chat cannot listen on {where} ({exc.strerror}); "
                     "stop what uses that port, or set webchat.port in the manifest"
                 ) from None
-            log.info("%s: web chat ready, open %s", self.name, url)
+            # The token is a secret, so the logs (redacted) cannot carry the URL: the person
+            # at the terminal is given it whole, once, beside them.
+            print(f"c2a: {self.name}: web chat ready, open {url}", file=sys.stderr, flush=True)
+            log.info(
+                "%s: web chat ready at %s/ (open the URL printed with its token)",
+                self.name,
+                self.webchat.origin,
+            )
             if not is_loopback(self.webchat.config.host):
                 log.warning(
                     "%s: the web chat listens on %s, not only on this machine: whoever can "
