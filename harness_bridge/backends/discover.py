@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from core.errors import ManifestError
 
-__all__ = ["KNOWN_SERVERS", "PORTS_ENV", "Found", "find_server", "ports_from"]
+__all__ = ["KNOWN_SERVERS", "PORTS_ENV", "Found", "find_server", "models_in", "ports_from"]
 
 KNOWN_SERVERS: Final = {11434: "Ollama", 8080: "llama.cpp server", 1234: "LM Studio"}
 PORTS_ENV: Final = "C2A_MODEL_PORTS"
@@ -59,7 +59,7 @@ def ports_from(environ: Mapping[str, str]) -> tuple[int, ...]:
     for part in (p.strip() for p in raw.split(",")):
         if not part:
             continue
-        if not part.isdigit() or not 0 < int(part) < 65536:
+        if not (part.isascii() and part.isdigit()) or not 0 < int(part) < 65536:
             raise ManifestError(
                 f"{PORTS_ENV}={raw!r}: {part!r} is not a port; give ports such as 11434,8080 "
                 "(or an empty value to look for no model server)"
@@ -97,6 +97,14 @@ def _models(base_url: str, timeout: float) -> list[str]:
             else:
                 return []
     except (OSError, ValueError, http.client.HTTPException):
+        return []
+    return models_in(body)
+
+
+def models_in(body: bytes) -> list[str]:
+    """The model ids in a `/v1/models` answer, `{"data": [{"id": ...}, ...]}`; [] for a body
+    too large or of any other shape. Ids that are not short printable names are left out."""
+    if len(body) > MAX_BODY:
         return []
     try:
         data: Any = json.loads(body)
