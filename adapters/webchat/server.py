@@ -13,13 +13,15 @@ Beside each message the page shows the attention model at work: for every agent,
 directedness, policy, injection mode and reason the core chose, then the disposition as the
 agent acts (claimed, responded, deferred, ...), and which agent holds the message's claim. The
 page reads these from the ledger, never from the harness: `WebChat` polls the store's deliveries
-of recent messages and pushes what changed.
+of recent messages and pushes what changed. It also shows which model answers each agent, and
+whether that model is ready yet, as the harnesses describe it (`models`, given by `c2a run`).
 
 Browser → server, one JSON object per websocket message (`op` first):
 `post {as, channel, thread?, text}`, `edit {as, id, text}`, `delete {as, id}`,
 `react {as, id, emoji}`, `unreact {as, id, emoji}`, `typing {as, channel, thread?}`.
-Server → browser: `hello {workspace, humans, agents, roles, channels, messages}`,
+Server → browser: `hello {workspace, humans, agents, roles, channels, messages, models}`,
 `message {message}`, `attention {id, agents}`, `typing {user, channel, thread, on}`,
+`models {models}` (agent → `{model, where, state, since, log, detail, hint}`, when it changes),
 `error {text}`. A malformed request gets an `error` naming what is wrong; the socket stays open.
 """
 
@@ -29,7 +31,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,9 @@ _PAGE = files("adapters.webchat") / "page"
 _ASSETS = {"/": "index.html", "/page.js": "page.js", "/page.css": "page.css"}
 _TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 
+Models = Callable[[], Mapping[str, Mapping[str, Any]]]
+"""Which model answers each agent, and whether it is ready: agent → its description."""
+
 
 class WebChat:
     """One workspace's web chat: its page, its record, and its side of the host."""
@@ -70,6 +75,7 @@ class WebChat:
         port: int | None = None,
         token: str | None = None,
         redactor: Redactor | None = None,
+        models: Models | None = None,
     ) -> None:
         """`redactor` blanks secrets in what people post before the record keeps it (the
         record is a file on this machine, like the ledger); by default, by shape only."""
@@ -87,6 +93,8 @@ class WebChat:
         self._sockets: set[web.WebSocketResponse] = set()
         self._lock = asyncio.Lock()
         self._shown: dict[str, list[dict[str, Any]]] = {}
+        self._models: Models = models or (lambda: {})
+        self._shown_models: dict[str, dict[str, Any]] = {}
         self._runner: web.AppRunner | None = None
         self._watch: asyncio.Task[None] | None = None
 
@@ -267,7 +275,12 @@ class WebChat:
             "channels": self.config.channels,
             "dms": {h: {a: dm_channel(h, a) for a in self.agents} for h in self.config.humans},
             "messages": [m.view() for m in self.history],
+            "models": self.models(),
         }
+
+    def models(self) -> dict[str, dict[str, Any]]:
+        """Which model answers each agent, as its harness says now."""
+        return {agent: dict(view) for agent, view in self._models().items()}
 
     async def _handle(self, raw: str) -> str | None:
         """Do what one browser request asks; returns what is wrong with it, if anything."""
@@ -319,9 +332,17 @@ class WebChat:
         while True:
             try:
                 await self.refresh_attention()
+                await self.refresh_models()
             except Exception as exc:  # the page must not stop updating for one bad read
                 log.warning("webchat: reading decisions failed: %s", exc)
             await asyncio.sleep(ATTENTION_EVERY)
+
+    async def refresh_models(self) -> None:
+        """Push the agents' models when one changed (a build ended, say)."""
+        models = self.models()
+        if models != self._shown_models:
+            self._shown_models = models
+            await self._broadcast({"op": "models", "models": models})
 
     async def refresh_attention(self) -> None:
         """Push the decisions and dispositions of recent messages that changed."""

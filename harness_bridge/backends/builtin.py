@@ -18,6 +18,7 @@ from core.clock import SystemClock
 from core.engine import Engine
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import ModelClient
+from harness_bridge.backends.model_status import ModelStatus
 from harness_bridge.backends.openai import OpenAIModelLoop
 from harness_bridge.backends.registry import settings_error
 from harness_bridge.runtime import InProcessHarness
@@ -66,7 +67,8 @@ def validate(kind: type[Settings], agent: str, settings: Mapping[str, Any]) -> S
 
 
 class BuiltinHarness(InProcessHarness):
-    """The in-process harness of a built-in loop; stopping it closes the loop's client."""
+    """The in-process harness of a built-in loop; stopping it closes the loop's client.
+    `status` says which model answers it."""
 
     def __init__(
         self,
@@ -75,9 +77,14 @@ class BuiltinHarness(InProcessHarness):
         loop: OpenAIModelLoop,
         quiet_ms: int,
         tools: ChatTools | None = None,
+        status: ModelStatus | None = None,
     ) -> None:
         super().__init__(agent, engine, loop, SystemClock(), quiet_ms=quiet_ms, tools=tools)
         self.model_loop = loop
+        self.status = status or ModelStatus("a model", "the built-in model loop")
+
+    def model_status(self) -> ModelStatus:
+        return self.status
 
     async def stop(self) -> None:
         await super().stop()
@@ -90,9 +97,10 @@ def loop_harness(
     parsed: LoopSettings,
     client: ModelClient,
     tools: Sequence[str] = TOOL_NAMES,
+    status: ModelStatus | None = None,
 ) -> BuiltinHarness:
     """The agent's harness: the built-in loop with `parsed`, answered by `client`, offering
-    the chat `tools` named."""
+    the chat `tools` named; `status` describes the model."""
     chat_tools = ChatTools(engine, agent)
     loop = OpenAIModelLoop(
         "",  # the client is given: the loop builds none, so it needs no URL or model
@@ -103,7 +111,7 @@ def loop_harness(
         max_tool_rounds=parsed.max_tool_rounds,
         instructions=parsed.instructions,
     )
-    return BuiltinHarness(agent, engine, loop, parsed.quiet_ms, chat_tools)
+    return BuiltinHarness(agent, engine, loop, parsed.quiet_ms, chat_tools, status)
 
 
 def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> InProcessHarness:
@@ -116,4 +124,5 @@ def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> In
         timeout=parsed.timeout_s,
         options=parsed.options,
     )
-    return loop_harness(agent, engine, parsed, client)
+    status = ModelStatus(parsed.model, f"the server at {parsed.base_url}")
+    return loop_harness(agent, engine, parsed, client, status=status)

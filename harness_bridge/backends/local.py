@@ -4,18 +4,25 @@
 
 When the environment variable named by `endpoint_env` (`C2A_MODEL_URL`) holds a base URL, the
 loop talks to that OpenAI-compatible server, asking for the model named by `model_env`
-(`C2A_MODEL`, else `default`), with every chat tool. Otherwise SmolLM2-135M-Instruct, or the
+(`C2A_MODEL`, else `default`), with every chat tool. Without one, a model server already
+running on this machine is looked for (`discover`: Ollama, llama.cpp's server, LM Studio) and
+used the same way, with `C2A_MODEL` or its first model. Otherwise SmolLM2-135M-Instruct, or the
 GGUF file at `model_path`, runs in this process (`LocalModelClient`, which needs the `local`
-extra). A model that small does best with little to choose from, so in process the loop offers
-only the two answering tools and, unless `instructions` say otherwise, tells the model to answer
-with them; `tools` names the chat tools to offer instead. The variables are read when the
+extra); while `make run` is still installing that extra in the background (`local_install`),
+the agent waits for it with its events pending (`waiting`). A model that small does best
+with little to choose from, so in process the loop offers only the two answering tools and,
+unless `instructions` say otherwise, tells the model to answer with them; `tools` names the
+chat tools to offer instead. The variables are read, and the machine looked at, when the
 harness is built. A missing extra or model file is one manifest error saying how to install it.
+Every harness built here says which model answers it and how to switch (`model_status`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator
@@ -25,13 +32,27 @@ from core.errors import ManifestError
 from harness_bridge.backends.builtin import LoopSettings, loop_harness, validate
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import ModelError
+from harness_bridge.backends.discover import find_server, ports_from
+from harness_bridge.backends.local_install import Install
 from harness_bridge.backends.local_model import LocalModelClient
+from harness_bridge.backends.model_status import ModelStatus
+from harness_bridge.backends.registry import Harness
+from harness_bridge.backends.waiting import WaitingHarness
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.tools import TOOL_NAMES
 
-__all__ = ["DEFAULT_MODEL", "IN_PROCESS_INSTRUCTIONS", "IN_PROCESS_TOOLS", "LocalSettings"]
+__all__ = [
+    "BUNDLED_MODEL",
+    "DEFAULT_MODEL",
+    "IN_PROCESS_INSTRUCTIONS",
+    "IN_PROCESS_TOOLS",
+    "LocalSettings",
+]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MODEL: Final = "default"
+BUNDLED_MODEL: Final = "SmolLM2-135M-Instruct"
 IN_PROCESS_TOOLS: Final = ("chat_send_message", "chat_react")
 IN_PROCESS_INSTRUCTIONS: Final = (
     "Answer every event you must respond to by calling a function: "
@@ -57,22 +78,76 @@ class LocalSettings(LoopSettings):
         return tools
 
 
-def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> InProcessHarness:
+def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> Harness:
     """The `c2a.backends` entry point for `local`."""
     parsed = validate(LocalSettings, agent, settings)
     url = os.environ.get(parsed.endpoint_env, "").strip()
+    model = os.environ.get(parsed.model_env, "").strip()
     if url:
         if not url.startswith(("http://", "https://")):
             raise ManifestError(
                 f"agents.{agent}.harness: {parsed.endpoint_env}={url!r} is not an http(s) URL"
             )
-        model = os.environ.get(parsed.model_env, "").strip() or DEFAULT_MODEL
-        client = ChatClient(url, model, options=parsed.options)
-        return loop_harness(agent, engine, parsed, client, parsed.tools or TOOL_NAMES)
+        where = f"the server at {url} ({parsed.endpoint_env})"
+        return _on_server(agent, engine, parsed, url, model or DEFAULT_MODEL, where, "")
+    found = find_server(ports_from(os.environ), model or None)
+    if found is not None:
+        log.info(
+            "%s: using %s at %s (model %s), found on this machine; %s=... names another server",
+            agent,
+            found.server,
+            found.base_url,
+            found.model,
+            parsed.endpoint_env,
+        )
+        where = f"{found.server} at {found.base_url}, found on this machine"
+        hint = f"set {parsed.model_env}=NAME to use another of its models"
+        return _on_server(agent, engine, parsed, found.base_url, found.model, where, hint)
+    install = Install.from_environ(os.environ)
+    if install is not None and install.state() != "installed":
+        return WaitingHarness(
+            agent,
+            install,
+            lambda: _in_process(agent, engine, parsed),
+            _in_process_status(parsed),
+            binding="llama_cpp",
+        )
+    return _in_process(agent, engine, parsed)
+
+
+def _on_server(
+    agent: str,
+    engine: Engine,
+    parsed: LocalSettings,
+    url: str,
+    model: str,
+    where: str,
+    hint: str,
+) -> InProcessHarness:
+    client = ChatClient(url, model, options=parsed.options)
+    status = ModelStatus(model, where, hint=hint)
+    return loop_harness(agent, engine, parsed, client, parsed.tools or TOOL_NAMES, status)
+
+
+def _in_process(agent: str, engine: Engine, parsed: LocalSettings) -> InProcessHarness:
     try:
         local = LocalModelClient(parsed.model_path, options=parsed.options)
     except ModelError as exc:
         raise ManifestError(f"agents.{agent}.harness: {exc}") from None
     if parsed.instructions is None:
         parsed = parsed.model_copy(update={"instructions": IN_PROCESS_INSTRUCTIONS})
-    return loop_harness(agent, engine, parsed, local, parsed.tools or IN_PROCESS_TOOLS)
+    tools = parsed.tools or IN_PROCESS_TOOLS
+    return loop_harness(agent, engine, parsed, local, tools, _in_process_status(parsed))
+
+
+def _in_process_status(parsed: LocalSettings) -> ModelStatus:
+    """The in-process model as the page shows it, with the one step to a real one."""
+    if parsed.model_path is not None:
+        model, where = Path(parsed.model_path).stem, "in process"
+    else:
+        model, where = BUNDLED_MODEL, "bundled, in process"
+    hint = (
+        f"set {parsed.endpoint_env}=http://127.0.0.1:11434/v1 {parsed.model_env}=qwen2.5:7b "
+        "to use Ollama (or any OpenAI-compatible server)"
+    )
+    return ModelStatus(model, where, hint=hint)

@@ -219,12 +219,18 @@ def delete(driver: WebDriver, message_id: str) -> bool:
 # ---- the conversation -------------------------------------------------------------------------
 
 
-def test_the_attention_model_at_work_in_a_real_browser(c2a: str, browser: WebDriver) -> None:
+def test_the_attention_model_at_work_in_a_real_browser(
+    c2a: str, browser: WebDriver, model: AttentiveModel
+) -> None:
     assert "?token=" in c2a
     browser.get(c2a)
     wait(browser, "the roster", lambda d: d.find_element(By.ID, "as").get_attribute("value"))
     assert browser.find_element(By.ID, "as").get_attribute("value") == "ana"
     assert browser.current_url == c2a.partition("?")[0]  # the token went into a cookie
+    # Which model answers, as the agents' harnesses say: one line, the three agents share it.
+    shown = wait(browser, "the model line", lambda d: d.find_element(By.ID, "models").text)
+    where = f"the server at {model.base_url} (C2A_MODEL_URL)"
+    assert shown == f"lead, worker-1, worker-2: default ({where})"
 
     chatter = post(browser, "lunch is at noon today")
     wait(browser, "decisions beside the chatter", lambda d: len(chips(d, chatter)) == 3)

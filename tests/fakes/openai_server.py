@@ -9,8 +9,8 @@
 Each request to `/v1/chat/completions` takes the next scripted `Reply`: a JSON body, or SSE
 chunks when it was built by `streamed`; `after` holds it until an event is set, and `hang()`
 holds it until the client goes away, which is recorded in `closed`. A request past the end of
-the script gets HTTP 500. Waits are bounded by `wait_timeout` and raise TimeoutError naming what
-did not happen. The port is picked by the OS.
+the script gets HTTP 500. `GET /v1/models` lists `models`. Waits are bounded by `wait_timeout`
+and raise TimeoutError naming what did not happen. The port is picked by the OS.
 """
 
 from __future__ import annotations
@@ -116,8 +116,15 @@ class FakeOpenAI:
     """The server; `requests` holds every request body, `headers` their headers, `closed` the
     indexes of requests whose client went away before they were answered."""
 
-    def __init__(self, script: Sequence[Reply], *, wait_timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        script: Sequence[Reply],
+        *,
+        wait_timeout: float = 5.0,
+        models: Sequence[str] = ("fake-model",),
+    ) -> None:
         self.script = list(script)
+        self.models = list(models)
         self.wait_timeout = wait_timeout
         self.requests: list[Json] = []
         self.headers: list[dict[str, str]] = []
@@ -129,6 +136,7 @@ class FakeOpenAI:
     async def __aenter__(self) -> Self:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
         # Cancels a handler when its client disconnects, which is how `closed` is noticed.
         self._runner = web.AppRunner(
             app, access_log=None, shutdown_timeout=1.0, handler_cancellation=True
@@ -165,6 +173,10 @@ class FakeOpenAI:
                     await self._changed.wait()
         except TimeoutError:
             raise TimeoutError(f"the fake OpenAI server never saw {what}") from None
+
+    async def _models(self, request: web.Request) -> web.Response:
+        listed = [{"id": name, "object": "model", "owned_by": "fake"} for name in self.models]
+        return web.json_response({"object": "list", "data": listed})
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         index = len(self.requests)

@@ -10,6 +10,7 @@ const state = {
   place: null,            // channel id shown in the main pane
   thread: null,           // root message id of the open thread, or null
   editing: null,          // id of the message being edited
+  models: {},             // agent -> {model, where, state, since, log, detail, hint}
 };
 const $ = (id) => document.getElementById(id);
 let socket = null;
@@ -43,11 +44,16 @@ function receive(body) {
   if (body.op === "hello") {
     state.hello = body;
     state.messages = new Map(body.messages.map((m) => [m.id, m]));
+    state.models = body.models || {};
     setUpRoster();
+    drawModels();
     draw();
   } else if (body.op === "message") {
     state.messages.set(body.message.id, body.message);
     draw();
+  } else if (body.op === "models") {
+    state.models = body.models;
+    drawModels();
   } else if (body.op === "attention") {
     state.attention.set(body.id, body.agents);
     draw();
@@ -110,6 +116,42 @@ function placeName(channel) {
   if (!channel.startsWith("dm:")) return `# ${channel}`;
   return `DM with ${channel.split(":")[2]}`;
 }
+
+// ---- which model answers each agent ----------------------------------------------------------
+
+// One line per model (agents on the same model share it): its name, where it runs, whether it
+// is ready, and the one step to another model. Model names come from a model server: text only.
+function drawModels() {
+  const groups = new Map();
+  for (const [agent, m] of Object.entries(state.models)) {
+    const key = JSON.stringify([m.model, m.where, m.state, m.detail, m.hint]);
+    if (!groups.has(key)) groups.set(key, { agents: [], m });
+    groups.get(key).agents.push(agent);
+  }
+  const lines = [...groups.values()].map(({ agents, m }) => {
+    const line = document.createElement("p");
+    line.className = "model";
+    line.dataset.state = m.state;
+    line.append(span("agents", agents.join(", ")), `: ${m.model} (${m.where})`);
+    if (m.state === "building") {
+      line.append(" — ", span("state-building",
+        `the model is being built/loaded (${minutesSince(m.since)} min so far); ` +
+        "agents will answer when it is ready"));
+    } else if (m.state === "failed") {
+      line.append(" — ", span("state-failed", `the model cannot run: ${m.detail}`));
+    }
+    if (m.hint) line.append(` · ${m.hint}`);
+    return line;
+  });
+  $("models").replaceChildren(...lines);
+  $("models").hidden = lines.length === 0;
+}
+
+function minutesSince(since) {
+  return since ? Math.max(0, Math.floor((Date.now() / 1000 - since) / 60)) : 0;
+}
+
+setInterval(drawModels, 15000);  // the minutes go on while a build runs
 
 // ---- drawing messages ----------------------------------------------------------------------
 

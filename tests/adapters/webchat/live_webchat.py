@@ -13,7 +13,7 @@ import aiohttp
 from builders import local_workspace
 
 from adapters.webchat.send import WebchatSender
-from adapters.webchat.server import WebChat
+from adapters.webchat.server import Models, WebChat
 from c2a.host import Host
 from core.clock import SystemClock
 from core.engine import Emission
@@ -26,7 +26,9 @@ __all__ = ["Chat", "run", "running"]
 class Chat:
     """A web chat on a free port with its host, ledger and sender, and one browser socket."""
 
-    def __init__(self, tmp: Path, workspace: Workspace | None = None) -> None:
+    def __init__(
+        self, tmp: Path, workspace: Workspace | None = None, models: Models | None = None
+    ) -> None:
         self.workspace = workspace or local_workspace()
         self.store = SQLiteStore(str(tmp / "ledger.sqlite3"))
         self.emissions: list[Emission] = []
@@ -38,6 +40,7 @@ class Chat:
             SystemClock(),
             history=tmp / "webchat.jsonl",
             port=0,
+            models=models,
         )
         self.sender = WebchatSender(self.chat)
         self.frames: list[dict[str, Any]] = []
@@ -76,10 +79,12 @@ class Chat:
 
 
 @asynccontextmanager
-async def running(tmp: Path, workspace: Workspace | None = None) -> AsyncIterator[Chat]:
+async def running(
+    tmp: Path, workspace: Workspace | None = None, models: Models | None = None
+) -> AsyncIterator[Chat]:
     """The chat started, with a socket opened as its page opens one: with the run's token,
-    from the page's own origin."""
-    chat = Chat(tmp, workspace)
+    from the page's own origin. `models` says which model answers each agent."""
+    chat = Chat(tmp, workspace, models)
     await chat.host.start()
     await chat.chat.start()
     async with (

@@ -1,0 +1,47 @@
+"""What answers an agent, as its harness describes it: the model's name, where it runs, whether
+it can answer yet (an embedded model may still be being built), and how to switch to another.
+
+The web chat shows it (`view`), fed by `c2a run` from each harness that `DescribesModel`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = ["DescribesModel", "ModelState", "ModelStatus"]
+
+ModelState = Literal["ready", "building", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStatus:
+    """One harness's model. `since` (Unix seconds) is when a build began; `log` is the build's
+    log file; `detail` says why it failed; `hint` is the one step to another model."""
+
+    model: str
+    where: str
+    state: ModelState = "ready"
+    since: float | None = None
+    log: str | None = None
+    detail: str = ""
+    hint: str = ""
+
+    def view(self) -> dict[str, Any]:
+        """As the page reads it (camelCase keys, JSON values)."""
+        return {
+            "model": self.model,
+            "where": self.where,
+            "state": self.state,
+            "since": self.since,
+            "log": self.log,
+            "detail": self.detail,
+            "hint": self.hint,
+        }
+
+
+@runtime_checkable
+class DescribesModel(Protocol):
+    """A harness that can say which model answers it."""
+
+    def model_status(self) -> ModelStatus: ...
