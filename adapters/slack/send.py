@@ -36,7 +36,7 @@ from adapters.slack.render import (
     place,
     render_message,
 )
-from core.clock import Clock, SystemClock
+from core.clock import Clock
 from core.errors import C2AError, ManifestError
 from core.events import ChatEvent
 from core.manifest import Workspace
@@ -191,7 +191,7 @@ class SlackSender:
         *,
         lookup: Lookup | None = None,
         glyphs: GlyphMap | None = None,
-        clock: Clock | None = None,
+        clock: Clock,
         pacer: ChannelPacer | None = None,
         sleep: Sleep = asyncio.sleep,
         timeout: int = 30,
@@ -203,7 +203,7 @@ class SlackSender:
         self.glyphs = glyphs or glyph_map(workspace.manifest.signals)
         self.pacer = pacer or ChannelPacer(sleep=sleep)
         self._lookup = lookup
-        self._clock = clock or SystemClock()
+        self._clock = clock
         self._sleep = sleep
         self._max_retry_after = max_retry_after
         self._attempts = rate_limit_attempts

@@ -14,7 +14,6 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.clock import SystemClock
 from core.engine import Engine
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import ModelClient
@@ -76,7 +75,7 @@ class BuiltinHarness(InProcessHarness):
         quiet_ms: int,
         tools: ChatTools | None = None,
     ) -> None:
-        super().__init__(agent, engine, loop, SystemClock(), quiet_ms=quiet_ms, tools=tools)
+        super().__init__(agent, engine, loop, engine.clock, quiet_ms=quiet_ms, tools=tools)
         self.model_loop = loop
 
     async def stop(self) -> None:

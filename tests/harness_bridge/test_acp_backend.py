@@ -196,7 +196,7 @@ def test_a_must_respond_event_is_answered_once_through_the_mcp_server(tmp_path: 
         (session,) = bed.records("new_session")
         (server,) = session["mcp_servers"]
         assert server["name"] == "c2a" and server["command"] == sys.executable
-        assert server["args"][:3] == ["-m", "harness_bridge.mcp_server", "--manifest"]
+        assert server["args"][:3] == ["-m", "c2a.mcp_cli", "--manifest"]
         assert server["args"][-2:] == ["--agent", "lead"]
         assert server["args"][server["args"].index("--store") + 1] == str(bed.ledger)
         (prompt,) = bed.records("prompt")

@@ -505,7 +505,11 @@ def test_missing_scopes_are_named_in_one_line() -> None:
 
 def test_a_sender_needs_every_bot_token_the_manifest_names() -> None:
     with pytest.raises(ManifestError, match="SLACK_W2_BOT_TOKEN, which is not set"):
-        SlackSender(local_workspace(), {"SLACK_LEAD_BOT_TOKEN": "x", "SLACK_W1_BOT_TOKEN": "y"})
+        SlackSender(
+            local_workspace(),
+            {"SLACK_LEAD_BOT_TOKEN": "x", "SLACK_W1_BOT_TOKEN": "y"},
+            clock=VirtualClock(),
+        )
 
 
 @pytest.mark.parametrize(
