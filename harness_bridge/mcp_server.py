@@ -35,7 +35,8 @@ from mcp.types import (
 )
 from starlette.applications import Starlette
 
-from harness_bridge.tools import ChatTools, ToolError
+from core.errors import ToolError
+from harness_bridge.tools import ChatTools
 
 __all__ = ["build_server", "call_tool", "http_app", "run_stdio", "serve_http", "serving_http"]
 

@@ -31,16 +31,20 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from adapters.slack.live import api_base
 from adapters.slack.render import (
     Placement,
-    RenderError,
     message_ref,
     place,
     render_message,
 )
 from core.clock import Clock
-from core.errors import C2AError, ManifestError
+from core.errors import (
+    ManifestError,
+    PermanentSendError,
+    RenderError,
+    SendOutcomeUnknown,
+    TransientSendError,
+)
 from core.events import ChatEvent
 from core.manifest import Workspace
-from core.outbox import PermanentSendError, TransientSendError
 from core.signals import GlyphMap, Signal, glyph_map, normalise_emoji, superseded_by
 
 __all__ = [
@@ -50,7 +54,6 @@ __all__ = [
     "REQUIRED_SCOPES",
     "ChannelPacer",
     "Lookup",
-    "SendOutcomeUnknown",
     "SlackSender",
     "scope_problem",
     "verify",
@@ -121,12 +124,6 @@ _FIELDS: Mapping[str, tuple[str, ...]] = {
     "delete": ("agent", "conversation", "messageId"),
 }
 _PAGES = 10  # a bounded look for an earlier attempt: up to 2,000 messages
-
-
-class SendOutcomeUnknown(C2AError):
-    """A post may or may not have landed; the outbox marks it ambiguous and looks first."""
-
-    code = "send_unknown"
 
 
 class _RateLimited(TransientSendError):

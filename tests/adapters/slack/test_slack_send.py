@@ -17,16 +17,20 @@ from fakes.slack import FakeSlack
 from adapters.slack.send import (
     METADATA_EVENT_TYPE,
     ChannelPacer,
-    SendOutcomeUnknown,
     SlackSender,
     scope_problem,
     verify,
 )
 from core.clock import VirtualClock, parse_time
-from core.errors import ManifestError
+from core.errors import (
+    ManifestError,
+    PermanentSendError,
+    SendOutcomeUnknown,
+    TransientSendError,
+)
 from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
 from core.manifest import Workspace
-from core.outbox import Outbox, PermanentSendError, TransientSendError
+from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
 
 AT = "2026-01-01T00:00:00Z"
