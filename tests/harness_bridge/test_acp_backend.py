@@ -153,7 +153,7 @@ async def tell(bed: Bed, harness: AcpHarness, body: dict[str, Any]) -> None:
     for emission in emissions:
         method = emission.body.get("method")
         if emission.kind == "rpc" and method != "chat/deliver":
-            await harness.deliverer.connection.notify(method, emission.body.get("params"))
+            await harness.deliverer.notify(method, emission.body.get("params"))
     await harness.deliverer.resume()
 
 
