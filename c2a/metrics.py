@@ -20,7 +20,8 @@ from aiohttp import web
 
 from adapters.webchat.access import is_loopback
 from core.engine import Emission
-from core.outbox import PermanentSendError, Sender, TransientSendError
+from core.errors import PermanentSendError, TransientSendError
+from core.outbox import Sender
 from core.sqlite_store import SQLiteStore
 from core.store import ClaimResult
 

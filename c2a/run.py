@@ -354,7 +354,7 @@ class WorkspaceRun:
         if deliverer is None:
             return
         with contextlib.suppress(Exception):  # a harness that went away resumes from the ledger
-            await deliverer.connection.notify(method, emission.body.get("params"))
+            await deliverer.notify(method, emission.body.get("params"))
 
     async def _supervise(self, agent: str, harness: Harness) -> None:
         """Run a harness; if it dies, mark the agent unavailable and start it again."""

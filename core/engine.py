@@ -335,7 +335,7 @@ class Engine:
         author = self.workspace.agent_for(event.platform, event.author.id)
         target = state.target(event) if event.kind is _EDIT else None
         seen_before = target.delivered if target is not None else {}
-        members = state.members.get(event.conversation.scope, ())  # `State.can_see`, once
+        members = state.members.get(event.conversation.scope, ())  # who can see it
         return [
             agent
             for agent in self.workspace.agent_ids

@@ -1,12 +1,28 @@
-"""The project's one exception tree; every error carries CCCS's `{code, message, details}`.
+"""The project's one exception tree: every error it raises on purpose is a `C2AError`.
 
-    C2AError                 base: code, message, details; str() is for people
-    ├── PayloadError         a native platform payload the normaliser cannot read
-    ├── ManifestError        a workspace manifest that does not validate
-    ├── TraceError           a replay trace line that is not a trace record
-    └── StoreError           the ledger refused or failed an operation
+    C2AError                  base: code, message, details; str() is for people
+    ├── PayloadError          a native platform payload the normaliser cannot read
+    ├── ManifestError         a workspace manifest (or a backend's settings) that does not validate
+    ├── TraceError            a replay trace line that is not a trace record
+    ├── StoreError            the ledger refused or failed an operation
+    ├── RenderError           an action that cannot become a platform message (both adapters)
+    ├── SendError             the platform did not take an outbound action
+    │   ├── TransientSendError    not now (rate limit, outage): the outbox retries later
+    │   ├── PermanentSendError    never (no such channel, not allowed): the action fails
+    │   └── SendOutcomeUnknown    it may have landed: the outbox looks before any resend
+    ├── LinkError             the C2A link to a harness
+    │   ├── ProtocolError         a message that cannot go on the wire (core/jsonrpc.py)
+    │   ├── RpcError              a JSON-RPC error answer (harness_bridge/rpc.py)
+    │   │   └── MalformedResponse     an answer that is not a response (harness_bridge/rpc.py)
+    │   └── SessionError          no session agreed in `initialize` (harness_bridge/session.py)
+    ├── ToolError             a chat tool call refused or malformed; the model reads why
+    ├── ModelError            the model server failed or answered no chat completion
+    ├── AccessRefused         a web chat request not from the web chat's own page
+    └── HarnessUnreachable    an agent's harness cannot be started (c2a/run.py)
 
-Foreign exceptions (pydantic, sqlite3, json) are mapped to these at the boundary that meets them.
+Classes without a path are defined here. Foreign exceptions (pydantic, sqlite3, json, the
+platforms' SDKs) are mapped to these at the boundary that meets them; whatever else escapes is
+a bug, and the loops that must go on log it with its traceback.
 """
 
 from __future__ import annotations
@@ -14,11 +30,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["C2AError", "ManifestError", "PayloadError", "StoreError", "TraceError"]
+__all__ = [
+    "AccessRefused",
+    "C2AError",
+    "LinkError",
+    "ManifestError",
+    "ModelError",
+    "PayloadError",
+    "PermanentSendError",
+    "RenderError",
+    "SendError",
+    "SendOutcomeUnknown",
+    "StoreError",
+    "ToolError",
+    "TraceError",
+    "TransientSendError",
+]
 
 
 class C2AError(Exception):
-    """Base of every error the project raises on purpose."""
+    """Base of every error the project raises on purpose; `code` names the kind for machines,
+    `details` holds what a log or a test needs to tell which input was at fault."""
 
     code = "error"
 
@@ -26,13 +58,6 @@ class C2AError(Exception):
         super().__init__(message)
         self.message = message
         self.details: dict[str, Any] = dict(details or {})
-
-    def to_dict(self) -> dict[str, Any]:
-        """The CCCS error shape."""
-        shape: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.details:
-            shape["details"] = self.details
-        return shape
 
     def __str__(self) -> str:
         return self.message
@@ -60,3 +85,62 @@ class StoreError(C2AError):
     """The ledger could not do what was asked."""
 
     code = "store_error"
+
+
+class RenderError(C2AError):
+    """An action that cannot become a platform message (an unknown or unbound recipient, no
+    text)."""
+
+    code = "render_failed"
+
+
+class SendError(C2AError):
+    """The platform did not take an outbound action; the subclass says what the outbox does."""
+
+    code = "send_error"
+
+
+class TransientSendError(SendError):
+    """The platform could not take the action now (rate limit, outage); try again later."""
+
+    code = "send_transient"
+
+
+class PermanentSendError(SendError):
+    """The platform refused the action for good (no such channel, not allowed)."""
+
+    code = "send_failed"
+
+
+class SendOutcomeUnknown(SendError):
+    """The action may or may not have landed; the outbox marks it ambiguous and calls the
+    sender's `find` before any resend."""
+
+    code = "send_outcome_unknown"
+
+
+class LinkError(C2AError):
+    """Something on the C2A link to a harness failed: framing, an RPC answer, the handshake."""
+
+    code = "link_error"
+
+
+class ToolError(C2AError):
+    """A tool call that is refused or malformed; the message tells the model why."""
+
+    code = "tool_refused"
+
+
+class ModelError(C2AError):
+    """The model server failed or answered something that is not a chat completion (HTTP
+    error, timeout, refused connection, unreadable body). The turn's events stay pending: this
+    says the model is unavailable, not that the events failed."""
+
+    code = "model_unavailable"
+
+
+class AccessRefused(C2AError):
+    """A request that is not from the web chat's own page: another Host, no or a wrong token,
+    or a foreign Origin."""
+
+    code = "access_refused"

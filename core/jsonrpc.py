@@ -18,7 +18,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from core.errors import C2AError
+from core.errors import LinkError
 
 __all__ = [
     "COMPACT_VIEW",
@@ -152,7 +152,7 @@ INTERNAL_ERROR: Final = -32603
 _PREVIEW = 200  # characters of a bad line kept to say which line it was
 
 
-class ProtocolError(C2AError):
+class ProtocolError(LinkError):
     """A message that cannot be put on the wire: not JSON-encodable, or nested too deep."""
 
     code = "protocol_error"

@@ -14,24 +14,12 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from core.clock import Clock, format_time
-from core.errors import C2AError
+from core.errors import PermanentSendError, TransientSendError
 from core.store import OutboxEntry, Store
 
-__all__ = ["Outbox", "PermanentSendError", "Sender", "TransientSendError"]
+__all__ = ["Outbox", "Sender"]
 
 log = logging.getLogger(__name__)
-
-
-class TransientSendError(C2AError):
-    """The platform could not take the action now (rate limit, outage); try again later."""
-
-    code = "send_transient"
-
-
-class PermanentSendError(C2AError):
-    """The platform refused the action for good (no such channel, not allowed)."""
-
-    code = "send_failed"
 
 
 class Sender(Protocol):

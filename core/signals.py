@@ -72,8 +72,6 @@ STATUS_SIGNALS: frozenset[Signal] = frozenset(
     {Signal.SEEN, Signal.WORKING, Signal.QUEUED, Signal.CLAIMED, Signal.BLOCKED}
 )
 
-_COMMITMENTS = STATUS_SIGNALS - {Signal.SEEN}
-
 # What posting the key signal removes. The rule in words: a newer status replaces the older
 # status, except that *seen* never retracts a commitment; *done* and *declined* end every status;
 # *agree* and *unclear* say more than *seen*, and replace only it.

@@ -188,9 +188,6 @@ class State:
             return None
         return self.threads.get(conversation.key)
 
-    def can_see(self, agent: str, conversation: Conversation) -> bool:
-        return agent in self.members.get(conversation.scope, ())
-
     def claim_holder(self, item: str, now: datetime) -> str | None:
         held = self.claims.get(item)
         if held is None or held[1] <= now:

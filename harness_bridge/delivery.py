@@ -3,10 +3,14 @@ record each acknowledgement; retry with the same event id and key and a higher `
 
 An event counts as delivered only when the harness answers its `chat/deliver` request. Whatever
 is still pending when a harness dies is sent again, from the oldest, when it comes back.
+Notifications (a cancellation, typing) go through `notify`, which waits a bounded time: the host
+sends them from its receive path, which a harness that stops reading must not hold up.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from dataclasses import replace
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
@@ -15,10 +19,14 @@ from core.clock import format_time
 from core.engine import Engine
 from core.store import StoredDelivery
 from core.wire import METHOD_DELIVER
-from harness_bridge.rpc import Connection, RpcError
+from harness_bridge.rpc import Connection, Params, RpcError
 from harness_bridge.session import Session
 
-__all__ = ["Deliverer"]
+__all__ = ["NOTIFY_TIMEOUT", "Deliverer"]
+
+log = logging.getLogger(__name__)
+
+NOTIFY_TIMEOUT = 2.0  # seconds a notification may take to reach a harness before it is dropped
 
 
 class Deliverer:
@@ -32,6 +40,7 @@ class Deliverer:
         session: Session,
         *,
         timeout: float = 10.0,
+        notify_timeout: float = NOTIFY_TIMEOUT,
         attempts: int = 5,
         backoff: float = 0.5,
     ) -> None:
@@ -40,6 +49,7 @@ class Deliverer:
         self.connection = connection
         self.session = session
         self.timeout = timeout
+        self.notify_timeout = notify_timeout
         self.attempts = attempts
         self.backoff = backoff
         self.sent: list[str] = []
@@ -89,6 +99,21 @@ class Deliverer:
             return
         async with store.transaction():
             await store.mark_delivered(decision.event_id, self.agent, attempt)
+
+    async def notify(self, method: str, params: Params) -> None:
+        """Send a notification, giving up (logged) when the harness has not taken it within
+        `notify_timeout`. Nothing is lost that matters: a dropped cancellation or typing hint
+        only leaves the harness with what the ledger already says."""
+        try:
+            async with asyncio.timeout(self.notify_timeout):
+                await self.connection.notify(method, params)
+        except TimeoutError:
+            log.warning(
+                "agent %s: the harness did not take %s within %.1f s; not sent",
+                self.agent,
+                method,
+                self.notify_timeout,
+            )
 
     async def _failed(self, delivery: StoredDelivery, reason: str) -> None:
         store = self.engine.store

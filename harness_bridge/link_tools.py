@@ -7,8 +7,9 @@ from typing import Any
 
 import orjson
 
+from core.errors import ToolError
 from harness_bridge.rpc import INVALID_PARAMS, Connection, RpcError
-from harness_bridge.tools import ChatTools, ToolError
+from harness_bridge.tools import ChatTools
 
 __all__ = ["serve_tools", "tool_result"]
 

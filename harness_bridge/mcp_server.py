@@ -7,21 +7,18 @@ refusal, bad arguments, an unknown tool) becomes a tool result with `isError` an
 text, so the model can read why and correct itself; any other exception is logged here and
 reported as a generic tool error. Neither is a protocol error, and neither ends the connection.
 
-Run `python -m harness_bridge.mcp_server --manifest M --store LEDGER --agent ID` as a subprocess
-for a harness that launches MCP servers over stdio, add `--http HOST:PORT` to serve streamable
-HTTP instead, or embed `serving_http` in the host, where the tools share the live engine.
+`python -m c2a.mcp_cli --manifest M --store LEDGER --agent ID` runs `run_stdio` as a subprocess
+for a harness that launches MCP servers over stdio (`--http HOST:PORT`: `serve_http` instead);
+or embed `serving_http` in the host, where the tools share the live engine.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import contextlib
 import json
 import logging
 import socket
-import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
@@ -38,14 +35,10 @@ from mcp.types import (
 )
 from starlette.applications import Starlette
 
-from core.clock import SystemClock
-from core.engine import Engine
-from core.errors import C2AError
-from core.manifest import Workspace, load_manifest
-from core.sqlite_store import SQLiteStore
-from harness_bridge.tools import ChatTools, ToolError
+from core.errors import ToolError
+from harness_bridge.tools import ChatTools
 
-__all__ = ["build_server", "call_tool", "http_app", "main", "run_stdio", "serving_http"]
+__all__ = ["build_server", "call_tool", "http_app", "run_stdio", "serve_http", "serving_http"]
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +137,7 @@ async def serving_http(
                 server.should_exit = True
 
 
-async def _serve_http(tools: ChatTools, host: str, port: int) -> None:
+async def serve_http(tools: ChatTools, host: str, port: int) -> None:
     """Serve streamable HTTP until SIGINT or SIGTERM, then stop gracefully."""
     server = uvicorn.Server(_config(tools, host, port, MCP_PATH))
     log.info("agent:%s chat tools at http://%s%s", tools.agent, _authority(host, port), MCP_PATH)
@@ -174,72 +167,3 @@ class _EmbeddedServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
-
-
-# ---- command line ----------------------------------------------------------------------------
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Serve one agent's chat tools from the ledger at `--store`; returns the exit status (0 after
-    a clean end, 2 for an unusable manifest, ledger or agent, 130 on interrupt).
-
-    The process folds the ledger into its own engine at start and then reads and writes the
-    shared ledger: claims and dispositions are arbitrated there, but what the host's engine
-    learns later (another agent's claim, a `chat_leave`) is not seen across processes. Prefer
-    `serving_http` inside the host where that matters."""
-    parser = argparse.ArgumentParser(
-        prog="python -m harness_bridge.mcp_server",
-        description="Offer one agent's c2a chat tools as an MCP server (stdio by default).",
-    )
-    parser.add_argument("--manifest", "-m", required=True, help="workspace manifest (YAML)")
-    parser.add_argument("--store", required=True, help="the host's ledger file (SQLite)")
-    parser.add_argument("--agent", required=True, help="the agent whose tools these are")
-    parser.add_argument(
-        "--http",
-        type=_host_port,
-        metavar="HOST:PORT",
-        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
-    )
-    args = parser.parse_args(argv)
-    # Standard output may be the MCP wire: everything said goes to standard error. The SDK's
-    # own chatter stays at warnings; this module's refusals and address are worth seeing.
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    log.setLevel(logging.INFO)
-    try:
-        asyncio.run(_main(args))
-    except C2AError as exc:
-        print(f"c2a mcp: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    return 0
-
-
-def _host_port(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not port.isdigit() or int(port) > 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
-    return host.strip("[]") or "127.0.0.1", int(port)
-
-
-async def _main(args: argparse.Namespace) -> None:
-    workspace = Workspace.from_manifest(load_manifest(args.manifest))
-    if args.agent not in workspace.manifest.agents:
-        known = ", ".join(sorted(workspace.manifest.agents))
-        raise C2AError(f"no agent {args.agent!r} in the manifest; its agents are {known}")
-    store = SQLiteStore(args.store)
-    await store.open()
-    try:
-        engine = Engine(workspace, store, SystemClock())
-        await engine.rebuild()
-        tools = ChatTools(engine, args.agent)
-        if args.http:
-            await _serve_http(tools, *args.http)
-        else:
-            await run_stdio(tools)
-    finally:
-        await store.close()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from core.errors import C2AError
+from core.errors import LinkError
 from core.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -54,7 +54,7 @@ Params = dict[str, Any] | None
 Handler = Callable[[Params], Awaitable[Any]]
 
 
-class RpcError(C2AError):
+class RpcError(LinkError):
     """A JSON-RPC error: raised by a handler to answer with it, or by `request` on receipt."""
 
     code = "rpc_error"

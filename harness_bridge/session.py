@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.decision import InjectionMode
-from core.errors import C2AError
+from core.errors import LinkError
 from core.jsonrpc import (
     COMPACT_VIEW,
     METHOD_INITIALIZE,
@@ -39,7 +39,7 @@ _FALLBACK: dict[InjectionMode, InjectionMode] = {
 }
 
 
-class SessionError(C2AError):
+class SessionError(LinkError):
     """The two sides could not agree on a session (no common version, a malformed answer)."""
 
     code = "session_error"

@@ -30,7 +30,7 @@ from pydantic.alias_generators import to_camel
 from core.clock import format_time
 from core.decision import Directedness, Disposition, Policy
 from core.engine import Engine
-from core.errors import C2AError
+from core.errors import ToolError
 from core.followup import REMINDER_SUFFIX
 from core.signals import SIGNAL_DISPOSITION, Signal
 from core.store import LedgerEntry, OutboxEntry, StoredDelivery
@@ -44,12 +44,6 @@ _HOUSEKEEPING = frozenset({"x.c2a.member_joined", "x.c2a.member_left", "x.c2a.th
 _UNANSWERED = frozenset({None, Disposition.CLAIMED, Disposition.FAILED})
 # Dispositions a reaction alone cannot earn on a question: they promise an answer.
 _NEEDS_FOLLOW_THROUGH = frozenset({Disposition.RESPONDED, Disposition.CLAIMED})
-
-
-class ToolError(C2AError):
-    """A tool call that is refused or malformed; the message tells the model why."""
-
-    code = "tool_refused"
 
 
 class _Args(BaseModel):

@@ -61,7 +61,7 @@ from adapters.discord import resume
 from adapters.discord.catchup import catch_up
 from adapters.discord.normalise import CONTENT_MARK, PARSERS, PLATFORM
 from adapters.discord.sharding import DM_SHARD, ShardedClient, Sharding
-from core.clock import Clock, SystemClock, format_time, parse_time
+from core.clock import Clock, format_time, parse_time
 from core.errors import ManifestError
 from core.manifest import DiscordCatchUp, Workspace
 from core.store import GatewaySession, Store
@@ -212,7 +212,7 @@ class DiscordAgentConnection:
         drain_timeout: float = 5.0,
         sharding: Sharding | None = None,
         store: Store | None = None,
-        clock: Clock | None = None,
+        clock: Clock,
         catch_up: DiscordCatchUp | None = None,
     ) -> None:
         self.agent = agent
@@ -225,7 +225,7 @@ class DiscordAgentConnection:
         self._mode = ContentMode.FULL
         self._client: discord.Client | None = None
         self._store = store
-        self._clock = clock or SystemClock()
+        self._clock = clock
         self._catch_up = catch_up or DiscordCatchUp()
         self._kept: dict[int, GatewaySession] = {}  # per shard: where the session stands
         self._unresumed: dict[int, GatewaySession] = {}  # kept sessions not yet RESUMEd
@@ -526,7 +526,7 @@ async def start_connections(
     environ: Mapping[str, str] | None = None,
     guild_ready_timeout: float = 2.0,
     store: Store | None = None,
-    clock: Clock | None = None,
+    clock: Clock,
 ) -> list[DiscordAgentConnection]:
     """Connect every agent that has a Discord `token_env`, and wait until all are ready.
 

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypedDict
 
-from core.errors import C2AError
+from core.errors import RenderError
 from core.manifest import Workspace
 from core.signals import GlyphMap, Signal, superseded_by
 
@@ -37,7 +37,6 @@ __all__ = [
     "MESSAGE_LIMIT",
     "AllowedMentionsPayload",
     "Mention",
-    "RenderError",
     "RenderedMessage",
     "RenderedPart",
     "RenderedReaction",
@@ -66,12 +65,6 @@ _NONCE_LENGTH: Final = 25  # Discord's maximum
 _JOINERS: Final = frozenset({"\u200d", "\ufe0e", "\ufe0f"})
 # The smallest part that holds a reopened fence with the longest language, its close and text.
 _MIN_LIMIT: Final = len(_FENCE) + _MAX_LANGUAGE + 1 + len(_CLOSE) + 1
-
-
-class RenderError(C2AError):
-    """An action that cannot become a Discord message (an unknown recipient, no text)."""
-
-    code = "render_failed"
 
 
 class AllowedMentionsPayload(TypedDict):

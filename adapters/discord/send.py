@@ -19,7 +19,7 @@ Failures, mapped at this boundary: 403/404 and other refusals are `PermanentSend
 that discord.py's own rate-limit handling gave up on, or a connection that never opened, is
 `TransientSendError`; 5xx answers and broken connections are retried (tenacity, bounded, same
 nonce). When those retries run out, a reaction or typing is `TransientSendError` (adding a
-reaction twice is harmless), but a message may have been posted, so `OutcomeUnknown` is raised
+reaction twice is harmless), but a message may have been posted, so `SendOutcomeUnknown` is raised
 and the outbox marks the action ambiguous and calls `find` before any resend.
 
 `find` looks in the channel's history (after the message answered, else the latest messages)
@@ -47,16 +47,20 @@ from adapters.discord.render import (
     AllowedMentionsPayload,
     RenderedMessage,
     RenderedPart,
-    RenderError,
     render_reaction,
     render_send,
 )
-from core.errors import C2AError
+from core.errors import (
+    PermanentSendError,
+    RenderError,
+    SendError,
+    SendOutcomeUnknown,
+    TransientSendError,
+)
 from core.manifest import Workspace
-from core.outbox import PermanentSendError, TransientSendError
 from core.signals import GlyphMap, glyph_map
 
-__all__ = ["DiscordSender", "OutcomeUnknown"]
+__all__ = ["DiscordSender"]
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +68,6 @@ _T = TypeVar("_T")
 _Messageable = discord.PartialMessageable | discord.DMChannel
 
 _PRIVATE: Final = frozenset({"dm", "ephemeral"})
-
-
-class OutcomeUnknown(C2AError):
-    """A message may or may not have been posted; the outbox must `find` it before resending."""
-
-    code = "send_outcome_unknown"
 
 
 class DiscordSender:
@@ -497,7 +495,7 @@ def _raise(exc: Exception, what: str, *, idempotent: bool, partial: bool = False
 
 
 def _failure(exc: Exception, what: str, *, idempotent: bool, partial: bool) -> Exception:
-    if isinstance(exc, PermanentSendError | TransientSendError | OutcomeUnknown):
+    if isinstance(exc, SendError):
         return exc
     details = {"status": getattr(exc, "status", None), "code": getattr(exc, "code", None)}
     message = f"discord: {what}: {_describe(exc)}"
@@ -510,7 +508,7 @@ def _failure(exc: Exception, what: str, *, idempotent: bool, partial: bool) -> E
     if (not_done and not partial) or (maybe_done and idempotent):
         return TransientSendError(message, details)
     if not_done or maybe_done:
-        return OutcomeUnknown(message, details)
+        return SendOutcomeUnknown(message, details)
     return exc
 
 

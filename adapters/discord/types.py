@@ -14,7 +14,6 @@ from typing import Any, TypedDict
 __all__ = [
     "Attachment",
     "ChannelMention",
-    "Dispatch",
     "Member",
     "MemberWithUser",
     "MentionedUser",
@@ -37,18 +36,6 @@ __all__ = [
 
 Snowflake = str
 """A Discord id: a 64-bit integer sent as a decimal string; the top 42 bits are a time in ms."""
-
-
-class _DispatchRequired(TypedDict):
-    t: str | None
-    d: Any
-
-
-class Dispatch(_DispatchRequired, total=False):
-    """A gateway payload with opcode 0: `t` names the event, `d` is its data, `s` its sequence."""
-
-    op: int
-    s: int | None
 
 
 class _UserRequired(TypedDict):

@@ -32,7 +32,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.send import METHOD_SCOPES
-from core.clock import Clock, SystemClock
+from core.clock import Clock
 from core.manifest import Workspace
 
 __all__ = ["DEFAULT_TTL", "SlackDirectory"]
@@ -115,7 +115,7 @@ class SlackDirectory:
         workspace: Workspace,
         clients: AsyncWebClient | Mapping[str, AsyncWebClient],
         *,
-        clock: Clock | None = None,
+        clock: Clock,
         ttl: timedelta = DEFAULT_TTL,
         error_backoff: timedelta = timedelta(seconds=30),
         page_size: int = 200,
@@ -131,7 +131,7 @@ class SlackDirectory:
         self.workspace = workspace
         self.ttl = ttl
         self.error_backoff = error_backoff
-        self._clock = clock or SystemClock()
+        self._clock = clock
         self._page_size = page_size
         self._max_pages = max_pages
         self._reported: set[tuple[str, str]] = set()

@@ -23,14 +23,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import C2AError
+from core.errors import RenderError
 from core.events import ChatEvent, ConversationKind
 from core.manifest import Workspace
 
 __all__ = [
     "MAX_CHARS",
     "Placement",
-    "RenderError",
     "escape",
     "mention_prefix",
     "message_ref",
@@ -72,12 +71,6 @@ _SAFE_URL = re.compile(r"^(?:https?://|mailto:)[^\s<>|\ue000-\ue003]+$", re.IGNO
 _USER_ID = re.compile(r"^[UW][A-Z0-9]+$")
 _GROUP_ID = re.compile(r"^S[A-Z0-9]+$")
 _MESSAGE_EVENT = re.compile(r"^slack:[^:]+:([^:/~]+):(\d+\.\d+)(?:~.*)?$")
-
-
-class RenderError(C2AError):
-    """An action that cannot become a Slack message (an unknown or unbound recipient)."""
-
-    code = "render_failed"
 
 
 def escape(text: str) -> str:

@@ -31,16 +31,20 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from adapters.slack.live import api_base
 from adapters.slack.render import (
     Placement,
-    RenderError,
     message_ref,
     place,
     render_message,
 )
-from core.clock import Clock, SystemClock
-from core.errors import C2AError, ManifestError
+from core.clock import Clock
+from core.errors import (
+    ManifestError,
+    PermanentSendError,
+    RenderError,
+    SendOutcomeUnknown,
+    TransientSendError,
+)
 from core.events import ChatEvent
 from core.manifest import Workspace
-from core.outbox import PermanentSendError, TransientSendError
 from core.signals import GlyphMap, Signal, glyph_map, normalise_emoji, superseded_by
 
 __all__ = [
@@ -50,7 +54,6 @@ __all__ = [
     "REQUIRED_SCOPES",
     "ChannelPacer",
     "Lookup",
-    "SendOutcomeUnknown",
     "SlackSender",
     "scope_problem",
     "verify",
@@ -123,12 +126,6 @@ _FIELDS: Mapping[str, tuple[str, ...]] = {
 _PAGES = 10  # a bounded look for an earlier attempt: up to 2,000 messages
 
 
-class SendOutcomeUnknown(C2AError):
-    """A post may or may not have landed; the outbox marks it ambiguous and looks first."""
-
-    code = "send_unknown"
-
-
 class _RateLimited(TransientSendError):
     def __init__(self, message: str, retry_after: float) -> None:
         super().__init__(message, {"retryAfter": retry_after})
@@ -191,7 +188,7 @@ class SlackSender:
         *,
         lookup: Lookup | None = None,
         glyphs: GlyphMap | None = None,
-        clock: Clock | None = None,
+        clock: Clock,
         pacer: ChannelPacer | None = None,
         sleep: Sleep = asyncio.sleep,
         timeout: int = 30,
@@ -203,7 +200,7 @@ class SlackSender:
         self.glyphs = glyphs or glyph_map(workspace.manifest.signals)
         self.pacer = pacer or ChannelPacer(sleep=sleep)
         self._lookup = lookup
-        self._clock = clock or SystemClock()
+        self._clock = clock
         self._sleep = sleep
         self._max_retry_after = max_retry_after
         self._attempts = rate_limit_attempts

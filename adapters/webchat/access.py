@@ -31,13 +31,12 @@ from typing import Final
 from aiohttp import hdrs, web
 from aiohttp.typedefs import Handler, Middleware
 
-from core.errors import C2AError, ManifestError
+from core.errors import AccessRefused, ManifestError
 from core.manifest import WebchatWorkspace
 
 __all__ = [
     "TOKEN_ENV",
     "Access",
-    "AccessRefused",
     "RequestHost",
     "guard",
     "is_loopback",
@@ -56,13 +55,6 @@ _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{32,256}")
 _PORT = re.compile(r"[0-9]{1,5}")
 _SHOWN = 80  # characters of an untrusted header quoted in a refusal
 REFUSALS_LOGGED_EVERY = 60.0  # seconds; a stale tab or a hostile page retries without end
-
-
-class AccessRefused(C2AError):
-    """A request that is not from the web chat's own page: another Host, no or a wrong token,
-    or a foreign Origin."""
-
-    code = "access_refused"
 
 
 def new_token() -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from adapters.webchat.history import Message
 from adapters.webchat.server import WebChat
-from core.outbox import PermanentSendError
+from core.errors import PermanentSendError
 from core.signals import Signal, glyph_map, superseded_by
 
 __all__ = ["WebchatSender"]

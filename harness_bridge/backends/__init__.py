@@ -7,8 +7,8 @@
 | `chat_completions` | that API's wire format: function tools, replies, streamed chunks |
 """
 
+from core.errors import ModelError
 from harness_bridge.backends.chat_client import ChatClient
-from harness_bridge.backends.chat_completions import ModelError
 from harness_bridge.backends.openai import (
     OpenAIModelLoop,
     Progress,

@@ -9,7 +9,7 @@ log record (`harness_bridge.stderr_log`).
   `openai` backend: the agent keeps a conversation's context, what was said in a DM never
   reaches a channel's session, and conversations run side by side on one agent process.
   `session/new` passes the agent's chat tools as a stdio MCP server
-  (`python -m harness_bridge.mcp_server`, reading and writing the host's ledger); the first
+  (`python -m c2a.mcp_cli`, reading and writing the host's ledger); the first
   prompt of a session carries the standing response rules, then the rendered turn.
 - Restarts. The conversation → ACP session id map is kept in a small JSON file next to the
   ledger (`<ledger stem>.acp-<agent>.json`), rewritten atomically when a session is opened.
@@ -71,7 +71,6 @@ from acp.schema import (
 )
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core.clock import SystemClock
 from core.engine import Engine
 from core.wire import parse_deliver
 from harness_bridge.backends.openai import TurnResult, session_of
@@ -542,7 +541,7 @@ def mcp_server_entry(agent: str, manifest: str, store: str) -> McpServerStdio:
         command=sys.executable,
         args=[
             "-m",
-            "harness_bridge.mcp_server",
+            "c2a.mcp_cli",
             "--manifest",
             os.path.abspath(manifest),
             "--store",
@@ -589,4 +588,4 @@ def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> Ac
         sessions_path=sessions_file(parsed.store, agent),
         progress_every_s=parsed.progress_every_s,
     )
-    return AcpHarness(agent, engine, loop, SystemClock(), quiet_ms=parsed.quiet_ms)
+    return AcpHarness(agent, engine, loop, engine.clock, quiet_ms=parsed.quiet_ms)

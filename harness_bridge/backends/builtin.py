@@ -14,7 +14,6 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.clock import SystemClock
 from core.engine import Engine
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import ModelClient
@@ -79,7 +78,7 @@ class BuiltinHarness(InProcessHarness):
         tools: ChatTools | None = None,
         status: ModelStatus | None = None,
     ) -> None:
-        super().__init__(agent, engine, loop, SystemClock(), quiet_ms=quiet_ms, tools=tools)
+        super().__init__(agent, engine, loop, engine.clock, quiet_ms=quiet_ms, tools=tools)
         self.model_loop = loop
         self.status = status or ModelStatus("a model", "the built-in model loop")
 

@@ -17,12 +17,8 @@ from typing import Any
 import aiohttp
 from aiohttp.http_exceptions import HttpProcessingError
 
-from harness_bridge.backends.chat_completions import (
-    ModelError,
-    ModelReply,
-    StreamAssembler,
-    parse_completion,
-)
+from core.errors import ModelError
+from harness_bridge.backends.chat_completions import ModelReply, StreamAssembler, parse_completion
 
 __all__ = ["ChatClient"]
 

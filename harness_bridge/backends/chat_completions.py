@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from core.errors import C2AError
+from core.errors import ModelError
 
 __all__ = [
     "EVENT_ID_FIELDS",
@@ -35,14 +35,6 @@ __all__ = [
 # (the chat tools accept both).
 EVENT_ID_FIELDS: Final = frozenset({"inReplyTo", "in_reply_to", "eventId", "event_id"})
 _SCHEMA_ID_FIELDS: Final = ("inReplyTo", "eventId")
-
-
-class ModelError(C2AError):
-    """The model server failed or answered something that is not a chat completion (HTTP
-    error, timeout, refused connection, unreadable body). The turn's events stay pending: this
-    says the model is unavailable, not that the events failed."""
-
-    code = "model_unavailable"
 
 
 @dataclass(frozen=True, slots=True)

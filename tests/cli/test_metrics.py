@@ -25,8 +25,9 @@ from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, tu
 from c2a.run import WorkspaceRun, run_workspaces
 from core.clock import SystemClock, format_time
 from core.engine import Emission
+from core.errors import PermanentSendError, TransientSendError
 from core.manifest import Workspace, parse_manifest
-from core.outbox import Outbox, PermanentSendError, TransientSendError
+from core.outbox import Outbox
 from harness_bridge.backends.openai import TurnResult
 
 

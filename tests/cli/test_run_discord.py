@@ -24,6 +24,7 @@ from fakes.discord import MESSAGE_CONTENT, Call, FakeDiscord
 import c2a.run
 from adapters.discord.live import NO_MESSAGE_CONTENT, ContentMode, start_connections
 from c2a.run import WorkspaceRun, run_workspaces
+from harness_bridge.runtime import InProcessHarness
 
 CHANNEL = "820000000000000001"
 TOKEN = "lead-token-not-a-secret"
@@ -33,6 +34,7 @@ LIVE_LOGGER = "adapters.discord.live"
 ANSWER = f"On it. @everyone <@{D_HUMAN2}> look"
 # Nothing may ping: no @everyone/@here, no user, no role, not even the author replied to.
 PINGS_NOBODY = {"parse": [], "users": [], "roles": [], "replied_user": False}
+FINAL = {"sent", "failed"}  # outbox statuses after which an action is never tried again
 
 
 def write_manifest(directory: Path, fake: FakeDiscord, model_url: str) -> Path:
@@ -78,6 +80,19 @@ async def wait_for(predicate: Any, what: str, seconds: float = 10.0) -> None:
                 await asyncio.sleep(0.02)
     except TimeoutError:
         raise AssertionError(f"timed out waiting for {what}") from None
+
+
+async def settled(run: WorkspaceRun) -> None:
+    """Wait until the lead's turn is over and every queued action has its final status: after
+    that nothing is left that could send a second time."""
+    harness = run.harnesses["lead"]
+    assert isinstance(harness, InProcessHarness)
+    async with asyncio.timeout(10):
+        await harness.idle()
+    await wait_for(
+        lambda: {s for (s,) in run.store.db.execute("SELECT status FROM outbox")} <= FINAL,
+        "every queued action to be sent",
+    )
 
 
 @dataclass
@@ -154,8 +169,7 @@ def run_a_mention(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, granted: i
 
                     await wait_for(lambda: message_posts(fake.calls), "the reply to be posted")
                     await wait_for(lambda: len(model.requests) == 2, "the model's second call")
-                    # A moment for anything that would wrongly send a second time.
-                    await asyncio.sleep(0.3)
+                    await settled(runs[0])
                 finally:
                     stop.set()
                     await asyncio.wait_for(task, 20)

@@ -87,7 +87,13 @@ class Restarts:
                 lambda: everything <= {r["eventId"] for r in self.delivered()},
                 "every message at the harness",
             )
-            await asyncio.sleep(0.5)  # a moment for anything that would come twice
+            # The bot hands its frames over in order and the host delivers in ledger order:
+            # once a last message said after everything has reached the harness, whatever
+            # would have come twice has come.
+            last = await mention(self.fake, "the last word")
+            await until(
+                lambda: last in {r["eventId"] for r in self.delivered()}, "the last message"
+            )
             process.send_signal(signal.SIGTERM)
             self.statuses.append(await exited(process))
         finally:

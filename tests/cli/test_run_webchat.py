@@ -63,6 +63,13 @@ class Browser:
     def replies_to(self, message_id: str) -> list[str]:
         return [m.user for m in self.chat.history if m.reply_to == message_id]
 
+    async def settle(self) -> None:
+        """Ask the lead once more in the channel and wait for that answer. The page, the host
+        and the lead's turns in one conversation all go in order, and the outbox posts in
+        order, so any reply owed to what was said before has been posted by then."""
+        last = await self.post("@lead one last thing: is the build green?")
+        await until(lambda: self.replies_to(last) == ["lead"], "the lead's last reply")
+
 
 async def until(test: Callable[[], bool], what: str, seconds: float = 15.0) -> None:
     try:
@@ -123,7 +130,7 @@ def test_one_conversation_through_the_web_chat(tmp_path: Path) -> None:
 
             gone = await browser.post("@lead actually, ignore this")
             await browser.socket.send_json({"op": "delete", "as": "ana", "id": gone})
-            await asyncio.sleep(1.0)  # past the compose window: nothing may answer it
+            await browser.settle()
             assert browser.replies_to(gone) == []
             assert browser.replies_to(chatter) == []
             assert browser.replies_to(asked) == ["lead"]
@@ -231,7 +238,7 @@ def test_a_model_that_answers_in_plain_text_is_heard_once(
                 await until(lambda: browser.replies_to(asked) == ["lead"], "the lead's reply")
                 thanks = await browser.post("thanks!")
                 await model.wait_requests(2)  # the question's turn, then the thanks' knock
-                await asyncio.sleep(1.0)  # time for a reply, if any were coming
+                await browser.settle()
                 texts = [m.text for m in chat.history if m.reply_to == asked]
                 assert texts == [answer]
                 assert browser.replies_to(chatter) == []

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.clock import VirtualClock, parse_time
-from core.outbox import Outbox, PermanentSendError, TransientSendError
+from core.errors import PermanentSendError, TransientSendError
+from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
 
 AT = "2026-01-01T00:00:00Z"

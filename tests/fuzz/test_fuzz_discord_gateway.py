@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapters.discord.live import DiscordAgentConnection
+from core.clock import VirtualClock
 
 GUILD = "800000000000000001"
 
@@ -66,7 +67,9 @@ def test_any_gateway_text_is_taken_without_an_error(
     raws: list[str], shard: int | None, session: str | None
 ) -> None:
     async def scenario() -> None:
-        connection = DiscordAgentConnection("lead", "token", _never, guild_id=GUILD)
+        connection = DiscordAgentConnection(
+            "lead", "token", _never, guild_id=GUILD, clock=VirtualClock()
+        )
         for raw in raws:
             timed("take", lambda raw=raw: connection.take(raw, Socket(shard, session)))
         while not connection._frames.empty():

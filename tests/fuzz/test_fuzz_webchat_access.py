@@ -21,12 +21,12 @@ from builders import local_workspace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.webchat.access import Access, AccessRefused, RequestHost
+from adapters.webchat.access import Access, RequestHost
 from adapters.webchat.server import WebChat
 from c2a.host import Host
 from core.clock import SystemClock
 from core.engine import Emission
-from core.errors import ManifestError
+from core.errors import AccessRefused, ManifestError
 from core.manifest import WebchatWorkspace, parse_manifest
 from core.sqlite_store import SQLiteStore
 

@@ -153,7 +153,7 @@ async def tell(bed: Bed, harness: AcpHarness, body: dict[str, Any]) -> None:
     for emission in emissions:
         method = emission.body.get("method")
         if emission.kind == "rpc" and method != "chat/deliver":
-            await harness.deliverer.connection.notify(method, emission.body.get("params"))
+            await harness.deliverer.notify(method, emission.body.get("params"))
     await harness.deliverer.resume()
 
 
@@ -196,7 +196,7 @@ def test_a_must_respond_event_is_answered_once_through_the_mcp_server(tmp_path: 
         (session,) = bed.records("new_session")
         (server,) = session["mcp_servers"]
         assert server["name"] == "c2a" and server["command"] == sys.executable
-        assert server["args"][:3] == ["-m", "harness_bridge.mcp_server", "--manifest"]
+        assert server["args"][:3] == ["-m", "c2a.mcp_cli", "--manifest"]
         assert server["args"][-2:] == ["--agent", "lead"]
         assert server["args"][server["args"].index("--store") + 1] == str(bed.ledger)
         (prompt,) = bed.records("prompt")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ from core.sqlite_store import SQLiteStore
 from harness_bridge.delivery import Deliverer
 from harness_bridge.mailbox import Mailbox, serve_mailbox
 from harness_bridge.rpc import Connection
-from harness_bridge.session import initialize
+from harness_bridge.session import Session, initialize
 from harness_bridge.transport import Closed, MemoryTransport, StreamTransport
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,3 +146,39 @@ def test_a_redelivery_is_acknowledged_but_stored_once() -> None:
         await store.close()
 
     asyncio.run(run())
+
+
+def test_a_notification_to_a_harness_that_stops_reading_gives_up_in_time(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The host passes cancellations and typing on from its receive path: a harness that no
+    longer reads its standard input (stopped, hung) must not hold that path up."""
+
+    async def run() -> float:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            "import time; time.sleep(60)",  # never reads: the pipe fills and stays full
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        connection = Connection(StreamTransport(process.stdout, process.stdin), name="harness")
+        session = Session("0.1", ClientInfo(name="stuck", version="0"), EVERYTHING)
+        engine = Engine(local_workspace(), SQLiteStore(":memory:"), VirtualClock())
+        deliverer = Deliverer("lead", engine, connection, session, notify_timeout=0.2)
+        try:
+            async with asyncio.timeout(10):  # the bug: this would wait for the harness forever
+                started = time.monotonic()
+                await deliverer.notify("notifications/typing", {"text": "x" * 1_000_000})
+                return time.monotonic() - started
+        finally:
+            process.kill()
+            await process.wait()
+            await connection.close()
+
+    caplog.set_level(logging.WARNING, logger="harness_bridge.delivery")
+    took = asyncio.run(run())
+    assert 0.2 <= took < 5
+    [record] = caplog.records
+    assert "notifications/typing" in record.getMessage() and "lead" in record.getMessage()

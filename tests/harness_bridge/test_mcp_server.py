@@ -258,7 +258,7 @@ def test_the_module_runs_as_a_stdio_subprocess_over_the_shared_ledger(tmp_path: 
             command=sys.executable,
             args=[
                 "-m",
-                "harness_bridge.mcp_server",
+                "c2a.mcp_cli",
                 "--manifest",
                 str(LOCAL),
                 "--store",

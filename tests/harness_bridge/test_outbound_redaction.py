@@ -12,9 +12,10 @@ from secret_samples import CONFIGURED_SECRET, SECRETS, every_secret, message_wit
 from world import DM, ROLE, scenario
 
 from core.engine import Engine
+from core.errors import ToolError
 from core.redact import Redactor
 from core.sqlite_store import SQLiteStore
-from harness_bridge.tools import ChatTools, ToolError
+from harness_bridge.tools import ChatTools
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,8 +14,9 @@ from world import BASE, CHATTER, DM, ROLE, THANKS, scenario
 
 from adapters.slack import normalise
 from core.engine import Engine
+from core.errors import ToolError
 from core.sqlite_store import SQLiteStore
-from harness_bridge.tools import ChatTools, ToolError
+from harness_bridge.tools import ChatTools
 
 
 def reply(event_id: str, text: str, **extra: Any) -> dict[str, Any]:

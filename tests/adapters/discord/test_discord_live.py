@@ -181,7 +181,7 @@ async def live(
         try:
             async with asyncio.timeout(5):
                 started = await start_connections(
-                    ws, world.receive, environ=ENV, guild_ready_timeout=0.05
+                    ws, world.receive, environ=ENV, guild_ready_timeout=0.05, clock=VirtualClock()
                 )
             world.connections = {c.agent: c for c in started}
             try:
@@ -575,7 +575,11 @@ def test_a_rejected_token_fails_the_start_and_closes_the_other_bots(
             with pytest.raises(ConnectionError, match="worker-2") as raised:
                 async with asyncio.timeout(5):
                     await start_connections(
-                        local_workspace(), _never, environ=environ, guild_ready_timeout=0.05
+                        local_workspace(),
+                        _never,
+                        environ=environ,
+                        guild_ready_timeout=0.05,
+                        clock=VirtualClock(),
                     )
             assert isinstance(raised.value.__cause__, discord.LoginFailure)
 
@@ -589,7 +593,10 @@ def test_unset_token_variables_are_named_before_anything_connects() -> None:
     async def scenario() -> None:
         with pytest.raises(ManifestError) as raised:
             await start_connections(
-                local_workspace(), _never, environ={"DISCORD_LEAD_TOKEN": TOKENS["lead"]}
+                local_workspace(),
+                _never,
+                environ={"DISCORD_LEAD_TOKEN": TOKENS["lead"]},
+                clock=VirtualClock(),
             )
         assert str(raised.value) == (
             "Discord tokens not set in the environment: "

@@ -11,7 +11,6 @@ from fuzz.bounds import timed
 from adapters.discord.render import (
     MESSAGE_LIMIT,
     Mention,
-    RenderError,
     allowed_mentions,
     mention_prefix,
     nonce_for,
@@ -22,6 +21,7 @@ from adapters.discord.render import (
     split_text,
     units,
 )
+from core.errors import RenderError
 from core.signals import Signal, glyph_map
 
 WORKSPACE = local_workspace()

@@ -19,10 +19,11 @@ from builders import local_workspace as workspace_with
 from fakes.discord import Call, FakeDiscord
 
 from adapters.discord.render import nonce_for
-from adapters.discord.send import DiscordSender, OutcomeUnknown
+from adapters.discord.send import DiscordSender
 from core.clock import VirtualClock
+from core.errors import PermanentSendError, SendOutcomeUnknown
 from core.manifest import Workspace
-from core.outbox import Outbox, PermanentSendError
+from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
 
 CHANNEL = "820000000000000001"
@@ -529,7 +530,7 @@ def test_a_forbidden_channel_fails_for_good_and_a_lost_answer_is_unknown(
                 await w.sender.send(reply(asked, "here"))
 
             lose_answers(monkeypatch, 1)
-            with pytest.raises(OutcomeUnknown):
+            with pytest.raises(SendOutcomeUnknown):
                 await w.sender.send(reply(asked, "here", key="k2"))
 
             with pytest.raises(PermanentSendError, match="names no agent"):

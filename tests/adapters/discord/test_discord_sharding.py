@@ -264,7 +264,11 @@ async def sharded(
         try:
             async with asyncio.timeout(5):
                 started = await start_connections(
-                    workspace, world.receive, environ=ENV, guild_ready_timeout=0.05
+                    workspace,
+                    world.receive,
+                    environ=ENV,
+                    guild_ready_timeout=0.05,
+                    clock=VirtualClock(),
                 )
             world.connections = {c.agent: c for c in started}
             try:
@@ -421,7 +425,12 @@ def test_closing_while_shards_are_still_connecting_ends_promptly(
             fake.patch(monkeypatch)
             fake.add_bot(TOKENS["lead"], D_LEAD, "lead", "910000000000000001")
             connection = DiscordAgentConnection(
-                "lead", TOKENS["lead"], _never, sharding=Sharding(2), guild_ready_timeout=0.05
+                "lead",
+                TOKENS["lead"],
+                _never,
+                sharding=Sharding(2),
+                guild_ready_timeout=0.05,
+                clock=VirtualClock(),
             )
             connection.start()
             async with asyncio.timeout(5):

@@ -141,7 +141,11 @@ async def composing(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Composer]:
         try:
             async with asyncio.timeout(5):
                 started = await start_connections(
-                    local_workspace(), world.receive, environ=ENV, guild_ready_timeout=0.05
+                    local_workspace(),
+                    world.receive,
+                    environ=ENV,
+                    guild_ready_timeout=0.05,
+                    clock=VirtualClock(),
                 )
             try:
                 yield world

@@ -14,7 +14,6 @@ from adapters.slack.render import (
     FENCE,
     MAX_CHARS,
     Placement,
-    RenderError,
     mention_prefix,
     message_ref,
     place,
@@ -22,7 +21,7 @@ from adapters.slack.render import (
     split,
     to_mrkdwn,
 )
-from core.errors import C2AError
+from core.errors import C2AError, RenderError
 from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
 
 WORKSPACE = local_workspace()

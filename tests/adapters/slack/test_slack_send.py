@@ -17,16 +17,20 @@ from fakes.slack import FakeSlack
 from adapters.slack.send import (
     METADATA_EVENT_TYPE,
     ChannelPacer,
-    SendOutcomeUnknown,
     SlackSender,
     scope_problem,
     verify,
 )
 from core.clock import VirtualClock, parse_time
-from core.errors import ManifestError
+from core.errors import (
+    ManifestError,
+    PermanentSendError,
+    SendOutcomeUnknown,
+    TransientSendError,
+)
 from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
 from core.manifest import Workspace
-from core.outbox import Outbox, PermanentSendError, TransientSendError
+from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
 
 AT = "2026-01-01T00:00:00Z"
@@ -505,7 +509,11 @@ def test_missing_scopes_are_named_in_one_line() -> None:
 
 def test_a_sender_needs_every_bot_token_the_manifest_names() -> None:
     with pytest.raises(ManifestError, match="SLACK_W2_BOT_TOKEN, which is not set"):
-        SlackSender(local_workspace(), {"SLACK_LEAD_BOT_TOKEN": "x", "SLACK_W1_BOT_TOKEN": "y"})
+        SlackSender(
+            local_workspace(),
+            {"SLACK_LEAD_BOT_TOKEN": "x", "SLACK_W1_BOT_TOKEN": "y"},
+            clock=VirtualClock(),
+        )
 
 
 @pytest.mark.parametrize(

@@ -19,12 +19,11 @@ from live_webchat import Chat, run
 from adapters.webchat.access import (
     TOKEN_ENV,
     Access,
-    AccessRefused,
     RequestHost,
     is_loopback,
     token_from,
 )
-from core.errors import ManifestError
+from core.errors import AccessRefused, ManifestError
 from core.manifest import WebchatWorkspace
 
 TOKEN = "t" * 43
