@@ -130,6 +130,8 @@ def test_turns_wait_for_the_model_then_what_waited_is_answered(tmp_path: Path) -
                 assert harness.model_status() == ModelStatus(
                     "m", f"the server at {server.base_url}"
                 )
+                # The reply is recorded before the turn's last model call ends the turn.
+                await until(lambda: bool(harness.results), "the turn to end")
                 assert [r.status for r in harness.results] == ["completed"]
             finally:
                 running.cancel()
