@@ -115,6 +115,10 @@ def test_turns_wait_for_the_model_then_what_waited_is_answered(tmp_path: Path) -
                 return build("lead", engine, {**settings, "quiet_ms": 0})
 
             harness = WaitingHarness("lead", install, ready_harness, BUNDLED, poll=0.02)
+
+            async def turn_ended() -> bool:
+                return bool(harness.results)
+
             running = asyncio.create_task(harness.run())
             try:
                 await asyncio.sleep(0.5)  # many polls: still building
@@ -131,7 +135,7 @@ def test_turns_wait_for_the_model_then_what_waited_is_answered(tmp_path: Path) -
                     "m", f"the server at {server.base_url}"
                 )
                 # The reply is recorded before the turn's last model call ends the turn.
-                await until(lambda: bool(harness.results), "the turn to end")
+                await until(turn_ended, "the turn to end")
                 assert [r.status for r in harness.results] == ["completed"]
             finally:
                 running.cancel()
