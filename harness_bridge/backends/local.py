@@ -2,12 +2,16 @@
 
     harness: {backend: local}
 
-When the environment variable named by `endpoint_env` (`C2A_MODEL_URL`) holds a base URL, the
+Its turns take the text reply path by default (`reply: text`, `harness_bridge.backends.
+text_reply`): the model is asked for the answer itself, never for tool calls, which a model as
+small as the bundled one cannot follow; `reply: tools` gives it the tool protocol instead, as
+below. When the environment variable named by `endpoint_env` (`C2A_MODEL_URL`) holds a base URL, the
 loop talks to that OpenAI-compatible server, asking for the model named by `model_env`
 (`C2A_MODEL`, else `default`), with every chat tool. Otherwise SmolLM2-135M-Instruct, or the
 GGUF file at `model_path`, runs in this process (`LocalModelClient`, which needs the `local`
-extra). A model that small does best with little to choose from, so in process the loop offers
-only the two answering tools and, unless `instructions` say otherwise, tells the model to answer
+extra); every local agent of the process shares that one loaded model. On the tool path, a model
+that small does best with little to choose from, so in process the loop offers only the two
+answering tools and, unless `instructions` say otherwise, tells the model to answer
 with them; `tools` names the chat tools to offer instead. The variables are read when the
 harness is built. A missing extra or model file is one manifest error saying how to install it.
 """
@@ -68,11 +72,11 @@ def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> In
             )
         model = os.environ.get(parsed.model_env, "").strip() or DEFAULT_MODEL
         client = ChatClient(url, model, options=parsed.options)
-        return loop_harness(agent, engine, parsed, client, parsed.tools or TOOL_NAMES)
+        return loop_harness(agent, engine, parsed, client, parsed.tools or TOOL_NAMES, "text")
     try:
         local = LocalModelClient(parsed.model_path, options=parsed.options)
     except ModelError as exc:
         raise ManifestError(f"agents.{agent}.harness: {exc}") from None
     if parsed.instructions is None:
         parsed = parsed.model_copy(update={"instructions": IN_PROCESS_INSTRUCTIONS})
-    return loop_harness(agent, engine, parsed, local, parsed.tools or IN_PROCESS_TOOLS)
+    return loop_harness(agent, engine, parsed, local, parsed.tools or IN_PROCESS_TOOLS, "text")

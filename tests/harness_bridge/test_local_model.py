@@ -94,7 +94,7 @@ def test_smollm2_answers_a_must_respond_dm_with_a_tool_call_naming_it(
     async def test(engine: Engine, store: SQLiteStore) -> None:
         (delivery,) = await engine.store.deliveries(DM)
         assert delivery.decision.policy is Policy.MUST_RESPOND and delivery.disposition is None
-        harness = build("lead", engine, {"backend": "local", "quiet_ms": 0})
+        harness = build("lead", engine, {"backend": "local", "quiet_ms": 0, "reply": "tools"})
         assert isinstance(harness, InProcessHarness)
         started = time.perf_counter()
         await run_harness(harness)
@@ -178,9 +178,10 @@ def test_in_process_the_model_gets_the_answering_tools_and_is_told_to_use_them(
     monkeypatch.delenv("C2A_MODEL_URL", raising=False)
 
     async def test(engine: Engine, store: SQLiteStore) -> None:
-        small = build("lead", engine, {"backend": "local"})
-        told = build("lead", engine, {"backend": "local", "instructions": "Be brief."})
-        wide = build("lead", engine, {"backend": "local", "tools": list(TOOL_NAMES)})
+        tools = {"backend": "local", "reply": "tools"}
+        small = build("lead", engine, tools)
+        told = build("lead", engine, tools | {"instructions": "Be brief."})
+        wide = build("lead", engine, tools | {"tools": list(TOOL_NAMES)})
         for harness in (small, told, wide):
             assert isinstance(harness, BuiltinHarness)
         assert [s["name"] for s in small.model_loop.specs] == list(IN_PROCESS_TOOLS)
@@ -237,7 +238,8 @@ def test_an_endpoint_in_the_environment_answers_instead_of_the_model(
         async with FakeOpenAI(script) as server:
             monkeypatch.setenv("C2A_MODEL_URL", server.base_url)
             monkeypatch.setenv("C2A_MODEL", "tiny")
-            harness = build("lead", engine, {"backend": "local", "quiet_ms": 0})
+            settings = {"backend": "local", "quiet_ms": 0, "reply": "tools"}
+            harness = build("lead", engine, settings)
             assert isinstance(harness, InProcessHarness)
             await run_harness(harness)
         assert [r["model"] for r in server.requests] == ["tiny", "tiny"]
