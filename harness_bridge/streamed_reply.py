@@ -60,7 +60,8 @@ class StreamedReply:
         self.text = ""
         self.key: str | None = None
         self.drafts = 0
-        self._shown = ""
+        self._posted = ""  # the text of the first post, as recorded
+        self._shown = ""  # the text on the page, drafts included
         self._last = 0.0
 
     async def add(self, piece: str) -> None:
@@ -80,7 +81,7 @@ class StreamedReply:
         if self.key is None:
             await self._post(final)
             return self.key
-        if final != self._shown:
+        if final != self._posted:
             await self._final_edit(final)
         return self.key
 
@@ -95,7 +96,8 @@ class StreamedReply:
             self.live = False
             return
         self.key = str(sent["idempotencyKey"])
-        self._shown, self._last = text.strip(), self.now()
+        self._posted = self._shown = text.strip()
+        self._last = self.now()
         await working(self.engine, self.tools.agent, self.events, on=False)
 
     async def _draft(self) -> None:
@@ -140,7 +142,7 @@ class StreamedReply:
         except ToolError as exc:
             log.warning("the reply of %s was left unfinished: %s", self.tools.agent, exc)
             return
-        self._shown = final
+        self._posted = self._shown = final
 
     def _stamp(self) -> str:
         return format_time(self.engine.clock.now())

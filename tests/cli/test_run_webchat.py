@@ -4,6 +4,7 @@ server, the host and ledger, the built-in model loop against a model that answer
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -16,13 +17,14 @@ import pytest
 import yaml
 from builders import LOCAL, ROOT
 from fakes.attentive_model import AttentiveModel
-from fakes.openai_server import FakeOpenAI, completion
+from fakes.openai_server import FakeOpenAI, streamed, text_chunk
 
 from adapters.webchat.access import TOKEN_ENV
 from adapters.webchat.server import WebChat
 from c2a.run import WorkspaceRun, run_workspaces
 from core.errors import ManifestError
 
+SAID = ("message", "edit")  # the ledger kinds that hold what someone wrote
 SHIPPED = ROOT / "manifests" / "workspaces" / "local.yaml"  # what `make run` starts
 
 
@@ -57,6 +59,11 @@ class Browser:
         await self.socket.send_json({"op": "post", "as": "ana", "channel": channel, "text": text})
         await until(lambda: len(self.chat.history.messages) > before, "the post to land")
         return list(self.chat.history.messages)[-1]
+
+    async def read(self) -> None:
+        """Keep every frame the page gets, until cancelled."""
+        async for frame in self.socket:
+            self.frames.append(frame.json())
 
     def replies_to(self, message_id: str) -> list[str]:
         return [m.user for m in self.chat.history if m.reply_to == message_id]
@@ -184,15 +191,20 @@ def test_a_weak_fixed_token_stops_the_run_before_anything_starts(tmp_path: Path)
     assert not (tmp_path / "d").exists()
 
 
-def test_a_model_that_answers_in_plain_text_is_heard_once(
+def test_a_question_is_answered_by_one_message_that_grows_as_the_model_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`make run`'s manifest on a model behind C2A_MODEL_URL that never calls a tool: the
-    question gets its text as exactly one reply, chatter gets none, the thanks no reply."""
-    answer = "The deploy is green: 42 of 42 checks passed."
+    """`make run`'s manifest on a model behind C2A_MODEL_URL, on the `local` backend's text
+    path: the question's answer is posted at its first words and redrawn in place as it grows,
+    typing shows until the first words; the ledger and the web chat's record keep the first
+    words and the final text, never a half-written draft; chatter and thanks cost no model
+    request and get no reply; the model is asked for text, with no tools."""
+    pieces = ["The deploy ", "is green: ", "42 of 42 ", "checks ", "passed."]
+    answer = "".join(pieces)
 
     async def scenario() -> None:
-        async with FakeOpenAI([completion(answer)] * 10) as model:
+        script = [streamed(*map(text_chunk, pieces), pause=0.7)]
+        async with FakeOpenAI(script) as model:
             monkeypatch.setenv("C2A_MODEL_URL", model.base_url)
             monkeypatch.setenv("C2A_MODEL", "plain-text")
             stop = asyncio.Event()
@@ -215,19 +227,54 @@ def test_a_model_that_answers_in_plain_text_is_heard_once(
                 http.ws_connect(chat.link("/ws"), origin=chat.origin) as ws,
             ):
                 browser = Browser(ws, chat)
+                reading = asyncio.create_task(browser.read())
                 chatter = await browser.post("lunch is at noon")
                 asked = await browser.post("@lead what's the status of the deploy?")
                 await until(lambda: browser.replies_to(asked) == ["lead"], "the lead's reply")
+                [reply] = [m for m in chat.history if m.reply_to == asked]
+                await until(lambda: reply.text == answer, "the whole answer", 20)
                 thanks = await browser.post("thanks!")
-                await model.wait_requests(2)  # the question's turn, then the thanks' knock
-                await asyncio.sleep(1.0)  # time for a reply, if any were coming
-                texts = [m.text for m in chat.history if m.reply_to == asked]
-                assert texts == [answer]
+                await asyncio.sleep(1.5)  # time for a reply, if any were coming
+                reading.cancel()
                 assert browser.replies_to(chatter) == []
                 assert browser.replies_to(thanks) == []
-                asked_prompt = model.requests[0]["messages"][-1]["content"]
-                assert "what's the status" in asked_prompt  # as written, not HTML-escaped
+                assert len(model.requests) == 1
+                [request] = model.requests
+                assert "tools" not in request and request["stream"] is True
+                assert "what's the status" in request["messages"][-1]["content"]
+
+                shown = [f["message"]["text"] for f in browser.frames if _is(f, reply.id)]
+                assert shown[0] == pieces[0].strip() and shown[-1] == answer
+                assert len(shown) >= 4, shown  # posted, redrawn at least twice, finished
+                assert all(answer.startswith(text) for text in shown), shown
+                typing = [
+                    (i, f["on"])
+                    for i, f in enumerate(browser.frames)
+                    if f["op"] == "typing" and f["user"] == "lead"
+                ]
+                first = next(i for i, f in enumerate(browser.frames) if _is(f, reply.id))
+                last = max(i for i, f in enumerate(browser.frames) if _is(f, reply.id))
+                assert typing[0] == (typing[0][0], True) and typing[0][0] < first
+                assert any(not on and i < last for i, on in typing), typing
+
+                said = (
+                    runs[0]
+                    .store.db.execute(
+                        "SELECT kind, data FROM events WHERE by LIKE '%lead%' ORDER BY seq"
+                    )
+                    .fetchall()
+                )
+                texts = [d["text"] for _, raw in said if (d := json.loads(raw))["kind"] in SAID]
+                assert texts == [pieces[0].strip(), answer], said
+                record = (tmp_path / "data" / "local.webchat.jsonl").read_text().splitlines()
+                written = [json.loads(line) for line in record]
+                mine = [p.get("text") for p in written if p.get("user") == "lead" and "text" in p]
+                assert mine == [pieces[0].strip(), answer]
             stop.set()
             await task
 
     asyncio.run(scenario())
+
+
+def _is(frame: dict[str, Any], message_id: str) -> bool:
+    return frame["op"] == "message" and frame["message"]["id"] == message_id
