@@ -341,16 +341,32 @@ def plain_line(author: str, text: str) -> str:
 
 
 def text_messages(agent: str, recent: Sequence[str], new: Sequence[str]) -> list[dict[str, str]]:
-    """The plain-text prompt: who `agent` is and how to answer, then the `recent` lines and the
-    `new` ones to answer (lines from `plain_line`)."""
+    """The plain-text prompt: who `agent` is and how to answer, three worked examples, then the
+    `recent` lines and the `new` ones to answer (lines from `plain_line`). The form was chosen
+    on bench/small_model_prompts.py's cases (docs/benchmarks.md)."""
+    name = _one_line(agent)
     system = "\n".join(
         (
-            f"You are {_one_line(agent)}, a helpful member of a team chat.",
+            f"You are {name}, a helpful member of a team chat.",
             "Answer the last message directly, in one or two short sentences.",
             "If you cannot know or check something, say so plainly.",
         )
     )
-    return [{"role": "system", "content": system}, _conversation(recent, new)]
+    return [{"role": "system", "content": system}, *_examples(name), _conversation(recent, new)]
+
+
+def _examples(name: str) -> list[dict[str, str]]:
+    """Worked examples: an answer from a message above, a fact it cannot check, a thanks."""
+    return [
+        _conversation(
+            ["dev: the build takes 12 minutes"], [f"ops: @{name} how long is the build?"]
+        ),
+        {"role": "assistant", "content": "The build takes 12 minutes."},
+        _conversation([], [f"ops: @{name} is the VPN up right now?"]),
+        {"role": "assistant", "content": "I can't check the VPN from here, sorry."},
+        _conversation([], [f"dev: @{name} thanks a lot!"]),
+        {"role": "assistant", "content": "You're welcome!"},
+    ]
 
 
 def choice_messages(agent: str, recent: Sequence[str], new: Sequence[str]) -> list[dict[str, str]]:

@@ -58,8 +58,8 @@ CHATML_STOPS: Final = ("<|im_end|>", "<|im_start|>", "<|endoftext|>")
 # The text path's generation, chosen on bench/small_model_prompts.py's cases (docs/benchmarks.md).
 TEXT_DEFAULTS: Final[Mapping[str, Any]] = {
     "temperature": 0.0,
-    "repeat_penalty": 1.15,
-    "stop": [*CHATML_STOPS, "\n\n"],
+    "repeat_penalty": 1.0,
+    "stop": [*CHATML_STOPS, "\n"],  # one line: no rambling, no made-up next speaker
 }
 
 
