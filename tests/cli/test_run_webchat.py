@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import re
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,7 +24,11 @@ from adapters.webchat.access import TOKEN_ENV
 from adapters.webchat.server import WebChat
 from c2a.run import WorkspaceRun, run_workspaces
 from core.errors import ManifestError
+from harness_bridge.backends.builtin import BuiltinHarness
+from harness_bridge.backends.local_model import LocalModelClient
+from harness_bridge.backends.text_reply import TextReplyLoop
 
+REAL_MODEL_S = 180.0  # the first words of the real model on a busy CI machine
 SAID = ("message", "edit")  # the ledger kinds that hold what someone wrote
 SHIPPED = ROOT / "manifests" / "workspaces" / "local.yaml"  # what `make run` starts
 
@@ -207,26 +212,8 @@ def test_a_question_is_answered_by_one_message_that_grows_as_the_model_writes(
         async with FakeOpenAI(script) as model:
             monkeypatch.setenv("C2A_MODEL_URL", model.base_url)
             monkeypatch.setenv("C2A_MODEL", "plain-text")
-            stop = asyncio.Event()
-            runs: list[WorkspaceRun] = []
-            task = asyncio.create_task(
-                run_workspaces(
-                    [SHIPPED],
-                    stop=stop,
-                    environ={},
-                    data_dir=tmp_path / "data",
-                    started=runs.extend,
-                    webchat_port=0,
-                )
-            )
-            await until(lambda: bool(runs) or task.done(), "the workspace to start")
-            chat = runs[0].webchat
-            assert chat is not None
-            async with (
-                aiohttp.ClientSession() as http,
-                http.ws_connect(chat.link("/ws"), origin=chat.origin) as ws,
-            ):
-                browser = Browser(ws, chat)
+            async with shipped(tmp_path) as (run, browser):
+                chat = browser.chat
                 reading = asyncio.create_task(browser.read())
                 chatter = await browser.post("lunch is at noon")
                 asked = await browser.post("@lead what's the status of the deploy?")
@@ -257,23 +244,85 @@ def test_a_question_is_answered_by_one_message_that_grows_as_the_model_writes(
                 assert typing[0] == (typing[0][0], True) and typing[0][0] < first
                 assert any(not on and i < last for i, on in typing), typing
 
-                said = (
-                    runs[0]
-                    .store.db.execute(
-                        "SELECT kind, data FROM events WHERE by LIKE '%lead%' ORDER BY seq"
-                    )
-                    .fetchall()
-                )
+                said = run.store.db.execute(
+                    "SELECT kind, data FROM events WHERE by LIKE '%lead%' ORDER BY seq"
+                ).fetchall()
                 texts = [d["text"] for _, raw in said if (d := json.loads(raw))["kind"] in SAID]
                 assert texts == [pieces[0].strip(), answer], said
                 record = (tmp_path / "data" / "local.webchat.jsonl").read_text().splitlines()
                 written = [json.loads(line) for line in record]
                 mine = [p.get("text") for p in written if p.get("user") == "lead" and "text" in p]
                 assert mine == [pieces[0].strip(), answer]
-            stop.set()
-            await task
 
     asyncio.run(scenario())
+
+
+def test_the_bundled_model_answers_a_direct_question_in_the_web_chat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make run` as it ships: SmolLM2-135M loaded for real in the process, shared by the
+    three agents. A direct question to the lead gets one reply in the web chat, its first
+    words within the CI bound and then finished; the workers stay quiet. The model's words
+    are not judged (it is tiny), only that an answer came, in time, once."""
+    monkeypatch.delenv("C2A_MODEL_URL", raising=False)
+
+    async def scenario() -> None:
+        async with shipped(tmp_path) as (run, browser):
+            reading = asyncio.create_task(browser.read())
+            asked = await browser.post("@lead what is 2 + 2?")
+            started = time.perf_counter()
+            await until(lambda: bool(browser.replies_to(asked)), "the first words", REAL_MODEL_S)
+            first = time.perf_counter() - started
+            [reply] = [m for m in browser.chat.history if m.reply_to == asked]
+            lead = run.harnesses["lead"]
+            assert isinstance(lead, BuiltinHarness)
+            await asyncio.wait_for(lead.idle(), 60)  # the turn, and so the reply, has ended
+            [(edits,)] = run.store.db.execute(
+                "SELECT COUNT(*) FROM outbox WHERE json_extract(action, '$.action') = 'edit'"
+                " AND json_extract(action, '$.draft') IS NULL"
+            ).fetchall()
+            if edits:  # the answer grew after its first words: its final text lands as an edit
+                await until(lambda: reply.edited, "the final text")
+            reading.cancel()
+            print(f"\nSmolLM2 in the web chat: first words after {first:.1f} s: {reply.text!r}")
+            assert reply.user == "lead" and reply.text.strip()
+            assert browser.replies_to(asked) == ["lead"]
+            models = [h.model_loop for h in run.harnesses.values() if isinstance(h, BuiltinHarness)]
+            clients = [m.model for m in models if isinstance(m, TextReplyLoop)]
+            assert len(clients) == 3
+            assert len({id(c.shared) for c in clients if isinstance(c, LocalModelClient)}) == 1
+
+    asyncio.run(scenario())
+
+
+@asynccontextmanager
+async def shipped(tmp: Path) -> AsyncIterator[tuple[WorkspaceRun, Browser]]:
+    """`make run`'s manifest run in-process as it ships (the model from the environment), and a
+    socket opened as the page opens it."""
+    stop = asyncio.Event()
+    runs: list[WorkspaceRun] = []
+    task = asyncio.create_task(
+        run_workspaces(
+            [SHIPPED],
+            stop=stop,
+            environ={},
+            data_dir=tmp / "data",
+            started=runs.extend,
+            webchat_port=0,
+        )
+    )
+    await until(lambda: bool(runs) or task.done(), "the workspace to start")
+    chat = runs[0].webchat
+    assert chat is not None
+    try:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(chat.link("/ws"), origin=chat.origin) as ws,
+        ):
+            yield runs[0], Browser(ws, chat)
+    finally:
+        stop.set()
+        await task
 
 
 def _is(frame: dict[str, Any], message_id: str) -> bool:

@@ -153,6 +153,42 @@ def test_cancelling_a_running_generation_stops_it_within_two_seconds() -> None:
     asyncio.run(asyncio.wait_for(test(), 120))
 
 
+def test_every_client_shares_one_model_and_a_cancelled_waiter_leaves_the_queue() -> None:
+    """Three agents' clients hold one loaded model; while one generation runs, a request
+    cancelled in the queue ends at once, and the next one still gets its answer."""
+    ask = [{"role": "user", "content": "Say hi."}]
+    count = [{"role": "user", "content": "Count from 1 to 2000, one number a line."}]
+
+    async def ignore(piece: str) -> None:
+        return None
+
+    async def test() -> None:
+        clients = [LocalModelClient(max_tokens=400) for _ in range(3)]
+        assert len({id(client.shared) for client in clients}) == 1
+        first, waiting, last = clients
+        running = asyncio.create_task(first.stream_text(count, ignore, max_tokens=400))
+        while not first.generating:
+            await asyncio.sleep(0.01)
+        queued = asyncio.create_task(waiting.stream_text(ask, ignore, max_tokens=8))
+        served = asyncio.create_task(last.choose(ask, ("yes", "no")))
+        await asyncio.sleep(0.1)
+        cancelled = time.perf_counter()
+        queued.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+        assert time.perf_counter() - cancelled < 0.5  # it never waited for the running one
+        assert not running.done()
+        assert await served in ("yes", "no")
+        assert await running
+        for client in clients[:-1]:
+            await client.aclose()
+        assert first.shared.loaded  # one client still holds it
+        await last.aclose()
+        assert not first.shared.loaded
+
+    asyncio.run(asyncio.wait_for(test(), 120))
+
+
 # ---- without the model --------------------------------------------------------------------
 
 
