@@ -9,7 +9,7 @@ opens the page's websocket with the run's token (set in `C2A_WEBCHAT_TOKEN`). It
 indicator, the first visible reply (the first `message` frame of the lead's answer: its first
 streamed words) and the finished reply (the frame of its final, recorded edit, or its only
 frame when it was posted whole). Prints p50 and p95 of each, and the process's resident memory
-(VmRSS now, VmHWM the peak) after the model loaded. Asserts nothing: the figures go to
+(VmRSS now, VmHWM the peak) once each of the three agents has answered one question too. Asserts nothing: the figures go to
 docs/benchmarks.md, with the machine's load (`uptime`) beside them.
 
 Run it with `PYTHONPATH=<a checkout>` to measure that checkout's code.
@@ -84,12 +84,12 @@ def memory(pid: int) -> dict[str, int]:
     return found
 
 
-async def ask(page: Page, question: str) -> Timing:
+async def ask(page: Page, question: str, agent: str = "lead") -> Timing:
     timing = Timing(question)
     seen = len(page.frames)
     sent = time.perf_counter()
     await page.socket.send_json(
-        {"op": "post", "as": "ana", "channel": "general", "text": f"@lead {question}"}
+        {"op": "post", "as": "ana", "channel": "general", "text": f"@{agent} {question}"}
     )
     asked: str | None = None
     reply: str | None = None
@@ -99,14 +99,14 @@ async def ask(page: Page, question: str) -> Timing:
         await asyncio.sleep(0.02)
         for at, body in page.frames[seen:]:
             seen += 1
-            if body["op"] == "typing" and body["user"] == "lead" and body["on"]:
+            if body["op"] == "typing" and body["user"] == agent and body["on"]:
                 timing.typing = timing.typing or at - sent
             if body["op"] != "message":
                 continue
             message = body["message"]
             if asked is None and message["user"] == "ana":
                 asked = message["id"]
-            elif message["user"] == "lead" and asked and message["replyTo"] == asked:
+            elif message["user"] == agent and asked and message["replyTo"] == asked:
                 reply = message["id"]
             if reply is not None and message["id"] == reply:
                 timing.first = timing.first or at - sent
@@ -167,6 +167,8 @@ async def main(count: int, manifest: Path) -> None:
                         f"  {timing.finished or -1:5.2f} s done  {timing.frames} frames  "
                         f"{question!r} -> {timing.text!r}"
                     )
+                for agent in ("worker-1", "worker-2"):  # every agent has now run a turn
+                    await ask(page, "are you there?", agent)
                 reading.cancel()
             used = memory(process.pid)
         finally:
