@@ -9,10 +9,11 @@ opens the page's websocket with the run's token (set in `C2A_WEBCHAT_TOKEN`). It
 indicator, the first visible reply (the first `message` frame of the lead's answer: its first
 streamed words) and the finished reply (the frame of its final, recorded edit, or its only
 frame when it was posted whole). Prints p50 and p95 of each, and the process's resident memory
-(VmRSS now, VmHWM the peak) once each of the three agents has answered one question too. Asserts nothing: the figures go to
-docs/benchmarks.md, with the machine's load (`uptime`) beside them.
+(VmRSS now, VmHWM the peak) once each of the three agents has answered one question too.
+Asserts nothing: the figures go to docs/benchmarks.md, with the machine's load (`uptime`)
+beside them.
 
-Run it with `PYTHONPATH=<a checkout>` to measure that checkout's code.
+`--code DIR` runs `c2a run` from another checkout (the code before a change, say).
 """
 
 from __future__ import annotations
@@ -127,8 +128,9 @@ def quantiles(values: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), p95
 
 
-async def main(count: int, manifest: Path) -> None:
+async def main(count: int, manifest: Path, code: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("C2A_MODEL_URL", "C2A_MODEL")}
+    env["PYTHONPATH"] = str(code)
     token = env[TOKEN_ENV] = secrets.token_urlsafe(32)  # the log shows it redacted
     with tempfile.TemporaryDirectory() as data:
         command = [sys.executable, "-c", "import sys; from c2a.cli import main; sys.exit(main())"]
@@ -137,6 +139,7 @@ async def main(count: int, manifest: Path) -> None:
             *command,
             *args,
             env=env,
+            cwd=code,
             stderr=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.DEVNULL,
         )
@@ -193,5 +196,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--questions", type=int, default=len(QUESTIONS))
     parser.add_argument("--manifest", type=Path, default=ROOT / "manifests/workspaces/local.yaml")
+    parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to run")
     options = parser.parse_args()
-    asyncio.run(main(options.questions, options.manifest))
+    asyncio.run(main(options.questions, options.manifest.resolve(), options.code.resolve()))

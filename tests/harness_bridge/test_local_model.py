@@ -198,6 +198,11 @@ def test_bad_local_settings_name_the_key() -> None:
             build("lead", engine, {"backend": "local", "base_url": "http://x/v1"})
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.quiet_ms"):
             build("lead", engine, {"backend": "local", "quiet_ms": -1})
+        with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.reply: Input should be"):
+            build("lead", engine, {"backend": "local", "reply": "chat"})
+        openai = {"backend": "openai", "base_url": "http://x/v1", "model": "m", "reply": "both"}
+        with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.reply: Input should be"):
+            build("lead", engine, openai)
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.endpoint_env"):
             build("lead", engine, {"backend": "local", "endpoint_env": ""})
         with pytest.raises(ManifestError, match=r"harness\.tools: .*unknown tools \['chat_fly'\]"):
