@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.installed-local
 LOCAL_LOG := $(VENV)/local-install.log
 
-.PHONY: run replay test lint bench bench-attention clean browser
+.PHONY: run replay test lint bench bench-attention bench-first-answer bench-prompts clean browser
 
 # The browser test drives Debian's Chromium through its ChromeDriver; the emoji font lets the
 # page's reaction glyphs show in screenshots. Installed once, with apt (as root, or with sudo).
@@ -73,6 +73,15 @@ DATA ?= ../shared/data/irc-disentanglement
 SPLITS ?= ubuntu-dev,ubuntu-train,channel-two
 bench-attention: $(STAMP)
 	$(BIN)/python bench/attention_eval.py --data $(DATA) --splits $(SPLITS) --curve
+
+# The bundled model for real: `@lead <question>` in the web chat of `c2a run` on local.yaml, to
+# the first streamed words and to the finished reply (p50, p95), typing, and memory.
+bench-first-answer: $(LOCAL_STAMP)
+	$(BIN)/python bench/first_answer.py
+
+# The text path's prompt forms on ten team-chat cases, with every answer.
+bench-prompts: $(LOCAL_STAMP)
+	$(BIN)/python bench/small_model_prompts.py --show
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

