@@ -50,7 +50,8 @@ QUESTIONS = (
     "what is the capital of France?",
 )
 TOKEN_ENV = "C2A_WEBCHAT_TOKEN"
-READY = re.compile(r"web chat ready, open (http://\S+)")
+# The ready line, as printed (`open <url>`) or logged (`on <origin>/`), on either stream.
+READY = re.compile(r"web chat ready(?:, open| on) (http://[^/\s]+)")
 QUIET_S = 6.0  # a reply with no frame for this long is finished
 PER_QUESTION_S = 120.0
 
@@ -140,19 +141,19 @@ async def main(count: int, manifest: Path, code: Path) -> None:
             *args,
             env=env,
             cwd=code,
-            stderr=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.STDOUT,
+            stdout=asyncio.subprocess.PIPE,
         )
-        assert process.stderr is not None
+        assert process.stdout is not None
         url = ""
         while not url:
-            line = (await process.stderr.readline()).decode()
+            line = (await process.stdout.readline()).decode()
             if not line:
                 raise SystemExit("c2a run ended before the web chat was ready")
             if found := READY.search(line):
                 url = found[1]
-        drain = asyncio.create_task(process.stderr.read())
-        origin = url.split("/?token=")[0]
+        drain = asyncio.create_task(process.stdout.read())
+        origin = url
         print(f"c2a run pid {process.pid}; idle memory {memory(process.pid)}")
         timings: list[Timing] = []
         try:

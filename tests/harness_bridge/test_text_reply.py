@@ -11,12 +11,14 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from fakes.openai_server import FakeOpenAI, completion
 from world import DM, ROLE, THANKS, scenario
 
 from core.clock import SystemClock, VirtualClock
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.builtin import BuiltinHarness, loop_harness, validate
+from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.local import LocalSettings
 from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop
 from harness_bridge.runtime import InProcessHarness
@@ -179,3 +181,21 @@ def test_the_reply_setting_picks_the_path_with_a_default_per_backend() -> None:
         assert not isinstance(openai_default.loop, TextReplyLoop)
 
     scenario(test)
+
+
+def test_a_model_server_chooses_under_a_schema_and_anything_else_counts_as_the_last_option() -> (
+    None
+):
+    async def test() -> None:
+        script = [completion('{"answer": "yes"}'), completion("Sure, happy to help!")]
+        async with FakeOpenAI(script) as server:
+            client = ChatClient(server.base_url, "m")
+            ask = [{"role": "user", "content": "should you answer?"}]
+            assert await client.choose(ask, ("yes", "no")) == "yes"
+            assert await client.choose(ask, ("yes", "no")) == "no"  # free text is never read
+            await client.aclose()
+        schema = server.requests[0]["response_format"]["json_schema"]["schema"]
+        assert schema["properties"]["answer"]["enum"] == ["yes", "no"]
+        assert "tools" not in server.requests[0]
+
+    asyncio.run(test())
