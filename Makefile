@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.installed-local
 LOCAL_LOG := $(VENV)/local-install.log
 
-.PHONY: run replay test lint bench bench-attention train-attention clean browser
+.PHONY: run replay test lint bench bench-attention train-attention bench-first-answer bench-prompts \
+	clean browser
 
 # The browser test drives Debian's Chromium through its ChromeDriver; the emoji font lets the
 # page's reaction glyphs show in screenshots. Installed once, with apt (as root, or with sudo).
@@ -111,6 +112,15 @@ bench-attention: $(STAMP)
 # tuned on ubuntu-dev and channel-two: the same data gives the same file, byte for byte.
 train-attention: $(STAMP)
 	$(BIN)/python bench/train_attention.py --data $(DATA)
+
+# The bundled model for real: `@lead <question>` in the web chat of `c2a run` on local.yaml, to
+# the first streamed words and to the finished reply (p50, p95), typing, and memory.
+bench-first-answer: $(LOCAL_STAMP)
+	$(BIN)/python bench/first_answer.py
+
+# The text path's prompt forms on ten team-chat cases, with every answer.
+bench-prompts: $(LOCAL_STAMP)
+	$(BIN)/python bench/small_model_prompts.py --show
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -57,7 +57,7 @@ __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspa
 log = logging.getLogger("c2a.run")
 
 DEFAULT_DATA_DIR = ".c2a"
-OUTBOX_EVERY = 1.0
+OUTBOX_EVERY = 0.25  # a harness's queued action (typing, a streamed reply) waits at most this
 SWEEP_EVERY = 5.0
 RESTART_AFTER = 5.0
 PROBE_TIMEOUT = 3.0

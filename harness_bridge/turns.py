@@ -36,11 +36,12 @@ _SENTENCE_WORDS = 3
 
 
 def is_complete(params: dict[str, Any]) -> bool:
-    """Whether a fragment reads as a whole message, so nothing more need be waited for: its text
-    ends with `?`, or it mentions someone and is a full sentence (at least three words besides
-    the mentions, ending with `.` or `!`)."""
+    """Whether a fragment (full or compact form) reads as a whole message, so nothing more need
+    be waited for: its text ends with `?`, or it mentions someone and is a full sentence (at
+    least three words besides the mentions, ending with `.` or `!`)."""
     content = params.get("content")
-    parts = content if isinstance(content, list) else []
+    # The full form's text parts, or the compact form's one string.
+    parts = content if isinstance(content, list) else [{"text": content or ""}]
     text = " ".join(str(part.get("text", "")) for part in parts if isinstance(part, dict)).strip()
     if text.endswith("?"):
         return True

@@ -6,6 +6,10 @@ checks first), so the page never shows one answer twice. Mentions are only those
 chose (`agent:<id>`, `role:<name>`, `user:<name>`), never names its text happens to contain.
 A reply stays where the message it answers is (its thread, if any) and points at it. A status
 signal replaces the agent's earlier status reaction on the same message, as on Slack.
+
+An edit marked `draft` is a reply being streamed as the model writes it: it is shown on the page
+only, never recorded or handed to the host, so the ledger keeps only the message as posted and
+its final edit. A draft, like any edit, changes only a message that exists; it never posts one.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ class WebchatSender:
             message_id = self._message_id(action)
             if self.chat.history.messages[message_id].user != agent:
                 raise PermanentSendError(f"webchat: {agent} can only {kind} its own messages")
+            if kind == "edit" and action.get("draft"):
+                return await self._draft(message_id, str(action["text"]))
             fields = {"text": str(action["text"])} if kind == "edit" else {}
             await self.chat.change(kind, agent, message_id, **fields)
             return {"messageId": message_id}
@@ -94,6 +100,15 @@ class WebchatSender:
         if agent not in message.reactions.get(glyph, []):
             await self.chat.change("reaction_added", agent, message_id, emoji=glyph)
         return {"messageId": message_id, "emoji": glyph}
+
+    async def _draft(self, message_id: str, text: str) -> dict[str, Any]:
+        """Redraw a message being written, on the page only (nothing recorded)."""
+        message = self.chat.history.messages[message_id]
+        if message.deleted:
+            raise PermanentSendError(f"webchat: message {message_id} was deleted")
+        # The page's `message` frame replaces the message with that id where it stands.
+        await self.chat._broadcast({"op": "message", "message": {**message.view(), "text": text}})
+        return {"messageId": message_id}
 
     def _message_id(self, action: Mapping[str, Any]) -> str:
         message_id = str(action.get("messageId"))

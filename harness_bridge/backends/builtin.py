@@ -4,13 +4,16 @@ OpenAI-compatible server, run by an in-process harness.
     harness: {backend: openai, base_url: "http://127.0.0.1:11434/v1", model: "qwen2.5:7b"}
 
 It also owns what every backend of the built-in loop shares (the `local` backend too): the
-loop's settings, their validation, and the harness that closes the loop's client when it stops.
+loop's settings, their validation, which path the agent's turns take (`reply: tools`, the full
+tool protocol, or `reply: text`, a plain answer for a small model:
+`harness_bridge.backends.text_reply`; each backend has its default), and the harness that
+closes the loop's client when it stops.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -20,23 +23,31 @@ from harness_bridge.backends.chat_completions import ModelClient
 from harness_bridge.backends.model_status import ModelStatus
 from harness_bridge.backends.openai import OpenAIModelLoop
 from harness_bridge.backends.registry import settings_error
-from harness_bridge.runtime import InProcessHarness
+from harness_bridge.backends.text_reply import TextModel, TextReplyLoop
+from harness_bridge.runtime import InProcessHarness, ModelLoop
 from harness_bridge.tools import TOOL_NAMES, ChatTools
 
 __all__ = [
     "BuiltinHarness",
     "LoopSettings",
     "OpenAISettings",
+    "Reply",
     "from_settings",
     "loop_harness",
     "validate",
 ]
 
 
+Reply = Literal["text", "tools"]
+
+
 class LoopSettings(BaseModel):
-    """The settings of the built-in model loop, whatever model answers it."""
+    """The settings of the built-in model loop, whatever model answers it. `reply` picks the
+    path (None: the backend's default)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    reply: Reply | None = None
 
     max_tool_rounds: int = Field(default=8, ge=1)
     quiet_ms: int = Field(default=3000, ge=0)
@@ -65,6 +76,12 @@ def validate(kind: type[Settings], agent: str, settings: Mapping[str, Any]) -> S
         raise settings_error(agent, exc) from None
 
 
+class ClosingLoop(ModelLoop, Protocol):
+    """A model loop that holds a client to close."""
+
+    async def aclose(self) -> None: ...
+
+
 class BuiltinHarness(InProcessHarness):
     """The in-process harness of a built-in loop; stopping it closes the loop's client.
     `status` says which model answers it."""
@@ -73,7 +90,7 @@ class BuiltinHarness(InProcessHarness):
         self,
         agent: str,
         engine: Engine,
-        loop: OpenAIModelLoop,
+        loop: ClosingLoop,
         quiet_ms: int,
         tools: ChatTools | None = None,
         status: ModelStatus | None = None,
@@ -90,17 +107,26 @@ class BuiltinHarness(InProcessHarness):
         await self.model_loop.aclose()
 
 
+class Client(ModelClient, TextModel, Protocol):
+    """A client that serves both paths (`ChatClient`, `LocalModelClient`)."""
+
+
 def loop_harness(
     agent: str,
     engine: Engine,
     parsed: LoopSettings,
-    client: ModelClient,
+    client: Client,
     tools: Sequence[str] = TOOL_NAMES,
+    reply: Reply = "tools",
     status: ModelStatus | None = None,
 ) -> BuiltinHarness:
-    """The agent's harness: the built-in loop with `parsed`, answered by `client`, offering
-    the chat `tools` named; `status` describes the model."""
+    """The agent's harness: the built-in loop with `parsed`, answered by `client`; on the tool
+    path offering the chat `tools` named. `reply` is the path unless `parsed.reply` names one;
+    `status` describes the model."""
     chat_tools = ChatTools(engine, agent)
+    if (parsed.reply or reply) == "text":
+        text = TextReplyLoop(agent, engine, chat_tools, client)
+        return BuiltinHarness(agent, engine, text, parsed.quiet_ms, chat_tools, status)
     loop = OpenAIModelLoop(
         "",  # the client is given: the loop builds none, so it needs no URL or model
         "",

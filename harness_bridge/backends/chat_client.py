@@ -2,6 +2,8 @@
 
 It sends a conversation with its function tools and returns the model's reply, reading a
 streamed reply (server-sent events) when asked and handing its text to a callback as it comes.
+For the text reply path it also asks for a plain answer, always streamed (`stream_text`), and
+for one of a few fixed answers, constrained by a JSON schema the server enforces (`choose`).
 Everything that can go wrong on the wire (refused connection, timeout, HTTP error, a body that
 is not a completion) is raised as `ModelError`. Cancelling a call closes its connection rather
 than draining it, so a held or streaming request stops at once.
@@ -75,7 +77,60 @@ class ChatClient:
             "messages": list(messages),
             "tools": list(tools),
         }
-        if self.stream:
+        return await self._post(body, on_text, stream=self.stream)
+
+    async def stream_text(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        on_text: Callable[[str], Awaitable[None]],
+        *,
+        max_tokens: int,
+    ) -> str:
+        """The model's plain answer (no tools offered), streamed: each piece goes to `on_text`
+        as it arrives. Raises ModelError."""
+        body = {
+            "max_tokens": max_tokens,
+            **self.options,
+            "model": self.model,
+            "messages": list(messages),
+        }
+        return (await self._post(body, on_text, stream=True)).content
+
+    async def choose(self, messages: Sequence[Mapping[str, Any]], options: Sequence[str]) -> str:
+        """One of `options`: the server is held to a JSON schema whose only values they are
+        (`response_format`, which llama.cpp's server, vLLM and Ollama enforce). An answer
+        outside them (a server that ignored the schema) counts as the last option. Raises
+        ModelError."""
+        schema = {
+            "type": "object",
+            "properties": {"answer": {"type": "string", "enum": list(options)}},
+            "required": ["answer"],
+        }
+        body = {
+            **self.options,
+            "model": self.model,
+            "messages": list(messages),
+            "max_tokens": 16,
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "choice", "strict": True, "schema": schema},
+            },
+        }
+        reply = await self._post(body, None, stream=False)
+        try:
+            chosen = json.loads(reply.content).get("answer")
+        except (json.JSONDecodeError, AttributeError):
+            chosen = None
+        return chosen if chosen in options else options[-1]
+
+    async def _post(
+        self,
+        body: dict[str, Any],
+        on_text: Callable[[str], Awaitable[None]] | None,
+        *,
+        stream: bool,
+    ) -> ModelReply:
+        if stream:
             body["stream"] = True
         if self._http is None:
             self._http = aiohttp.ClientSession(timeout=self.timeout)
@@ -87,7 +142,7 @@ class ChatClient:
                         f"the model server answered HTTP {response.status}: {text}",
                         {"status": response.status, "url": self.url},
                     )
-                if not self.stream:
+                if not stream:
                     return parse_completion(await response.json(content_type=None))
                 return await _read_stream(response, on_text)
         except (

@@ -2,15 +2,19 @@
 
     harness: {backend: local}
 
-When the environment variable named by `endpoint_env` (`C2A_MODEL_URL`) holds a base URL, the
+Its turns take the text reply path by default (`reply: text`, `harness_bridge.backends.
+text_reply`): the model is asked for the answer itself, never for tool calls, which a model as
+small as the bundled one cannot follow; `reply: tools` gives it the tool protocol instead, as
+below. When the environment variable named by `endpoint_env` (`C2A_MODEL_URL`) holds a base URL, the
 loop talks to that OpenAI-compatible server, asking for the model named by `model_env`
 (`C2A_MODEL`, else `default`), with every chat tool. Without one, a model server already
 running on this machine is looked for (`discover`: Ollama, llama.cpp's server, LM Studio) and
 used the same way, with `C2A_MODEL` or its first model. Otherwise SmolLM2-135M-Instruct, or the
 GGUF file at `model_path`, runs in this process (`LocalModelClient`, which needs the `local`
-extra); while `make run` is still installing that extra in the background (`local_install`),
-the agent waits for it with its events pending (`waiting`). A model that small does best
-with little to choose from, so in process the loop offers only the two answering tools and,
+extra); every local agent of the process shares that one loaded model, and while `make run`
+is still installing that extra in the background (`local_install`), the agent waits for it
+with its events pending (`waiting`). On the tool path, a model that small does best with
+little to choose from, so in process the loop offers only the two answering tools and,
 unless `instructions` say otherwise, tells the model to answer with them; `tools` names the
 chat tools to offer instead. The variables are read, and the machine looked at, when the
 harness is built. A missing extra or model file is one manifest error saying how to install it.
@@ -126,7 +130,8 @@ def _on_server(
 ) -> InProcessHarness:
     client = ChatClient(url, model, options=parsed.options)
     status = ModelStatus(model, where, hint=hint)
-    return loop_harness(agent, engine, parsed, client, parsed.tools or TOOL_NAMES, status)
+    tools = parsed.tools or TOOL_NAMES
+    return loop_harness(agent, engine, parsed, client, tools, "text", status)
 
 
 def _in_process(agent: str, engine: Engine, parsed: LocalSettings) -> InProcessHarness:
@@ -137,7 +142,7 @@ def _in_process(agent: str, engine: Engine, parsed: LocalSettings) -> InProcessH
     if parsed.instructions is None:
         parsed = parsed.model_copy(update={"instructions": IN_PROCESS_INSTRUCTIONS})
     tools = parsed.tools or IN_PROCESS_TOOLS
-    return loop_harness(agent, engine, parsed, local, tools, _in_process_status(parsed))
+    return loop_harness(agent, engine, parsed, local, tools, "text", _in_process_status(parsed))
 
 
 def _in_process_status(parsed: LocalSettings) -> ModelStatus:

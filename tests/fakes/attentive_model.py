@@ -7,6 +7,10 @@ addressed to one of the agent's roles (`to_my_role`, `must_respond` or `may_resp
 first (`chat_claim`), and answered only if the claim was granted. Everything else it leaves
 alone. A reply quotes the start of the words it answers, so tests can tell replies apart.
 
+Asked on the text path (no tools offered), it answers the last line of the message in plain
+words, streamed when asked (`on it: <its start>`), and to a yes/no question held to a schema
+(`response_format`) it says yes.
+
     async with AttentiveModel() as model:
         env = {"C2A_MODEL_URL": model.base_url}
         ...
@@ -60,13 +64,37 @@ class AttentiveModel:
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "attentive"}]})
 
-    async def _complete(self, request: web.Request) -> web.Response:
+    async def _complete(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests += 1
+        if "tools" not in body:
+            return await self._plain(request, body)
         call = next_call(body["messages"])
         if call is not None:
             self.calls.append(call)
         return web.json_response(_completion(call))
+
+    async def _plain(self, request: web.Request, body: Json) -> web.StreamResponse:
+        """The text path: a choice held to a schema, or an answer in plain words."""
+        if "response_format" in body:
+            return web.json_response(_text_completion(json.dumps({"answer": "yes"})))
+        asked = str(body["messages"][-1]["content"]).rsplit("\n", 1)[-1]
+        words = asked.partition(": ")[2][:40]
+        text = f"on it: {words}"
+        if not body.get("stream"):
+            return web.json_response(_text_completion(text))
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for piece in (text[:8], text[8:]):
+            chunk = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
+
+
+def _text_completion(text: str) -> Json:
+    return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
 
 
 def next_call(messages: list[Json]) -> tuple[str, Json] | None:

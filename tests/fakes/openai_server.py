@@ -7,10 +7,11 @@
     server.requests  # every request body, in order
 
 Each request to `/v1/chat/completions` takes the next scripted `Reply`: a JSON body, or SSE
-chunks when it was built by `streamed`; `after` holds it until an event is set, and `hang()`
-holds it until the client goes away, which is recorded in `closed`. A request past the end of
-the script gets HTTP 500. `GET /v1/models` lists `models`. Waits are bounded by `wait_timeout`
-and raise TimeoutError naming what did not happen. The port is picked by the OS.
+chunks when it was built by `streamed` (`pause` seconds apart, if given); `after` holds it
+until an event is set, and `hang()` holds it until the client goes away, which is recorded in
+`closed`. A request past the end of the script gets HTTP 500. `GET /v1/models` lists
+`models`. Waits are bounded by `wait_timeout` and raise TimeoutError naming what did not
+happen. The port is picked by the OS.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class Reply:
     status: int = 200
     after: asyncio.Event | None = None
     hang: bool = False
+    pause: float = 0.0
 
 
 def call(name: str, arguments: Json | str, call_id: str = "call_1") -> Json:
@@ -97,9 +99,10 @@ def call_chunk(
     return _chunk({"tool_calls": [piece]})
 
 
-def streamed(*chunks: Json) -> Reply:
-    """A streamed completion: each chunk as one `data:` event, then `data: [DONE]`."""
-    return Reply(chunks=chunks, stream=True)
+def streamed(*chunks: Json, pause: float = 0.0) -> Reply:
+    """A streamed completion: each chunk as one `data:` event, `pause` seconds after the one
+    before, then `data: [DONE]`."""
+    return Reply(chunks=chunks, stream=True, pause=pause)
 
 
 def _chunk(delta: Json) -> Json:
@@ -200,7 +203,9 @@ class FakeOpenAI:
             return web.json_response(reply.body, status=reply.status)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        for chunk in reply.chunks:
+        for number, chunk in enumerate(reply.chunks):
+            if number and reply.pause:
+                await asyncio.sleep(reply.pause)
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()

@@ -94,7 +94,7 @@ def test_smollm2_answers_a_must_respond_dm_with_a_tool_call_naming_it(
     async def test(engine: Engine, store: SQLiteStore) -> None:
         (delivery,) = await engine.store.deliveries(DM)
         assert delivery.decision.policy is Policy.MUST_RESPOND and delivery.disposition is None
-        harness = build("lead", engine, {"backend": "local", "quiet_ms": 0})
+        harness = build("lead", engine, {"backend": "local", "quiet_ms": 0, "reply": "tools"})
         assert isinstance(harness, InProcessHarness)
         started = time.perf_counter()
         await run_harness(harness)
@@ -153,6 +153,42 @@ def test_cancelling_a_running_generation_stops_it_within_two_seconds() -> None:
     asyncio.run(asyncio.wait_for(test(), 120))
 
 
+def test_every_client_shares_one_model_and_a_cancelled_waiter_leaves_the_queue() -> None:
+    """Three agents' clients hold one loaded model; while one generation runs, a request
+    cancelled in the queue ends at once, and the next one still gets its answer."""
+    ask = [{"role": "user", "content": "Say hi."}]
+    count = [{"role": "user", "content": "Count from 1 to 2000, one number a line."}]
+
+    async def ignore(piece: str) -> None:
+        return None
+
+    async def test() -> None:
+        clients = [LocalModelClient(max_tokens=400) for _ in range(3)]
+        assert len({id(client.shared) for client in clients}) == 1
+        first, waiting, last = clients
+        running = asyncio.create_task(first.stream_text(count, ignore, max_tokens=400))
+        while not first.generating:
+            await asyncio.sleep(0.01)
+        queued = asyncio.create_task(waiting.stream_text(ask, ignore, max_tokens=8))
+        served = asyncio.create_task(last.choose(ask, ("yes", "no")))
+        await asyncio.sleep(0.1)
+        cancelled = time.perf_counter()
+        queued.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+        assert time.perf_counter() - cancelled < 0.5  # it never waited for the running one
+        assert not running.done()
+        assert await served in ("yes", "no")
+        assert await running
+        for client in clients[:-1]:
+            await client.aclose()
+        assert first.shared.loaded  # one client still holds it
+        await last.aclose()
+        assert not first.shared.loaded
+
+    asyncio.run(asyncio.wait_for(test(), 120))
+
+
 # ---- without the model --------------------------------------------------------------------
 
 
@@ -162,6 +198,11 @@ def test_bad_local_settings_name_the_key() -> None:
             build("lead", engine, {"backend": "local", "base_url": "http://x/v1"})
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.quiet_ms"):
             build("lead", engine, {"backend": "local", "quiet_ms": -1})
+        with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.reply: Input should be"):
+            build("lead", engine, {"backend": "local", "reply": "chat"})
+        openai = {"backend": "openai", "base_url": "http://x/v1", "model": "m", "reply": "both"}
+        with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.reply: Input should be"):
+            build("lead", engine, openai)
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.endpoint_env"):
             build("lead", engine, {"backend": "local", "endpoint_env": ""})
         with pytest.raises(ManifestError, match=r"harness\.tools: .*unknown tools \['chat_fly'\]"):
@@ -178,9 +219,10 @@ def test_in_process_the_model_gets_the_answering_tools_and_is_told_to_use_them(
     monkeypatch.delenv("C2A_MODEL_URL", raising=False)
 
     async def test(engine: Engine, store: SQLiteStore) -> None:
-        small = build("lead", engine, {"backend": "local"})
-        told = build("lead", engine, {"backend": "local", "instructions": "Be brief."})
-        wide = build("lead", engine, {"backend": "local", "tools": list(TOOL_NAMES)})
+        tools = {"backend": "local", "reply": "tools"}
+        small = build("lead", engine, tools)
+        told = build("lead", engine, tools | {"instructions": "Be brief."})
+        wide = build("lead", engine, tools | {"tools": list(TOOL_NAMES)})
         for harness in (small, told, wide):
             assert isinstance(harness, BuiltinHarness)
         assert [s["name"] for s in small.model_loop.specs] == list(IN_PROCESS_TOOLS)
@@ -237,7 +279,8 @@ def test_an_endpoint_in_the_environment_answers_instead_of_the_model(
         async with FakeOpenAI(script) as server:
             monkeypatch.setenv("C2A_MODEL_URL", server.base_url)
             monkeypatch.setenv("C2A_MODEL", "tiny")
-            harness = build("lead", engine, {"backend": "local", "quiet_ms": 0})
+            settings = {"backend": "local", "quiet_ms": 0, "reply": "tools"}
+            harness = build("lead", engine, settings)
             assert isinstance(harness, InProcessHarness)
             await run_harness(harness)
         assert [r["model"] for r in server.requests] == ["tiny", "tiny"]

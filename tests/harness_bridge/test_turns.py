@@ -187,3 +187,14 @@ def test_a_complete_question_still_waits_while_its_author_types() -> None:
     assert assembler.due() == []
     clock.set(START + timedelta(seconds=5))
     assert len(assembler.due()) == 1
+
+
+def test_a_complete_question_in_the_compact_form_is_not_held_either() -> None:
+    """The compact `chat/deliver` (what the built-in harness gets) carries its text as one
+    string, not parts: a question there settles in 300 ms too, not the compose window."""
+    compact = params(1, "@lead what is 2 + 2?", mentions=("agent:lead",))
+    compact["content"] = "@lead what is 2 + 2?"
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    assembler.deliver(compact)
+    assert assembler.next_due() == START + timedelta(milliseconds=300)

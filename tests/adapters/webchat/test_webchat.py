@@ -17,6 +17,7 @@ from live_webchat import Chat, run
 from adapters.webchat.normalise import event_id, find_mentions, normalise
 from core.errors import PayloadError
 from core.events import Broadcast, ConversationKind, EventKind
+from core.outbox import PermanentSendError
 
 TS = "2026-11-22T14:00:00.000001Z"
 
@@ -204,6 +205,61 @@ def test_an_agent_reply_is_posted_once_however_often_it_is_sent(tmp_path: Path) 
         await chat.sender.send(edit)
         edited = chat.chat.history.messages[first["messageId"]]
         assert edited.text == "@ben hi" and edited.view()["mentions"] == []
+
+    run(tmp_path, scenario)
+
+
+def test_a_draft_edit_shows_on_the_page_only_and_never_posts_a_message(tmp_path: Path) -> None:
+    """A reply being streamed is redrawn with `draft` edits: the page gets the new text, the
+    record and the host get nothing; a draft of a deleted or unknown message fails for good
+    and posts nothing."""
+
+    async def scenario(chat: Chat) -> None:
+        asked = await chat.chat.say("ana", "general", "@lead status?")
+        sent = await chat.sender.send(
+            {
+                "action": "send",
+                "agent": "lead",
+                "platform": "webchat",
+                "conversation": "general",
+                "text": "The deploy",
+                "mentions": [],
+                "inReplyTo": event_id("local", asked.id),
+                "idempotencyKey": "k1",
+            }
+        )
+        shown: list[dict[str, Any]] = []
+
+        async def broadcast(body: dict[str, Any]) -> None:
+            shown.append(body)
+
+        chat.chat._broadcast = broadcast  # type: ignore[method-assign]
+        recorded = chat.chat.history.path.read_text()  # type: ignore[union-attr]
+        ledger = chat.host.engine.store.db.execute("SELECT COUNT(*) FROM events").fetchone()
+        draft = {
+            "action": "edit",
+            "draft": True,
+            "agent": "lead",
+            "platform": "webchat",
+            "conversation": "general",
+            "messageId": sent["messageId"],
+            "text": "The deploy is green",
+            "idempotencyKey": "k1:draft:1",
+        }
+        assert await chat.sender.send(draft) == {"messageId": sent["messageId"]}
+        [frame] = shown
+        assert frame["op"] == "message" and frame["message"]["id"] == sent["messageId"]
+        assert frame["message"]["text"] == "The deploy is green"
+        assert chat.chat.history.path.read_text() == recorded  # type: ignore[union-attr]
+        assert chat.host.engine.store.db.execute("SELECT COUNT(*) FROM events").fetchone() == ledger
+        assert chat.chat.history.messages[sent["messageId"]].text == "The deploy"
+
+        await chat.chat.change("delete", "lead", sent["messageId"])
+        messages = len(chat.chat.history.messages)
+        for gone in (sent["messageId"], "999"):
+            with pytest.raises(PermanentSendError):
+                await chat.sender.send({**draft, "messageId": gone})
+        assert len(chat.chat.history.messages) == messages
 
     run(tmp_path, scenario)
 

@@ -1,0 +1,170 @@
+"""The text reply path: a model loop for a model too small for the tool protocol
+(`harness: {reply: text}`, the `local` backend's default).
+
+The model is never asked to choose a tool. The host's policy decides what a turn owes:
+
+- an event that owes an answer (`ChatTools.owed`: `must_respond`, or `may_respond` with this
+  agent holding its claim) always gets one;
+- a `may_respond` event nobody holds is put to the model as a yes/no question whose answer is
+  constrained to exactly `yes` or `no` (`TextModel.choose`, a grammar or a schema, never free
+  text read for a meaning); yes claims the event, so the answer is owed and only one agent gives it;
+- an `ack_only` event gets a `seen` reaction; anything else (ambient, `must_not_respond`) nothing.
+
+For an answer the model gets a short prompt (`harness_bridge.prompt.text_messages`): the
+recent messages this agent was shown in that conversation (the ledger's deliveries to it,
+which is what the attention policy let it see) and the new ones. Its text is streamed into the
+chat (`StreamedReply`) through the guarded send path. Every turn completes with no `text`: the
+reply is already posted, so the harness posts nothing more.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final, Protocol
+
+from core.decision import Policy
+from core.engine import Engine
+from core.wire import parse_deliver
+from harness_bridge.backends.openai import TurnResult, session_of
+from harness_bridge.prompt import choice_messages, plain_line, text_messages
+from harness_bridge.streamed_reply import STREAMING_PLATFORMS, StreamedReply
+from harness_bridge.tools import ChatTools, ToolError
+from harness_bridge.turns import Turn
+
+__all__ = ["FALLBACK", "TextModel", "TextReplyLoop"]
+
+log = logging.getLogger(__name__)
+
+RECENT_LINES: Final = 6
+MAX_ANSWER_TOKENS: Final = 120
+FALLBACK: Final = "Sorry, I have no answer to that."
+_SAID: Final = frozenset({"message", "edit"})
+
+
+class TextModel(Protocol):
+    """A model asked for plain answers. `stream_text` returns the answer to `messages`, giving
+    each piece to `on_text` as it is written, at most `max_tokens` long; `choose` returns
+    exactly one of `options`, the model constrained to write nothing else. Both raise
+    ModelError; cancelling either stops the model's work."""
+
+    async def stream_text(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        on_text: Callable[[str], Awaitable[None]],
+        *,
+        max_tokens: int,
+    ) -> str: ...
+
+    async def choose(
+        self, messages: Sequence[Mapping[str, Any]], options: Sequence[str]
+    ) -> str: ...
+
+    async def aclose(self) -> None: ...
+
+
+class TextReplyLoop:
+    """One agent's turns on the text path (a `ModelLoop`)."""
+
+    def __init__(self, agent: str, engine: Engine, tools: ChatTools, model: TextModel) -> None:
+        self.agent = agent
+        self.engine = engine
+        self.tools = tools
+        self.model = model
+
+    async def aclose(self) -> None:
+        await self.model.aclose()
+
+    def inject(self, params: dict[str, Any]) -> bool:
+        """Never: a turn here is one short generation; the next event waits for its own."""
+        return False
+
+    async def run(self, turn: Turn) -> TurnResult:
+        """Answer, react or stay quiet, as the policy (and, for `may_respond`, the model's
+        yes or no) says. Raises ModelError when the model fails."""
+        key, ids = session_of(turn.events[0]), tuple(turn.event_ids)
+        owed = await self.tools.owed(ids)
+        if not owed and await self._volunteers(turn):
+            owed = await self.tools.owed(ids)
+        if owed:
+            await self._answer(turn)
+        else:
+            await self._acknowledge(turn)
+        return TurnResult(key, "completed", ids)
+
+    async def _volunteers(self, turn: Turn) -> bool:
+        """Whether the model takes an open `may_respond` event: asked yes or no, and on yes
+        it claims the event (False when another agent has it)."""
+        open_ = [e for e in turn.events if _policy(e) is Policy.MAY_RESPOND]
+        if not open_:
+            return False
+        recent, new = await self._lines(turn)
+        chosen = await self.model.choose(choice_messages(self.agent, recent, new), ("yes", "no"))
+        if chosen != "yes":
+            return False
+        try:
+            claimed = await self.tools.call("chat_claim", {"eventId": open_[-1]["eventId"]})
+        except ToolError as exc:
+            log.info("%s did not claim %s: %s", self.agent, open_[-1]["eventId"], exc)
+            return False
+        return bool(claimed.get("claimed"))
+
+    async def _answer(self, turn: Turn) -> None:
+        recent, new = await self._lines(turn)
+        live = turn.events[-1]["source"]["platform"] in STREAMING_PLATFORMS
+        reply = StreamedReply(self.tools, turn.event_ids, turn.events, live=live)
+        await self.model.stream_text(
+            text_messages(self.agent, recent, new), reply.add, max_tokens=MAX_ANSWER_TOKENS
+        )
+        await reply.finish(FALLBACK)
+
+    async def _acknowledge(self, turn: Turn) -> None:
+        """A `seen` reaction on each `ack_only` event; nothing on any other."""
+        for event in turn.events:
+            if _policy(event) is not Policy.ACK_ONLY:
+                continue
+            try:
+                await self.tools.call(
+                    "chat_react", {"inReplyTo": event["eventId"], "signal": "seen"}
+                )
+            except ToolError as exc:
+                log.info("%s did not acknowledge %s: %s", self.agent, event["eventId"], exc)
+
+    async def _lines(self, turn: Turn) -> tuple[list[str], list[str]]:
+        """The recent lines this agent was shown where the turn is, and the turn's own."""
+        first = turn.events[0]["conversation"]
+        rows = await self.engine.store.seen_by(
+            self.agent,
+            conversation=first["id"],
+            thread=first.get("threadId"),
+            limit=RECENT_LINES + len(turn.events),
+        )
+        ids = set(turn.event_ids)
+        recent = [
+            plain_line(_name(entry.data.get("author")), str(entry.data.get("text", "")))
+            for entry, _ in rows
+            if entry.id not in ids
+            and entry.data.get("kind") in _SAID
+            and not entry.data.get("deleted")
+        ][-RECENT_LINES:]
+        new = [_event_line(params) for params in turn.events]
+        return recent, new
+
+
+def _policy(params: Mapping[str, Any]) -> Policy:
+    return Policy(params["attention"]["policy"])
+
+
+def _name(author: Any) -> str:
+    if not isinstance(author, Mapping):
+        return "someone"
+    return str(author.get("display_name") or author.get("id") or "someone")
+
+
+def _event_line(params: dict[str, Any]) -> str:
+    parsed = parse_deliver(params)
+    author = parsed.author.display_name or parsed.author.id
+    content = params.get("content")
+    parts = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+    text = " ".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+    return plain_line(author, text)

@@ -1,0 +1,201 @@
+"""The text reply path on the tool tests' world: the host's policy decides what each turn owes,
+a constrained yes or no decides an open `may_respond`, the answer goes out through the guarded
+send path, and a reply being streamed never posts twice."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from fakes.openai_server import FakeOpenAI, completion
+from world import DM, ROLE, THANKS, scenario
+
+from core.clock import SystemClock, VirtualClock
+from core.engine import Engine
+from core.sqlite_store import SQLiteStore
+from harness_bridge.backends.builtin import BuiltinHarness, loop_harness, validate
+from harness_bridge.backends.chat_client import ChatClient
+from harness_bridge.backends.local import LocalSettings
+from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop
+from harness_bridge.runtime import InProcessHarness
+from harness_bridge.streamed_reply import StreamedReply
+from harness_bridge.tools import ChatTools
+
+
+class Scripted:
+    """A `TextModel` that answers from a script and records what it was asked."""
+
+    def __init__(self, answer: str = "It is green.", choice: str = "no") -> None:
+        self.answer = answer
+        self.choice = choice
+        self.asked: list[Sequence[Mapping[str, Any]]] = []
+        self.choices: list[Sequence[Mapping[str, Any]]] = []
+
+    async def stream_text(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        on_text: Callable[[str], Awaitable[None]],
+        *,
+        max_tokens: int,
+    ) -> str:
+        self.asked.append(messages)
+        for word in self.answer.split(" "):
+            await on_text(word + " ")
+        return self.answer
+
+    async def choose(self, messages: Sequence[Mapping[str, Any]], options: Sequence[str]) -> str:
+        self.choices.append(messages)
+        return self.choice
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def run_agent(engine: Engine, tools: ChatTools, model: Scripted) -> None:
+    loop = TextReplyLoop(tools.agent, engine, tools, model)
+    harness = InProcessHarness(tools.agent, engine, loop, SystemClock(), quiet_ms=50, tools=tools)
+    deliverer = await harness.start()
+    try:
+        await deliverer.resume()
+        async with asyncio.timeout(10):
+            await harness.idle()
+    finally:
+        await harness.stop()
+
+
+def outbox(store: SQLiteStore, agent: str) -> list[tuple[str, str | None, str | None]]:
+    """Each of the agent's queued actions: kind, event answered, text or signal."""
+    rows = store.db.execute(
+        "SELECT json_extract(action, '$.action'), json_extract(action, '$.inReplyTo'), "
+        "json_extract(action, '$.eventId'), json_extract(action, '$.text'), "
+        "json_extract(action, '$.signal') FROM outbox WHERE agent = ? ORDER BY rowid",
+        (agent,),
+    ).fetchall()
+    return [(kind, reply or event, text or signal) for kind, reply, event, text, signal in rows]
+
+
+def answers(store: SQLiteStore, agent: str) -> list[tuple[str, str | None, str | None]]:
+    return [row for row in outbox(store, agent) if row[0] in ("send", "react")]
+
+
+def test_the_dm_is_answered_in_plain_words_and_the_thanks_only_acknowledged() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        model = Scripted("It is green.")
+        await run_agent(engine, tools["lead"], model)
+        # The host's own fast `seen` on the DM, the reply, and the thanks acknowledged.
+        assert sorted(answers(store, "lead")) == [
+            ("react", DM, "seen"),
+            ("react", THANKS, "seen"),
+            ("send", DM, "It is green."),
+        ]
+        assert model.choices == []  # the policy decided both: the model chose nothing
+        [asked] = model.asked
+        prompt = "\n".join(str(m["content"]) for m in asked)
+        assert "can you check the deploy?" in prompt
+        assert "C2A EVENT" not in prompt and "RESPONSE RULES" not in prompt
+        assert asked[0]["role"] == "system" and len(asked[0]["content"].splitlines()) == 3
+
+    scenario(test)
+
+
+def test_a_must_respond_event_is_answered_even_when_the_model_writes_nothing() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        await run_agent(engine, tools["lead"], Scripted("  "))
+        assert ("send", DM, FALLBACK) in answers(store, "lead")
+
+    scenario(test)
+
+
+def test_the_claimed_role_mention_is_answered_and_the_others_stay_quiet() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        for agent in ("worker-1", "worker-2"):
+            await run_agent(engine, tools[agent], Scripted("On it.", choice="yes"))
+        assert answers(store, "worker-1") == [("send", ROLE, "On it.")]
+        assert answers(store, "worker-2") == []
+
+    scenario(test)
+
+
+@pytest.mark.parametrize(("choice", "answered"), [("no", False), ("yes", True)])
+def test_an_open_may_respond_event_is_answered_only_on_the_models_yes(
+    choice: str, answered: bool
+) -> None:
+    """Once worker-1's claim on the role mention has expired, the event is open: the model's
+    constrained choice decides, and a yes claims it before answering."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        assert isinstance(engine.clock, VirtualClock)
+        engine.clock.advance(timedelta(days=1))
+        assert engine.state.claim_holder(ROLE, engine.clock.now()) is None
+        model = Scripted("On it.", choice=choice)
+        await run_agent(engine, tools["worker-1"], model)
+        assert len(model.choices) == 1
+        assert model.choices[0][-1]["content"].endswith("build is red")
+        expected = [("send", ROLE, "On it.")] if answered else []
+        assert answers(store, "worker-1") == expected
+        holder = engine.state.claim_holder(ROLE, engine.clock.now())
+        assert holder == ("worker-1" if answered else None)
+
+    scenario(test)
+
+
+def test_a_streamed_reply_whose_edits_fail_still_posts_exactly_one_message(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Streaming forced on: the first words are posted once; drafts wait for the post to land;
+    when the post never lands, the final edit is given up (logged) and nothing else is sent."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        [delivery] = [d for d in await store.deliveries(DM) if d.decision.agent == "lead"]
+        params = await engine.redeliver(delivery, 1, compact=True)
+        ticks = iter(range(0, 10_000, 5))
+        reply = StreamedReply(
+            tools["lead"], [DM], (params["params"],), live=True, now=lambda: float(next(ticks))
+        )
+        for piece in ("The ", "deploy ", "is ", "green."):
+            await reply.add(piece)
+        key = await reply.finish(FALLBACK)
+        assert key is not None and reply.drafts == 0  # the post never landed: no draft
+        sends = [row for row in outbox(store, "lead") if row[0] in ("send", "edit")]
+        assert sends == [("send", DM, "The")]
+        assert "left unfinished" in caplog.text
+
+    with caplog.at_level(logging.WARNING, logger="harness_bridge.streamed_reply"):
+        scenario(test)
+
+
+def test_the_reply_setting_picks_the_path_with_a_default_per_backend() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        model: Any = Scripted()
+        local = validate(LocalSettings, "lead", {"backend": "local"})
+        text = loop_harness("lead", engine, local, model, reply="text")
+        told = validate(LocalSettings, "lead", {"backend": "local", "reply": "tools"})
+        tools_path = loop_harness("lead", engine, told, model, reply="text")
+        openai_default = loop_harness("lead", engine, local, model)
+        assert isinstance(text, BuiltinHarness) and isinstance(text.loop, TextReplyLoop)
+        assert not isinstance(tools_path.loop, TextReplyLoop)
+        assert not isinstance(openai_default.loop, TextReplyLoop)
+
+    scenario(test)
+
+
+def test_a_model_server_chooses_under_a_schema_and_anything_else_counts_as_the_last_option() -> (
+    None
+):
+    async def test() -> None:
+        script = [completion('{"answer": "yes"}'), completion("Sure, happy to help!")]
+        async with FakeOpenAI(script) as server:
+            client = ChatClient(server.base_url, "m")
+            ask = [{"role": "user", "content": "should you answer?"}]
+            assert await client.choose(ask, ("yes", "no")) == "yes"
+            assert await client.choose(ask, ("yes", "no")) == "no"  # free text is never read
+            await client.aclose()
+        schema = server.requests[0]["response_format"]["json_schema"]["schema"]
+        assert schema["properties"]["answer"]["enum"] == ["yes", "no"]
+        assert "tools" not in server.requests[0]
+
+    asyncio.run(test())
