@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 import pytest
 from aiohttp import web
 from builders import local_workspace, slack_body, slack_message
-from fakes.openai_server import FakeOpenAI, call, completion
+from fakes.openai_server import FakeOpenAI, streamed, text_chunk
 from fakes.threaded import in_thread
 
 from adapters.slack import normalise
@@ -151,8 +151,8 @@ def test_without_C2A_MODEL_URL_the_local_backend_answers_through_the_server_it_f
             event = normalise(slack_body(dm, via="lead"))
             assert event is not None
             await engine.ingest(event)
-        reply = {"target": {"conversation": "D0LEAD"}, "inReplyTo": DM, "text": "Green."}
-        script = [completion(calls=[call("chat_send_message", reply)]), completion("done")]
+        # The local backend's text path: the model is asked for the answer itself, streamed.
+        script = [streamed(text_chunk("Green."))]
         # The probe blocks this loop while it asks, as it does in `c2a run` (before anything
         # else runs), so the server runs on a loop of its own.
         with in_thread(FakeOpenAI(script, models=["qwen2.5:7b"])) as server:
@@ -171,7 +171,7 @@ def test_without_C2A_MODEL_URL_the_local_backend_answers_through_the_server_it_f
                 await harness.idle()
             finally:
                 await harness.stop()
-        assert [r["model"] for r in server.requests] == ["qwen2.5:7b", "qwen2.5:7b"]
+        assert [r["model"] for r in server.requests] == ["qwen2.5:7b"]
         (delivery,) = await store.deliveries(DM)
         assert delivery.disposition is not None and delivery.disposition.value == "responded"
         await store.close()
