@@ -42,6 +42,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from adapters import Receive
 from adapters.slack.normalise import PLATFORM
+from adapters.slack.send import api_error
 from core.clock import parse_time
 from core.codec import LEDGER_KINDS
 from core.events import EventKind
@@ -309,7 +310,7 @@ class _Reader:
             except SlackApiError as exc:
                 headers = exc.response.headers or {}
                 raw = str(headers.get("Retry-After") or headers.get("retry-after") or "")
-                if exc.response.status_code == 429 or _error_of(exc) == "ratelimited":
+                if exc.response.status_code == 429 or api_error(exc) == "ratelimited":
                     wait = float(raw) if raw.replace(".", "", 1).isdigit() else 1.0
                     raise _RateLimited(wait) from None
                 raise
@@ -371,15 +372,9 @@ def _retry_after(state: RetryCallState) -> float:
     return exc.retry_after if isinstance(exc, _RateLimited) else 1.0
 
 
-def _error_of(exc: SlackApiError) -> str:
-    data = exc.response.data
-    error = data.get("error") if isinstance(data, dict) else None
-    return str(error or f"HTTP {exc.response.status_code}")
-
-
 def _reason(exc: Exception) -> str:
     if isinstance(exc, SlackApiError):
-        return _error_of(exc)
+        return api_error(exc)
     return str(exc) if isinstance(exc, _RateLimited) else type(exc).__name__
 
 

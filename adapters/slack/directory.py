@@ -31,7 +31,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from adapters.slack.send import METHOD_SCOPES
+from adapters.slack.send import METHOD_SCOPES, api_error
 from core.clock import Clock
 from core.manifest import Workspace
 
@@ -286,7 +286,7 @@ class SlackDirectory:
             try:
                 return await fetch(client)
             except SlackApiError as exc:
-                error = _error_of(exc)
+                error = api_error(exc)
                 if error == "missing_scope":
                     self._report_scope(agent, table, exc)
                 if error in _TOKEN_BOUND and number < len(self._clients):
@@ -311,7 +311,7 @@ class SlackDirectory:
         raw = str(headers.get("Retry-After") or headers.get("retry-after") or "")
         if raw.replace(".", "", 1).isdigit():
             return timedelta(seconds=float(raw))
-        status, error = exc.response.status_code, _error_of(exc)
+        status, error = exc.response.status_code, api_error(exc)
         if status == 429 or status >= 500 or error in _TRANSIENT:
             return self.error_backoff
         return self.ttl
@@ -334,12 +334,6 @@ class SlackDirectory:
 
 def _data(response: AsyncSlackResponse) -> dict[str, Any]:
     return dict(response.data) if isinstance(response.data, dict) else {}
-
-
-def _error_of(exc: SlackApiError) -> str:
-    data = exc.response.data
-    error = data.get("error") if isinstance(data, dict) else None
-    return str(error or f"HTTP {exc.response.status_code}")
 
 
 def _seconds(delta: timedelta) -> str:

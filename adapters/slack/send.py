@@ -55,6 +55,7 @@ __all__ = [
     "ChannelPacer",
     "Lookup",
     "SlackSender",
+    "api_error",
     "scope_problem",
     "verify",
 ]
@@ -470,8 +471,8 @@ class SlackSender:
                 else:
                     response = await client.api_call(method, json=dict(params))
             except SlackApiError as exc:
-                if _error_of(exc) in ok:
-                    return {"ok": False, "error": _error_of(exc)}
+                if api_error(exc) in ok:
+                    return {"ok": False, "error": api_error(exc)}
                 raise _mapped(agent, method, params, exc) from None
             except (TimeoutError, aiohttp.ClientError) as exc:
                 raise _mapped(agent, method, params, exc) from exc
@@ -495,7 +496,9 @@ def _retry_after(state: RetryCallState) -> float:
     return exc.retry_after if isinstance(exc, _RateLimited) else 1.0
 
 
-def _error_of(exc: SlackApiError) -> str:
+def api_error(exc: SlackApiError) -> str:
+    """The `error` a Slack Web API call answered (`ratelimited`, `channel_not_found`, ...), or
+    its HTTP status when the body names none."""
     data = exc.response.data
     error = data.get("error") if isinstance(data, dict) else None
     return str(error or f"HTTP {exc.response.status_code}")
@@ -506,7 +509,7 @@ def _mapped(agent: str, method: str, params: Mapping[str, Any], exc: Exception) 
     channel = params.get("channel") or params.get("channel_id")
     where = f"slack {agent}: {method}" + (f" in {channel}" if channel else "")
     if isinstance(exc, SlackApiError):
-        status, error = exc.response.status_code, _error_of(exc)
+        status, error = exc.response.status_code, api_error(exc)
         if status == 429 or error == "ratelimited":
             headers = exc.response.headers or {}
             raw = headers.get("Retry-After") or headers.get("retry-after") or "1"
@@ -629,7 +632,7 @@ async def verify(
             response = await client.auth_test()
         except SlackApiError as exc:
             problems.append(
-                f"agents.{agent}: Slack refused the token in {variable} ({_error_of(exc)})"
+                f"agents.{agent}: Slack refused the token in {variable} ({api_error(exc)})"
             )
             continue
         except (TimeoutError, aiohttp.ClientError) as exc:

@@ -106,8 +106,7 @@ class WebchatSender:
         message = self.chat.history.messages[message_id]
         if message.deleted:
             raise PermanentSendError(f"webchat: message {message_id} was deleted")
-        # The page's `message` frame replaces the message with that id where it stands.
-        await self.chat._broadcast({"op": "message", "message": {**message.view(), "text": text}})
+        await self.chat.show_draft(message, text)
         return {"messageId": message_id}
 
     def _message_id(self, action: Mapping[str, Any]) -> str:

@@ -321,6 +321,11 @@ class WebChat:
             return True
         return any(channel == dm_channel(user, agent) for agent in self.agents)
 
+    async def show_draft(self, message: Message, text: str) -> None:
+        """Redraw a message being written on every open page, recording nothing: the page's
+        `message` frame replaces the message with that id where it stands."""
+        await self._broadcast({"op": "message", "message": {**message.view(), "text": text}})
+
     async def _broadcast(self, body: dict[str, Any]) -> None:
         for socket in list(self._sockets):
             with contextlib.suppress(ConnectionError, RuntimeError):
