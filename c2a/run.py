@@ -207,16 +207,13 @@ class WorkspaceRun:
         self._loops.append(asyncio.create_task(self._sweep_loop(), name=f"sweep-{self.name}"))
         if self.webchat is not None:
             try:
-                url = await self.webchat.start()
+                await self.webchat.start()
             except OSError as exc:
                 where = f"{self.webchat.config.host}:{self.webchat.port}"
                 raise ManifestError(
                     f"{self.name}: the web chat cannot listen on {where} ({exc.strerror}); "
                     "stop what uses that port, or set webchat.port in the manifest"
                 ) from None
-            # The token is a secret, so the logs (redacted) cannot carry the URL: the person
-            # at the terminal is given it whole, once, beside them.
-            print(f"c2a: {self.name}: web chat ready, open {url}", file=sys.stderr, flush=True)
             log.info(
                 "%s: web chat ready at %s/ (open the URL printed with its token)",
                 self.name,
@@ -266,6 +263,14 @@ class WorkspaceRun:
             len(self.harnesses),
             ", ".join(self.senders) or "none",
         )
+        if self.webchat is not None:
+            # The token is a secret, so the logs (redacted) cannot carry the URL: the person
+            # at the terminal is given it whole, once, as the last line of the start.
+            print(
+                f"c2a: {self.name}: web chat ready, open {self.webchat.url}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     async def close_connections(self) -> None:
         """Stop taking events: every platform connection closes."""
