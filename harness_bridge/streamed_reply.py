@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from core.clock import format_time
 from core.engine import Engine
 from harness_bridge.tools import ChatTools, ToolError
 from harness_bridge.working import working
@@ -109,22 +108,8 @@ class StreamedReply:
         if entry is None or entry.status != "sent" or not message_id:
             return  # not on the page yet: the next piece tries again
         self.drafts += 1
-        original = entry.action
         key = f"{self.key}:draft:{self.drafts}"
-        action = {
-            "action": "edit",
-            "draft": True,
-            "agent": self.tools.agent,
-            "platform": original["platform"],
-            "conversation": original["conversation"],
-            "thread": original.get("thread"),
-            "messageId": message_id,
-            "mentions": original.get("mentions", []),
-            "text": shown,
-            "idempotencyKey": key,
-        }
-        async with self.engine.store.transaction():
-            await self.engine.queue(key, self.tools.agent, action, self._stamp())
+        await self.tools.queue_change(entry, "edit", key, {"draft": True, "text": shown})
         self._shown, self._last = shown, self.now()
 
     async def _final_edit(self, final: str) -> None:
@@ -143,6 +128,3 @@ class StreamedReply:
             log.warning("the reply of %s was left unfinished: %s", self.tools.agent, exc)
             return
         self._posted = self._shown = final
-
-    def _stamp(self) -> str:
-        return format_time(self.engine.clock.now())

@@ -402,13 +402,13 @@ class ChatTools:
     async def edit_message(self, args: EditMessage) -> dict[str, Any]:
         sent = await self._own_message(args.idempotency_key)
         digest = hashlib.sha256(args.text.encode()).hexdigest()[:16]
-        return await self._queue_change(
+        return await self.queue_change(
             sent, "edit", f"{args.idempotency_key}:edit:{digest}", {"text": args.text}
         )
 
     async def delete_message(self, args: DeleteMessage) -> dict[str, Any]:
         sent = await self._own_message(args.idempotency_key)
-        return await self._queue_change(sent, "delete", f"{args.idempotency_key}:delete", {})
+        return await self.queue_change(sent, "delete", f"{args.idempotency_key}:delete", {})
 
     async def _own_message(self, key: str) -> OutboxEntry:
         """A message this agent sent that has landed (edits and deletes need its id)."""
@@ -419,9 +419,11 @@ class ChatTools:
             raise ToolError(f"message {key!r} has not been posted yet ({entry.status}); try later")
         return entry
 
-    async def _queue_change(
+    async def queue_change(
         self, sent: OutboxEntry, kind: str, key: str, extra: dict[str, Any]
     ) -> dict[str, Any]:
+        """Queue an `edit` or `delete` of the agent's posted message `sent`, keyed `key`, with
+        `extra` fields (the new text, a draft mark); the guards are the caller's."""
         original = sent.action
         action = {
             "action": kind,
