@@ -225,6 +225,25 @@ def line(at: str, platform: str, payload: dict[str, Any], via: str | None = None
     return json.dumps(record)
 
 
+FLAT_BASE = 1767225600  # 2026-01-01T00:00:00Z, the second a flat-channel trace counts from
+
+
+def flat_at(second: int) -> str:
+    """The trace time `second` seconds into a flat-channel conversation."""
+    return f"2026-01-01T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}Z"
+
+
+def flat_say(second: int, text: str, user: str = HUMAN) -> str:
+    """A trace line: `user` says `text` in #general (C0GEN), `second` seconds in."""
+    event = slack_message(f"{FLAT_BASE + second}.000100", text, user=user)
+    return line(flat_at(second), "slack", slack_body(event))
+
+
+def flat_joined() -> list[str]:
+    """The three agents joining #general at second 0."""
+    return [line(flat_at(0), "slack", slack_body(slack_join(u))) for u in (LEAD, W1, W2)]
+
+
 def run(
     lines: Iterable[str],
     workspace: Workspace | None = None,

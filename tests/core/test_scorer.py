@@ -14,35 +14,21 @@ from builders import (
     HUMAN2,
     LEAD,
     W1,
-    W2,
     axes,
     delivered,
-    line,
     run,
-    slack_body,
-    slack_join,
-    slack_message,
+)
+from builders import (
+    flat_joined as joined,
+)
+from builders import (
+    flat_say as say,
 )
 
 import core.state
 from core.continuity import PARTNER, ROOM_QUESTION, Cue
 from core.errors import C2AError
 from core.scorer import FEATURES, Scorer, default_scorer, features
-
-BASE = 1767225600
-
-
-def at(second: int) -> str:
-    return f"2026-01-01T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}Z"
-
-
-def say(second: int, text: str, user: str = HUMAN) -> str:
-    event = slack_message(f"{BASE + second}.000100", text, user=user)
-    return line(at(second), "slack", slack_body(event))
-
-
-def joined() -> list[str]:
-    return [line(at(0), "slack", slack_body(slack_join(u))) for u in (LEAD, W1, W2)]
 
 
 def verdicts(lines: list[str], agent: str = "lead") -> list[tuple[str, str, str, str]]:
