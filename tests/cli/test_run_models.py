@@ -18,9 +18,9 @@ import pytest
 from fakes.openai_server import FakeOpenAI
 from fakes.threaded import in_thread
 from test_run_webchat import SHIPPED, until
+from webchat_run import webchat_run
 
 from adapters.webchat.server import WebChat
-from c2a.run import WorkspaceRun, run_workspaces
 from harness_bridge.backends.local_install import Install
 
 AGENTS = ["lead", "worker-1", "worker-2"]
@@ -47,25 +47,7 @@ class Page:
 @asynccontextmanager
 async def page(tmp: Path) -> AsyncIterator[Page]:
     """`c2a run` of the shipped manifest, and its page's socket."""
-    stop = asyncio.Event()
-    runs: list[WorkspaceRun] = []
-    task = asyncio.create_task(
-        run_workspaces(
-            [SHIPPED],
-            stop=stop,
-            environ={},
-            data_dir=tmp / "data",
-            started=runs.extend,
-            webchat_port=0,
-        )
-    )
-    await until(lambda: bool(runs) or task.done(), "the workspace to start")
-    chat = runs[0].webchat
-    assert chat is not None
-    async with (
-        aiohttp.ClientSession() as http,
-        http.ws_connect(chat.link("/ws"), origin=chat.origin) as socket,
-    ):
+    async with webchat_run(SHIPPED, tmp / "data") as (_, chat, socket):
         shown = Page(socket, chat)
         reader = asyncio.create_task(shown.read())
         try:
@@ -73,8 +55,6 @@ async def page(tmp: Path) -> AsyncIterator[Page]:
             yield shown
         finally:
             reader.cancel()
-    stop.set()
-    await task
 
 
 def test_while_the_model_builds_the_page_says_so_then_that_it_failed(

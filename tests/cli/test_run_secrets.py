@@ -10,16 +10,15 @@ import io
 import json
 from pathlib import Path
 
-import aiohttp
 import pytest
 import yaml
 from aiohttp import web
 from builders import LOCAL
 from fakes.attentive_model import AttentiveModel
 from secret_samples import CONFIGURED_SECRET, every_secret, message_with_every_secret
+from webchat_run import webchat_run
 
 from c2a.logs import configure_logging
-from c2a.run import WorkspaceRun, run_workspaces
 
 KEY_VARIABLE = "C2A_TEST_MODEL_KEY"
 
@@ -96,33 +95,15 @@ def test_no_secret_pasted_into_the_chat_is_stored_logged_shown_to_a_model_or_ech
     configure_logging("json", logs)
 
     async def scenario(model: EchoingModel) -> list[str]:
-        stop = asyncio.Event()
-        runs: list[WorkspaceRun] = []
-        task = asyncio.create_task(
-            run_workspaces(
-                [manifest(tmp_path, model.base_url)],
-                stop=stop,
-                environ={KEY_VARIABLE: CONFIGURED_SECRET},
-                data_dir=tmp_path / "data",
-                started=runs.extend,
-                webchat_port=0,
-            )
-        )
-        await until(lambda: bool(runs) or task.done(), "the workspace to start")
-        chat = runs[0].webchat
-        assert chat is not None
-        async with (
-            aiohttp.ClientSession() as http,
-            http.ws_connect(chat.link("/ws"), origin=chat.origin) as socket,
-        ):
+        environ = {KEY_VARIABLE: CONFIGURED_SECRET}
+        manifest_path = manifest(tmp_path, model.base_url)
+        async with webchat_run(manifest_path, tmp_path / "data", environ) as (_, chat, socket):
             post = {"op": "post", "as": "ana", "channel": "general"}
             await socket.send_json({**post, "text": message_with_every_secret()})
             await until(lambda: len(chat.history.messages) >= 1, "the post to land")
             asked = next(iter(chat.history.messages))
             await until(lambda: any(m.reply_to == asked for m in chat.history), "the lead's reply")
             replies = [m.text for m in chat.history if m.reply_to == asked]
-        stop.set()
-        await task
         return replies
 
     async def main() -> list[str]:

@@ -20,6 +20,7 @@ import yaml
 from builders import LOCAL, ROOT
 from fakes.attentive_model import AttentiveModel
 from fakes.openai_server import FakeOpenAI, streamed, text_chunk
+from webchat_run import webchat_run
 
 from adapters.webchat.access import TOKEN_ENV
 from adapters.webchat.server import WebChat
@@ -109,29 +110,8 @@ async def live(
     URL's token, from the page's own origin."""
     async with AttentiveModel() as model:
         manifest = local_manifest(tmp, model.base_url, quiet_ms, webchat or {})
-        stop = asyncio.Event()
-        runs: list[WorkspaceRun] = []
-        task = asyncio.create_task(
-            run_workspaces(
-                [manifest],
-                stop=stop,
-                environ=environ or {},
-                data_dir=tmp / "data",
-                started=runs.extend,
-                webchat_port=0,
-            )
-        )
-        await until(lambda: bool(runs) or task.done(), "the workspace to start")
-        chat = runs[0].webchat
-        assert chat is not None
-        async with (
-            aiohttp.ClientSession() as http,
-            http.ws_connect(chat.link("/ws"), origin=chat.origin) as socket,
-        ):
-            browser = Browser(socket, chat)
-            yield browser, model
-        stop.set()
-        await task
+        async with webchat_run(manifest, tmp / "data", environ) as (_, chat, socket):
+            yield Browser(socket, chat), model
 
 
 def test_one_conversation_through_the_web_chat(tmp_path: Path) -> None:
@@ -325,30 +305,8 @@ def test_the_bundled_model_answers_a_direct_question_in_the_web_chat(
 async def shipped(tmp: Path) -> AsyncIterator[tuple[WorkspaceRun, Browser]]:
     """`make run`'s manifest run in-process as it ships (the model from the environment), and a
     socket opened as the page opens it."""
-    stop = asyncio.Event()
-    runs: list[WorkspaceRun] = []
-    task = asyncio.create_task(
-        run_workspaces(
-            [SHIPPED],
-            stop=stop,
-            environ={},
-            data_dir=tmp / "data",
-            started=runs.extend,
-            webchat_port=0,
-        )
-    )
-    await until(lambda: bool(runs) or task.done(), "the workspace to start")
-    chat = runs[0].webchat
-    assert chat is not None
-    try:
-        async with (
-            aiohttp.ClientSession() as http,
-            http.ws_connect(chat.link("/ws"), origin=chat.origin) as ws,
-        ):
-            yield runs[0], Browser(ws, chat)
-    finally:
-        stop.set()
-        await task
+    async with webchat_run(SHIPPED, tmp / "data") as (run, chat, socket):
+        yield run, Browser(socket, chat)
 
 
 def _is(frame: dict[str, Any], message_id: str) -> bool:
