@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gzip
-import json
 import sys
 import time
 from collections import Counter, defaultdict
@@ -39,6 +37,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from irc_convert import IrcRecord, Key, build_manifest, choose_agents, is_speech, to_trace
+from irc_replay import load_records
 
 from c2a.host import NORMALISERS
 from c2a.replay import TurnRecorder
@@ -93,16 +92,6 @@ class Score:
 
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f} %" if whole else "n/a"
-
-
-def load(path: Path, limit: int | None = None) -> list[IrcRecord]:
-    records: list[IrcRecord] = []
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        for line in handle:
-            if limit is not None and len(records) >= limit:
-                break
-            records.append(cast(IrcRecord, json.loads(line)))
-    return records
 
 
 def workspace_for(agents: dict[str, str]) -> Workspace:
@@ -338,7 +327,7 @@ def evaluate(data: Path, splits: Sequence[str], curve: bool, limit: int | None) 
     out = ["# Attention against what people answered (IRC disentanglement corpus)", ""]
     for split in splits:
         path = data / f"{split}.jsonl.gz"
-        records = load(path, limit)
+        records = load_records(path, limit)
         result = score_split(records, Window())
         out += [f"## {split}", "", HEADER]
         for agent, (nick, score) in result.seats.items():

@@ -29,12 +29,12 @@ from pathlib import Path
 from attention_eval import (
     DEFAULT_DATA,
     answered_lines,
-    load,
     replay,
     score_split,
     workspace_for,
 )
 from irc_convert import IrcRecord, choose_agents, to_trace
+from irc_replay import load_records
 
 from core.continuity import ROOM_QUESTION, Continuity, Cue, Window
 from core.events import ChatEvent
@@ -227,10 +227,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print(f"IRC data not found: no {', '.join(missing)} in {args.data.resolve()}")
         return 2
-    xs, ys = examples(load(args.data / f"{TRAIN}.jsonl.gz"))
+    xs, ys = examples(load_records(args.data / f"{TRAIN}.jsonl.gz", None))
     print(f"{len(xs)} cues, {int(sum(ys))} answered", file=sys.stderr, flush=True)
     weights = {penalty: fit(xs, ys, penalty) for penalty in PENALTIES}
-    tuning = {split: load(args.data / f"{split}.jsonl.gz") for split in TUNE}
+    tuning = {split: load_records(args.data / f"{split}.jsonl.gz", None) for split in TUNE}
     trials = tune(weights, tuning)
     fitting = [t for t in trials if t.fits] or trials
     best = max(fitting, key=lambda t: (sum(t.coverage), -sum(t.turns)))
