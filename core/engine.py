@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, Final
 
+from core.actions import Action, redacted, to_record
 from core.attention import (
     ChatterShape,
     Context,
@@ -515,6 +516,12 @@ class Engine:
             if isinstance(value, str):
                 clean[field] = self.redactor.text(value)
         return await self.store.put_outbox(key, agent, clean, at)
+
+    async def queue_action(self, action: Action, at: str) -> bool:
+        """Put one typed outbound action in the outbox under its key, its words redacted
+        first (see `queue`); False when the key is there."""
+        clean = redacted(action, self.redactor.text)
+        return await self.store.put_outbox(clean.key, clean.agent, to_record(clean), at)
 
     # ---- to the harnesses --------------------------------------------------------------------
 

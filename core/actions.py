@@ -1,0 +1,308 @@
+"""What an agent or the host asks a platform to do: one small union of typed outbound actions.
+
+Every action names the agent it is done as, the platform and conversation it goes to, and the
+idempotency key (`key`) the outbox holds it under. The outbox stores an action as a record
+(`to_record`, the camelCase mapping the outbox has always held, so rows written before read the
+same) and hands each platform's sender the typed value back (`from_record`), which the sender
+pattern-matches on:
+
+    match action:
+        case Post(): ...
+        case Edit() | Delete(): ...
+        case React(): ...
+        case Working(): ...
+
+`Working` is the "is working on it" indicator: each platform shows it its own way (a thread
+status, typing), so the choice is the adapter's, not the caller's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from core.errors import StoreError
+from core.signals import Signal
+
+__all__ = [
+    "Action",
+    "Delete",
+    "Edit",
+    "Post",
+    "React",
+    "Visibility",
+    "Working",
+    "from_record",
+    "redacted",
+    "to_record",
+]
+
+Visibility = Literal["dm", "thread", "channel", "ephemeral"]
+_VISIBILITIES: tuple[Visibility, ...] = ("dm", "thread", "channel", "ephemeral")
+_KINDS = frozenset({"send", "edit", "delete", "react", "working", "typing", "status"})
+WORKING_TIMEOUT_S = 120
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Post:
+    """A new message. `mentions` are the recipients the agent chose to address
+    (`agent:<id>`, `role:<name>`, `user:<platform id>`); nobody else is ever pinged."""
+
+    agent: str
+    platform: str
+    conversation: str
+    key: str
+    text: str
+    thread: str | None = None
+    visibility: Visibility = "thread"
+    directedness: str = "ambient"
+    mentions: tuple[str, ...] = ()
+    in_reply_to: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Edit:
+    """New text for a message the agent posted (`message_id`, the platform's id); a `draft`
+    edit is a streamed reply still growing."""
+
+    agent: str
+    platform: str
+    conversation: str
+    key: str
+    message_id: str
+    text: str
+    thread: str | None = None
+    mentions: tuple[str, ...] = ()
+    draft: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delete:
+    """Remove a message the agent posted."""
+
+    agent: str
+    platform: str
+    conversation: str
+    key: str
+    message_id: str
+    thread: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class React:
+    """A typed signal on a message (`signal`), or a platform's own emoji name (`emoji`) when
+    the host already knows it; `event_id` is the event the message is."""
+
+    agent: str
+    platform: str
+    conversation: str
+    key: str
+    message_id: str
+    signal: Signal | None = None
+    emoji: str | None = None
+    event_id: str | None = None
+    eta: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Working:
+    """Show (`on`) or clear the working indicator for a turn answering `in_reply_to`
+    (`message_id` its message) in `conversation`/`thread`; `status` is the words a platform
+    that shows words shows; `timeout_s` is how long it may stay up unrenewed."""
+
+    agent: str
+    platform: str
+    conversation: str
+    key: str
+    on: bool
+    status: str = ""
+    thread: str | None = None
+    in_reply_to: str | None = None
+    message_id: str | None = None
+    conversation_kind: str | None = None
+    timeout_s: int = WORKING_TIMEOUT_S
+
+
+Action = Post | Edit | Delete | React | Working
+
+
+def redacted(action: Action, clean: Callable[[str], str]) -> Action:
+    """The action with the words people will read (`text`, `status`) passed through `clean`."""
+    match action:
+        case Post() | Edit():
+            return replace(action, text=clean(action.text))
+        case Working() if action.status:
+            return replace(action, status=clean(action.status))
+    return action
+
+
+def to_record(action: Action) -> dict[str, Any]:
+    """The outbox's stored form of an action."""
+    base = {
+        "agent": action.agent,
+        "platform": action.platform,
+        "conversation": action.conversation,
+        "idempotencyKey": action.key,
+    }
+    match action:
+        case Post():
+            return {
+                "action": "send",
+                **base,
+                "thread": action.thread,
+                "text": action.text,
+                "visibility": action.visibility,
+                "directedness": action.directedness,
+                "mentions": list(action.mentions),
+                "inReplyTo": action.in_reply_to,
+            }
+        case Edit():
+            return {
+                "action": "edit",
+                **base,
+                "thread": action.thread,
+                "messageId": action.message_id,
+                "text": action.text,
+                "mentions": list(action.mentions),
+                "draft": action.draft,
+            }
+        case Delete():
+            return {
+                "action": "delete",
+                **base,
+                "thread": action.thread,
+                "messageId": action.message_id,
+            }
+        case React():
+            return {
+                "action": "react",
+                **base,
+                "messageId": action.message_id,
+                "signal": action.signal.value if action.signal else None,
+                "emoji": action.emoji,
+                "eventId": action.event_id,
+                "eta": action.eta,
+            }
+        case Working():
+            return {
+                "action": "working",
+                **base,
+                "on": action.on,
+                "status": action.status,
+                "thread": action.thread,
+                "inReplyTo": action.in_reply_to,
+                "messageId": action.message_id,
+                "conversationKind": action.conversation_kind,
+                "timeoutSeconds": action.timeout_s,
+            }
+
+
+def from_record(record: Mapping[str, Any]) -> Action:
+    """The typed action an outbox record holds; raises StoreError naming what is wrong with a
+    record no sender could perform (it stays unsendable: retrying cannot mend it). Records of
+    the indicator written as `typing` or `status` read as `Working`."""
+    kind = record.get("action")
+    if kind not in _KINDS:
+        raise StoreError(f"outbox record {record.get('idempotencyKey')!r}: no action {kind!r}")
+    try:
+        base: dict[str, Any] = {
+            "agent": _text(record, "agent"),
+            "platform": _text(record, "platform"),
+            "conversation": _text(record, "conversation"),
+            "key": _text(record, "idempotencyKey"),
+        }
+        match kind:
+            case "send":
+                visibility = _visibility(record.get("visibility") or "thread")
+                return Post(
+                    **base,
+                    text=_text(record, "text"),
+                    thread=_optional(record, "thread"),
+                    visibility=visibility,
+                    directedness=str(record.get("directedness") or "ambient"),
+                    mentions=_mentions(record),
+                    in_reply_to=_optional(record, "inReplyTo"),
+                )
+            case "edit":
+                return Edit(
+                    **base,
+                    message_id=_text(record, "messageId"),
+                    text=_text(record, "text"),
+                    thread=_optional(record, "thread"),
+                    mentions=_mentions(record),
+                    draft=bool(record.get("draft")),
+                )
+            case "delete":
+                return Delete(
+                    **base,
+                    message_id=_text(record, "messageId"),
+                    thread=_optional(record, "thread"),
+                )
+            case "react":
+                signal = _optional(record, "signal")
+                emoji = _optional(record, "emoji")
+                if signal is None and emoji is None:
+                    raise ValueError("it names neither a signal nor an emoji")
+                return React(
+                    **base,
+                    message_id=_text(record, "messageId"),
+                    signal=Signal(signal) if signal is not None else None,
+                    emoji=emoji,
+                    event_id=_optional(record, "eventId"),
+                    eta=_optional(record, "eta"),
+                )
+            case _:
+                return _working(record, base, str(kind))
+    except (ValueError, TypeError) as exc:
+        raise StoreError(f"outbox record {record.get('idempotencyKey')!r}: {exc}") from None
+
+
+def _working(record: Mapping[str, Any], base: dict[str, Any], kind: str) -> Working:
+    if kind == "typing":
+        on = record.get("state") != "stop"
+    elif kind == "status":
+        on = bool(record.get("status"))
+    else:
+        on = bool(record.get("on"))
+    timeout = record.get("timeoutSeconds")
+    return Working(
+        **base,
+        on=on,
+        status=str(record.get("status") or ""),
+        thread=_optional(record, "thread"),
+        in_reply_to=_optional(record, "inReplyTo"),
+        message_id=_optional(record, "messageId"),
+        conversation_kind=_optional(record, "conversationKind"),
+        timeout_s=int(timeout) if isinstance(timeout, int) else WORKING_TIMEOUT_S,
+    )
+
+
+def _visibility(value: Any) -> Visibility:
+    for allowed in _VISIBILITIES:
+        if value == allowed:
+            return allowed
+    raise ValueError(f"visibility {value!r} is not one of {', '.join(_VISIBILITIES)}")
+
+
+def _text(record: Mapping[str, Any], field: str) -> str:
+    value = record.get(field)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{field} is {value!r}, not a non-empty text")
+    return value
+
+
+def _optional(record: Mapping[str, Any], field: str) -> str | None:
+    value = record.get(field)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{field} is {value!r}, not a text")
+    return value
+
+
+def _mentions(record: Mapping[str, Any]) -> tuple[str, ...]:
+    value = record.get("mentions") or ()
+    if not isinstance(value, (list, tuple)) or not all(isinstance(m, str) for m in value):
+        raise ValueError(f"mentions is {value!r}, not a list of texts")
+    return tuple(value)

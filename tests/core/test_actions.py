@@ -1,0 +1,76 @@
+"""The outbound action union: records round-trip, old indicator records read as Working, and a
+record no sender could perform is refused with the key and the reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.actions import Delete, Edit, Post, React, Working, from_record, redacted, to_record
+from core.errors import StoreError
+from core.signals import Signal
+
+_BASE = {"agent": "ada", "platform": "webchat", "conversation": "general", "key": "k1"}
+
+
+def _to_old(base: dict[str, str]) -> dict[str, str]:
+    return {**{k: v for k, v in base.items() if k != "key"}, "idempotencyKey": base["key"]}
+
+
+ACTIONS = [
+    Post(**_BASE, text="hello", thread="t1", mentions=("user:U1",), in_reply_to="e1"),
+    Post(**_BASE, text="hi", visibility="dm"),
+    Edit(**_BASE, message_id="m1", text="new", draft=True),
+    Delete(**_BASE, message_id="m1", thread="t1"),
+    React(**_BASE, message_id="m1", signal=Signal.SEEN, event_id="e1"),
+    React(**_BASE, message_id="m1", emoji="eyes"),
+    Working(**_BASE, on=True, status="is working on it…", message_id="m1", in_reply_to="e1"),
+    Working(**_BASE, on=False),
+]
+
+
+@pytest.mark.parametrize("action", ACTIONS, ids=lambda a: type(a).__name__)
+def test_an_action_survives_the_outbox_record(action: object) -> None:
+    assert from_record(to_record(action)) == action  # type: ignore[arg-type]
+
+
+def test_the_record_keeps_the_outbox_s_camel_case_shape() -> None:
+    record = to_record(ACTIONS[0])
+    assert record["action"] == "send"
+    assert record["idempotencyKey"] == "k1"
+    assert record["inReplyTo"] == "e1"
+    assert record["mentions"] == ["user:U1"]
+
+
+def test_indicator_records_written_before_read_as_working() -> None:
+    typing = {**_to_old(_BASE), "action": "typing", "state": "stop", "timeoutSeconds": 30}
+    status = {**_to_old(_BASE), "action": "status", "status": "is working on it…"}
+    assert from_record(typing) == Working(**_BASE, on=False, timeout_s=30)
+    assert from_record(status) == Working(**_BASE, on=True, status="is working on it…")
+
+
+@pytest.mark.parametrize(
+    ("record", "why"),
+    [
+        ({"action": "shout"}, "no action 'shout'"),
+        ({**_to_old(_BASE), "action": "send"}, "text is None"),
+        ({**_to_old(_BASE), "action": "send", "text": "x", "visibility": "loud"}, "visibility"),
+        ({**_to_old(_BASE), "action": "react", "messageId": "m"}, "neither a signal"),
+        ({**_to_old(_BASE), "action": "react", "messageId": "m", "signal": "boo"}, "boo"),
+        ({**_to_old(_BASE), "action": "send", "text": "x", "mentions": "all"}, "mentions"),
+    ],
+)
+def test_a_record_no_sender_could_perform_is_refused(record: dict[str, object], why: str) -> None:
+    with pytest.raises(StoreError, match=why):
+        from_record(record)
+
+
+def test_redaction_reaches_every_word_people_read() -> None:
+    def clean(text: str) -> str:
+        return text.replace("secret", "[redacted]")
+
+    post = redacted(Post(**_BASE, text="a secret"), clean)
+    edit = redacted(Edit(**_BASE, message_id="m", text="secret"), clean)
+    working = redacted(Working(**_BASE, on=True, status="on secret"), clean)
+    assert isinstance(post, Post) and post.text == "a [redacted]"
+    assert isinstance(edit, Edit) and edit.text == "[redacted]"
+    assert isinstance(working, Working) and working.status == "on [redacted]"
