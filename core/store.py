@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 from core.decision import Decision, Disposition
 
@@ -33,6 +33,7 @@ __all__ = [
     "LedgerEntry",
     "OutboxEntry",
     "OutboxStore",
+    "SeenWhere",
     "Store",
     "StoredDelivery",
 ]
@@ -123,6 +124,17 @@ class ConversationMark:
     thread: str = ""
 
 
+class SeenWhere(TypedDict, total=False):
+    """What `Deliveries.seen_by` narrows to: one conversation (or one thread of it), events
+    before or after a sequence number, deliveries in one injection mode."""
+
+    conversation: str | None
+    thread: str | None
+    before_seq: int | None
+    after_seq: int | None
+    mode: str | None
+
+
 class Ledger(Protocol):
     """The events, in the order the host took them, and which agents' connections received
     each one.
@@ -202,19 +214,10 @@ class Deliveries(Protocol):
         ...
 
     async def seen_by(
-        self,
-        agent: str,
-        *,
-        conversation: str | None = None,
-        thread: str | None = None,
-        before_seq: int | None = None,
-        after_seq: int | None = None,
-        mode: str | None = None,
-        limit: int = 50,
+        self, agent: str, *, limit: int = 50, **where: Unpack[SeenWhere]
     ) -> list[tuple[LedgerEntry, StoredDelivery]]:
-        """The latest events delivered to `agent` (optionally in one conversation or thread,
-        between sequence numbers, with one injection mode), oldest first, each with the
-        agent's delivery record."""
+        """The latest `limit` events delivered to `agent` (narrowed by `where`, a filter left
+        out or None being no filter), oldest first, each with the agent's delivery record."""
         ...
 
     async def overdue(self, decided_before: str) -> list[StoredDelivery]:

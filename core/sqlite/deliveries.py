@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Unpack
 
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
 from core.sqlite.connection import Connection
 from core.sqlite.ledger import EVENT_COLUMNS, entry_from_row
-from core.store import LedgerEntry, StoredDelivery
+from core.store import LedgerEntry, SeenWhere, StoredDelivery
 
 __all__ = ["SQLiteDeliveries"]
 
@@ -21,6 +22,14 @@ _DELIVERY_COLUMNS = (
     "claimed_by, continues, supersedes"
 )
 _READ_COLUMNS = f"{_DELIVERY_COLUMNS}, status, attempt, disposition"
+# The condition each of `seen_by`'s filters puts on the events (e) and deliveries (d) joined.
+_SEEN_WHERE = {
+    "conversation": "e.conversation = ?",
+    "thread": "e.thread = ?",
+    "before_seq": "e.seq < ?",
+    "after_seq": "e.seq > ?",
+    "mode": "d.mode = ?",
+}
 # Most decisions have no deadline, claim, continuation or edit: their rows leave those four
 # columns to default to NULL, since binding a None costs sqlite3 an adapter lookup per value.
 _INSERT_PLAIN = (
@@ -88,33 +97,17 @@ class SQLiteDeliveries(Connection):
         return [_delivery(row) for row in rows]
 
     async def seen_by(
-        self,
-        agent: str,
-        *,
-        conversation: str | None = None,
-        thread: str | None = None,
-        before_seq: int | None = None,
-        after_seq: int | None = None,
-        mode: str | None = None,
-        limit: int = 50,
+        self, agent: str, *, limit: int = 50, **where: Unpack[SeenWhere]
     ) -> list[tuple[LedgerEntry, StoredDelivery]]:
         self._flush()
-        filters = [
-            ("d.agent = ?", agent),
-            ("e.conversation = ?", conversation),
-            ("e.thread = ?", thread),
-            ("e.seq < ?", before_seq),
-            ("e.seq > ?", after_seq),
-            ("d.mode = ?", mode),
-        ]
-        used = [(condition, value) for condition, value in filters if value is not None]
-        where = [condition for condition, _ in used]
-        args = [value for _, value in used]
+        given: Mapping[str, object] = where
+        used = [(_SEEN_WHERE[name], value) for name, value in given.items() if value is not None]
+        conditions = " AND ".join(["d.agent = ?", *(condition for condition, _ in used)])
         rows = self.db.execute(
             f"SELECT {_prefixed('e', EVENT_COLUMNS)}, {_prefixed('d', _READ_COLUMNS)} "
             "FROM deliveries d JOIN events e ON e.seq = d.seq "
-            f"WHERE {' AND '.join(where)} ORDER BY e.seq DESC LIMIT ?",
-            (*args, limit),
+            f"WHERE {conditions} ORDER BY e.seq DESC LIMIT ?",
+            (agent, *(value for _, value in used), limit),
         ).fetchall()
         return [(entry_from_row(row[:6]), _delivery(row[6:])) for row in reversed(rows)]
 
