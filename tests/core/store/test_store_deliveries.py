@@ -28,13 +28,13 @@ def asked(event_id: str, agent: str) -> Decision:
 
 
 def chatter(event_id: str, agent: str) -> Decision:
-    return Decision(
-        event_id,
-        agent,
-        Directedness.AMBIENT,
-        Policy.MUST_NOT_RESPOND,
-        InjectionMode.DIGEST,
-        "status_broadcast",
+    return replace(
+        asked(event_id, agent),
+        directedness=Directedness.AMBIENT,
+        policy=Policy.MUST_NOT_RESPOND,
+        mode=InjectionMode.DIGEST,
+        reason="status_broadcast",
+        deadline_ms=None,
     )
 
 
