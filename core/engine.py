@@ -100,7 +100,16 @@ class Engine:
         self.compact = compact
         self.state = State(workspace)
         self.unavailable: dict[str, datetime] = {}
-        self.followup = FollowUp(self)
+        self.followup = FollowUp(
+            store,
+            clock,
+            workspace,
+            self.classifier,
+            unavailable=self.unavailable,
+            redeliver=partial(self.redeliver, compact=compact),
+            queue=self.queue,
+            event=self.event,
+        )
         # Agents whose manifest user id was found not to be their bot's (logged once each).
         self._misnamed: set[str] = set()
         # The rules' answer to plain channel chatter, per shape and agent (`_chatter`).
