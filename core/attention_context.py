@@ -17,7 +17,8 @@ from core.manifest import ChannelConfig, Workspace
 from core.names import Naming
 from core.scorer import Scorer
 from core.signals import GlyphMap
-from core.state import Chain, MessageRecord, State, ThreadRecord
+from core.state import State
+from core.state_records import Chain, MessageRecord, ThreadRecord
 
 __all__ = ["Context"]
 
