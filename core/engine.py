@@ -20,20 +20,11 @@ from functools import partial
 from typing import Any, Final
 
 from core.actions import Action, redacted, to_record
-from core.attention import (
-    ChatterShape,
-    Context,
-    answered_in_gap,
-    assess,
-    chatter_shape,
-    constrain,
-    follows_thread,
-    is_late,
-    revise_for_edit,
-    select_responder,
-)
+from core.attention import ChatterShape, assess, chatter_shape, follows_thread
+from core.attention_context import Context
 from core.clock import Clock, format_time, parse_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
+from core.constraints import constrain, select_responder
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
 from core.emission import Emission
 from core.envelope import cancelled, deliver, shared_params, typing
@@ -43,6 +34,7 @@ from core.followup import DIGEST_KIND, REMINDER_KIND, FollowUp
 from core.intent import DEFAULT_RULES, Intent, IntentClassifier
 from core.manifest import Workspace
 from core.redact import Redactor
+from core.revisions import answered_in_gap, is_late, revise_for_edit
 from core.signals import GlyphMap, Signal, glyph_map
 from core.state import State
 from core.store import ClaimResult, Store, StoredDelivery
@@ -101,7 +93,16 @@ class Engine:
         self.compact = compact
         self.state = State(workspace)
         self.unavailable: dict[str, datetime] = {}
-        self.followup = FollowUp(self)
+        self.followup = FollowUp(
+            store,
+            clock,
+            workspace,
+            self.classifier,
+            unavailable=self.unavailable,
+            redeliver=partial(self.redeliver, compact=compact),
+            queue=self.queue,
+            event=self.event,
+        )
         # Agents whose manifest user id was found not to be their bot's (logged once each).
         self._misnamed: set[str] = set()
         # The rules' answer to plain channel chatter, per shape and agent (`_chatter`).
@@ -240,7 +241,7 @@ class Engine:
     async def _answered_in_gap(self, reply: ChatEvent, ctx: Context, first: bool) -> None:
         """A late reply, new to the ledger, answers late questions still waiting for their
         agents: each such `must_respond` becomes `may_respond`
-        (`core.attention.answered_in_gap`)."""
+        (`core.revisions.answered_in_gap`)."""
         if not first or reply.kind is not _MESSAGE or not is_late(reply, ctx.now):
             return
         for agent in self.workspace.agent_ids:

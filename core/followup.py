@@ -3,26 +3,35 @@
 
 Everything here runs from `Engine.sweep`, on the engine's clock, inside the caller's
 transaction, and keeps its progress in the ledger (reminder and digest records, delivery
-statuses), so a restart neither repeats nor forgets a follow-up.
+statuses), so a restart neither repeats nor forgets a follow-up. It takes the few parts of the
+engine it uses (the ledger, the clock, the workspace, and how to redeliver, queue and look up
+an event), never the engine itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from core.clock import format_time
+from core.clock import Clock, format_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.digest import DigestItem, summarise
 from core.emission import Emission
-from core.events import ConversationKind, EventKind
-from core.intent import topic
-from core.store import LedgerEntry, StoredDelivery
+from core.events import ChatEvent, ConversationKind, EventKind
+from core.intent import IntentClassifier, topic
+from core.manifest import Workspace
+from core.store import AuditLog, Deliveries, Ledger, LedgerEntry, StoredDelivery
 
-if TYPE_CHECKING:
-    from core.engine import Engine
-
-__all__ = ["DIGEST_KIND", "REMINDER_KIND", "REMINDER_SUFFIX", "UNAVAILABLE_NOTICE", "FollowUp"]
+__all__ = [
+    "DIGEST_KIND",
+    "REMINDER_KIND",
+    "REMINDER_SUFFIX",
+    "UNAVAILABLE_NOTICE",
+    "FollowUp",
+    "FollowUpStore",
+]
 
 REMINDER_KIND = "x.c2a.reminder"
 REMINDER_SUFFIX = "~reminder"  # a reminder's event id is its original's, plus this
@@ -33,12 +42,35 @@ UNAVAILABLE_NOTICE = (
 )
 
 
-class FollowUp:
-    """One engine's follow-ups."""
+# The chat/deliver request for a stored delivery, on this attempt (`Engine.redeliver`).
+Redeliver = Callable[[StoredDelivery, int], Awaitable[dict[str, Any]]]
+# Put an outbound action in the outbox, redacted, once per key (`Engine.queue`).
+Queue = Callable[[str, str, Mapping[str, Any], str], Awaitable[bool]]
+# An event as the ledger holds it (`Engine.event`).
+FindEvent = Callable[[str], Awaitable[ChatEvent | None]]
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self._digested: dict[str, tuple[datetime | None, int]] = {}
+
+class FollowUpStore(Ledger, Deliveries, AuditLog, Protocol):
+    """The parts of the store follow-ups read and write: the ledger (reminder and digest
+    records), deliveries (what is overdue, pending, seen) and escalations."""
+
+
+@dataclass(slots=True)
+class FollowUp:
+    """One engine's follow-ups. `unavailable` is the engine's own record of agents whose
+    harness is down and since when, read at each sweep."""
+
+    store: FollowUpStore
+    clock: Clock
+    workspace: Workspace
+    classifier: IntentClassifier
+    unavailable: Mapping[str, datetime]
+    redeliver: Redeliver
+    queue: Queue
+    event: FindEvent
+    # Per agent: when its last digest was made (None: read back from the ledger) and the
+    # sequence number it went up to.
+    _digested: dict[str, tuple[datetime | None, int]] = field(default_factory=dict, init=False)
 
     def note_digest(self, entry: LedgerEntry) -> None:
         """A digest record read back from the ledger: its agent's items are summarised."""
@@ -50,21 +82,19 @@ class FollowUp:
         agent gets one reminder (a new event, reason `reminder`, that `reminds` the original);
         an unanswered reminder is escalated to the lead, never broadcast. Also the notices
         while a harness is down, and the periodic digests."""
-        now = self.engine.clock.now()
-        cutoff = format_time(
-            now - timedelta(milliseconds=self.engine.workspace.settings.deadline_ms)
-        )
+        now = self.clock.now()
+        cutoff = format_time(now - timedelta(milliseconds=self.workspace.settings.deadline_ms))
         stamp = format_time(now)
         emissions: list[Emission] = []
-        for delivery in await self.engine.store.overdue(cutoff):
+        for delivery in await self.store.overdue(cutoff):
             decision = delivery.decision
             if decision.reason == "reminder":
                 emissions.extend(await self._escalate_unanswered(delivery, stamp))
             else:
                 emissions.extend(await self._remind(delivery, stamp))
         emissions.extend(await self._digests(now, stamp))
-        wait = timedelta(milliseconds=self.engine.workspace.settings.notice_after_ms)
-        for agent, since in list(self.engine.unavailable.items()):
+        wait = timedelta(milliseconds=self.workspace.settings.notice_after_ms)
+        for agent, since in list(self.unavailable.items()):
             if now - since >= wait:
                 emissions.extend(await self._notices(agent, stamp))
         return emissions
@@ -73,15 +103,13 @@ class FollowUp:
         """Every `digest_period_ms`, one summary per agent and conversation of what reached the
         agent as `digest` since its last summary, delivered as its own event: injected, and
         `must_not_respond` (a digest item is never addressed to the agent)."""
-        period = timedelta(milliseconds=self.engine.workspace.settings.digest_period_ms)
+        period = timedelta(milliseconds=self.workspace.settings.digest_period_ms)
         emissions: list[Emission] = []
-        for agent in self.engine.workspace.agent_ids:
+        for agent in self.workspace.agent_ids:
             since, through = self._digested.get(agent, (None, 0))
             if since is not None and now - since < period:
                 continue
-            rows = await self.engine.store.seen_by(
-                agent, after_seq=through, mode="digest", limit=1000
-            )
+            rows = await self.store.seen_by(agent, after_seq=through, mode="digest", limit=1000)
             self._digested[agent] = (now, max([through, *(e.seq for e, _ in rows)]))
             by_place: dict[str, list[tuple[LedgerEntry, StoredDelivery]]] = {}
             for entry, delivery in rows:
@@ -115,7 +143,7 @@ class FollowUp:
             "text": text,
             "digest_of": [item.event_id for item in folded],
         }
-        seq = await self.engine.store.append(digest_id, DIGEST_KIND, "system", data, stamp)
+        seq = await self.store.append(digest_id, DIGEST_KIND, "system", data, stamp)
         if seq is None:
             return []
         decision = Decision(
@@ -127,24 +155,22 @@ class FollowUp:
             "digest",
             Priority.LOW,
         )
-        await self.engine.store.record_decisions(seq, [decision], stamp)
-        message = await self.engine.redeliver(
-            StoredDelivery(decision, seq, "pending", 0, None), 1, compact=self.engine.compact
-        )
+        await self.store.record_decisions(seq, [decision], stamp)
+        message = await self.redeliver(StoredDelivery(decision, seq, "pending", 0, None), 1)
         return [Emission(agent, "rpc", message)]
 
     def _topic(self, data: dict[str, Any]) -> str:
         text = str(data.get("text", ""))
-        return topic(self.engine.classifier.classify(text), has_files=bool(data.get("files")))
+        return topic(self.classifier.classify(text), has_files=bool(data.get("files")))
 
     async def _notices(self, agent: str, stamp: str) -> list[Emission]:
         """A short notice, once per event, to people waiting on an agent whose harness is down."""
         emissions = []
-        for delivery in await self.engine.store.pending(agent):
+        for delivery in await self.store.pending(agent):
             decision = delivery.decision
             if decision.policy is not Policy.MUST_RESPOND or decision.reason == "reminder":
                 continue
-            event = await self.engine.event(decision.event_id)
+            event = await self.event(decision.event_id)
             if event is None or event.kind is not EventKind.MESSAGE:
                 continue
             key = f"{decision.idempotency_key}:notice"
@@ -161,7 +187,7 @@ class FollowUp:
                 "inReplyTo": event.event_id,
                 "idempotencyKey": key,
             }
-            if await self.engine.queue(key, agent, action, stamp):
+            if await self.queue(key, agent, action, stamp):
                 emissions.append(Emission(agent, "outbound", action))
         return emissions
 
@@ -169,8 +195,8 @@ class FollowUp:
         original = delivery.decision
         reminder_id = f"{original.event_id}{REMINDER_SUFFIX}"
         data = await self._reminder_data(delivery, reminder_id, stamp)
-        seq = await self.engine.store.append(reminder_id, REMINDER_KIND, "system", data, stamp)
-        await self.engine.store.set_status(original.event_id, original.agent, "reminded")
+        seq = await self.store.append(reminder_id, REMINDER_KIND, "system", data, stamp)
+        await self.store.set_status(original.event_id, original.agent, "reminded")
         if seq is None:
             return []
         reminder = Decision(
@@ -181,11 +207,11 @@ class FollowUp:
             InjectionMode.BUFFERED,
             "reminder",
             Priority.HIGH,
-            self.engine.workspace.settings.deadline_ms,
+            self.workspace.settings.deadline_ms,
         )
-        await self.engine.store.record_decisions(seq, [reminder], stamp)
+        await self.store.record_decisions(seq, [reminder], stamp)
         stored = StoredDelivery(reminder, seq, "pending", 0, None)
-        message = await self.engine.redeliver(stored, 1, compact=self.engine.compact)
+        message = await self.redeliver(stored, 1)
         return [Emission(original.agent, "rpc", message)]
 
     async def _reminder_data(
@@ -200,7 +226,7 @@ class FollowUp:
             "reminds": original.event_id,
             "agent": original.agent,
         }
-        entry = await self.engine.store.entry(delivery.seq)
+        entry = await self.store.entry(delivery.seq)
         if entry is None:
             return data
         kept = ("kind", "platform", "workspace_id", "conversation", "author", "message_id")
@@ -209,14 +235,12 @@ class FollowUp:
 
     async def _escalate_unanswered(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
         reminder = delivery.decision
-        await self.engine.store.set_status(reminder.event_id, reminder.agent, "escalated")
+        await self.store.set_status(reminder.event_id, reminder.agent, "escalated")
         original = reminder.event_id.removesuffix(REMINDER_SUFFIX)
-        event = await self.engine.event(original)
+        event = await self.event(original)
         where = event.conversation.key if event is not None else ""
-        lead = self.engine.workspace.lead
-        if not await self.engine.store.record_escalation(
-            lead, "unanswered", where, original, stamp
-        ):
+        lead = self.workspace.lead
+        if not await self.store.record_escalation(lead, "unanswered", where, original, stamp):
             return []
         body = {
             "reason": "unanswered",

@@ -2,8 +2,9 @@
 
 The state changes only through `State.note_vias` (the agents whose connections received an
 event), `State.apply` (an event and the decisions made for it), `State.note_claim` and
-`State.note_disposition`. Replaying
-the ledger through those methods yields the same state, so nothing here needs its own table.
+`State.note_disposition`. Replaying the ledger through those methods yields the same state,
+so nothing here needs its own table. The records it keeps are in `core.state_records`, the
+reactions on messages in `core.reactions`.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from core.decision import Decision, Directedness, Disposition, InjectionMode, Po
 from core.events import AuthorKind, ChatEvent, Conversation, ConversationKind, EventKind
 from core.manifest import Workspace
 from core.names import NameMatcher
+from core.reactions import ReactionMarks
 from core.scorer import Scorer, default_scorer
+from core.state_records import Chain, MessageRecord, ThreadRecord, message_key
 
-__all__ = ["Chain", "MessageRecord", "State", "ThreadRecord", "message_key"]
+__all__ = ["State"]
 
 _OPEN = frozenset({Policy.MUST_RESPOND})
 _ANSWERED = frozenset({Disposition.RESPONDED, Disposition.ACKNOWLEDGED})
@@ -30,8 +33,6 @@ _MAY_ANSWER = frozenset({Policy.MUST_RESPOND, Policy.MAY_RESPOND})
 _NO_FRAGMENTS = frozenset({InjectionMode.NOTIFY, InjectionMode.TOOL_MAILBOX})
 _TURNS = frozenset({InjectionMode.BUFFERED, InjectionMode.IMMEDIATE})
 _TEXTS = frozenset({EventKind.MESSAGE, EventKind.EDIT})
-
-
 _REACTIONS = (EventKind.REACTION_ADDED, EventKind.REACTION_REMOVED)
 # Reading an enum member off its class costs a lookup on every use; the hot paths read these.
 _MESSAGE = EventKind.MESSAGE
@@ -47,56 +48,6 @@ _TO_ME = Directedness.TO_ME
 def _shipped_scorer() -> Scorer | None:
     """The scorer a new state starts with: the one shipped in the package."""
     return default_scorer()
-
-
-def _reaction_key(event: ChatEvent) -> tuple[str, ...]:
-    return (
-        event.platform,
-        event.conversation.id,
-        event.message_id or "",
-        event.author.id,
-        event.reaction or "",
-    )
-
-
-def message_key(platform: str, conversation_id: str, message_id: str) -> str:
-    """The key of a native message: platform, channel and native id (a Slack ts is per channel)."""
-    return f"{platform}:{conversation_id}:{message_id}"
-
-
-@dataclass(slots=True)
-class MessageRecord:
-    """A message the host has seen: who wrote it, where, and its latest version."""
-
-    event_id: str
-    latest: str
-    author_id: str
-    author_agent: str | None
-    conversation: Conversation
-    text: str
-    deleted: bool = False
-    delivered: dict[str, Decision] = field(default_factory=dict)
-    versions: list[str] = field(default_factory=list)
-    answered: set[str] = field(default_factory=set)
-
-
-@dataclass(slots=True)
-class ThreadRecord:
-    """A thread: who started it, which agent owns it, and who has posted in it."""
-
-    root_author: str | None = None
-    owner: str | None = None
-    participants: set[str] = field(default_factory=set)
-    agents: set[str] = field(default_factory=set)
-
-
-@dataclass(slots=True)
-class Chain:
-    """A person's run of fragments after a message directed at some agents."""
-
-    root: str
-    started: datetime
-    decisions: dict[str, Decision]
 
 
 @dataclass(slots=True)
@@ -116,7 +67,7 @@ class State:
     turns: dict[tuple[str, str], deque[datetime]] = field(default_factory=dict)
     claims: dict[str, tuple[str, datetime]] = field(default_factory=dict)
     obligations: dict[tuple[str, str], bool] = field(default_factory=dict)
-    reactions: dict[tuple[str, ...], tuple[bool, int]] = field(default_factory=dict)
+    reactions: ReactionMarks = field(default_factory=ReactionMarks)
     continuity: Continuity = field(default_factory=Continuity)
     # Which questions to the room each agent gets as `to_me_likely`; None: continuity alone.
     scorer: Scorer | None = field(default_factory=_shipped_scorer)
@@ -146,7 +97,7 @@ class State:
             author = replace(author, kind=_AGENT)
         event_id = event.event_id
         if event.kind in _REACTIONS:
-            generation = self._reaction_generation(event)
+            generation = self.reactions.generation(event)
             if generation > 1:
                 event_id = f"{event_id}#{generation}"
         if (
@@ -156,19 +107,6 @@ class State:
         ):
             return event
         return replace(event, event_id=event_id, conversation=conversation, author=author)
-
-    def _reaction_generation(self, event: ChatEvent) -> int:
-        """Which add/remove cycle of one person's emoji on one message this event belongs to.
-
-        Discord gives reactions no time, so adding, removing and adding the same emoji again
-        would reuse one id; the second add is generation 2 (`…#2`) instead of a duplicate.
-        Copies of one change from several connections fall into the same generation. A
-        clearing (a removal with no author) counts as the add of a mark that the next real
-        reaction on the message takes away again, so a second clearing is a new event too."""
-        present, generation = self.reactions.get(_reaction_key(event), (False, 0))
-        if (event.kind is EventKind.REACTION_ADDED or not event.author.id) and not present:
-            return generation + 1
-        return max(generation, 1)
 
     def target(self, event: ChatEvent) -> MessageRecord | None:
         """The message an edit, delete or reaction is about (or the message itself)."""
@@ -237,39 +175,13 @@ class State:
                 else:
                     scope.discard(agent)
         elif kind in _REACTIONS:
-            key = _reaction_key(event)
-            present, generation = self.reactions.get(key, (False, 0))
-            adding = kind is EventKind.REACTION_ADDED
-            if not event.author.id:
-                self._clear_reactions(event)
-                adding = True  # the clearing's own mark, see `_reaction_generation`
-            elif adding:
-                self._unmark_clearings(event)
-            self.reactions[key] = (adding, generation + 1 if adding and not present else generation)
+            self.reactions.note(event)
         elif kind is EventKind.THREAD_CREATED:
             self.thread_channels[event.conversation.id] = event.conversation
             record = self.threads.setdefault(event.conversation.key, ThreadRecord())
             record.owner = self.workspace.agent_for(event.platform, event.author.id)
             record.root_author = record.root_author or event.author.id
         self._note_decisions(event, decided)
-
-    def _clear_reactions(self, event: ChatEvent) -> None:
-        """A moderator took every reaction, or every one of `event.reaction`, off a message:
-        none of them is present any more, so adding one again is a new event."""
-        message = (event.platform, event.conversation.id, event.message_id or "")
-        emoji = event.reaction
-        for key, (present, generation) in self.reactions.items():
-            if present and key[:3] == message and key[3] and (emoji is None or key[4] == emoji):
-                self.reactions[key] = (False, generation)
-
-    def _unmark_clearings(self, event: ChatEvent) -> None:
-        """A reaction added after a clearing: the next clearing is a new event."""
-        platform, conversation, message = event.platform, event.conversation.id, event.message_id
-        for emoji in ("", event.reaction or ""):
-            key = (platform, conversation, message or "", "", emoji)
-            mark = self.reactions.get(key)
-            if mark is not None and mark[0]:
-                self.reactions[key] = (False, mark[1])
 
     def _apply_message(self, event: ChatEvent, decisions: list[Decision]) -> None:
         conversation = event.conversation

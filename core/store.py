@@ -1,9 +1,14 @@
-"""The ledger's seam: the narrow storage Protocol every backend implements, and its records.
+"""The ledger's seam: the storage Protocols every backend implements, and their records.
 
-An implementation must guarantee: `append` assigns strictly increasing sequence numbers in
-append order and refuses a second event with the same id (returning None, never raising);
-everything written inside `transaction()` becomes durable together or not at all; `claim` is
-atomic (two callers racing for one item get one holder); reads see the caller's own writes.
+One Protocol per responsibility, each implementable on its own: `Ledger` (events and who
+received them), `Deliveries` (per-agent decisions and how they ended), `Claims`, `OutboxStore`
+(outbound actions by idempotency key), `AuditLog` (audit, escalations, quarantine) and
+`GatewaySessions`. `Store` is all of them on one database, with `open`, `close` and
+`transaction`. Code that needs one responsibility takes the small Protocol.
+
+What every part guarantees: reads see the caller's own writes, also inside an open
+transaction; whatever a part writes inside `Store.transaction()` becomes durable together with
+everything else written there, or not at all; outside a transaction each call is its own.
 """
 
 from __future__ import annotations
@@ -12,16 +17,23 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 from core.decision import Decision, Disposition
 
 __all__ = [
+    "AuditLog",
     "ClaimResult",
+    "Claims",
     "ConversationMark",
+    "Deliveries",
     "GatewaySession",
+    "GatewaySessions",
+    "Ledger",
     "LedgerEntry",
     "OutboxEntry",
+    "OutboxStore",
+    "SeenWhere",
     "Store",
     "StoredDelivery",
 ]
@@ -112,16 +124,26 @@ class ConversationMark:
     thread: str = ""
 
 
-class Store(Protocol):
-    """The durable ledger: events, receipts, deliveries, claims, outbox, escalations."""
+class SeenWhere(TypedDict, total=False):
+    """What `Deliveries.seen_by` narrows to: one conversation (or one thread of it), events
+    before or after a sequence number, deliveries in one injection mode."""
 
-    async def open(self) -> None: ...
+    conversation: str | None
+    thread: str | None
+    before_seq: int | None
+    after_seq: int | None
+    mode: str | None
 
-    async def close(self) -> None: ...
 
-    def transaction(self) -> AbstractAsyncContextManager[None]:
-        """Group writes; they commit together when the block ends without an exception."""
-        ...
+class Ledger(Protocol):
+    """The events, in the order the host took them, and which agents' connections received
+    each one.
+
+    `append` assigns strictly increasing sequence numbers in append order and refuses a second
+    event with the same id (returning None, never raising); sequence numbers are never reused
+    and a record is never removed, only its text erased (`tombstone`). `add_receipt` is
+    idempotent per (event, agent).
+    """
 
     async def append(
         self, event_id: str, kind: str, by: str, data: Mapping[str, Any], ts: str
@@ -129,15 +151,87 @@ class Store(Protocol):
         """Append an event; its sequence number, or None when the id is already stored."""
         ...
 
-    async def sequence_of(self, event_id: str) -> int | None: ...
+    async def sequence_of(self, event_id: str) -> int | None:
+        """The sequence number of the event with this id, None when it is not stored."""
+        ...
+
+    async def entry(self, seq: int) -> LedgerEntry | None:
+        """The ledger record with this sequence number."""
+        ...
+
+    def ledger(self, since_seq: int = 0) -> AsyncIterator[LedgerEntry]:
+        """The events after `since_seq`, in sequence order."""
+        ...
+
+    async def fill_text(self, event_id: str, text: str) -> None:
+        """Give a stored message the text an earlier, content-less copy lacked."""
+        ...
+
+    async def tombstone(self, event_ids: list[str]) -> None:
+        """Erase the text of these events (a deleted message and its edits), keeping the rest."""
+        ...
+
+    async def conversation_marks(
+        self, id_prefix: str, kind: str, *, threads: bool = False
+    ) -> list[ConversationMark]:
+        """For each conversation, the newest event of `kind` whose id starts with `id_prefix`;
+        with `threads`, for each thread of each conversation apart (and its top level)."""
+        ...
 
     async def add_receipt(self, event_id: str, agent: str) -> bool:
         """Record that `agent`'s connection received the event; False if already recorded."""
         ...
 
-    async def record_decisions(self, seq: int, decisions: list[Decision], at: str) -> None: ...
+    async def receipts(self, event_id: str) -> list[str]:
+        """The agents whose connections received the event, by name."""
+        ...
 
-    async def decided_agents(self, event_id: str) -> set[str]: ...
+
+class Deliveries(Protocol):
+    """What the host decided about each ledger event for each agent, keyed by (event, agent),
+    and how far each delivery got: `pending` until the harness acknowledges it, then
+    `delivered`, `reminded`, `escalated` or `failed`, with a disposition once the agent ends it.
+
+    A delivery names an event of the same database's `Ledger` (by its sequence number), so the
+    two live on one database; reads join them. `record_decisions` may hold rows back until the
+    transaction commits, but every read (here) sees them. An attempt count only goes up.
+    """
+
+    async def record_decisions(self, seq: int, decisions: list[Decision], at: str) -> None:
+        """Store the decisions made for the event at `seq`, each `pending`, decided `at`."""
+        ...
+
+    async def decided_agents(self, event_id: str) -> set[str]:
+        """The agents that already have a decision for the event."""
+        ...
+
+    async def deliveries(self, event_id: str) -> list[StoredDelivery]:
+        """Every agent's delivery of the event, by agent name."""
+        ...
+
+    async def pending(self, agent: str, limit: int = 1000) -> list[StoredDelivery]:
+        """The agent's deliveries its harness has not acknowledged, oldest first (by `seq`)."""
+        ...
+
+    async def seen_by(
+        self, agent: str, *, limit: int = 50, **where: Unpack[SeenWhere]
+    ) -> list[tuple[LedgerEntry, StoredDelivery]]:
+        """The latest `limit` events delivered to `agent` (narrowed by `where`, a filter left
+        out or None being no filter), oldest first, each with the agent's delivery record."""
+        ...
+
+    async def overdue(self, decided_before: str) -> list[StoredDelivery]:
+        """Acknowledged `must_respond` deliveries with no disposition, decided before then."""
+        ...
+
+    async def revise_pending(self, seq: int, decision: Decision) -> bool:
+        """Replace the policy, reason and deadline of a delivery not yet delivered; False when
+        there is none (it went to the harness already, or never existed)."""
+        ...
+
+    async def set_status(self, event_id: str, agent: str, status: str) -> None:
+        """Move a delivery on (`reminded`, `escalated`) so it is not chased twice."""
+        ...
 
     async def set_disposition(
         self, event_id: str, agent: str, disposition: Disposition, reason: str, at: str
@@ -157,48 +251,30 @@ class Store(Protocol):
         """A delivery attempt is about to be made (so attempts are counted across restarts)."""
         ...
 
-    async def deliveries(self, event_id: str) -> list[StoredDelivery]: ...
 
-    async def pending(self, agent: str, limit: int = 1000) -> list[StoredDelivery]:
-        """The agent's deliveries its harness has not acknowledged, oldest first (by `seq`)."""
-        ...
+class Claims(Protocol):
+    """Who holds an item (an event, a thread) until when.
 
-    async def seen_by(
-        self,
-        agent: str,
-        *,
-        conversation: str | None = None,
-        thread: str | None = None,
-        before_seq: int | None = None,
-        after_seq: int | None = None,
-        mode: str | None = None,
-        limit: int = 50,
-    ) -> list[tuple[LedgerEntry, StoredDelivery]]:
-        """The latest events delivered to `agent` (optionally in one conversation or thread,
-        between sequence numbers, with one injection mode), oldest first, each with the
-        agent's delivery record."""
-        ...
-
-    async def overdue(self, decided_before: str) -> list[StoredDelivery]:
-        """Acknowledged `must_respond` deliveries with no disposition, decided before then."""
-        ...
-
-    async def revise_pending(self, seq: int, decision: Decision) -> bool:
-        """Replace the policy, reason and deadline of a delivery not yet delivered; False when
-        there is none (it went to the harness already, or never existed)."""
-        ...
-
-    async def set_status(self, event_id: str, agent: str, status: str) -> None:
-        """Move a delivery on (`reminded`, `escalated`) so it is not chased twice."""
-        ...
-
-    async def entry(self, seq: int) -> LedgerEntry | None:
-        """The ledger record with this sequence number."""
-        ...
+    `claim` is atomic on its own, inside a transaction or not: two callers racing for one item
+    get one holder, and an expired claim is anyone's to take.
+    """
 
     async def claim(self, item: str, agent: str, now: datetime, ttl_ms: int) -> ClaimResult:
         """Atomically take `item` for `agent` unless another agent holds an unexpired claim."""
         ...
+
+    async def claims(self, now: datetime) -> dict[str, tuple[str, datetime]]:
+        """Every unexpired claim: item -> (agent, expiry)."""
+        ...
+
+
+class OutboxStore(Protocol):
+    """Outbound platform actions, each queued once under its idempotency key, in queue order.
+
+    `put_outbox` is atomic per key (a second put of a key changes nothing); `outbox_mark` to
+    `sending` counts the attempt in the same write, so after a crash `outbox_recover` can tell
+    which actions may have landed.
+    """
 
     async def put_outbox(self, key: str, agent: str, action: Mapping[str, Any], at: str) -> bool:
         """Queue an outbound action once per idempotency key; False when the key exists.
@@ -227,9 +303,12 @@ class Store(Protocol):
         """Whether an action is already queued (or sent) under this idempotency key."""
         ...
 
-    async def record_escalation(
-        self, agent: str, reason: str, conversation: str, event_id: str, at: str
-    ) -> bool: ...
+
+class AuditLog(Protocol):
+    """Records kept for people to read later: what agents did, what was escalated to whom, and
+    input that could not be read. Append-only; an escalation is recorded once per
+    (reason, conversation, event), atomically.
+    """
 
     async def audit(
         self, agent: str, what: str, outcome: str, detail: Mapping[str, Any], at: str
@@ -237,27 +316,20 @@ class Store(Protocol):
         """Keep a record of something an agent did (a tool call) and how it ended."""
         ...
 
+    async def record_escalation(
+        self, agent: str, reason: str, conversation: str, event_id: str, at: str
+    ) -> bool:
+        """Record an escalation to `agent`; False when the same one is already recorded."""
+        ...
+
     async def quarantine(self, source: str, reason: str, payload: str, at: str) -> None:
         """Keep input that could not be read, with the reason, instead of dropping it."""
         ...
 
-    async def fill_text(self, event_id: str, text: str) -> None:
-        """Give a stored message the text an earlier, content-less copy lacked."""
-        ...
 
-    async def tombstone(self, event_ids: list[str]) -> None:
-        """Erase the text of these events (a deleted message and its edits), keeping the rest."""
-        ...
-
-    def ledger(self, since_seq: int = 0) -> AsyncIterator[LedgerEntry]:
-        """The events after `since_seq`, in sequence order."""
-        ...
-
-    async def receipts(self, event_id: str) -> list[str]: ...
-
-    async def claims(self, now: datetime) -> dict[str, tuple[str, datetime]]:
-        """Every unexpired claim: item -> (agent, expiry)."""
-        ...
+class GatewaySessions(Protocol):
+    """Where each bot's gateway connection stands, per platform and shard, so a restart can
+    resume it. A save is atomic, and the same session's `seq` never goes back."""
 
     async def save_gateway_session(self, platform: str, session: GatewaySession) -> None:
         """Keep where a bot's gateway session stands; the same session's `seq` never goes back."""
@@ -267,9 +339,22 @@ class Store(Protocol):
         """The sessions kept for `bot`'s gateway, one per shard."""
         ...
 
-    async def conversation_marks(
-        self, id_prefix: str, kind: str, *, threads: bool = False
-    ) -> list[ConversationMark]:
-        """For each conversation, the newest event of `kind` whose id starts with `id_prefix`;
-        with `threads`, for each thread of each conversation apart (and its top level)."""
+
+class Store(Ledger, Deliveries, Claims, OutboxStore, AuditLog, GatewaySessions, Protocol):
+    """The durable ledger: every part above on one database, opened and closed together, with
+    one transaction across them (an event, its receipts, decisions, claims and outbound actions
+    commit together)."""
+
+    async def open(self) -> None:
+        """Connect, and create what is missing of the schema; an existing database opens as is.
+        Raises `StoreError` when the database cannot be opened."""
+        ...
+
+    async def close(self) -> None:
+        """Disconnect; closing a closed store does nothing."""
+        ...
+
+    def transaction(self) -> AbstractAsyncContextManager[None]:
+        """Group writes; they commit together when the block ends without an exception, and
+        none of them is kept when it raises. A block inside another joins the outer one."""
         ...

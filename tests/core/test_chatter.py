@@ -21,7 +21,8 @@ from builders import (
 )
 
 import core.engine
-from core.attention import ChatterShape, Context, chatter_shape
+from core.attention import ChatterShape, chatter_shape
+from core.attention_context import Context
 from core.events import ChatEvent
 
 BASE = 1767225600  # 2026-01-01T00:00:00Z

@@ -1,0 +1,155 @@
+"""What the attention rules may read when deciding one event: the `Context`, built once per
+event with the facts that are the same for every agent (who wrote it, what it replies to, the
+run of fragments, the thread, the agents named or likely meant), and its intents, read lazily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Final
+
+from core.continuity import ASKS_THE_ROOM, ROOM_QUESTION, Cue
+from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
+from core.intent import Intent, IntentClassifier
+from core.manifest import ChannelConfig, Workspace
+from core.names import Naming
+from core.scorer import Scorer
+from core.signals import GlyphMap
+from core.state import State
+from core.state_records import Chain, MessageRecord, ThreadRecord
+
+__all__ = ["Context"]
+
+_MESSAGE, _EDIT = EventKind.MESSAGE, EventKind.EDIT
+_CHANNEL = ConversationKind.CHANNEL
+_HUMAN = AuthorKind.HUMAN
+_ADDRESSED = Naming.ADDRESSED
+
+
+@dataclass(slots=True)
+class Context:
+    """What the rules may read about the world when deciding one event.
+
+    Besides the world (`workspace`, `state`, `now`), it carries the facts about the event that
+    are the same for every agent, worked out once by `Context.build`, and its intents, read
+    from `text` by `classifier` when first asked for. Immutable through its `Final` fields
+    (see `core.events.ChatEvent`).
+    """
+
+    workspace: Final[Workspace]
+    state: Final[State]
+    classifier: Final[IntentClassifier]
+    text: Final[str | None]  # what the intents are read from; None for an event without text
+    glyphs: Final[GlyphMap]
+    now: Final[datetime]
+    author_agent: Final[str | None] = None
+    replied: Final[MessageRecord | None] = None
+    reply_author: Final[str | None] = None
+    roles_named: Final[tuple[str, ...]] = ()
+    chain: Final[Chain | None] = None
+    thread: Final[ThreadRecord | None] = None
+    thread_holder: Final[str | None] = None
+    channel: Final[ChannelConfig] = field(default_factory=ChannelConfig)
+    named: Final[Mapping[str, Naming]] = field(default_factory=dict)  # agents named in the text
+    cues: Final[Mapping[str, Cue]] = field(default_factory=dict)  # agents it is likely for
+    _intents: frozenset[Intent] | None = field(default=None, init=False, repr=False)
+
+    def intents(self) -> frozenset[Intent]:
+        """The event's intents, read the first time they are asked for: deciding chatter that
+        names someone else never asks."""
+        if self._intents is None:
+            text = self.text
+            self._intents = self.classifier.classify(text) if text is not None else frozenset()
+        return self._intents
+
+    def has_intent(self, intent: Intent) -> bool:
+        """Whether the event has `intent`, reading that one alone unless all are known: most
+        chatter is asked only whether it is a status."""
+        if self._intents is not None:
+            return intent in self._intents
+        return self.text is not None and self.classifier.has(self.text, intent)
+
+    @classmethod
+    def build(
+        cls,
+        event: ChatEvent,
+        workspace: Workspace,
+        state: State,
+        classifier: IntentClassifier,
+        glyphs: GlyphMap,
+        now: datetime,
+    ) -> Context:
+        conversation = event.conversation
+        replied = state.replied_message(event)
+        chain = state.chains.get((conversation.key, event.author.id))
+        if chain is not None and (
+            event.mentions
+            or event.reply_to is not None
+            or _ASKS_THE_ROOM.search(event.text) is not None
+            or event.created_at - chain.started
+            > timedelta(milliseconds=workspace.settings.merge_window_ms)
+        ):
+            chain = None
+        thread = state.thread(conversation)
+        text = event.text if event.kind is _MESSAGE or event.kind is _EDIT else None
+        author_agent = workspace.agent_for(event.platform, event.author.id)
+        named: Mapping[str, Naming] = {}
+        cues: Mapping[str, Cue] = {}
+        if event.author.kind is _HUMAN and author_agent is None:
+            if event.text and state.names.anywhere is not None:
+                named = state.names.find(event.text)
+                if named:
+                    text = state.names.without(text) if text is not None else None
+            if (
+                event.kind is _MESSAGE
+                and conversation.kind is _CHANNEL
+                and not event.mentions
+                and event.reply_to is None
+            ):
+                mentioned = (
+                    tuple(a for a, how in named.items() if how is not _ADDRESSED) if named else ()
+                )
+                scorer = state.scorer
+                cues = state.continuity.cues(
+                    event, workspace.agent_ids, mentioned, room=scorer is not None
+                )
+                if scorer is not None and cues:
+                    cues = _scored(cues, scorer)
+        return cls(
+            workspace=workspace,
+            state=state,
+            classifier=classifier,
+            text=text,
+            glyphs=glyphs,
+            now=now,
+            author_agent=author_agent,
+            replied=replied,
+            reply_author=event.target_author_id or (replied.author_id if replied else None),
+            roles_named=workspace.roles_named(event.platform, event.mentions.roles)
+            if event.mentions.roles
+            else (),
+            chain=chain,
+            thread=thread,
+            thread_holder=state.claim_holder(conversation.key, now) if thread else None,
+            channel=workspace.channel(conversation.scope),
+            named=named,
+            cues=cues,
+        )
+
+
+def _scored(cues: Mapping[str, Cue], scorer: Scorer) -> dict[str, Cue]:
+    """The cues that stand: continuity's rules (the partner, an answer to the agent's line, its
+    name in the text) always, a question to the room only when the scorer finds it likely for
+    the agent (and not in a burst that already gave the agent a turn); the rest is chatter."""
+    return {
+        agent: cue
+        for agent, cue in cues.items()
+        if cue.reason != ROOM_QUESTION or (not cue.burst_turned and scorer.likely(cue))
+    }
+
+
+# A message that asks the room ("lunch anyone?", "who is around?") is nobody's fragment: it
+# never continues the same person's earlier mention.
+_ASKS_THE_ROOM: Final = ASKS_THE_ROOM

@@ -1,0 +1,99 @@
+"""Decisions revised after the fact: an edit's decision against what the agent had of the
+earlier version, and a late question another person already answered in the gap."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from core.attention_context import Context
+from core.decision import Decision, Directedness, Policy
+from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
+from core.wire import LATE_AFTER
+
+__all__ = ["answered_in_gap", "is_late", "revise_for_edit"]
+
+TO_ME = Directedness.TO_ME
+MUST, MAY = Policy.MUST_RESPOND, Policy.MAY_RESPOND
+_MESSAGE = EventKind.MESSAGE
+_CHANNEL = ConversationKind.CHANNEL
+_HUMAN = AuthorKind.HUMAN
+
+
+def revise_for_edit(
+    decision: Decision, prior: Decision | None, answered: bool, supersedes: str | None
+) -> Decision:
+    """An edit's decision: `edited_after_response` once the agent answered the earlier version
+    (then `may_respond` at most, unless the edit newly addresses the agent), else
+    `edited_before_injection` with the edited text decided afresh."""
+    if decision.reason == "own_message":
+        return replace(decision, supersedes=supersedes)
+    if not answered:
+        return replace(decision, reason="edited_before_injection", supersedes=supersedes)
+    newly_addressed = decision.directedness is TO_ME and (
+        prior is None or prior.directedness is not TO_ME
+    )
+    policy = decision.policy
+    if policy is MUST and not newly_addressed:
+        policy = MAY
+    return replace(decision, policy=policy, reason="edited_after_response", supersedes=supersedes)
+
+
+def is_late(event: ChatEvent, received: datetime) -> bool:
+    """Whether the host received `event` more than `LATE_AFTER` after it was sent: read from
+    history after an outage, replayed by a resumed gateway, or sent again by the platform."""
+    return received - event.created_at > LATE_AFTER
+
+
+def answered_in_gap(
+    decision: Decision,
+    question: ChatEvent,
+    received: datetime,
+    reply: ChatEvent,
+    ctx: Context,
+) -> Decision | None:
+    """A question already answered in the gap is not answered again: the `must_respond`
+    `decision` on a late `question` (received at `received`), not yet delivered, once `reply`,
+    late too, is another person's answer to it, becomes `may_respond` for `answered_in_gap`;
+    None when the rule does not apply. Live events are never revised here.
+
+    An answer is a message from a person (not an agent, not a bot, not the asker), sent after
+    the question, that is a reply to it: a reply in its thread (a Slack thread reply to the
+    question or after it in the same thread, any later message in the same Discord thread), a
+    reply reference to it, or, in a channel without threads, a message that mentions the
+    asker.
+    """
+    if (
+        decision.policy is not MUST
+        or question.kind is not _MESSAGE
+        or reply.kind is not _MESSAGE
+        or not is_late(question, received)
+        or not is_late(reply, ctx.now)
+        or reply.author.kind is not _HUMAN
+        or ctx.author_agent is not None
+        or reply.author.id == question.author.id
+        or reply.created_at <= question.created_at
+        or not _replies_to(reply, question)
+    ):
+        return None
+    return replace(decision, policy=MAY, reason="answered_in_gap", deadline_ms=None)
+
+
+def _replies_to(reply: ChatEvent, question: ChatEvent) -> bool:
+    """Whether `reply` answers `question` by where it was said (see `answered_in_gap`)."""
+    if question.message_id is not None and reply.reply_to == question.message_id:
+        return True
+    asked, said = question.conversation, reply.conversation
+    if said.id != asked.id:
+        return False
+    if said.kind is ConversationKind.THREAD:
+        # In the question's thread, or in the thread the question started (a Slack root).
+        return said.key == asked.key or (
+            asked.thread_id is None and said.thread_id == question.message_id
+        )
+    return (
+        asked.kind is _CHANNEL
+        and said.kind is _CHANNEL
+        and asked.thread_id is None
+        and question.author.id in reply.mentions.users
+    )

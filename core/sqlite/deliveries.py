@@ -1,0 +1,179 @@
+"""The SQLite `Deliveries`: the `deliveries` table, one row per (event, agent)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Unpack
+
+from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
+from core.sqlite.connection import Connection
+from core.sqlite.ledger import EVENT_COLUMNS, entry_from_row
+from core.store import LedgerEntry, SeenWhere, StoredDelivery
+
+__all__ = ["SQLiteDeliveries"]
+
+# Deliveries are keyed by the event's ledger seq (an integer key keeps inserts cheap); a
+# lookup by event id goes through the events table's unique index.
+_SEQ_OF = "(SELECT seq FROM events WHERE id = ?)"
+_BY_EVENT = f"seq = {_SEQ_OF} AND agent = ?"
+
+_DELIVERY_COLUMNS = (
+    "event_id, agent, seq, directedness, policy, mode, reason, priority, deadline_ms, "
+    "claimed_by, continues, supersedes"
+)
+_READ_COLUMNS = f"{_DELIVERY_COLUMNS}, status, attempt, disposition"
+# The condition each of `seen_by`'s filters puts on the events (e) and deliveries (d) joined.
+_SEEN_WHERE = {
+    "conversation": "e.conversation = ?",
+    "thread": "e.thread = ?",
+    "before_seq": "e.seq < ?",
+    "after_seq": "e.seq > ?",
+    "mode": "d.mode = ?",
+}
+# Most decisions have no deadline, claim, continuation or edit: their rows leave those four
+# columns to default to NULL, since binding a None costs sqlite3 an adapter lookup per value.
+_INSERT_PLAIN = (
+    "INSERT INTO deliveries (event_id, agent, seq, directedness, policy, mode, reason, priority, "
+    "decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_NONE_SET = (None, None, None, None)
+_INSERT_FULL = (
+    f"INSERT INTO deliveries ({_DELIVERY_COLUMNS}, decided_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+class SQLiteDeliveries(Connection):
+    """Decisions are written in bulk (`Connection.deferred`), so every method here that reads
+    or changes a delivery first writes what is held back."""
+
+    async def record_decisions(self, seq: int, decisions: list[Decision], at: str) -> None:
+        # (`str()` of a StrEnum member is its value, read several times faster than `.value`.)
+        plain, full = self.deferred(_INSERT_PLAIN), self.deferred(_INSERT_FULL)
+        for d in decisions:
+            row = (
+                d.event_id,
+                d.agent,
+                seq,
+                str(d.directedness),
+                str(d.policy),
+                str(d.mode),
+                d.reason,
+                str(d.priority),
+            )
+            optional = (d.deadline_ms, d.claimed_by, d.continues, d.supersedes)
+            if optional == _NONE_SET:
+                plain.append((*row, at))
+            else:
+                full.append((*row, *optional, at))
+        self.settle()
+
+    async def decided_agents(self, event_id: str) -> set[str]:
+        self._flush()
+        rows = self.db.execute(f"SELECT agent FROM deliveries WHERE seq = {_SEQ_OF}", (event_id,))
+        return {str(row[0]) for row in rows}
+
+    async def deliveries(self, event_id: str) -> list[StoredDelivery]:
+        return self._deliveries(f"seq = {_SEQ_OF} ORDER BY agent", (event_id,))
+
+    async def pending(self, agent: str, limit: int = 1000) -> list[StoredDelivery]:
+        return self._deliveries(
+            "agent = ? AND status = 'pending' ORDER BY seq LIMIT ?", (agent, limit)
+        )
+
+    async def overdue(self, decided_before: str) -> list[StoredDelivery]:
+        return self._deliveries(
+            "status = 'delivered' AND policy = 'must_respond' AND disposition IS NULL "
+            "AND decided_at <= ? ORDER BY seq",
+            (decided_before,),
+        )
+
+    def _deliveries(self, where: str, args: tuple[Any, ...]) -> list[StoredDelivery]:
+        """Delivery records matching `where` (the rest of the statement after WHERE)."""
+        self._flush()
+        rows = self.db.execute(
+            f"SELECT {_READ_COLUMNS} FROM deliveries WHERE {where}", args
+        ).fetchall()
+        return [_delivery(row) for row in rows]
+
+    async def seen_by(
+        self, agent: str, *, limit: int = 50, **where: Unpack[SeenWhere]
+    ) -> list[tuple[LedgerEntry, StoredDelivery]]:
+        self._flush()
+        given: Mapping[str, object] = where
+        used = [(_SEEN_WHERE[name], value) for name, value in given.items() if value is not None]
+        conditions = " AND ".join(["d.agent = ?", *(condition for condition, _ in used)])
+        rows = self.db.execute(
+            f"SELECT {_prefixed('e', EVENT_COLUMNS)}, {_prefixed('d', _READ_COLUMNS)} "
+            "FROM deliveries d JOIN events e ON e.seq = d.seq "
+            f"WHERE {conditions} ORDER BY e.seq DESC LIMIT ?",
+            (agent, *(value for _, value in used), limit),
+        ).fetchall()
+        return [(entry_from_row(row[:6]), _delivery(row[6:])) for row in reversed(rows)]
+
+    async def revise_pending(self, seq: int, decision: Decision) -> bool:
+        self._flush()
+        cursor = self.db.execute(
+            "UPDATE deliveries SET policy = ?, reason = ?, deadline_ms = ? "
+            "WHERE seq = ? AND agent = ? AND status = 'pending'",
+            (str(decision.policy), decision.reason, decision.deadline_ms, seq, decision.agent),
+        )
+        return cursor.rowcount > 0
+
+    async def set_status(self, event_id: str, agent: str, status: str) -> None:
+        self._update("status = ?", (status,), event_id, agent)
+
+    async def set_disposition(
+        self, event_id: str, agent: str, disposition: Disposition, reason: str, at: str
+    ) -> bool:
+        columns = "disposition = ?, disposition_reason = ?, disposed_at = ?"
+        return self._update(columns, (disposition.value, reason, at), event_id, agent) == 1
+
+    async def mark_delivered(self, event_id: str, agent: str, attempt: int) -> None:
+        self._update("status = 'delivered', attempt = ?", (attempt,), event_id, agent)
+
+    async def mark_failed(self, event_id: str, agent: str, reason: str, at: str) -> None:
+        columns = (
+            "status = 'failed', disposition = 'failed', disposition_reason = ?, disposed_at = ?"
+        )
+        self._update(columns, (reason, at), event_id, agent)
+
+    async def note_attempt(self, event_id: str, agent: str, attempt: int) -> None:
+        self._update("attempt = ?", (attempt,), event_id, agent)
+
+    def _update(self, columns: str, values: tuple[Any, ...], event_id: str, agent: str) -> int:
+        """Set `columns` (an UPDATE's SET clause) of one agent's delivery of one event; how
+        many rows changed."""
+        self._flush()
+        cursor = self.db.execute(
+            f"UPDATE deliveries SET {columns} WHERE {_BY_EVENT}", (*values, event_id, agent)
+        )
+        return cursor.rowcount
+
+
+def _prefixed(table: str, columns: str) -> str:
+    """`a, b` as `t.a, t.b`."""
+    return ", ".join(f"{table}.{column.strip()}" for column in columns.split(","))
+
+
+def _delivery(row: tuple[Any, ...]) -> StoredDelivery:
+    decision = Decision(
+        event_id=str(row[0]),
+        agent=str(row[1]),
+        directedness=Directedness(row[3]),
+        policy=Policy(row[4]),
+        mode=InjectionMode(row[5]),
+        reason=str(row[6]),
+        priority=Priority(row[7]),
+        deadline_ms=row[8],
+        claimed_by=row[9],
+        continues=row[10],
+        supersedes=row[11],
+    )
+    return StoredDelivery(
+        decision=decision,
+        seq=int(row[2]),
+        status=str(row[12]),
+        attempt=int(row[13]),
+        disposition=Disposition(row[14]) if row[14] else None,
+    )

@@ -1,0 +1,66 @@
+"""The SQLite `OutboxStore`: the `outbox` table, one row per idempotency key, in queue order."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from core.sqlite.connection import Connection, dumps
+from core.store import OutboxEntry
+
+__all__ = ["SQLiteOutbox"]
+
+
+class SQLiteOutbox(Connection):
+    """The key is a unique column, so a second `put_outbox` of a key is ignored by SQLite
+    itself; `n` (the rowid) keeps the queue order."""
+
+    async def put_outbox(self, key: str, agent: str, action: Mapping[str, Any], at: str) -> bool:
+        cursor = self.db.execute(
+            "INSERT OR IGNORE INTO outbox (idempotency_key, agent, action, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (key, agent, dumps(action), at, at),
+        )
+        return cursor.rowcount == 1
+
+    async def outbox_due(self, limit: int = 100) -> list[OutboxEntry]:
+        rows = self.db.execute(
+            "SELECT idempotency_key, agent, action, status, attempts FROM outbox "
+            "WHERE status IN ('pending', 'ambiguous') ORDER BY n LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [OutboxEntry(r[0], r[1], orjson.loads(r[2]), r[3], int(r[4])) for r in rows]
+
+    async def outbox_get(self, key: str) -> OutboxEntry | None:
+        row = self.db.execute(
+            "SELECT idempotency_key, agent, action, status, attempts, result FROM outbox "
+            "WHERE idempotency_key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        result = orjson.loads(row[5]) if row[5] else None
+        return OutboxEntry(row[0], row[1], orjson.loads(row[2]), row[3], int(row[4]), result)
+
+    async def outbox_mark(
+        self, key: str, status: str, at: str, result: Mapping[str, Any] | None = None
+    ) -> None:
+        attempt = 1 if status == "sending" else 0
+        self.db.execute(
+            "UPDATE outbox SET status = ?, attempts = attempts + ?, updated_at = ?, "
+            "result = COALESCE(?, result) WHERE idempotency_key = ?",
+            (status, attempt, at, dumps(result) if result is not None else None, key),
+        )
+
+    async def outbox_recover(self, at: str) -> int:
+        cursor = self.db.execute(
+            "UPDATE outbox SET status = 'ambiguous', updated_at = ? WHERE status = 'sending'",
+            (at,),
+        )
+        return cursor.rowcount
+
+    async def outbox_has(self, key: str) -> bool:
+        row = self.db.execute("SELECT 1 FROM outbox WHERE idempotency_key = ?", (key,)).fetchone()
+        return row is not None

@@ -1,0 +1,100 @@
+"""The ledger's SQLite schema: every table, created idempotently, so an existing file opens as
+it is and a new one gets them all."""
+
+from __future__ import annotations
+
+__all__ = ["SCHEMA", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    ts TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    by TEXT NOT NULL,
+    data TEXT NOT NULL,
+    conversation TEXT NOT NULL DEFAULT '',
+    thread TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS events_by_conversation ON events (conversation, thread, seq);
+CREATE TABLE IF NOT EXISTS receipts (
+    event_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    PRIMARY KEY (event_id, agent)
+);
+CREATE TABLE IF NOT EXISTS deliveries (
+    event_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    directedness TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    priority TEXT NOT NULL,
+    deadline_ms INTEGER,
+    claimed_by TEXT,
+    continues TEXT,
+    supersedes TEXT,
+    decided_at TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',  -- pending until the harness acknowledges
+    attempt INTEGER NOT NULL DEFAULT 0,
+    disposition TEXT,
+    disposition_reason TEXT,
+    disposed_at TEXT,
+    PRIMARY KEY (seq, agent)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries (agent, seq) WHERE status = 'pending';
+CREATE TABLE IF NOT EXISTS claims (
+    item TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    claimed_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outbox (
+    n INTEGER PRIMARY KEY,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    agent TEXT NOT NULL,
+    action TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',  -- pending, sending, sent, failed, ambiguous
+    attempts INTEGER NOT NULL DEFAULT 0,
+    result TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS escalations (
+    agent TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    conversation TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (reason, conversation, event_id)
+);
+CREATE TABLE IF NOT EXISTS audit (
+    n INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    what TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gateway_sessions (
+    platform TEXT NOT NULL,
+    bot TEXT NOT NULL,
+    shard INTEGER NOT NULL,  -- -1 for an unsharded connection
+    session_id TEXT NOT NULL,
+    resume_url TEXT NOT NULL,
+    seq INTEGER NOT NULL,  -- the last dispatch whose event the ledger holds
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (platform, bot, shard)
+);
+CREATE TABLE IF NOT EXISTS quarantine (
+    id INTEGER PRIMARY KEY,
+    received_at TEXT NOT NULL,
+    source TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    payload TEXT NOT NULL
+);
+"""

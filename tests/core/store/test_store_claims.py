@@ -1,0 +1,54 @@
+"""The `Claims` contract: one holder per item until its claim expires, and racing claims give
+one holder."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from store_backends import Backend
+
+from core.clock import parse_time
+from core.store import ClaimResult, Store
+
+NOW = parse_time("2026-01-01T00:00:00Z")
+TTL_MS = 60_000
+
+
+def test_a_claim_holds_against_others_until_it_expires(backend: Backend) -> None:
+    async def scenario(store: Store) -> None:
+        until = NOW + timedelta(milliseconds=TTL_MS)
+        assert await store.claim("e1", "lead", NOW, TTL_MS) == ClaimResult(True, "lead", until)
+        later = NOW + timedelta(seconds=30)
+        assert await store.claim("e1", "worker-1", later, TTL_MS) == ClaimResult(
+            False, "lead", until
+        )
+        renewed = later + timedelta(milliseconds=TTL_MS)
+        assert await store.claim("e1", "lead", later, TTL_MS) == ClaimResult(True, "lead", renewed)
+        expired = renewed + timedelta(seconds=1)
+        taken = await store.claim("e1", "worker-1", expired, TTL_MS)
+        assert (taken.granted, taken.holder) == (True, "worker-1")
+
+    backend.run(scenario)
+
+
+def test_claims_lists_only_unexpired_claims_and_outlasts_a_restart(backend: Backend) -> None:
+    async def write(store: Store) -> None:
+        await store.claim("e1", "lead", NOW, TTL_MS)
+        await store.claim("e2", "worker-1", NOW, 1_000)
+
+    async def read(store: Store) -> dict[str, tuple[str, object]]:
+        return dict(await store.claims(NOW + timedelta(seconds=2)))
+
+    backend.run(write)
+    assert backend.run(read) == {"e1": ("lead", NOW + timedelta(milliseconds=TTL_MS))}
+
+
+def test_racing_claims_give_one_holder(backend: Backend) -> None:
+    async def scenario(store: Store) -> list[ClaimResult]:
+        agents = [f"worker-{n}" for n in range(8)]
+        return list(await asyncio.gather(*(store.claim("e1", a, NOW, TTL_MS) for a in agents)))
+
+    results = backend.run(scenario)
+    assert sum(result.granted for result in results) == 1
+    assert len({result.holder for result in results}) == 1

@@ -1,0 +1,107 @@
+"""The `Ledger` contract: events in append order, one per id, text that can be filled or erased,
+receipts once per agent, and the newest message per conversation."""
+
+from __future__ import annotations
+
+from store_backends import Backend
+
+from core.store import ConversationMark, LedgerEntry, Store
+
+CHANNEL = {"conversation": {"id": "C1", "kind": "channel"}, "text": "hello"}
+
+
+def test_append_numbers_events_in_order_and_refuses_a_second_copy_of_an_id(
+    backend: Backend,
+) -> None:
+    async def scenario(store: Store) -> None:
+        assert await store.append("e1", "message", "human:u", CHANNEL, "t1") == 1
+        assert await store.append("e2", "message", "human:u", CHANNEL, "t2") == 2
+        assert await store.append("e1", "message", "human:u", {"text": "again"}, "t3") is None
+        assert await store.sequence_of("e2") == 2
+        assert await store.sequence_of("nothing") is None
+        assert await store.entry(1) == LedgerEntry(1, "e1", "t1", "message", "human:u", CHANNEL)
+        assert await store.entry(3) is None
+
+    backend.run(scenario)
+
+
+def test_the_ledger_reads_back_in_sequence_order_after_a_point(backend: Backend) -> None:
+    async def write(store: Store) -> None:
+        async with store.transaction():
+            for n in range(1, 6):
+                await store.append(f"e{n}", "message", "human:u", {"n": n}, f"t{n}")
+
+    async def read(store: Store) -> list[int]:
+        return [entry.data["n"] async for entry in store.ledger(since_seq=2)]
+
+    backend.run(write)
+    assert backend.run(read) == [3, 4, 5]
+
+
+def test_text_is_filled_only_where_missing_and_a_tombstone_erases_it_for_good(
+    backend: Backend,
+) -> None:
+    async def scenario(store: Store) -> None:
+        await store.append("blank", "message", "human:u", {"text": ""}, "t1")
+        await store.append("said", "message", "human:u", {"text": "mine"}, "t2")
+        await store.fill_text("blank", "arrived later")
+        await store.fill_text("said", "not this")
+        await store.fill_text("nothing", "ignored")
+        await store.tombstone(["said", "nothing"])
+        await store.fill_text("said", "back again?")
+        blank, said = await store.entry(1), await store.entry(2)
+        assert blank is not None and blank.data["text"] == "arrived later"
+        assert said is not None and said.data == {"text": "", "deleted": True}
+
+    backend.run(scenario)
+
+
+def test_a_receipt_is_kept_once_per_agent(backend: Backend) -> None:
+    async def scenario(store: Store) -> None:
+        await store.append("e1", "message", "human:u", CHANNEL, "t1")
+        assert await store.add_receipt("e1", "worker-1")
+        assert await store.add_receipt("e1", "lead")
+        assert not await store.add_receipt("e1", "lead")
+        assert await store.receipts("e1") == ["lead", "worker-1"]
+        assert await store.receipts("e2") == []
+
+    backend.run(scenario)
+
+
+def test_the_newest_message_of_each_conversation_is_its_mark(backend: Backend) -> None:
+    async def scenario(store: Store) -> None:
+        channel = {"conversation": {"id": "C1", "kind": "channel"}}
+        dm = {"conversation": {"id": "D1", "kind": "dm"}}
+        await store.append("discord:1", "message", "human:u", channel, "t1")
+        await store.append("discord:2", "message", "human:u", channel, "t2")
+        await store.append("discord:2~edit", "edit", "human:u", channel, "t3")
+        await store.append("discord:3", "message", "human:u", dm, "t4")
+        await store.append("slack:T:C1:1.0", "message", "human:u", channel, "t5")
+        await store.append("discord:typing", "typing", "human:u", channel, "t6")
+
+        assert await store.conversation_marks("discord:", "message") == [
+            ConversationMark("C1", "channel", "discord:2", "t2"),
+            ConversationMark("D1", "dm", "discord:3", "t4"),
+        ]
+        assert await store.conversation_marks("webchat:", "message") == []
+
+    backend.run(scenario)
+
+
+def test_with_threads_each_thread_has_its_own_mark(backend: Backend) -> None:
+    async def scenario(store: Store) -> None:
+        top = {"conversation": {"id": "C1", "kind": "channel"}}
+        thread = {"conversation": {"id": "C1", "kind": "thread", "thread_id": "1.0"}}
+        await store.append("p:1", "message", "human:u", top, "t1")
+        await store.append("p:2", "message", "human:u", thread, "t2")
+        await store.append("p:3", "message", "human:u", top, "t3")
+
+        assert await store.conversation_marks("p:", "message", threads=True) == [
+            ConversationMark("C1", "thread", "p:2", "t2", "1.0"),
+            ConversationMark("C1", "channel", "p:3", "t3", ""),
+        ]
+        assert await store.conversation_marks("p:", "message") == [
+            ConversationMark("C1", "channel", "p:3", "t3")
+        ]
+
+    backend.run(scenario)
