@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from core.clock import SystemClock
 from core.engine import Engine
+from core.engine_port import EnginePort
 from core.errors import C2AError
 from core.manifest import Workspace, load_manifest
 from core.sqlite_store import SQLiteStore
@@ -77,7 +78,7 @@ async def _main(args: argparse.Namespace) -> None:
     try:
         engine = Engine(workspace, store, SystemClock())
         await engine.rebuild()
-        tools = ChatTools(engine, args.agent)
+        tools = ChatTools(EnginePort(engine, args.agent))
         if args.http:
             await mcp_server.serve_http(tools, *args.http)
         else:

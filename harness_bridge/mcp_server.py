@@ -9,7 +9,7 @@ reported as a generic tool error. Neither is a protocol error, and neither ends 
 
 `python -m c2a.mcp_cli --manifest M --store LEDGER --agent ID` runs `run_stdio` as a subprocess
 for a harness that launches MCP servers over stdio (`--http HOST:PORT`: `serve_http` instead);
-or embed `serving_http` in the host, where the tools share the live engine.
+or embed `serving_http` in the host, where the tools share the live engine's port.
 """
 
 from __future__ import annotations

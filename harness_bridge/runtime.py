@@ -8,7 +8,8 @@ turn is running, is injected into that turn, and any other waits for its own pat
 digest); a completed turn that ends in text while it still owes an answer posts that text as
 its reply (`ChatTools.reply_with_text`: the guarded `chat_send_message` path), and one that owes
 none posts nothing and logs it; a finished turn that failed records the `failed` disposition
-with its reason.
+with its reason. Everything the harness does in chat goes through the agent's port
+(`core.agent_port`); the engine is only handed on to the deliverer and the working indicator.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import contextlib
 import logging
 from typing import Any, Protocol
 
+from core.agent_port import AgentPort
 from core.clock import Clock
 from core.engine import Engine
 from core.jsonrpc import ClientInfo
@@ -52,20 +54,20 @@ class InProcessHarness:
 
     def __init__(
         self,
-        agent: str,
+        port: AgentPort,
         engine: Engine,
         loop: ModelLoop,
         clock: Clock,
         *,
         quiet_ms: int = 3000,
         mailbox: Mailbox | None = None,
-        tools: ChatTools | None = None,
     ) -> None:
-        self.agent = agent
-        self.engine = engine
+        self.agent = port.agent
+        self.port = port
+        self.engine = engine  # for the deliverer and the working indicator only
         self.loop = loop
-        # The loop's own chat tools, when it has them, so a final text shares its send budget.
-        self.tools = tools or ChatTools(engine, agent)
+        # Tools on the loop's own port share its send budget with the final text.
+        self.tools = ChatTools(port)
         self.clock = clock
         self.assembler = Assembler(clock, quiet_ms=quiet_ms)
         self.mailbox = mailbox or Mailbox()
@@ -185,7 +187,7 @@ class InProcessHarness:
             return
         self.results.append(result)
         if result.status == "failed":
-            await record_failure(self.engine, self.agent, result)
+            await record_failure(self.port, result)
 
     async def _reply(self, result: TurnResult) -> None:
         """A completed turn's final text is its reply when the turn still owes one; otherwise

@@ -1,14 +1,15 @@
 """A reply that appears as the model writes it: posted at its first words, redrawn in place as
 it grows, finished with the whole text.
 
-Every step goes through the host's guarded paths. The first words are posted by
-`ChatTools.reply_with_text` (policy, claims, send budget, idempotency key, audit); the typing
-indicator is cleared then. While the model writes, at most one redraw per `every` seconds is
-queued as a *draft* edit: an outbox `edit` action marked `draft`, which the web chat shows on
-the page only, so the ledger never holds the half-written versions. The whole text is the one
-real edit (`chat_edit_message`), recorded like any edit, once the first post has landed; a reply
-written before its first post was queued is simply posted whole. A draft or an edit that fails
-is only logged: it never posts a second message.
+Every step goes through the agent's port (`core.agent_port`), which guards it. The first words
+are posted by `ChatTools.reply_with_text` (policy, claims, send budget, idempotency key,
+audit); the caller's `on_posted` runs then (the harness clears its typing indicator). While the
+model writes, at most one redraw per `every` seconds is queued as a *draft* edit
+(`AgentPort.edit` with a draft number): an outbox `edit` action marked `draft`, which the web
+chat shows on the page only, so the ledger never holds the half-written versions. The whole
+text is the one real edit (`chat_edit_message`), recorded like any edit, once the first post
+has landed; a reply written before its first post was queued is simply posted whole. A draft
+or an edit that fails is only logged: it never posts a second message.
 
 Only the web chat streams (`STREAMING_PLATFORMS`); elsewhere the whole text is posted at the end.
 """
@@ -18,12 +19,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Final
 
-from core.engine import Engine
 from harness_bridge.tools import ChatTools, ToolError
-from harness_bridge.working import working
 
 __all__ = ["STREAMING_PLATFORMS", "StreamedReply"]
 
@@ -43,16 +42,16 @@ class StreamedReply:
         self,
         tools: ChatTools,
         event_ids: Sequence[str],
-        events: tuple[dict[str, Any], ...],
         *,
         live: bool,
         every: float = EDIT_EVERY_S,
         now: Callable[[], float] = time.monotonic,
+        on_posted: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.tools = tools
-        self.engine: Engine = tools.engine
+        self.port = tools.port
+        self.on_posted = on_posted
         self.event_ids = list(event_ids)
-        self.events = events
         self.live = live
         self.every = every
         self.now = now
@@ -97,31 +96,30 @@ class StreamedReply:
         self.key = str(sent["idempotencyKey"])
         self._posted = self._shown = text.strip()
         self._last = self.now()
-        await working(self.engine, self.tools.agent, self.events, on=False)
+        if self.on_posted is not None:
+            await self.on_posted()
 
     async def _draft(self) -> None:
         shown = self.text.strip()
         if shown == self._shown or self.key is None:
             return
-        entry = await self.engine.store.outbox_get(self.key)
-        message_id = (entry.result or {}).get("messageId") if entry is not None else None
-        if entry is None or entry.status != "sent" or not message_id:
+        state = await self.port.message(self.key)
+        if state is None or state.status != "sent" or not state.message_id:
             return  # not on the page yet: the next piece tries again
         self.drafts += 1
-        key = f"{self.key}:draft:{self.drafts}"
-        await self.tools.queue_change(entry, "edit", key, {"draft": True, "text": shown})
+        await self.port.edit(self.key, shown, draft=self.drafts)
         self._shown, self._last = shown, self.now()
 
     async def _final_edit(self, final: str) -> None:
         """The whole text as the message's one recorded edit, once the post has landed."""
         assert self.key is not None
         deadline = self.now() + LANDED_WITHIN_S
-        entry = await self.engine.store.outbox_get(self.key)
-        while entry is not None and entry.status not in ("sent", "failed"):
+        state = await self.port.message(self.key)
+        while state is not None and state.status not in ("sent", "failed"):
             if self.now() >= deadline:
                 break
             await asyncio.sleep(_POLL_S)
-            entry = await self.engine.store.outbox_get(self.key)
+            state = await self.port.message(self.key)
         try:
             await self.tools.call("chat_edit_message", {"idempotencyKey": self.key, "text": final})
         except ToolError as exc:

@@ -72,6 +72,7 @@ from acp.schema import (
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.engine import Engine
+from core.engine_port import EnginePort
 from core.wire import parse_deliver
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.backends.registry import settings_error
@@ -392,10 +393,7 @@ class AcpModelLoop:
         """The events this agent has not settled in the ledger (answered, deferred...)."""
         kept = []
         for params in events:
-            deliveries = await self.engine.store.deliveries(params["eventId"])
-            if not any(
-                d.decision.agent == self.agent and d.disposition is not None for d in deliveries
-            ):
+            if await EnginePort(self.engine, self.agent).unsettled([params["eventId"]]):
                 kept.append(params)
         return kept
 
@@ -588,4 +586,5 @@ def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> Ac
         sessions_path=sessions_file(parsed.store, agent),
         progress_every_s=parsed.progress_every_s,
     )
-    return AcpHarness(agent, engine, loop, engine.clock, quiet_ms=parsed.quiet_ms)
+    port = EnginePort(engine, agent)
+    return AcpHarness(port, engine, loop, port.clock, quiet_ms=parsed.quiet_ms)

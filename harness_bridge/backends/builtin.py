@@ -13,11 +13,14 @@ closes the loop's client when it stops.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.agent_port import AgentPort
 from core.engine import Engine
+from core.engine_port import EnginePort
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import ModelClient
 from harness_bridge.backends.model_status import ModelStatus
@@ -26,6 +29,7 @@ from harness_bridge.backends.registry import settings_error
 from harness_bridge.backends.text_reply import TextModel, TextReplyLoop
 from harness_bridge.runtime import InProcessHarness, ModelLoop
 from harness_bridge.tools import TOOL_NAMES, ChatTools
+from harness_bridge.working import working
 
 __all__ = [
     "BuiltinHarness",
@@ -88,14 +92,13 @@ class BuiltinHarness(InProcessHarness):
 
     def __init__(
         self,
-        agent: str,
+        port: AgentPort,
         engine: Engine,
         loop: ClosingLoop,
         quiet_ms: int,
-        tools: ChatTools | None = None,
         status: ModelStatus | None = None,
     ) -> None:
-        super().__init__(agent, engine, loop, engine.clock, quiet_ms=quiet_ms, tools=tools)
+        super().__init__(port, engine, loop, port.clock, quiet_ms=quiet_ms)
         self.model_loop = loop
         self.status = status or ModelStatus("a model", "the built-in model loop")
 
@@ -122,11 +125,14 @@ def loop_harness(
 ) -> BuiltinHarness:
     """The agent's harness: the built-in loop with `parsed`, answered by `client`; on the tool
     path offering the chat `tools` named. `reply` is the path unless `parsed.reply` names one;
-    `status` describes the model."""
-    chat_tools = ChatTools(engine, agent)
+    `status` describes the model. Here the engine becomes the agent's port; the engine itself
+    goes on only to delivery and the working indicator."""
+    port = EnginePort(engine, agent)
+    chat_tools = ChatTools(port)
     if (parsed.reply or reply) == "text":
-        text = TextReplyLoop(agent, engine, chat_tools, client)
-        return BuiltinHarness(agent, engine, text, parsed.quiet_ms, chat_tools, status)
+        cleared = partial(working, engine, agent, on=False)
+        text = TextReplyLoop(chat_tools, client, cleared)
+        return BuiltinHarness(port, engine, text, parsed.quiet_ms, status)
     loop = OpenAIModelLoop(
         "",  # the client is given: the loop builds none, so it needs no URL or model
         "",
@@ -136,7 +142,7 @@ def loop_harness(
         max_tool_rounds=parsed.max_tool_rounds,
         instructions=parsed.instructions,
     )
-    return BuiltinHarness(agent, engine, loop, parsed.quiet_ms, chat_tools, status)
+    return BuiltinHarness(port, engine, loop, parsed.quiet_ms, status)
 
 
 def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> InProcessHarness:

@@ -42,8 +42,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Protocol, Self
 
-from core.decision import Disposition
-from core.engine import Engine
+from core.agent_port import AgentPort
 from core.wire import parse_deliver
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import (
@@ -278,17 +277,10 @@ class OpenAIModelLoop:
             await self.on_progress(progress)
 
 
-async def record_failure(engine: Engine, agent: str, result: TurnResult) -> list[str]:
+async def record_failure(port: AgentPort, result: TurnResult) -> list[str]:
     """Record `failed`, with the turn's reason, for each of a failed turn's events that the
     agent has not settled otherwise (answered, claimed, deferred...); returns their ids."""
-    recorded: list[str] = []
-    async with engine.store.transaction():
-        for event_id in result.failed:
-            for delivery in await engine.store.deliveries(event_id):
-                if delivery.decision.agent == agent and delivery.disposition is None:
-                    await engine.dispose(agent, event_id, Disposition.FAILED, result.reason)
-                    recorded.append(event_id)
-    return recorded
+    return await port.fail(result.failed, result.reason)
 
 
 def _user(events: Sequence[Mapping[str, Any]]) -> Message:

@@ -19,7 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.agent_port import AgentPort
 from core.engine import Engine
+from core.engine_port import EnginePort
 from core.jsonrpc import Capabilities, ClientInfo
 from harness_bridge.backends.registry import settings_error
 from harness_bridge.delivery import Deliverer
@@ -68,23 +70,29 @@ def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> St
     except ValidationError as exc:
         raise settings_error(agent, exc) from None
     return StdioHarness(
-        agent, engine, parsed.command, env=parsed.env, restart_after=parsed.restart_after_s
+        EnginePort(engine, agent),
+        engine,
+        parsed.command,
+        env=parsed.env,
+        restart_after=parsed.restart_after_s,
     )
 
 
 class StdioHarness:
-    """One agent's external harness process."""
+    """One agent's external harness process; its chat tools are `port`'s, and `engine` is
+    only handed on to the deliverer."""
 
     def __init__(
         self,
-        agent: str,
+        port: AgentPort,
         engine: Engine,
         command: Sequence[str],
         *,
         env: Mapping[str, str] | None = None,
         restart_after: float = 2.0,
     ) -> None:
-        self.agent = agent
+        self.agent = port.agent
+        self.port = port
         self.engine = engine
         self.command = list(command)
         self.env = dict(env or {})
@@ -92,7 +100,7 @@ class StdioHarness:
         self.connection: Connection | None = None
         self.deliverer: Deliverer | None = None
         self._process: asyncio.subprocess.Process | None = None
-        self._stderr = StderrLog(agent)
+        self._stderr = StderrLog(self.agent)
         self._wake = asyncio.Event()
 
     async def start(self) -> Deliverer:
@@ -110,7 +118,7 @@ class StdioHarness:
             raise OSError("the harness process has no stdio pipes")  # they were asked for: never
         self._stderr.follow(process.stderr)
         connection = Connection(StreamTransport(process.stdout, process.stdin), name=self.agent)
-        serve_tools(connection, ChatTools(self.engine, self.agent))
+        serve_tools(connection, ChatTools(self.port))
         connection.start()
         session = await initialize(connection, HOST_INFO, HOST_CAPABILITIES)
         log.info(
@@ -122,7 +130,7 @@ class StdioHarness:
         )
         self.connection = connection
         self.deliverer = Deliverer(self.agent, self.engine, connection, session)
-        self.engine.mark_available(self.agent)
+        self.port.mark_available()
         return self.deliverer
 
     def wake(self) -> None:
@@ -143,7 +151,7 @@ class StdioHarness:
                 log.warning("harness for %s stopped (%s); restarting", self.agent, exc)
             except OSError as exc:
                 log.error("harness for %s cannot start: %s", self.agent, exc)
-            self.engine.mark_unavailable(self.agent)
+            self.port.mark_unavailable()
             await self.stop()
             await asyncio.sleep(self.restart_after)
 

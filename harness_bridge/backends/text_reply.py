@@ -3,7 +3,7 @@
 
 The model is never asked to choose a tool. The host's policy decides what a turn owes:
 
-- an event that owes an answer (`ChatTools.owed`: `must_respond`, or `may_respond` with this
+- an event that owes an answer (`AgentPort.owed`: `must_respond`, or `may_respond` with this
   agent holding its claim) always gets one;
 - a `may_respond` event nobody holds is put to the model as a yes/no question whose answer is
   constrained to exactly `yes` or `no` (`TextModel.choose`, a grammar or a schema, never free
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Final, Protocol
 
 from core.decision import Policy
-from core.engine import Engine
 from core.wire import parse_deliver
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.prompt import choice_messages, plain_line, text_messages
@@ -63,14 +63,19 @@ class TextModel(Protocol):
     async def aclose(self) -> None: ...
 
 
-class TextReplyLoop:
-    """One agent's turns on the text path (a `ModelLoop`)."""
+Cleared = Callable[[tuple[dict[str, Any], ...]], Awaitable[None]]
 
-    def __init__(self, agent: str, engine: Engine, tools: ChatTools, model: TextModel) -> None:
-        self.agent = agent
-        self.engine = engine
+
+class TextReplyLoop:
+    """One agent's turns on the text path (a `ModelLoop`). `cleared(events)` takes a turn's
+    working indicator down once its answer starts to show."""
+
+    def __init__(self, tools: ChatTools, model: TextModel, cleared: Cleared | None = None) -> None:
+        self.agent = tools.agent
+        self.port = tools.port
         self.tools = tools
         self.model = model
+        self.cleared = cleared
 
     async def aclose(self) -> None:
         await self.model.aclose()
@@ -83,9 +88,9 @@ class TextReplyLoop:
         """Answer, react or stay quiet, as the policy (and, for `may_respond`, the model's
         yes or no) says. Raises ModelError when the model fails."""
         key, ids = session_of(turn.events[0]), tuple(turn.event_ids)
-        owed = await self.tools.owed(ids)
+        owed = await self.port.owed(ids)
         if not owed and await self._volunteers(turn):
-            owed = await self.tools.owed(ids)
+            owed = await self.port.owed(ids)
         if owed:
             await self._answer(turn)
         else:
@@ -112,7 +117,9 @@ class TextReplyLoop:
     async def _answer(self, turn: Turn) -> None:
         recent, new = await self._lines(turn)
         live = turn.events[-1]["source"]["platform"] in STREAMING_PLATFORMS
-        reply = StreamedReply(self.tools, turn.event_ids, turn.events, live=live)
+        cleared = self.cleared
+        on_posted = partial(cleared, turn.events) if cleared is not None else None
+        reply = StreamedReply(self.tools, turn.event_ids, live=live, on_posted=on_posted)
         await self.model.stream_text(
             text_messages(self.agent, recent, new), reply.add, max_tokens=MAX_ANSWER_TOKENS
         )
@@ -133,19 +140,14 @@ class TextReplyLoop:
     async def _lines(self, turn: Turn) -> tuple[list[str], list[str]]:
         """The recent lines this agent was shown where the turn is, and the turn's own."""
         first = turn.events[0]["conversation"]
-        rows = await self.engine.store.seen_by(
-            self.agent,
-            conversation=first["id"],
-            thread=first.get("threadId"),
-            limit=RECENT_LINES + len(turn.events),
+        seen = await self.port.read_thread(
+            first["id"], thread=first.get("threadId"), limit=RECENT_LINES + len(turn.events)
         )
         ids = set(turn.event_ids)
         recent = [
-            plain_line(_name(entry.data.get("author")), str(entry.data.get("text", "")))
-            for entry, _ in rows
-            if entry.id not in ids
-            and entry.data.get("kind") in _SAID
-            and not entry.data.get("deleted")
+            plain_line(_name(event.author), event.text)
+            for event in seen
+            if event.event_id not in ids and event.kind in _SAID and not event.deleted
         ][-RECENT_LINES:]
         new = [_event_line(params) for params in turn.events]
         return recent, new

@@ -175,6 +175,7 @@ def test_a_digest_summarises_status_broadcasts_without_their_text() -> None:
 
 def test_a_reminder_reads_back_so_it_can_be_answered_or_fail() -> None:
     async def run() -> None:
+        from core.engine_port import EnginePort
         from harness_bridge.backends.openai import TurnResult, record_failure
         from harness_bridge.tools import ChatTools
 
@@ -186,9 +187,9 @@ def test_a_reminder_reads_back_so_it_can_be_answered_or_fail() -> None:
         event = await engine.event(reminder_id)
         assert event is not None and event.conversation.id == "D0W1" and event.text == ""
         failed = TurnResult("slack:D0W1", "failed", (reminder_id,), (reminder_id,), "no model")
-        assert await record_failure(engine, "worker-1", failed) == [reminder_id]
+        assert await record_failure(EnginePort(engine, "worker-1"), failed) == [reminder_id]
         answer = {"target": {"conversation": "D0W1"}, "inReplyTo": reminder_id, "text": "Done."}
-        result = await ChatTools(engine, "worker-1").call("chat_send_message", answer)
+        result = await ChatTools(EnginePort(engine, "worker-1")).call("chat_send_message", answer)
         assert result["status"] == "queued"
         # Answering the reminder answers the question it reminds of.
         for delivered in (event_id, reminder_id):

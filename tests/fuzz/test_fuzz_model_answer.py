@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.engine import Engine
+from core.engine_port import EnginePort
 from core.errors import C2AError
 from core.sqlite_store import SQLiteStore
 from harness_bridge.tools import ChatTools
@@ -116,7 +117,7 @@ def test_a_send_the_model_writes_is_done_or_refused(
     world: World, target: Any, text: Any, reply_to: Any
 ) -> None:
     world.clock.advance(timedelta(minutes=1))  # the send budget is not what is tested here
-    tools = ChatTools(world.engine, "lead")
+    tools = ChatTools(EnginePort(world.engine, "lead"))
     arguments = {"target": target, "text": text, "inReplyTo": reply_to}
     with bounded("chat_send_message"), contextlib.suppress(C2AError):
         world.run(tools.call("chat_send_message", arguments))
@@ -127,7 +128,7 @@ def test_a_send_the_model_writes_is_done_or_refused(
 def test_a_reaction_the_model_writes_is_done_or_refused(
     world: World, reply_to: Any, signal: Any
 ) -> None:
-    tools = ChatTools(world.engine, "lead")
+    tools = ChatTools(EnginePort(world.engine, "lead"))
     for name in (signal, "done", "working", "agree"):
         with bounded("chat_react"), contextlib.suppress(C2AError):
             world.run(tools.call("chat_react", {"inReplyTo": reply_to, "signal": name}))
@@ -137,7 +138,7 @@ def test_a_reaction_the_model_writes_is_done_or_refused(
 @given(text=texts, ids=st.lists(st.sampled_from(IDS), max_size=4))
 def test_a_turns_final_text_is_a_reply_or_nothing(world: World, text: str, ids: list[str]) -> None:
     world.clock.advance(timedelta(minutes=1))
-    tools = ChatTools(world.engine, "lead")
+    tools = ChatTools(EnginePort(world.engine, "lead"))
     with bounded("reply_with_text"):
         try:
             result = world.run(tools.reply_with_text(ids, text))

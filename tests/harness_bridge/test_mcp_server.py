@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, TextContent
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.engine import Engine
+from core.engine_port import EnginePort
 from core.manifest import Workspace, load_manifest
 from core.sqlite_store import SQLiteStore
 from harness_bridge.mcp_server import build_server, serving_http
@@ -90,7 +91,7 @@ async def connected(server: Server[Any]) -> AsyncIterator[ClientSession]:
 
 
 def agent(engine: Engine, name: str) -> AsyncIterator[ClientSession]:
-    return connected(build_server(ChatTools(engine, name)))
+    return connected(build_server(ChatTools(EnginePort(engine, name))))
 
 
 def outbox_keys(store: SQLiteStore) -> list[tuple[str, str]]:
@@ -219,7 +220,7 @@ def test_an_unexpected_failure_is_a_generic_tool_error() -> None:
             async def claim(self, args: Any) -> dict[str, Any]:
                 raise RuntimeError("disk on fire at /var/secret")
 
-        async with connected(build_server(Faulty(engine, "lead"))) as session:
+        async with connected(build_server(Faulty(EnginePort(engine, "lead")))) as session:
             failed = await session.call_tool("chat_claim", {"eventId": DM})
             still = await session.call_tool("chat_defer", {"eventId": DM, "reason": "later"})
         assert failed.is_error
@@ -231,7 +232,7 @@ def test_an_unexpected_failure_is_a_generic_tool_error() -> None:
 
 def test_the_tools_work_over_streamable_http_on_loopback() -> None:
     async def test(engine: Engine, store: SQLiteStore) -> None:
-        async with serving_http(ChatTools(engine, "lead")) as url:
+        async with serving_http(ChatTools(EnginePort(engine, "lead"))) as url:
             assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
             async with (
                 streamable_http_client(url) as (read, write),

@@ -164,7 +164,7 @@ def test_a_malformed_call_retried_three_times_fails_the_turn_with_the_reason() -
         assert "unknown tool 'chat_send_mesage'" in answers[1]
         assert "one JSON object, not list" in answers[2]
         assert loop.sessions == {}
-        assert await record_failure(engine, "lead", result) == [DM]
+        assert await record_failure(tools["lead"].port, result) == [DM]
         assert disposition(store, DM) == ("failed", result.reason)
         assert sends(store) == []
 

@@ -16,6 +16,7 @@ import pytest
 from world import DM, scenario
 
 from core.engine import Engine
+from core.engine_port import EnginePort
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.stdio import StdioHarness
 from harness_bridge.rpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
@@ -34,7 +35,7 @@ def sends(store: SQLiteStore) -> list[tuple[str, str]]:
 
 def test_the_example_harness_answers_a_dm_once_through_the_tools() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        harness = StdioHarness("lead", engine, [sys.executable, str(EXAMPLE)])
+        harness = StdioHarness(EnginePort(engine, "lead"), engine, [sys.executable, str(EXAMPLE)])
         deliverer = await harness.start()
         try:
             assert await deliverer.resume() >= 2  # the DM and the thanks, acknowledged
@@ -46,7 +47,7 @@ def test_the_example_harness_answers_a_dm_once_through_the_tools() -> None:
         finally:
             await harness.stop()
         # A new process gets nothing again: everything was acknowledged.
-        harness = StdioHarness("lead", engine, [sys.executable, str(EXAMPLE)])
+        harness = StdioHarness(EnginePort(engine, "lead"), engine, [sys.executable, str(EXAMPLE)])
         deliverer = await harness.start()
         try:
             assert await deliverer.resume() == 0
@@ -59,7 +60,9 @@ def test_the_example_harness_answers_a_dm_once_through_the_tools() -> None:
 
 def test_a_harness_that_cannot_start_marks_the_agent_unavailable() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        harness = StdioHarness("lead", engine, ["/nonexistent/harness"], restart_after=60)
+        harness = StdioHarness(
+            EnginePort(engine, "lead"), engine, ["/nonexistent/harness"], restart_after=60
+        )
         task = asyncio.create_task(harness.run())
         async with asyncio.timeout(5):
             while "lead" not in engine.unavailable:
@@ -74,7 +77,9 @@ HOSTILE = Path(__file__).with_name("hostile_harness.py")
 
 
 def hostile(engine: Engine, mode: str, *argv: str) -> StdioHarness:
-    return StdioHarness("lead", engine, [sys.executable, str(HOSTILE), mode, *argv])
+    return StdioHarness(
+        EnginePort(engine, "lead"), engine, [sys.executable, str(HOSTILE), mode, *argv]
+    )
 
 
 async def until(condition: Callable[[], bool]) -> None:

@@ -8,6 +8,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.streamed_reply import StreamedReply
 from harness_bridge.tools import ChatTools
+from harness_bridge.working import working
 
 
 class Scripted:
@@ -56,8 +58,8 @@ class Scripted:
 
 
 async def run_agent(engine: Engine, tools: ChatTools, model: Scripted) -> None:
-    loop = TextReplyLoop(tools.agent, engine, tools, model)
-    harness = InProcessHarness(tools.agent, engine, loop, SystemClock(), quiet_ms=50, tools=tools)
+    loop = TextReplyLoop(tools, model, partial(working, engine, tools.agent, on=False))
+    harness = InProcessHarness(tools.port, engine, loop, SystemClock(), quiet_ms=50)
     deliverer = await harness.start()
     try:
         await deliverer.resume()
@@ -150,12 +152,8 @@ def test_a_streamed_reply_whose_edits_fail_still_posts_exactly_one_message(
     when the post never lands, the final edit is given up (logged) and nothing else is sent."""
 
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        [delivery] = [d for d in await store.deliveries(DM) if d.decision.agent == "lead"]
-        params = await engine.redeliver(delivery, 1, compact=True)
         ticks = iter(range(0, 10_000, 5))
-        reply = StreamedReply(
-            tools["lead"], [DM], (params["params"],), live=True, now=lambda: float(next(ticks))
-        )
+        reply = StreamedReply(tools["lead"], [DM], live=True, now=lambda: float(next(ticks)))
         for piece in ("The ", "deploy ", "is ", "green."):
             await reply.add(piece)
         key = await reply.finish(FALLBACK)

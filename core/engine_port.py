@@ -1,0 +1,364 @@
+"""The agent port on the host's engine: every chat operation of one agent, guarded, on the ledger.
+
+`EnginePort(engine, agent)` reads the host's ledger (never a harness's mailbox) and shows only
+what was delivered to its agent. What it sends it builds as typed `core.actions` values and
+queues with `Engine.queue_action`, under an idempotency key, so a retried call never makes a
+second visible message; the platform adapters send what the outbox holds. The rules are
+`core.guards`; a refused call raises `ToolError` and queues nothing. Only a visible answer
+closes a question: a reaction to a `must_respond` event records no disposition, and answering a
+reminder answers the question it reminds of. The send budget belongs to the port, so every
+face of one agent's tools (function tools, the final text of a turn) spends the same one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from core.actions import Delete, Edit, Post, React, from_record
+from core.agent_port import EventFilter, EventView, MessageState, Outgoing, Queued, ToolCall
+from core.clock import Clock, format_time
+from core.decision import Disposition, Policy
+from core.engine import Engine
+from core.errors import ToolError
+from core.followup import REMINDER_SUFFIX
+from core.guards import (
+    SendBudget,
+    check_reaction,
+    check_reply,
+    derived_key,
+    is_owed,
+    mentions,
+    reaction_disposition,
+)
+from core.signals import Signal
+from core.store import ClaimResult, LedgerEntry, OutboxEntry, StoredDelivery
+
+__all__ = ["EnginePort"]
+
+# Ledger kinds a conversation's reading leaves out: who joined, which thread opened.
+_HOUSEKEEPING = frozenset({"x.c2a.member_joined", "x.c2a.member_left", "x.c2a.thread_created"})
+
+
+class EnginePort:
+    """One agent's `AgentPort` on the host's engine."""
+
+    def __init__(self, engine: Engine, agent: str) -> None:
+        self._engine = engine
+        self._agent = agent
+        self._budget = SendBudget(engine.workspace.settings.sends_per_minute)
+
+    @property
+    def agent(self) -> str:
+        return self._agent
+
+    @property
+    def clock(self) -> Clock:
+        return self._engine.clock
+
+    # ---- reading -----------------------------------------------------------------------------
+
+    async def list_events(self, which: EventFilter) -> list[EventView]:
+        rows = await self._engine.store.seen_by(
+            self._agent,
+            conversation=which.conversation,
+            before_seq=which.before_sequence,
+            limit=which.limit,
+        )
+        return [_view(e, d) for e, d in rows if which.policy in (None, d.decision.policy)]
+
+    async def read_thread(
+        self, conversation: str, *, thread: str | None = None, limit: int = 50
+    ) -> list[EventView]:
+        rows = await self._engine.store.seen_by(
+            self._agent, conversation=conversation, thread=thread, limit=limit
+        )
+        return [_view(e, d) for e, d in rows if e.kind not in _HOUSEKEEPING]
+
+    # ---- acting ------------------------------------------------------------------------------
+
+    async def send(self, message: Outgoing) -> Queued:
+        engine = self._engine
+        delivery = await self._delivery(message.in_reply_to) if message.in_reply_to else None
+        where = message.in_reply_to or f"{message.conversation}/{message.thread or ''}"
+        key = message.key or derived_key(self._agent, message.text, where)
+        repeat = await engine.store.outbox_has(key)  # a retry of a queued call is always fine
+        if delivery is not None and not repeat:
+            check_reply(delivery, self._holder(delivery), self._agent, message.text)
+        if not repeat:
+            self._budget.spend(message.conversation, engine.clock.now())
+        manifest = engine.workspace.manifest
+        named = mentions(message.directedness, message.recipients, manifest)
+        post = Post(
+            agent=self._agent,
+            platform=await self._platform(message.conversation, message.in_reply_to),
+            conversation=message.conversation,
+            key=key,
+            text=message.text,
+            thread=message.thread,
+            visibility=message.visibility,
+            directedness=message.directedness.value,
+            mentions=named,
+            in_reply_to=message.in_reply_to,
+        )
+        why = f"answered with message {key}"
+        async with engine.store.transaction():
+            queued = await engine.queue_action(post, self._now())
+            if queued and delivery is not None:
+                ack_only = delivery.decision.policy is Policy.ACK_ONLY
+                disposition = Disposition.ACKNOWLEDGED if ack_only else Disposition.RESPONDED
+                await self._dispose(delivery, disposition, why)
+                reminded = await self._reminded(delivery)
+                if reminded is not None:  # answering a reminder answers its question
+                    await self._dispose(reminded, disposition, why)
+            for event_id in message.also_answers if queued else ():
+                await engine.dispose(self._agent, event_id, Disposition.RESPONDED, why)
+        return Queued(key, queued)
+
+    async def react(self, in_reply_to: str, signal: Signal, *, eta: str | None = None) -> Queued:
+        engine = self._engine
+        delivery = await self._delivery(in_reply_to)
+        check_reaction(delivery, self._holder(delivery), self._agent, signal)
+        key = f"{delivery.decision.idempotency_key}:react:{signal.value}"
+        event = await engine.event(in_reply_to)
+        if event is None or event.message_id is None:
+            raise ToolError(f"{in_reply_to!r} is not a message you can react to")
+        action = React(
+            agent=self._agent,
+            platform=event.platform,
+            conversation=event.conversation.id,
+            key=key,
+            message_id=event.message_id,
+            signal=signal,
+            event_id=in_reply_to,
+            eta=eta,
+        )
+        async with engine.store.transaction():
+            queued = await engine.queue_action(action, self._now())
+            disposition = reaction_disposition(delivery.decision.policy, signal)
+            if queued and disposition is not None:
+                await self._dispose(delivery, disposition, f"signal {signal.value}")
+        return Queued(key, queued)
+
+    async def claim(self, event_id: str) -> ClaimResult:
+        delivery = await self._delivery(event_id)
+        async with self._engine.store.transaction():
+            result, _ = await self._engine.claim(self._agent, event_id)
+            if result.granted:
+                await self._dispose(delivery, Disposition.CLAIMED, "claimed")
+        return result
+
+    async def defer(self, event_id: str, reason: str, *, eta: str | None = None) -> Disposition:
+        return await self._settle(event_id, Disposition.DEFERRED, reason)
+
+    async def resolve(self, event_id: str, note: str | None = None) -> Disposition:
+        return await self._settle(event_id, Disposition.RESPONDED, note or "resolved")
+
+    async def leave(self, conversation: str, thread: str | None = None) -> str:
+        place = f"{conversation}/{thread}" if thread else conversation
+        async with self._engine.store.transaction():
+            await self._engine.leave(self._agent, place)
+        return place
+
+    async def edit(self, key: str, text: str, *, draft: int | None = None) -> Queued:
+        original, message_id = await self._own_message(key)
+        if draft is None:
+            digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+            change_key = f"{key}:edit:{digest}"
+        else:
+            change_key = f"{key}:draft:{draft}"
+        edit = Edit(
+            agent=self._agent,
+            platform=original.platform,
+            conversation=original.conversation,
+            key=change_key,
+            message_id=message_id,
+            text=text,
+            thread=original.thread,
+            mentions=original.mentions,
+            draft=draft is not None,
+        )
+        return await self._queue(edit)
+
+    async def delete(self, key: str) -> Queued:
+        original, message_id = await self._own_message(key)
+        delete = Delete(
+            agent=self._agent,
+            platform=original.platform,
+            conversation=original.conversation,
+            key=f"{key}:delete",
+            message_id=message_id,
+            thread=original.thread,
+        )
+        return await self._queue(delete)
+
+    async def message(self, key: str) -> MessageState | None:
+        entry = await self._engine.store.outbox_get(key)
+        if entry is None or entry.agent != self._agent:
+            return None
+        return MessageState(entry.status, _message_id(entry))
+
+    # ---- around a turn -----------------------------------------------------------------------
+
+    async def owed(self, event_ids: Sequence[str]) -> list[str]:
+        owed: list[str] = []
+        for event_id in event_ids:
+            delivery = await self._mine(event_id)
+            if delivery is not None and is_owed(delivery, self._holder(delivery), self._agent):
+                owed.append(event_id)
+        return owed
+
+    async def final_reply(self, event_ids: Sequence[str], text: str) -> Outgoing | None:
+        owed = await self.owed(event_ids)
+        said = text.strip()
+        if not owed or not said:
+            return None
+        event = await self._engine.event(owed[-1])
+        if event is None:
+            return None
+        place = event.conversation
+        also: list[str] = []
+        for other_id in owed[:-1]:
+            other = await self._engine.event(other_id)
+            if other is not None and other.conversation.key == place.key:
+                also.append(other_id)
+        return Outgoing(
+            conversation=place.id,
+            thread=place.thread_id,
+            text=said,
+            in_reply_to=owed[-1],
+            also_answers=tuple(also),
+        )
+
+    async def unsettled(self, event_ids: Sequence[str]) -> list[str]:
+        unsettled: list[str] = []
+        for event_id in event_ids:
+            delivery = await self._mine(event_id)
+            if delivery is None or delivery.disposition is None:
+                unsettled.append(event_id)
+        return unsettled
+
+    async def fail(self, event_ids: Sequence[str], reason: str) -> list[str]:
+        recorded: list[str] = []
+        async with self._engine.store.transaction():
+            for event_id in event_ids:
+                delivery = await self._mine(event_id)
+                if delivery is not None and delivery.disposition is None:
+                    await self._dispose(delivery, Disposition.FAILED, reason)
+                    recorded.append(event_id)
+        return recorded
+
+    async def record_call(self, call: ToolCall) -> None:
+        """Redacted, since a model's arguments and a refusal's reason may quote a secret."""
+        shown = dict(call.arguments or {})
+        if isinstance(shown.get("text"), str):
+            shown["text"] = f"[{len(shown['text'])} characters]"
+        result = dict(call.result)
+        detail: dict[str, Any] = self._engine.redactor.data({"arguments": shown, "result": result})
+        try:
+            orjson.dumps(detail)
+        except TypeError as exc:  # a model can write what the ledger's JSON cannot hold
+            detail = {"arguments": f"[not storable: {exc}]", "result": result}
+        async with self._engine.store.transaction():
+            await self._engine.store.audit(
+                self._agent, call.tool, call.outcome, detail, self._now()
+            )
+
+    def mark_available(self) -> None:
+        self._engine.mark_available(self._agent)
+
+    def mark_unavailable(self) -> None:
+        self._engine.mark_unavailable(self._agent)
+
+    # ---- inside ------------------------------------------------------------------------------
+
+    async def _settle(self, event_id: str, disposition: Disposition, why: str) -> Disposition:
+        delivery = await self._delivery(event_id)
+        async with self._engine.store.transaction():
+            await self._dispose(delivery, disposition, why)
+        return disposition
+
+    async def _queue(self, action: Edit | Delete) -> Queued:
+        async with self._engine.store.transaction():
+            queued = await self._engine.queue_action(action, self._now())
+        return Queued(action.key, queued)
+
+    async def _own_message(self, key: str) -> tuple[Post, str]:
+        """A message this agent sent that has landed, and its platform id (edits and deletes
+        need it)."""
+        entry = await self._engine.store.outbox_get(key)
+        if entry is None or entry.agent != self._agent or entry.action.get("action") != "send":
+            raise ToolError(f"you sent no message with idempotency key {key!r}")
+        message_id = _message_id(entry)
+        if entry.status != "sent" or not message_id:
+            raise ToolError(f"message {key!r} has not been posted yet ({entry.status}); try later")
+        original = from_record(entry.action)
+        assert isinstance(original, Post)  # its record says `send`
+        return original, message_id
+
+    async def _delivery(self, event_id: str) -> StoredDelivery:
+        delivery = await self._mine(event_id)
+        if delivery is None:
+            raise ToolError(f"no event {event_id!r} was delivered to you")
+        return delivery
+
+    async def _reminded(self, delivery: StoredDelivery) -> StoredDelivery | None:
+        """The delivery a reminder reminds of, when `delivery` is a reminder."""
+        decision = delivery.decision
+        if decision.reason != "reminder" or not decision.event_id.endswith(REMINDER_SUFFIX):
+            return None
+        return await self._mine(decision.event_id.removesuffix(REMINDER_SUFFIX))
+
+    async def _mine(self, event_id: str) -> StoredDelivery | None:
+        for delivery in await self._engine.store.deliveries(event_id):
+            if delivery.decision.agent == self._agent:
+                return delivery
+        return None
+
+    def _holder(self, delivery: StoredDelivery) -> str | None:
+        """Who holds the claim on the delivery's event now, if anyone."""
+        return self._engine.state.claim_holder(delivery.decision.event_id, self._engine.clock.now())
+
+    async def _platform(self, conversation: str, in_reply_to: str | None) -> str:
+        """Which platform a conversation is on, from what the agent has seen there."""
+        if in_reply_to is not None:
+            event = await self._engine.event(in_reply_to)
+            if event is not None:
+                return event.platform
+        seen = await self._engine.store.seen_by(self._agent, conversation=conversation, limit=1)
+        if not seen:
+            raise ToolError(f"you have seen nothing in conversation {conversation!r}")
+        return str(seen[0][0].data["platform"])
+
+    async def _dispose(self, delivery: StoredDelivery, disposition: Disposition, why: str) -> None:
+        await self._engine.dispose(self._agent, delivery.decision.event_id, disposition, why)
+
+    def _now(self) -> str:
+        return format_time(self._engine.clock.now())
+
+
+def _message_id(entry: OutboxEntry) -> str | None:
+    message_id = (entry.result or {}).get("messageId")
+    return str(message_id) if message_id else None
+
+
+def _view(entry: LedgerEntry, delivery: StoredDelivery) -> EventView:
+    data = entry.data
+    decision = delivery.decision
+    return EventView(
+        event_id=entry.id,
+        sequence=entry.seq,
+        kind=data["kind"],
+        conversation=data["conversation"],
+        author=data["author"],
+        created_at=data["created_at"],
+        text=data.get("text", ""),
+        deleted=bool(data.get("deleted")),
+        directedness=decision.directedness,
+        policy=decision.policy,
+        reason=decision.reason,
+        disposition=delivery.disposition,
+    )

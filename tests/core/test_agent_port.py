@@ -1,0 +1,260 @@
+"""The agent port on the engine: each guard refuses once, with the words the model reads, and
+queues nothing; what is allowed is queued as a typed action and recorded as a disposition."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from agent_world import CHATTER, DM, ROLE, THANKS, port_scenario
+
+from core.agent_port import EventFilter, MessageState, Outgoing, Queued, ToolCall
+from core.clock import VirtualClock
+from core.decision import Directedness, Disposition, Policy
+from core.engine import Engine
+from core.engine_port import EnginePort
+from core.errors import ToolError
+from core.signals import Signal
+from core.sqlite_store import SQLiteStore
+
+
+def outbox(store: SQLiteStore) -> list[tuple[str, str]]:
+    """Every queued action but the host's own `seen` reactions: agent and key."""
+    rows = store.db.execute(
+        "SELECT agent, idempotency_key FROM outbox WHERE idempotency_key NOT LIKE '%:react:seen'"
+    )
+    return [(agent, key) for agent, key in rows]
+
+
+async def disposition(store: SQLiteStore, event_id: str, agent: str) -> Disposition | None:
+    for delivery in await store.deliveries(event_id):
+        if delivery.decision.agent == agent:
+            return delivery.disposition
+    return None
+
+
+def answer(event_id: str, text: str, **fields: Any) -> Outgoing:
+    conversation = event_id.split(":")[2]
+    return Outgoing(conversation=conversation, text=text, in_reply_to=event_id, **fields)
+
+
+def others(engine: Engine) -> tuple[str, str]:
+    """The worker holding the role mention's claim, and the other one."""
+    holder = engine.state.claim_holder(ROLE, engine.clock.now())
+    assert holder is not None
+    return holder, "worker-2" if holder == "worker-1" else "worker-1"
+
+
+@pytest.mark.parametrize(
+    ("agent", "message", "refusal"),
+    [
+        ("worker-1", answer(CHATTER, "Pizza!"), "is must_not_respond for you"),
+        ("lead", answer(THANKS, "You're welcome! " * 20), "ack_only; react, or send a short"),
+        ("lead", answer(DM, "x", directedness=Directedness.TO_ME), "exactly one recipient"),
+        ("lead", answer(DM, "x", recipients=("agent:worker-1",)), "mentions nobody"),
+        (
+            "lead",
+            answer(DM, "x", directedness=Directedness.TO_ME, recipients=("agent:ghost",)),
+            "unknown recipient 'agent:ghost'",
+        ),
+        ("worker-1", answer(DM, "x"), f"no event {DM!r} was delivered to you"),
+        ("lead", Outgoing(conversation="C0NOWHERE", text="x"), "you have seen nothing"),
+    ],
+)
+def test_a_refused_message_says_why_and_queues_nothing(
+    agent: str, message: Outgoing, refusal: str
+) -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        with pytest.raises(ToolError, match=refusal):
+            await ports[agent].send(message)
+        assert outbox(store) == []
+
+    port_scenario(test)
+
+
+def test_an_event_another_agent_claimed_is_out_of_bounds_for_messages_and_reactions() -> None:
+    """The role mention was selected for one worker; once that claim has expired the other
+    claims it, and the first, whose policy still lets it answer, must stay out."""
+
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        selected, other = others(engine)
+        assert isinstance(engine.clock, VirtualClock)
+        engine.clock.advance(timedelta(days=1))
+        assert (await ports[other].claim(ROLE)).granted
+        stay_out = f"refused: agent:{other} claimed {ROLE}; stay out"
+        with pytest.raises(ToolError, match=stay_out):
+            await ports[selected].send(answer(ROLE, "Mine."))
+        with pytest.raises(ToolError, match=stay_out):
+            await ports[selected].react(ROLE, Signal.WORKING)
+        assert outbox(store) == []
+        assert await ports[selected].owed([ROLE]) == []
+
+    port_scenario(test)
+
+
+def test_a_second_different_answer_is_refused_but_a_retry_is_a_duplicate() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        first = await ports["lead"].send(answer(DM, "Green."))
+        again = await ports["lead"].send(answer(DM, "Green."))
+        assert first == Queued(first.key, True) and again == Queued(first.key, False)
+        with pytest.raises(ToolError, match=f"you already answered {DM}"):
+            await ports["lead"].send(answer(DM, "Red."))
+        assert await disposition(store, DM, "lead") is Disposition.RESPONDED
+        assert len(outbox(store)) == 1
+
+    port_scenario(test)
+
+
+def test_ack_only_takes_only_an_acknowledging_reaction() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        with pytest.raises(ToolError, match="acknowledge it with seen or agree, not done"):
+            await ports["lead"].react(THANKS, Signal.DONE)
+        assert await disposition(store, THANKS, "lead") is None
+        await ports["lead"].react(THANKS, Signal.AGREE)
+        assert await disposition(store, THANKS, "lead") is Disposition.ACKNOWLEDGED
+
+    port_scenario(test)
+
+
+def test_the_send_budget_is_per_conversation_and_refills_after_a_minute() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        for n in range(10):
+            await ports["lead"].send(Outgoing(conversation="C0GEN", text=f"update {n}"))
+        with pytest.raises(ToolError, match="you sent 10 messages in C0GEN in the last minute"):
+            await ports["lead"].send(Outgoing(conversation="C0GEN", text="one more"))
+        await ports["lead"].send(answer(DM, "Another conversation is fine."))
+        assert isinstance(engine.clock, VirtualClock)
+        engine.clock.advance(timedelta(minutes=1))
+        assert (await ports["lead"].send(Outgoing(conversation="C0GEN", text="later"))).new
+
+    port_scenario(test)
+
+
+def test_a_reaction_to_a_question_records_nothing_but_a_message_answers_it() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        for signal in (Signal.WORKING, Signal.CLAIMED, Signal.DONE):
+            assert (await ports["lead"].react(DM, signal)).new
+        assert await disposition(store, DM, "lead") is None
+        await ports["lead"].send(answer(DM, "It is green."))
+        assert await disposition(store, DM, "lead") is Disposition.RESPONDED
+
+    port_scenario(test)
+
+
+def test_claim_defer_and_resolve_record_their_dispositions() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        claimed = await ports["worker-1"].claim(CHATTER)
+        lost = await ports["worker-2"].claim(CHATTER)
+        assert (claimed.granted, lost.granted, lost.holder) == (True, False, "worker-1")
+        assert await disposition(store, CHATTER, "worker-1") is Disposition.CLAIMED
+        assert await ports["lead"].defer(DM, "after the deploy") is Disposition.DEFERRED
+        assert await ports["lead"].resolve(DM) is Disposition.RESPONDED
+        assert await ports["worker-1"].leave("C0GEN", "171.0") == "C0GEN/171.0"
+
+    port_scenario(test)
+
+
+def test_only_the_agents_own_landed_message_can_be_edited_or_deleted() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        await ports["lead"].send(answer(DM, "Green.", key="k-1"))
+        assert await ports["lead"].message("k-1") == MessageState("pending", None)
+        assert await ports["worker-1"].message("k-1") is None
+        with pytest.raises(ToolError, match="'k-1' has not been posted yet"):
+            await ports["lead"].edit("k-1", "Red.")
+        async with store.transaction():
+            await store.outbox_mark("k-1", "sent", "2026-01-01T00:00:11Z", {"messageId": "171.0"})
+        with pytest.raises(ToolError, match="you sent no message with idempotency key 'k-1'"):
+            await ports["worker-1"].delete("k-1")
+        draft = await ports["lead"].edit("k-1", "Re", draft=1)
+        edit = await ports["lead"].edit("k-1", "Red.")
+        delete = await ports["lead"].delete("k-1")
+        assert draft.key == "k-1:draft:1" and edit.key.startswith("k-1:edit:")
+        assert delete == Queued("k-1:delete", True)
+        rows = store.db.execute(
+            "SELECT json_extract(action, '$.action'), json_extract(action, '$.draft'), "
+            "json_extract(action, '$.messageId') FROM outbox WHERE idempotency_key LIKE 'k-1:%' "
+            "ORDER BY rowid"
+        ).fetchall()
+        assert rows == [("edit", 1, "171.0"), ("edit", 0, "171.0"), ("delete", None, "171.0")]
+
+    port_scenario(test)
+
+
+def test_a_turns_final_text_answers_the_last_owed_event_and_the_others_in_its_place() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        lead = ports["lead"]
+        assert await lead.owed([DM, THANKS, CHATTER]) == [DM]
+        assert await lead.final_reply([THANKS, CHATTER], "Sure.") is None
+        assert await lead.final_reply([DM], "   ") is None
+        reply = await lead.final_reply([DM], "  It is green. ")
+        assert reply == Outgoing(
+            conversation="D0LEAD", text="It is green.", in_reply_to=DM, also_answers=()
+        )
+        holder, _ = others(engine)
+        assert await ports[holder].owed([ROLE]) == [ROLE]
+
+    port_scenario(test)
+
+
+def test_also_answers_settles_the_other_questions_the_message_answers() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        lead = ports["lead"]
+        await lead.send(answer(THANKS, "Noted.", also_answers=(DM,)))
+        assert await disposition(store, THANKS, "lead") is Disposition.ACKNOWLEDGED
+        assert await disposition(store, DM, "lead") is Disposition.RESPONDED
+
+    port_scenario(test)
+
+
+def test_a_failed_turn_marks_only_what_the_agent_left_unsettled() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        lead = ports["lead"]
+        await lead.defer(DM, "later")
+        assert await lead.unsettled([DM, THANKS]) == [THANKS]
+        assert await lead.fail([DM, THANKS], "the model is down") == [THANKS]
+        assert await disposition(store, THANKS, "lead") is Disposition.FAILED
+        assert await lead.unsettled([DM, THANKS]) == []
+
+    port_scenario(test)
+
+
+def test_reads_show_only_what_was_delivered_with_the_hosts_decision() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        listed = await ports["lead"].list_events(EventFilter(policy=Policy.MUST_RESPOND))
+        assert [e.event_id for e in listed] == [DM]
+        assert listed[0].text == "can you check the deploy?"
+        worker = await ports["worker-1"].list_events(EventFilter(limit=50))
+        assert DM not in [e.event_id for e in worker]
+        said = await ports["worker-1"].read_thread("C0GEN")
+        assert [e.event_id for e in said] == [ROLE, CHATTER]
+
+    port_scenario(test)
+
+
+def test_a_tool_call_is_audited_redacted_with_text_as_its_length() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        token = "xoxb-" + "1" * 12 + "-" + "2" * 12 + "-" + "a" * 24
+        arguments = {"text": "secret plan", "note": f"token {token}"}
+        await ports["lead"].record_call(ToolCall("chat_defer", arguments, "ok", {"n": 1}))
+        ((what, outcome, detail),) = store.db.execute(
+            "SELECT what, outcome, detail FROM audit"
+        ).fetchall()
+        shown = json.loads(detail)
+        assert (what, outcome) == ("chat_defer", "ok")
+        assert shown["arguments"]["text"] == "[11 characters]"
+        assert token not in detail and shown["result"] == {"n": 1}
+
+    port_scenario(test)
+
+
+def test_the_port_marks_its_agents_harness_up_and_down() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        ports["lead"].mark_unavailable()
+        assert "lead" in engine.unavailable
+        ports["lead"].mark_available()
+        assert "lead" not in engine.unavailable
+        assert ports["lead"].clock is engine.clock and ports["lead"].agent == "lead"
+
+    port_scenario(test)
