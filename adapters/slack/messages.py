@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from adapters.limits import MAX_TEXT
 from adapters.slack.envelope import Envelope, Parser, to_event
@@ -84,22 +85,9 @@ def parse_message_changed(envelope: Envelope, event: MessageChangedEvent) -> Cha
         before = optional_str(previous, "text", "event.previous_message", MAX_TEXT) or ""
     if said == before:
         return None
-    ts = required_str(message, "ts", "event.message")
+    required_str(message, "ts", "event.message")  # read before the edit's time, as always
     edited_ts = required_str(edited, "ts", "event.message.edited")
-    thread_ts = optional_str(message, "thread_ts", "event.message")
-    return to_event(
-        envelope,
-        f"{message_event_id(envelope.team, channel, ts)}~{edited_ts}",
-        EventKind.EDIT,
-        to_conversation(channel, channel_type(event), ts, thread_ts),
-        to_author(message, envelope.team, "event.message", same_org=envelope.same_org),
-        to_datetime(edited_ts, "event.message.edited.ts"),
-        message_id=ts,
-        text=said,
-        mentions=extract_mentions(said),
-        subtype=optional_str(message, "subtype", "event.message"),
-        files=len(optional_list(message, "files", "event.message")),
-    )
+    return _to_said(envelope, event, channel, message, "event.message", edited_ts)
 
 
 def parse_message_deleted(envelope: Envelope, event: MessageDeletedEvent) -> ChatEvent:
@@ -126,23 +114,41 @@ MESSAGE_PARSERS: Mapping[str | None, Parser] = {
 
 def _to_message(envelope: Envelope, event: MessageEvent | AppMentionEvent) -> ChatEvent:
     channel = required_str(event, "channel", "event")
-    ts = required_str(event, "ts", "event")
-    said = optional_str(event, "text", "event", MAX_TEXT) or ""
-    thread_ts = optional_str(event, "thread_ts", "event")
-    subtype = optional_str(event, "subtype", "event")
+    return _to_said(envelope, event, channel, event, "event", None)
+
+
+def _to_said(
+    envelope: Envelope,
+    event: Mapping[str, Any],
+    channel: str,
+    message: Mapping[str, Any],
+    where: str,
+    edited_ts: str | None,
+) -> ChatEvent:
+    """`message` (found at `where` in `event`) as posted in `channel`, or, with `edited_ts`, as
+    edited then."""
+    ts = required_str(message, "ts", where)
+    said = optional_str(message, "text", where, MAX_TEXT) or ""
+    thread_ts = optional_str(message, "thread_ts", where)
+    subtype = optional_str(message, "subtype", where)
+    event_id = message_event_id(envelope.team, channel, ts)
+    kind, when, when_field = EventKind.MESSAGE, ts, f"{where}.ts"
+    if edited_ts is not None:
+        event_id = f"{event_id}~{edited_ts}"
+        kind, when, when_field = EventKind.EDIT, edited_ts, f"{where}.edited.ts"
     return to_event(
         envelope,
-        message_event_id(envelope.team, channel, ts),
-        EventKind.MESSAGE,
+        event_id,
+        kind,
         to_conversation(channel, channel_type(event), ts, thread_ts),
-        to_author(event, envelope.team, "event", same_org=envelope.same_org),
-        to_datetime(ts, "event.ts"),
+        to_author(message, envelope.team, where, same_org=envelope.same_org),
+        to_datetime(when, when_field),
         message_id=ts,
         text=said,
         mentions=extract_mentions(said),
         subtype=subtype,
-        files=len(optional_list(event, "files", "event")),
-        also_in_channel=subtype == "thread_broadcast",
+        files=len(optional_list(message, "files", where)),
+        also_in_channel=edited_ts is None and subtype == "thread_broadcast",
     )
 
 
