@@ -3,8 +3,8 @@
 Each agent is its own Discord bot, so each gets its own `discord.Client` and gateway session.
 A connection hands the host the *raw* dispatch frames (`{"op": 0, "t": NAME, "s": N, "d": {...}}`)
 that `adapters.discord.normalise` reads, so the live path and `c2a replay` share one normaliser
-and discord.py's cache is never consulted (edits and deletes of uncached messages are no
-special case). Only names in the normaliser's `PARSERS` table are forwarded.
+and discord.py's cache is never consulted; which frames are handed over is
+`adapters.discord.frames`'.
 
 How frames are taken: every bot's gateway socket is `adapters.discord.resume`'s, which hands
 each complete gateway message, as text, after the transport decompression and before discord.py
@@ -14,24 +14,20 @@ so an edit never overtakes the message it edits.
 
 Sessions that outlive the process (with a `store`): after a dispatch's event is committed (or
 the dispatch is one the normaliser does not read), the connection records in the ledger that
-its session stands at that dispatch's sequence (`Store.save_gateway_session`, after the event's
-own transaction, never before it, so the mark can only lag, and what it lags by is replayed and
-dropped as a repeat). The next start RESUMEs from there (`adapters.discord.resume`), so Discord
-replays what was said while the host was down and what was read but not committed when it
-died; a graceful stop closes with 4000, which keeps the session. When Discord refuses the
-session, the new session's READY makes the connection catch up from message history first
-(`adapters.discord.catchup`, bounded by the manifest's `discord.catch_up` window), before any
-dispatch of the new session is handed over.
+its session stands at that dispatch's sequence (`adapters.discord.sessions`). The next start
+RESUMEs from there (`adapters.discord.resume`), so Discord replays what was said while the host
+was down and what was read but not committed when it died; a graceful stop closes with 4000,
+which keeps the session. When Discord refuses the session, the new session's READY makes the
+connection catch up from message history first (`adapters.discord.catchup`, bounded by the
+manifest's `discord.catch_up` window), before any dispatch of the new session is handed over.
 
 Durability and repeats are the host's: `receive` commits each event to the ledger before any
 harness sees it, and the ledger keeps one event per id, so the frames a gateway RESUME replays
 and the copies every bot gets of one guild message are each one event. A `receive` that raises
 is logged in one line and the connection goes on.
 
-Sharding: when the manifest sets `discord.shard_count`, each bot runs a
-`discord.AutoShardedClient` with the shard count and ids it asks for (see
-`adapters.discord.sharding`), else a plain `discord.Client`. Every shard's frames come through
-the same hook into the same queue, and all of the above holds unchanged.
+Sharding (`adapters.discord.clients`) changes none of this: every shard's frames come through
+the same hook into the same queue.
 
 Message Content is a privileged intent. A bot without it is closed by the gateway with 4014
 (discord.py raises `PrivilegedIntentsRequired`); the connection then says so in one line and
@@ -44,25 +40,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from enum import StrEnum
 from typing import Any, Final
 
 import discord
-import discord.gateway
-import discord.http
 import orjson
-import yarl
 
 from adapters import Receive
 from adapters.discord import resume
 from adapters.discord.catchup import catch_up
-from adapters.discord.normalise import CONTENT_MARK, PARSERS, PLATFORM
-from adapters.discord.sharding import DM_SHARD, ShardedClient, Sharding
-from core.clock import Clock, format_time, parse_time
-from core.errors import ManifestError
+from adapters.discord.clients import (
+    ContentMode,
+    agent_intents,
+    new_client,
+    read_tokens,
+    use_endpoints,
+)
+from adapters.discord.frames import FORWARDED, Item, to_item, withheld
+from adapters.discord.normalise import PLATFORM
+from adapters.discord.sessions import KeptSessions
+from adapters.discord.sharding import DM_SHARD, Sharding
+from core.clock import Clock, parse_time
 from core.manifest import DiscordCatchUp, Workspace
 from core.store import GatewaySession, Store
 
@@ -81,9 +79,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-FORWARDED: Final = frozenset(PARSERS)
-"""The dispatch names handed to `receive`: exactly those the normaliser reads."""
-
 NO_MESSAGE_CONTENT: Final = (
     "discord agent %s: the bot lacks the Message Content intent (gateway close 4014), so it "
     "runs mention-only: only DMs and messages that mention it carry text; to fix, enable "
@@ -92,101 +87,7 @@ NO_MESSAGE_CONTENT: Final = (
 )
 """The one line logged (with the agent id) when a bot falls back to mention-only mode."""
 
-_DISPATCH: Final = 0
-_SESSION_STARTS: Final = frozenset({"READY", "RESUMED"})
-_SEQ_LIMIT: Final = 1 << 63  # what the ledger's INTEGER holds
-
-
-@dataclass(frozen=True, slots=True)
-class _Item:
-    """One queued dispatch: the frame to hand over (None for one the normaliser does not read),
-    where the session stands once it is handled, and, for the READY of a session that replaced
-    a lost one, the time to catch up from."""
-
-    frame: dict[str, Any] | None
-    mark: GatewaySession
-    catch_up_since: str | None = None
-
-
-class ContentMode(StrEnum):
-    """Whether a connection receives message text: `full`, or `mention_only` (no intent)."""
-
-    FULL = "full"
-    MENTION_ONLY = "mention_only"
-
-
-def agent_intents(*, message_content: bool) -> discord.Intents:
-    """The gateway intents of an agent's bot: guilds, messages and reactions in guilds and DMs,
-    typing, and Message Content when asked for. `members` (privileged) is not needed."""
-    return discord.Intents(
-        guilds=True,
-        guild_messages=True,
-        dm_messages=True,
-        guild_reactions=True,
-        dm_reactions=True,
-        typing=True,
-        message_content=message_content,
-    )
-
-
-def use_endpoints(api_url: str | None = None, gateway_url: str | None = None) -> None:
-    """Point discord.py at another REST base and gateway (a rate-limit proxy, a test fake).
-
-    discord.py keeps both in class attributes, `discord.http.Route.BASE` and
-    `discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY`, so they apply to every client in the
-    process, whichever workspace it serves. `None` leaves a value as it is. `api_url` is the
-    REST base with the API version, as Discord's own `https://discord.com/api/v10`; a resumed
-    session reconnects to the `resume_gateway_url` the gateway sent in READY. Raises
-    `ManifestError` for a URL of the wrong scheme.
-    """
-    if api_url is not None:
-        if yarl.URL(api_url).scheme not in ("http", "https"):
-            raise ManifestError(
-                f"discord.api_url must be an http(s) URL, not {api_url!r}",
-                details={"key": "discord.api_url"},
-            )
-        discord.http.Route.BASE = api_url.rstrip("/")
-    if gateway_url is not None:
-        gateway = yarl.URL(gateway_url)
-        if gateway.scheme not in ("ws", "wss"):
-            raise ManifestError(
-                f"discord.gateway_url must be a ws(s) URL, not {gateway_url!r}",
-                details={"key": "discord.gateway_url"},
-            )
-        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = gateway
-
-
-class _Hooks:
-    """What both client kinds share: the connection owns the gateway session and its frames
-    (`adapters.discord.resume`), and hears when the client is ready or resumed."""
-
-    _c2a: DiscordAgentConnection
-
-    @property
-    def session_owner(self) -> DiscordAgentConnection:
-        return self._c2a
-
-    async def on_ready(self) -> None:
-        self._c2a._on_ready(resumed=False)
-
-    async def on_resumed(self) -> None:
-        self._c2a._on_ready(resumed=True)
-
-
-class _AgentClient(_Hooks, discord.Client):
-    """A discord.Client that passes raw frames and readiness to its connection."""
-
-    def __init__(self, connection: DiscordAgentConnection, **options: Any) -> None:
-        super().__init__(enable_debug_events=True, **options)
-        self._c2a = connection
-
-
-class _ShardedAgentClient(_Hooks, ShardedClient):
-    """The same, sharded: every shard's frames go to the one connection."""
-
-    def __init__(self, connection: DiscordAgentConnection, **options: Any) -> None:
-        super().__init__(enable_debug_events=True, **options)
-        self._c2a = connection
+_READY_GRACE: Final = 10.0  # seconds past guild_ready_timeout a catch-up waits for the guild cache
 
 
 class DiscordAgentConnection:
@@ -227,9 +128,8 @@ class DiscordAgentConnection:
         self._store = store
         self._clock = clock
         self._catch_up = catch_up or DiscordCatchUp()
-        self._kept: dict[int, GatewaySession] = {}  # per shard: where the session stands
-        self._unresumed: dict[int, GatewaySession] = {}  # kept sessions not yet RESUMEd
-        self._frames: asyncio.Queue[_Item] = asyncio.Queue()
+        self._sessions = KeptSessions(agent, store, clock)
+        self._frames: asyncio.Queue[Item] = asyncio.Queue()
         self._ready = asyncio.Event()
         self._ended = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -293,11 +193,7 @@ class DiscordAgentConnection:
     async def _run(self) -> None:
         forwarder = asyncio.create_task(self._forward(), name=f"c2a discord {self.agent} frames")
         try:
-            if self._store is not None:
-                self._kept = {
-                    s.shard: s for s in await self._store.gateway_sessions(PLATFORM, self.agent)
-                }
-                self._unresumed = dict(self._kept)
+            await self._sessions.load()
             await self._connect()
         except Exception as exc:
             self.failure = exc
@@ -315,7 +211,7 @@ class DiscordAgentConnection:
                 DM_SHARD,
             )
         while not self._closing:
-            client = self._new_client()
+            client = new_client(self, self._mode, self._guild_ready_timeout, self._sharding)
             self._client = client
             try:
                 async with client:
@@ -328,19 +224,8 @@ class DiscordAgentConnection:
                 log.warning(NO_MESSAGE_CONTENT, self.agent)
                 self._mode = ContentMode.MENTION_ONLY
 
-    def _new_client(self) -> discord.Client:
-        resume.install()
-        options: dict[str, Any] = {
-            "intents": agent_intents(message_content=self._mode is ContentMode.FULL),
-            "guild_ready_timeout": self._guild_ready_timeout,
-            # The core keeps what it needs from the ledger; discord.py's cache goes unread.
-            "max_messages": None,
-        }
-        if self._sharding is None:
-            return _AgentClient(self, **options)
-        return _ShardedAgentClient(self, **options, **self._sharding.client_options())
-
-    def _on_ready(self, *, resumed: bool) -> None:
+    def on_client_ready(self, *, resumed: bool) -> None:
+        """discord.py is ready, or resumed its session (`adapters.discord.clients.Owner`)."""
         client = self._client
         if not self._ready.is_set() and client is not None:
             shards = ""
@@ -361,7 +246,7 @@ class DiscordAgentConnection:
 
     def resume_from(self, shard: int) -> GatewaySession | None:
         """The kept session to RESUME on `shard`, once; None to IDENTIFY."""
-        return self._unresumed.pop(shard, None)
+        return self._sessions.resume_from(shard)
 
     def take(self, raw: str, socket: resume.ResumingWebSocket) -> None:
         """Queue one gateway message if it is a dispatch (see the module's docstring)."""
@@ -370,30 +255,13 @@ class DiscordAgentConnection:
         except orjson.JSONDecodeError:
             log.warning("discord agent %s: skipped a gateway message that is not JSON", self.agent)
             return
-        if not isinstance(frame, dict) or frame.get("op") != _DISPATCH:
-            return
-        name, data, seq = frame.get("t"), frame.get("d"), frame.get("s")
-        name = name if isinstance(name, str) else None
-        data = data if isinstance(data, dict) else {}
-        if type(seq) is not int or not 0 < seq < _SEQ_LIMIT:
-            return  # not a sequence a RESUME could be asked from
         shard = resume.shard_key(socket.shard_id)
-        session: object = socket.session_id
-        url: object = str(socket.gateway)
-        if name == "READY":  # discord.py reads these from READY after this call
-            session, url = data.get("session_id"), data.get("resume_gateway_url")
-        if not isinstance(session, str) or not isinstance(url, str):
-            return
-        mark = GatewaySession(self.agent, shard, session, url, seq, "")
-        if name in _SESSION_STARTS:
-            lost = self._kept.get(shard)
-            since = lost.updated_at if lost is not None and lost.session_id != session else None
-            self._frames.put_nowait(_Item(None, mark, since))
-            return
-        guild = data.get("guild_id")
-        ours = self._guild_id is None or guild is None or guild == self._guild_id
-        forwarded = name in FORWARDED and ours  # another server this bot is in: not ours
-        self._frames.put_nowait(_Item(frame if forwarded else None, mark))
+        url = str(socket.gateway)
+        item = to_item(
+            frame, self.agent, shard, socket.session_id, url, self._sessions.kept, self._guild_id
+        )
+        if item is not None:
+            self._frames.put_nowait(item)
 
     # -- inside the task, again ------------------------------------------------------------------
 
@@ -404,14 +272,14 @@ class DiscordAgentConnection:
                 if item.catch_up_since is not None:
                     await self._catch_up_from(item.catch_up_since)
                 if item.frame is None or await self._hand_over(item.frame):
-                    await self._keep(item.mark)
+                    await self._sessions.keep(item.mark)
             finally:
                 self._frames.task_done()
 
     async def _hand_over(self, frame: dict[str, Any]) -> bool:
         """Give one dispatch to `receive`; False (logged in one line) when that raised."""
-        if self._mode is ContentMode.MENTION_ONLY and frame.get("t") in _TEXT_DISPATCHES:
-            frame = {**frame, CONTENT_MARK: "withheld"}  # blank text is not the message
+        if self._mode is ContentMode.MENTION_ONLY:
+            frame = withheld(frame)
         try:
             await self._receive(PLATFORM, frame, self.agent)
         except Exception as exc:
@@ -425,25 +293,6 @@ class DiscordAgentConnection:
             )
             return False
         return True
-
-    async def _keep(self, mark: GatewaySession) -> None:
-        """Record in the ledger that the session stands at `mark` (its frame is handled)."""
-        if self._store is None:
-            return
-        mark = replace(mark, updated_at=format_time(self._clock.now()))
-        try:
-            async with self._store.transaction():
-                await self._store.save_gateway_session(PLATFORM, mark)
-        except Exception as exc:
-            log.error(
-                "discord agent %s: could not record gateway seq %d: %s: %s",
-                self.agent,
-                mark.seq,
-                _kind(exc),
-                exc,
-            )
-            return
-        self._kept[mark.shard] = mark
 
     async def _catch_up_from(self, since: str) -> None:
         """The session that stood at `since` is lost: read what was missed from history."""
@@ -487,32 +336,6 @@ class DiscordAgentConnection:
             forwarder.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await forwarder
-
-
-_TEXT_DISPATCHES = frozenset({"MESSAGE_CREATE", "MESSAGE_UPDATE"})
-_READY_GRACE = 10.0  # seconds past guild_ready_timeout a catch-up waits for the guild cache
-
-
-def read_tokens(workspace: Workspace, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Each agent's bot token, from the variable its `discord.token_env` names (`environ`,
-    default `os.environ`); raises ManifestError naming every variable that is unset or empty."""
-    env = os.environ if environ is None else environ
-    tokens: dict[str, str] = {}
-    missing: list[str] = []
-    for agent, config in workspace.manifest.agents.items():
-        variable = config.discord.token_env if config.discord else None
-        if variable is None:
-            continue
-        if env.get(variable):
-            tokens[agent] = env[variable]
-        else:
-            missing.append(f"{variable} (agent {agent})")
-    if missing:
-        raise ManifestError(
-            f"Discord tokens not set in the environment: {', '.join(missing)}",
-            details={"missing": missing},
-        )
-    return tokens
 
 
 def _kind(exc: BaseException) -> str:

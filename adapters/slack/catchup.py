@@ -27,21 +27,29 @@ is short, as the sender does; reads are safe to repeat.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final
 
-import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from adapters import Receive
-from adapters.slack.normalise import PLATFORM
+from adapters.slack.envelope import PLATFORM
+from adapters.slack.history import (
+    READ_ERRORS,
+    TS,
+    History,
+    Place,
+    RateLimited,
+    Sleep,
+    time_of,
+    ts_key,
+    ts_of,
+)
 from adapters.slack.send import api_error
 from core.clock import parse_time
 from core.codec import LEDGER_KINDS
@@ -57,25 +65,7 @@ EVENT_PREFIX: Final = f"{PLATFORM}:"
 SKEW: Final = timedelta(seconds=60)
 """Read this much before the host's last receipt, for the host's and Slack's clocks."""
 
-_PAGE: Final = 200  # Slack's recommended page size for the conversations methods
-_MAX_PAGES: Final = 50  # per conversation: at most 10,000 messages looked at
-_RATE_ATTEMPTS: Final = 5
-_MAX_RETRY_AFTER: Final = 30.0
-_TS: Final = re.compile(r"[0-9]{1,12}\.[0-9]{1,6}")
 _CHANNEL_ID: Final = re.compile(r"[CG][A-Z0-9]{2,30}")
-
-Sleep = Callable[[float], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class _Place:
-    """One conversation (or one thread of it, `thread` its root's ts) a bot reads, its Slack
-    `channel_type`, and the ts of the newest message the ledger holds there (None: none)."""
-
-    channel: str
-    channel_type: str
-    thread: str | None
-    after: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,14 +73,8 @@ class _Found:
     """A message a bot read, to hand over as that bot's event."""
 
     agent: str
-    place: _Place
+    place: Place
     message: dict[str, Any]
-
-
-class _RateLimited(Exception):
-    def __init__(self, retry_after: float) -> None:
-        super().__init__(f"rate limited for {retry_after:g} s")
-        self.retry_after = retry_after
 
 
 async def catch_up(
@@ -123,9 +107,9 @@ async def catch_up(
         if not any(agent in seen for seen in receipts.values()):
             continue  # this bot never ran here: a first run for it
         places = _places(workspace, agent, marks, receipts, last_run, window)
-        since = _ts_of(last_run - SKEW)
+        since = ts_of(last_run - SKEW)
         found += await reader.read_all(agent, client, places, since)
-    found.sort(key=lambda f: (_ts_key(f.message["ts"]), f.place.channel))
+    found.sort(key=lambda f: (ts_key(f.message["ts"]), f.place.channel))
     team = slack.team_id
     handed = 0
     for item in found:
@@ -143,24 +127,24 @@ def _places(
     receipts: Mapping[str, set[str]],
     last_run: datetime,
     window: SlackCatchUp,
-) -> list[_Place]:
+) -> list[Place]:
     """The configured channels, the ledger's conversations this bot had the newest message of,
     and its threads active when the host stopped."""
-    places: dict[tuple[str, str | None], _Place] = {}
+    places: dict[tuple[str, str | None], Place] = {}
     configured = [c for c in workspace.manifest.channels if _CHANNEL_ID.fullmatch(c)]
     for channel in configured:
-        places[(channel, None)] = _Place(channel, "channel", None, None)
+        places[(channel, None)] = Place(channel, "channel", None, None)
     active_since = last_run - timedelta(minutes=window.minutes)
     for mark in marks:
         channel, _, ts = mark.event_id.removeprefix(EVENT_PREFIX).split(":", 1)[-1].rpartition(":")
-        if channel != mark.conversation or not _TS.fullmatch(ts):
+        if channel != mark.conversation or not TS.fullmatch(ts):
             continue
         if agent not in receipts[mark.event_id] and channel not in configured:
             continue  # another bot's DM or private channel
         thread = mark.thread or None
-        if thread is not None and (not _TS.fullmatch(thread) or parse_time(mark.ts) < active_since):
+        if thread is not None and (not TS.fullmatch(thread) or parse_time(mark.ts) < active_since):
             continue
-        places[(channel, thread)] = _Place(channel, _channel_type(mark), thread, ts)
+        places[(channel, thread)] = Place(channel, _channel_type(mark), thread, ts)
     return list(places.values())
 
 
@@ -175,11 +159,10 @@ class _Reader:
 
     def __init__(self, window: SlackCatchUp, floor: datetime, sleep: Sleep | None) -> None:
         self.window = window
-        self.floor = _ts_key(_ts_of(floor))
-        self._sleep = sleep
+        self._slack = History(window, floor, sleep)
 
     async def read_all(
-        self, agent: str, client: AsyncWebClient, places: list[_Place], since: str
+        self, agent: str, client: AsyncWebClient, places: list[Place], since: str
     ) -> list[_Found]:
         found: list[_Found] = []
         queue = list(places)
@@ -188,7 +171,7 @@ class _Reader:
             place = queue.pop(0)
             try:
                 messages = await self._read(agent, client, place, since)
-            except (SlackApiError, _RateLimited, aiohttp.ClientError, TimeoutError) as exc:
+            except READ_ERRORS as exc:
                 log.warning(
                     "slack agent %s: cannot read the history of %s (%s); what was said there "
                     "while the host was down is not caught up",
@@ -202,19 +185,19 @@ class _Reader:
                 root = _replied_root(message, place)
                 if root is not None and (place.channel, root) not in seen:
                     seen.add((place.channel, root))
-                    queue.append(_Place(place.channel, place.channel_type, root, place.after))
+                    queue.append(Place(place.channel, place.channel_type, root, place.after))
         return found
 
     async def _read(
-        self, agent: str, client: AsyncWebClient, place: _Place, since: str
+        self, agent: str, client: AsyncWebClient, place: Place, since: str
     ) -> list[dict[str, Any]]:
         """The messages of one place inside the window, oldest first; logs what the gap
         holds beyond it."""
         after = place.after or since
         if place.thread is None:
-            kept, missed = await self._history(client, place, after)
+            kept, missed = await self._slack.history(client, place, after)
         else:
-            kept, missed = await self._replies(client, place, after)
+            kept, missed = await self._slack.replies(client, place, after)
         if missed is not None:
             log.warning(
                 "slack agent %s: %s: the messages after %s up to %s (ts %s to %s) were sent "
@@ -222,112 +205,14 @@ class _Reader:
                 "messages); they were not read",
                 agent,
                 _where(place),
-                _time_of(after),
-                _time_of(missed),
+                time_of(after),
+                time_of(missed),
                 after,
                 missed,
                 self.window.minutes,
                 self.window.messages,
             )
         return kept
-
-    async def _history(
-        self, client: AsyncWebClient, place: _Place, after: str
-    ) -> tuple[list[dict[str, Any]], str | None]:
-        """Newest first, until the window or the count ends it: the kept messages (oldest
-        first), and the ts of the newest one left out (every one left out is after `after`
-        and up to it)."""
-        kept: list[dict[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            page, cursor = await self._page(client, "conversations.history", place, after, cursor)
-            for message in page:
-                if _ts_key(message["ts"]) <= _ts_key(after):
-                    continue  # Slack was asked for none of these
-                if _ts_key(message["ts"]) <= self.floor or len(kept) >= self.window.messages:
-                    kept.reverse()
-                    return kept, message["ts"]
-                kept.append(message)
-            if cursor is None:
-                break
-        kept.reverse()
-        return kept, None
-
-    async def _replies(
-        self, client: AsyncWebClient, place: _Place, after: str
-    ) -> tuple[list[dict[str, Any]], str | None]:
-        """Oldest first, the whole gap of one thread (bounded): the newest `messages` inside
-        the window, and the ts of the newest one left out."""
-        read: list[dict[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            page, cursor = await self._page(client, "conversations.replies", place, after, cursor)
-            read += [
-                m for m in page if _ts_key(m["ts"]) > _ts_key(after) and m["ts"] != place.thread
-            ]
-            if cursor is None:
-                break
-        inside = [m for m in read if _ts_key(m["ts"]) > self.floor]
-        kept = inside[-self.window.messages :] if inside else []
-        left_out = read[: len(read) - len(kept)]
-        return kept, left_out[-1]["ts"] if left_out else None
-
-    async def _page(
-        self,
-        client: AsyncWebClient,
-        method: str,
-        place: _Place,
-        after: str,
-        cursor: str | None,
-    ) -> tuple[list[dict[str, Any]], str | None]:
-        """One page: its well-formed messages, and the cursor of the next (None: the last)."""
-        params: dict[str, Any] = {"channel": place.channel, "oldest": after, "limit": _PAGE}
-        if place.thread is not None:
-            params["ts"] = place.thread
-        if cursor:
-            params["cursor"] = cursor
-        data = await self._call(client, method, params)
-        raw = data.get("messages")
-        page = [
-            dict(m)
-            for m in (raw if isinstance(raw, list) else [])
-            if isinstance(m, dict) and m.get("type", "message") == "message" and _is_ts(m.get("ts"))
-        ]
-        metadata = data.get("response_metadata")
-        following = metadata.get("next_cursor") if isinstance(metadata, dict) else None
-        if not isinstance(following, str) or not following or following == cursor:
-            return page, None
-        return page, following
-
-    async def _call(
-        self, client: AsyncWebClient, method: str, params: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        """One read, a short 429 retried after its `Retry-After` (bounded)."""
-
-        async def once() -> dict[str, Any]:
-            try:
-                response = await client.api_call(method, http_verb="GET", params=dict(params))
-            except SlackApiError as exc:
-                headers = exc.response.headers or {}
-                raw = str(headers.get("Retry-After") or headers.get("retry-after") or "")
-                if exc.response.status_code == 429 or api_error(exc) == "ratelimited":
-                    wait = float(raw) if raw.replace(".", "", 1).isdigit() else 1.0
-                    raise _RateLimited(wait) from None
-                raise
-            return dict(response.data) if isinstance(response.data, dict) else {}
-
-        def short(exc: BaseException) -> bool:
-            return isinstance(exc, _RateLimited) and exc.retry_after <= _MAX_RETRY_AFTER
-
-        retrying = AsyncRetrying(
-            retry=retry_if_exception(short),
-            wait=_retry_after,
-            stop=stop_after_attempt(_RATE_ATTEMPTS),
-            sleep=self._sleep or asyncio.sleep,
-            reraise=True,
-        )
-        result: dict[str, Any] = await retrying(once)
-        return result
 
 
 async def _hand_over(receive: Receive, workspace: Workspace, team: str, item: _Found) -> bool:
@@ -341,7 +226,7 @@ async def _hand_over(receive: Receive, workspace: Workspace, team: str, item: _F
         "type": "event_callback",
         "team_id": team,
         "event": event,
-        "event_time": int(_ts_key(message["ts"])[0]),
+        "event_time": int(ts_key(message["ts"])[0]),
     }
     if slack is not None:
         body["authorizations"] = [{"team_id": team, "user_id": slack.user_id, "is_bot": True}]
@@ -359,7 +244,7 @@ async def _hand_over(receive: Receive, workspace: Workspace, team: str, item: _F
     return True
 
 
-def _replied_root(message: Mapping[str, Any], place: _Place) -> str | None:
+def _replied_root(message: Mapping[str, Any], place: Place) -> str | None:
     """The ts of the thread a top-level message read now roots, when it has replies."""
     if place.thread is not None or not message.get("reply_count"):
         return None
@@ -367,38 +252,12 @@ def _replied_root(message: Mapping[str, Any], place: _Place) -> str | None:
     return thread if thread == message["ts"] else None
 
 
-def _retry_after(state: RetryCallState) -> float:
-    exc = state.outcome.exception() if state.outcome else None
-    return exc.retry_after if isinstance(exc, _RateLimited) else 1.0
-
-
 def _reason(exc: Exception) -> str:
     if isinstance(exc, SlackApiError):
         return api_error(exc)
-    return str(exc) if isinstance(exc, _RateLimited) else type(exc).__name__
+    return str(exc) if isinstance(exc, RateLimited) else type(exc).__name__
 
 
-def _where(place: _Place) -> str:
+def _where(place: Place) -> str:
     where = f"conversation {place.channel}"
     return f"{where} thread {place.thread}" if place.thread is not None else where
-
-
-def _is_ts(value: object) -> bool:
-    return isinstance(value, str) and _TS.fullmatch(value) is not None
-
-
-def _ts_key(ts: str) -> tuple[int, int]:
-    """A Slack ts as a number that orders exactly (a float would not, past microseconds)."""
-    seconds, _, fraction = ts.partition(".")
-    return int(seconds), int(fraction.ljust(6, "0"))
-
-
-def _ts_of(moment: datetime) -> str:
-    micros = max(round(moment.timestamp() * 1_000_000), 0)
-    return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
-
-
-def _time_of(ts: str) -> str:
-    seconds, micros = _ts_key(ts)
-    moment = datetime.fromtimestamp(seconds, UTC) + timedelta(microseconds=micros)
-    return moment.isoformat(timespec="seconds")

@@ -14,6 +14,7 @@ __all__ = [
     "AppMentionEvent",
     "Authorization",
     "BotProfile",
+    "ChangeFields",
     "Edited",
     "Event",
     "EventCallbackBody",
@@ -21,6 +22,7 @@ __all__ = [
     "MessageChangedEvent",
     "MessageDeletedEvent",
     "MessageEvent",
+    "PostedFields",
     "ReactionEvent",
     "ReactionItem",
     "UserProfile",
@@ -91,78 +93,63 @@ class Edited(TypedDict, total=False):
     ts: str
 
 
-class MessageEvent(TypedDict, total=False):
+class PostedFields(Event, total=False):
+    """What every posted message carries, in a `message` event and in the `app_mention` that
+    copies it."""
+
+    channel: str
+    user: str
+    bot_id: str
+    text: str
+    ts: str
+    thread_ts: str
+    team: str
+    user_team: str
+    source_team: str
+    user_profile: UserProfile
+    files: list[dict[str, Any]]
+
+
+class MessageEvent(PostedFields, total=False):
     """A `message` event, its posting subtypes, and the `message`/`previous_message` it embeds.
 
     The `message` of a `message_changed` whose `subtype` is `tombstone` is a deleted message
     that had replies: Slack keeps it, hidden, as "This message was deleted.".
     """
 
-    type: str
     subtype: str
     hidden: bool
-    channel: str
     channel_type: str
-    user: str
-    bot_id: str
     username: str
-    text: str
-    ts: str
-    thread_ts: str
-    event_ts: str
-    team: str
-    user_team: str
-    source_team: str
-    user_profile: UserProfile
     bot_profile: BotProfile
     edited: Edited
-    files: list[dict[str, Any]]
 
 
-class MessageChangedEvent(TypedDict, total=False):
-    """A `message` of subtype `message_changed`: `message` is the message as it now is."""
-
-    type: str
-    subtype: str
-    hidden: bool
-    channel: str
-    channel_type: str
-    ts: str
-    event_ts: str
-    message: MessageEvent
-    previous_message: MessageEvent
-
-
-class MessageDeletedEvent(TypedDict, total=False):
-    """A `message` of subtype `message_deleted`: `deleted_ts` names the message that went."""
-
-    type: str
-    subtype: str
-    hidden: bool
-    channel: str
-    channel_type: str
-    ts: str
-    event_ts: str
-    deleted_ts: str
-    previous_message: MessageEvent
-
-
-class AppMentionEvent(TypedDict, total=False):
+class AppMentionEvent(PostedFields, total=False):
     """An `app_mention`: a copy of the `message` event naming the app, without `channel_type`."""
 
-    type: str
-    user: str
-    bot_id: str
-    text: str
-    ts: str
-    thread_ts: str
+
+class ChangeFields(Event, total=False):
+    """What a `message` event reporting a change to another message carries."""
+
+    subtype: str
+    hidden: bool
     channel: str
-    event_ts: str
-    team: str
-    user_team: str
-    source_team: str
-    user_profile: UserProfile
-    files: list[dict[str, Any]]
+    channel_type: str
+    ts: str
+    previous_message: MessageEvent
+
+
+class MessageChangedEvent(ChangeFields, total=False):
+    """A `message` of subtype `message_changed`: `message` is the message as it now is."""
+
+    message: MessageEvent
+
+
+class MessageDeletedEvent(ChangeFields, total=False):
+    """A `message` of subtype `message_deleted`: `deleted_ts` names the message that went."""
+
+    deleted_ts: str
 
 
 class ReactionItem(TypedDict, total=False):
@@ -174,25 +161,21 @@ class ReactionItem(TypedDict, total=False):
     channel_type: str
 
 
-class ReactionEvent(TypedDict, total=False):
+class ReactionEvent(Event, total=False):
     """A `reaction_added` or `reaction_removed` event."""
 
-    type: str
     user: str
     reaction: str
     item_user: str
     item: ReactionItem
-    event_ts: str
 
 
-class MemberChannelEvent(TypedDict, total=False):
+class MemberChannelEvent(Event, total=False):
     """A `member_joined_channel` or `member_left_channel` event (`channel_type` is `C` or `G`)."""
 
-    type: str
     user: str
     channel: str
     channel_type: str
     team: str
     inviter: str
     enterprise: str
-    event_ts: str

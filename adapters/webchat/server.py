@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Callable, Mapping
 from importlib.resources import files
@@ -40,12 +39,14 @@ from aiohttp import WSMsgType, web
 
 from adapters import Receive
 from adapters.webchat.access import Access, guard, new_token, secure_headers, url_host
+from adapters.webchat.attention import attention_of
 from adapters.webchat.history import History, Message
 from adapters.webchat.normalise import PLATFORM, dm_channel, event_id, find_mentions
+from adapters.webchat.request import BrowserRequest
 from core.clock import Clock, format_time
 from core.manifest import WebchatWorkspace, Workspace
 from core.redact import Redactor
-from core.store import Store, StoredDelivery
+from core.store import Store
 
 __all__ = ["WebChat"]
 
@@ -285,7 +286,7 @@ class WebChat:
     async def _handle(self, raw: str) -> str | None:
         """Do what one browser request asks; returns what is wrong with it, if anything."""
         try:
-            request = _Request(raw)
+            request = BrowserRequest(raw)
             user = request.text("as")
             if user not in self.config.humans:
                 return f"{user!r} is not one of the people here ({', '.join(self.config.humans)})"
@@ -359,57 +360,8 @@ class WebChat:
             holder = held.get(event_id(self.workspace, message.id), (None,))[0]
             agents = [
                 {**chip, "holdsClaim": chip["agent"] == holder}
-                for chip in await self._attention(message)
+                for chip in await attention_of(self.store, self.workspace, self.agents, message)
             ]
             if agents and agents != self._shown.get(message.id):
                 self._shown[message.id] = agents
                 await self._broadcast({"op": "attention", "id": message.id, "agents": agents})
-
-    async def _attention(self, message: Message) -> list[dict[str, Any]]:
-        base = event_id(self.workspace, message.id)
-        deliveries = self.store.deliveries
-        rows: dict[str, StoredDelivery] = {d.decision.agent: d for d in await deliveries(base)}
-        for edit in message.edits:
-            rows.update((d.decision.agent, d) for d in await deliveries(f"{base}~{edit}"))
-        return [_chip(rows[agent]) for agent in self.agents if agent in rows]
-
-
-def _chip(delivery: StoredDelivery) -> dict[str, Any]:
-    decision = delivery.decision
-    return {
-        "agent": decision.agent,
-        "directedness": decision.directedness.value,
-        "policy": decision.policy.value,
-        "mode": decision.mode.value,
-        "reason": decision.reason,
-        "status": delivery.status,
-        "disposition": delivery.disposition.value if delivery.disposition else None,
-        "claimedBy": decision.claimed_by,
-    }
-
-
-class _Request:
-    """One browser request, read defensively."""
-
-    def __init__(self, raw: str) -> None:
-        try:
-            body = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"not JSON: {exc}") from None
-        if not isinstance(body, dict):
-            raise ValueError("a request is a JSON object")
-        self.body: dict[str, Any] = body
-
-    def text(self, key: str) -> str:
-        value = self.body.get(key)
-        if not isinstance(value, str) or not value:
-            raise ValueError(f"{key} must be a non-empty string")
-        return value
-
-    def optional(self, key: str) -> str | None:
-        value = self.body.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            raise ValueError(f"{key} must be a string or null")
-        return value

@@ -37,79 +37,46 @@ log record (`harness_bridge.stderr_log`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import logging
 import math
-import os
 import secrets
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
-from acp import PROTOCOL_VERSION, Client, RequestError, spawn_agent_process, text_block
+from acp import text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AgentMessageChunk,
-    AgentPlanUpdate,
-    AgentThoughtChunk,
-    AllowedOutcome,
-    ClientCapabilities,
-    DeniedOutcome,
-    Implementation,
     McpServerStdio,
-    PermissionOption,
     PromptResponse,
-    RequestPermissionResponse,
     TextContentBlock,
-    ToolCallProgress,
-    ToolCallStart,
-    ToolCallUpdate,
 )
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.engine import Engine
 from core.engine_port import EnginePort
 from core.wire import parse_deliver
+from harness_bridge.backends.acp_client import PermissionPolicy, cancel, progress_note
+from harness_bridge.backends.acp_sessions import (
+    AgentProcess,
+    mcp_server_entry,
+    sessions_file,
+)
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.backends.registry import settings_error
 from harness_bridge.prompt import render_turn
 from harness_bridge.runtime import InProcessHarness
-from harness_bridge.stderr_log import StderrLog
-from harness_bridge.transport import MAX_LINE
 from harness_bridge.turns import Turn
 from harness_bridge.working import progress
 
-__all__ = [
-    "AcpHarness",
-    "AcpModelLoop",
-    "AcpSettings",
-    "PermissionPolicy",
-    "from_settings",
-    "mcp_server_entry",
-    "sessions_file",
-]
+__all__ = ["AcpHarness", "AcpModelLoop", "AcpSettings", "from_settings"]
 
 log = logging.getLogger(__name__)
 
-MCP_SERVER_NAME = "c2a"
 RESTARTS_PER_TURN = 2
-CANCEL_SEND_TIMEOUT_S = 5.0
-
-# What a tool call of each ACP kind is doing, for the platform's status.
-_DOING = {
-    "read": "reading",
-    "edit": "editing",
-    "delete": "deleting",
-    "move": "moving files",
-    "search": "searching",
-    "execute": "running a command",
-    "think": "thinking",
-    "fetch": "fetching",
-}
 
 
 class AcpSettings(BaseModel):
@@ -136,46 +103,6 @@ class AcpSettings(BaseModel):
         return names
 
 
-class PermissionPolicy:
-    """Answers `session/request_permission`: a tool named in `allow` is allowed once; anything
-    else is rejected."""
-
-    def __init__(self, allow: list[str]) -> None:
-        self.allow = frozenset(allow)
-
-    def allows(self, tool_call: ToolCallUpdate) -> bool:
-        return tool_call.title is not None and tool_call.title in self.allow
-
-    def answer(
-        self, tool_call: ToolCallUpdate, options: list[PermissionOption]
-    ) -> RequestPermissionResponse:
-        kind = "allow_once" if self.allows(tool_call) else "reject_once"
-        for option in options:
-            if option.kind == kind:
-                return RequestPermissionResponse(
-                    outcome=AllowedOutcome(outcome="selected", option_id=option.option_id)
-                )
-        # No option of the wanted kind: refuse without choosing anything.
-        return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-
-
-def progress_note(update: Any) -> str | None:
-    """What a `session/update` says the agent is doing, in a few words for the platform's
-    status; None for updates that are not progress (history replayed by `session/load`,
-    commands, modes, usage)."""
-    if isinstance(update, AgentMessageChunk):
-        return "writing"
-    if isinstance(update, AgentThoughtChunk):
-        return "thinking"
-    if isinstance(update, ToolCallStart | ToolCallProgress):
-        return _DOING.get(update.kind or "", "using a tool")
-    if isinstance(update, AgentPlanUpdate) and update.entries:
-        done = sum(entry.status == "completed" for entry in update.entries)
-        total = len(update.entries)
-        return f"step {min(done + 1, total)} of {total}"
-    return None
-
-
 @dataclass(slots=True)
 class _Running:
     """A turn being run: the events of its next (or current) prompt, edits waiting to join it,
@@ -200,42 +127,6 @@ class _Running:
         return len(self.events) + len(self.extra) != before
 
 
-class _Client:
-    """The client side the agent calls: permissions and session updates; no files, no
-    terminals."""
-
-    def __init__(self, loop: AcpModelLoop) -> None:
-        self._loop = loop
-
-    async def request_permission(
-        self,
-        session_id: str,
-        tool_call: ToolCallUpdate,
-        options: list[PermissionOption],
-        **kwargs: Any,
-    ) -> RequestPermissionResponse:
-        answer = self._loop.policy.answer(tool_call, options)
-        log.info(
-            "acp permission for %s in %s: %s",
-            tool_call.title,
-            session_id,
-            answer.outcome.outcome,
-        )
-        return answer
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        await self._loop.updated(session_id, update)
-
-    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        raise RequestError.method_not_found(method)
-
-    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
-        return None
-
-    def on_connect(self, conn: Any) -> None:
-        return None
-
-
 class AcpModelLoop:
     """One agent's turns run by an ACP agent subprocess; use as an async context manager (or
     call `aclose`), which ends the process.
@@ -258,23 +149,23 @@ class AcpModelLoop:
     ) -> None:
         self.agent = agent
         self.engine = engine
-        self.command = list(command)
-        self.mcp_server = mcp_server
         self.policy = PermissionPolicy(list(allow or []))
-        self.env = dict(env or {})
-        self.cwd = os.path.abspath(cwd or os.getcwd())
-        self.sessions_path = Path(sessions_path) if sessions_path is not None else None
         self.progress_every_s = progress_every_s
-        self.sessions: dict[str, str] = _read_sessions(self.sessions_path)
-        self._open: set[str] = set()  # conversations whose session is open in this process
         self._running: dict[str, _Running] = {}
-        self._stack: contextlib.AsyncExitStack | None = None
-        self._conn: ClientSideConnection | None = None
-        self._process: asyncio.subprocess.Process | None = None
-        self._can_load = False
-        self._starting = asyncio.Lock()
-        self._opening: dict[str, asyncio.Lock] = {}
+        self.process = AgentProcess(
+            agent, command, mcp_server, self, env=env, cwd=cwd, sessions_path=sessions_path
+        )
         self._background: set[asyncio.Task[None]] = set()
+
+    @property
+    def sessions(self) -> dict[str, str]:
+        """Conversation (`session_of`) → its ACP session id."""
+        return self.process.sessions
+
+    @property
+    def sessions_path(self) -> Path | None:
+        """The JSON file the sessions are kept in, if any."""
+        return self.process.sessions_path
 
     async def __aenter__(self) -> AcpModelLoop:
         return self
@@ -287,8 +178,7 @@ class AcpModelLoop:
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        if self._conn is not None:
-            await self._reset(self._conn)
+        await self.process.aclose()
 
     # ---- from the harness --------------------------------------------------------------------
 
@@ -360,9 +250,9 @@ class AcpModelLoop:
     async def _prompt(self, running: _Running) -> PromptResponse | None:
         """One `session/prompt` with the turn's events and edits; None when none are left.
         Raises ConnectionError when the agent process is gone (it is started again next)."""
-        conn = await self._connection()
+        conn = await self.process.connection()
         try:
-            session_id, first = await self._session(conn, running.key)
+            session_id, first = await self.process.session(conn, running.key)
             running.events += running.extra
             running.extra, running.interrupted, running.said = [], False, []
             if not running.events:
@@ -372,12 +262,12 @@ class AcpModelLoop:
             try:
                 return await conn.prompt(session_id=session_id, prompt=[text_block(text)])
             except asyncio.CancelledError:
-                await _cancel(conn, session_id)
+                await cancel(conn, session_id)
                 raise
             finally:
                 running.prompting = None
         except ConnectionError:
-            await self._reset(conn)
+            await self.process.reset(conn)
             raise
 
     def _interrupt(self, running: _Running) -> None:
@@ -385,7 +275,7 @@ class AcpModelLoop:
             return
         running.interrupted = True
         if running.prompting is not None:
-            task = asyncio.create_task(_cancel(*running.prompting))
+            task = asyncio.create_task(cancel(*running.prompting))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
@@ -423,132 +313,6 @@ class AcpModelLoop:
         running.steps += 1
         step = f"{running.nonce}:{running.steps}"
         await progress(self.engine, self.agent, tuple(running.events), note, step)
-
-    # ---- the agent process and its sessions --------------------------------------------------
-
-    async def _connection(self) -> ClientSideConnection:
-        async with self._starting:
-            if self._conn is not None and self._process is not None:
-                if self._process.returncode is None:
-                    return self._conn
-                await self._reset(self._conn)
-            stack = contextlib.AsyncExitStack()
-            stderr = StderrLog(self.agent)
-            stack.push_async_callback(stderr.aclose)  # unwound last: after the process ends
-            try:
-                conn, process = await stack.enter_async_context(
-                    spawn_agent_process(
-                        cast(Client, _Client(self)),  # structurally a Client; see _Client
-                        self.command[0],
-                        *self.command[1:],
-                        env=self.env or None,
-                        cwd=self.cwd,
-                        transport_kwargs={"stderr": asyncio.subprocess.PIPE, "limit": MAX_LINE},
-                    )
-                )
-                if process.stderr is not None:
-                    stderr.follow(process.stderr)
-                init = await conn.initialize(
-                    protocol_version=PROTOCOL_VERSION,
-                    client_capabilities=ClientCapabilities(),
-                    client_info=Implementation(name="c2a-host", version="0.1.0"),
-                )
-            except BaseException:
-                await stack.aclose()
-                raise
-            capabilities = init.agent_capabilities
-            self._can_load = capabilities is not None and bool(capabilities.load_session)
-            self._stack, self._conn, self._process = stack, conn, process
-            return conn
-
-    async def _reset(self, conn: ClientSideConnection) -> None:
-        """Forget a connection whose agent process died (or is to end), and end the process."""
-        if self._conn is not conn:
-            return  # already replaced
-        stack, self._stack, self._conn, self._process = self._stack, None, None, None
-        self._open.clear()
-        if stack is not None:
-            with contextlib.suppress(Exception):
-                await stack.aclose()
-
-    async def _session(self, conn: ClientSideConnection, key: str) -> tuple[str, bool]:
-        """The conversation's ACP session in this process, and whether it is new (its first
-        prompt carries the rules): open already, restored with `session/load`, or new."""
-        async with self._opening.setdefault(key, asyncio.Lock()):
-            if key in self._open:
-                return self.sessions[key], False
-            saved = self.sessions.get(key)
-            if saved is not None and self._can_load:
-                try:
-                    await conn.load_session(
-                        cwd=self.cwd, session_id=saved, mcp_servers=[self.mcp_server]
-                    )
-                except RequestError as exc:
-                    log.info("acp session %s of %s not restored: %s", saved, self.agent, exc)
-                else:
-                    self._open.add(key)
-                    return saved, False
-            response = await conn.new_session(cwd=self.cwd, mcp_servers=[self.mcp_server])
-            self.sessions[key] = response.session_id
-            self._open.add(key)
-            _write_sessions(self.sessions_path, self.sessions)
-            return response.session_id, True
-
-
-async def _cancel(conn: ClientSideConnection, session_id: str) -> None:
-    """`session/cancel`, best effort: the agent may be gone."""
-    with contextlib.suppress(Exception):
-        await asyncio.shield(
-            asyncio.wait_for(conn.cancel(session_id=session_id), CANCEL_SEND_TIMEOUT_S)
-        )
-
-
-def _read_sessions(path: Path | None) -> dict[str, str]:
-    if path is None or not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        log.warning("acp sessions in %s not read (%s); new sessions will be opened", path, exc)
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {str(k): str(v) for k, v in data.items()}
-
-
-def _write_sessions(path: Path | None, sessions: Mapping[str, str]) -> None:
-    """Replace the file atomically, so a crash leaves the old map or the new one."""
-    if path is None:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.partial")
-    partial.write_text(json.dumps(sessions, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(partial, path)
-
-
-def sessions_file(store: str, agent: str) -> Path:
-    """Where an agent's ACP sessions are kept: next to the ledger, `<stem>.acp-<agent>.json`."""
-    ledger = Path(store)
-    return ledger.with_name(f"{ledger.stem}.acp-{agent}.json")
-
-
-def mcp_server_entry(agent: str, manifest: str, store: str) -> McpServerStdio:
-    """The chat tools of `agent` as a stdio MCP server entry for `session/new`."""
-    return McpServerStdio(
-        name=MCP_SERVER_NAME,
-        command=sys.executable,
-        args=[
-            "-m",
-            "c2a.mcp_cli",
-            "--manifest",
-            os.path.abspath(manifest),
-            "--store",
-            os.path.abspath(store),
-            "--agent",
-            agent,
-        ],
-        env=[],
-    )
 
 
 class AcpHarness(InProcessHarness):

@@ -13,14 +13,21 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import aiohttp
 from aiohttp.http_exceptions import HttpProcessingError
 
 from core.errors import ModelError
-from harness_bridge.backends.chat_completions import ModelReply, StreamAssembler, parse_completion
+from harness_bridge.backends.chat_completions import (
+    Messages,
+    ModelReply,
+    OnText,
+    StreamAssembler,
+    Tools,
+    parse_completion,
+)
 
 __all__ = ["ChatClient"]
 
@@ -64,10 +71,7 @@ class ChatClient:
             self._http = None
 
     async def complete(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        tools: Sequence[Mapping[str, Any]],
-        on_text: Callable[[str], Awaitable[None]] | None = None,
+        self, messages: Messages, tools: Tools, on_text: OnText | None = None
     ) -> ModelReply:
         """The model's reply to `messages` with `tools` offered; when streaming, each piece of
         text also goes to `on_text` as it arrives. Raises ModelError."""
@@ -79,13 +83,7 @@ class ChatClient:
         }
         return await self._post(body, on_text, stream=self.stream)
 
-    async def stream_text(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        on_text: Callable[[str], Awaitable[None]],
-        *,
-        max_tokens: int,
-    ) -> str:
+    async def stream_text(self, messages: Messages, on_text: OnText, *, max_tokens: int) -> str:
         """The model's plain answer (no tools offered), streamed: each piece goes to `on_text`
         as it arrives. Raises ModelError."""
         body = {
@@ -96,7 +94,7 @@ class ChatClient:
         }
         return (await self._post(body, on_text, stream=True)).content
 
-    async def choose(self, messages: Sequence[Mapping[str, Any]], options: Sequence[str]) -> str:
+    async def choose(self, messages: Messages, options: Sequence[str]) -> str:
         """One of `options`: the server is held to a JSON schema whose only values they are
         (`response_format`, which llama.cpp's server, vLLM and Ollama enforce). An answer
         outside them (a server that ignored the schema) counts as the last option. Raises
@@ -126,7 +124,7 @@ class ChatClient:
     async def _post(
         self,
         body: dict[str, Any],
-        on_text: Callable[[str], Awaitable[None]] | None,
+        on_text: OnText | None,
         *,
         stream: bool,
     ) -> ModelReply:
@@ -157,9 +155,7 @@ class ChatClient:
             ) from exc
 
 
-async def _read_stream(
-    response: aiohttp.ClientResponse, on_text: Callable[[str], Awaitable[None]] | None
-) -> ModelReply:
+async def _read_stream(response: aiohttp.ClientResponse, on_text: OnText | None) -> ModelReply:
     """Server-sent events: `data: <chunk>` lines until `data: [DONE]` or the end."""
     assembler = StreamAssembler()
     async for raw in response.content:

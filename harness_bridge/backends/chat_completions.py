@@ -21,11 +21,14 @@ from core.errors import ModelError
 
 __all__ = [
     "EVENT_ID_FIELDS",
+    "Messages",
     "ModelClient",
     "ModelError",
     "ModelReply",
+    "OnText",
     "RawCall",
     "StreamAssembler",
+    "Tools",
     "decode_arguments",
     "function_tools",
     "parse_completion",
@@ -35,6 +38,15 @@ __all__ = [
 # (the chat tools accept both).
 EVENT_ID_FIELDS: Final = frozenset({"inReplyTo", "in_reply_to", "eventId", "event_id"})
 _SCHEMA_ID_FIELDS: Final = ("inReplyTo", "eventId")
+
+Messages = Sequence[Mapping[str, Any]]
+"""A conversation as the format sends it: `{"role": ..., "content": ...}` objects, in order."""
+
+Tools = Sequence[Mapping[str, Any]]
+"""The function tools offered with a request (`function_tools`)."""
+
+OnText = Callable[[str], Awaitable[None]]
+"""Given each piece of a streamed reply's text as it arrives."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,10 +71,7 @@ class ModelClient(Protocol):
     """One model that answers a conversation with its function tools offered."""
 
     async def complete(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        tools: Sequence[Mapping[str, Any]],
-        on_text: Callable[[str], Awaitable[None]] | None = None,
+        self, messages: Messages, tools: Tools, on_text: OnText | None = None
     ) -> ModelReply:
         """The model's reply to `messages` with `tools` offered; text may also go to `on_text`
         as it is made. Raises ModelError; cancelling the call stops the model's work."""

@@ -25,11 +25,18 @@ import importlib.util
 import json
 import os
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from harness_bridge.backends.chat_completions import ModelError, ModelReply, parse_completion
+from harness_bridge.backends.chat_completions import (
+    Messages,
+    ModelError,
+    ModelReply,
+    OnText,
+    Tools,
+    parse_completion,
+)
 from harness_bridge.backends.shared_model import SharedModel, retrieve
 
 if TYPE_CHECKING:
@@ -132,10 +139,7 @@ class LocalModelClient:
         return self.shared.halt is not None
 
     async def complete(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        tools: Sequence[Mapping[str, Any]],
-        on_text: Callable[[str], Awaitable[None]] | None = None,
+        self, messages: Messages, tools: Tools, on_text: OnText | None = None
     ) -> ModelReply:
         """The model's reply (not streamed: `on_text` is not called). Raises ModelError; when
         cancelled, stops the generation and returns only once it has stopped."""
@@ -148,13 +152,7 @@ class LocalModelClient:
         body = await self._generate(lambda model: model.create_chat_completion(**request))
         return parse_completion(body)
 
-    async def stream_text(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        on_text: Callable[[str], Awaitable[None]],
-        *,
-        max_tokens: int,
-    ) -> str:
+    async def stream_text(self, messages: Messages, on_text: OnText, *, max_tokens: int) -> str:
         """The model's plain answer to `messages` (no tools), each piece also given to
         `on_text` as it is written; returns the whole answer. Raises ModelError."""
         prompt = chatml_prompt(messages)
@@ -187,7 +185,7 @@ class LocalModelClient:
         await relaying
         return answer
 
-    async def choose(self, messages: Sequence[Mapping[str, Any]], options: Sequence[str]) -> str:
+    async def choose(self, messages: Messages, options: Sequence[str]) -> str:
         """One of `options`, the model constrained by a grammar to write exactly one of them.
         Raises ModelError."""
         from llama_cpp.llama_grammar import LlamaGrammar
@@ -231,7 +229,7 @@ class LocalModelClient:
                 raise
 
 
-def chatml_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def chatml_messages(messages: Messages) -> list[dict[str, Any]]:
     """The conversation as `chatml-function-calling` renders it: tool results become user
     messages, and an assistant message with neither text nor calls is left out.
 
@@ -255,7 +253,7 @@ def chatml_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
     return shown
 
 
-def chatml_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
+def chatml_prompt(messages: Messages) -> str:
     """`messages` (`role` and text `content`) as one ChatML prompt that ends where the
     assistant's answer begins; untrusted text cannot write a role marker (`unmark`)."""
     said = "".join(

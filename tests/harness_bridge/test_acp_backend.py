@@ -35,13 +35,8 @@ from core.clock import VirtualClock, parse_time
 from core.engine import Engine
 from core.errors import ManifestError
 from core.sqlite_store import SQLiteStore
-from harness_bridge.backends.acp import (
-    AcpHarness,
-    AcpModelLoop,
-    from_settings,
-    mcp_server_entry,
-    sessions_file,
-)
+from harness_bridge.backends.acp import AcpHarness, AcpModelLoop, from_settings
+from harness_bridge.backends.acp_sessions import mcp_server_entry, sessions_file
 from harness_bridge.prompt import RESPONSE_RULES
 from harness_bridge.turns import Turn
 from harness_bridge.working import STATUS_TEXT

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from adapters.discord import normalise
-from adapters.discord.normalise import PARSERS, snowflake_time
+from adapters.discord.fields import snowflake_time
+from adapters.discord.normalise import PARSERS
 from core.errors import PayloadError
 from core.events import (
     Author,

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from adapters.slack import extract_mentions, normalise
-from adapters.slack.normalise import parse_message, to_envelope
+from adapters.slack.envelope import to_envelope
+from adapters.slack.messages import parse_message
 from core.errors import PayloadError
 from core.events import (
     Author,
