@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, Final
 
-from core.actions import Action, redacted, to_record
+from core.actions import Action, React, redacted, to_record
 from core.attention import (
     ChatterShape,
     Context,
@@ -471,21 +471,21 @@ class Engine:
             signal = Signal.SEEN
         else:
             return []
-        key = f"{decision.idempotency_key}:react:{signal.value}"
-        action = {
-            "action": "react",
-            "agent": decision.agent,
-            "signal": signal.value,
-            "emoji": self.glyphs.native(event.platform, signal),
-            "platform": event.platform,
-            "conversation": event.conversation.id,
-            "messageId": event.message_id,
-            "eventId": event.event_id,
-            "idempotencyKey": key,
-        }
-        if not await self.queue(key, decision.agent, action, stamp):
+        if event.message_id is None:
             return []
-        return [Emission(decision.agent, "outbound", action)]
+        action = React(
+            agent=decision.agent,
+            platform=event.platform,
+            conversation=event.conversation.id,
+            key=f"{decision.idempotency_key}:react:{signal.value}",
+            message_id=event.message_id,
+            signal=signal,
+            emoji=self.glyphs.native(event.platform, signal),
+            event_id=event.event_id,
+        )
+        if not await self.queue_action(action, stamp):
+            return []
+        return [Emission(decision.agent, "outbound", to_record(action))]
 
     async def _escalate_loop(self, event: ChatEvent, stamp: str) -> list[Emission]:
         """A bot-to-bot loop that hit the limit is escalated to the lead once per run."""

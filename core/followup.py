@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from core.actions import Post, to_record
 from core.clock import format_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.digest import DigestItem, summarise
@@ -147,22 +148,18 @@ class FollowUp:
             event = await self.engine.event(decision.event_id)
             if event is None or event.kind is not EventKind.MESSAGE:
                 continue
-            key = f"{decision.idempotency_key}:notice"
-            action: dict[str, Any] = {
-                "action": "send",
-                "agent": agent,
-                "platform": event.platform,
-                "conversation": event.conversation.id,
-                "thread": event.conversation.thread_id,
-                "text": UNAVAILABLE_NOTICE,
-                "visibility": "dm" if event.conversation.kind is ConversationKind.DM else "thread",
-                "directedness": "ambient",
-                "mentions": [],
-                "inReplyTo": event.event_id,
-                "idempotencyKey": key,
-            }
-            if await self.engine.queue(key, agent, action, stamp):
-                emissions.append(Emission(agent, "outbound", action))
+            action = Post(
+                agent=agent,
+                platform=event.platform,
+                conversation=event.conversation.id,
+                key=f"{decision.idempotency_key}:notice",
+                text=UNAVAILABLE_NOTICE,
+                thread=event.conversation.thread_id,
+                visibility="dm" if event.conversation.kind is ConversationKind.DM else "thread",
+                in_reply_to=event.event_id,
+            )
+            if await self.engine.queue_action(action, stamp):
+                emissions.append(Emission(agent, "outbound", to_record(action)))
         return emissions
 
     async def _remind(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
