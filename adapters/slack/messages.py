@@ -10,6 +10,7 @@ are not posted again. An ephemeral message is kept nowhere by Slack, so it is ne
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -31,42 +32,34 @@ Lookup = Callable[[str], Awaitable[ChatEvent | None]]
 """The host's view of an event by id (`Engine.event`): who wrote the message being answered."""
 
 
+@dataclass(frozen=True, slots=True)
 class Replied:
     """The event an action answers, and the channel's setting for replies, for placement."""
 
-    def __init__(self, workspace: Workspace, lookup: Lookup | None) -> None:
-        self.workspace = workspace
-        self._lookup = lookup
+    workspace: Workspace
+    lookup: Lookup | None
 
     async def event(self, action: Post | Working) -> ChatEvent | None:
-        if self._lookup is None or not action.in_reply_to:
+        if self.lookup is None or not action.in_reply_to:
             return None
-        return await self._lookup(action.in_reply_to)
+        return await self.lookup(action.in_reply_to)
 
     def in_thread(self, conversation: str) -> bool:
         return self.workspace.channel(conversation.partition("/")[0]).reply_in_thread
 
 
+@dataclass
 class Messages:
     """Posts, finds, edits and deletes the agents' messages through `api`. Remembers, in this
     process, when a key was first tried and which parts of a split message already landed."""
 
-    def __init__(
-        self,
-        api: WebApi,
-        replied: Replied,
-        pacer: ChannelPacer,
-        *,
-        clock: Clock,
-        lookback: timedelta = timedelta(days=1),
-    ) -> None:
-        self.api = api
-        self.replied = replied
-        self.pacer = pacer
-        self.clock = clock
-        self.lookback = lookback
-        self._first_try: dict[str, float] = {}
-        self._landed: dict[str, dict[int, str]] = {}
+    api: WebApi
+    replied: Replied
+    pacer: ChannelPacer
+    clock: Clock
+    lookback: timedelta = timedelta(days=1)
+    _first_try: dict[str, float] = field(default_factory=dict, init=False)
+    _landed: dict[str, dict[int, str]] = field(default_factory=dict, init=False)
 
     async def post(self, action: Post) -> dict[str, Any]:
         """chat.postMessage (or chat.postEphemeral for visibility `ephemeral`, or a DM for

@@ -86,7 +86,7 @@ class SlackSender:
         )
         replied = Replied(workspace, lookup)
         self._api = api
-        self._messages = Messages(api, replied, self.pacer, clock=clock, lookback=lookback)
+        self._messages = Messages(api, replied, self.pacer, clock, lookback)
         self._reactions = Reactions(api, self.glyphs, replied)
 
     @property

@@ -40,13 +40,13 @@ class WebchatSender:
         match action:
             case Post():
                 return await self._post(action)
-            case React():
-                return await self._react(action)
-            case Working():
-                await self.chat.typing(action.agent, action.conversation, action.thread, action.on)
-                return {}
             case Edit() | Delete():
                 return await self._change(action)
+            case React():
+                return await self._react(action)
+            case Working():  # the working indicator is typing here
+                await self.chat.typing(action.agent, action.conversation, action.thread, action.on)
+                return {}
 
     async def find(self, action: Action) -> dict[str, Any] | None:
         """The message an earlier attempt of a post posted, or None."""
