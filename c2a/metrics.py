@@ -19,6 +19,7 @@ import orjson
 from aiohttp import web
 
 from adapters.webchat.access import is_loopback
+from core.actions import Action
 from core.engine import Emission
 from core.errors import PermanentSendError, TransientSendError
 from core.outbox import Sender
@@ -158,8 +159,9 @@ class CountedStore(SQLiteStore):
 
 class CountedSenders(Mapping[str, Sender]):
     """The run's senders as its outbox sees them: every send is counted by platform, action
-    and result (`sent`, `failed`, `retried` after a transient failure, `unknown` when the
-    outcome is not known). Senders added to the underlying mapping later are counted too."""
+    (its kind: `send`, `edit`, `delete`, `react`, `working`) and result (`sent`, `failed`,
+    `retried` after a transient failure, `unknown` when the outcome is not known). Senders
+    added to the underlying mapping later are counted too."""
 
     def __init__(self, senders: Mapping[str, Sender], metrics: Metrics, workspace: str) -> None:
         self.senders = senders
@@ -182,7 +184,7 @@ class _CountedSender:
         self.platform = platform
         self.counted = counted
 
-    async def send(self, action: Mapping[str, Any]) -> dict[str, Any]:
+    async def send(self, action: Action) -> dict[str, Any]:
         result = "unknown"
         try:
             answer = await self.sender.send(action)
@@ -197,16 +199,16 @@ class _CountedSender:
         finally:
             self._count(action, result)
 
-    async def find(self, action: Mapping[str, Any]) -> dict[str, Any] | None:
+    async def find(self, action: Action) -> dict[str, Any] | None:
         return await self.sender.find(action)
 
-    def _count(self, action: Mapping[str, Any], result: str) -> None:
+    def _count(self, action: Action, result: str) -> None:
         metrics, workspace = self.counted.metrics, self.counted.workspace
         metrics.count(
             "c2a_sends_total",
             workspace=workspace,
             platform=self.platform,
-            action=str(action.get("action")),
+            action=action.kind,
             result=result,
         )
         if result == "retried":

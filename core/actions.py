@@ -13,14 +13,16 @@ pattern-matches on:
         case Working(): ...
 
 `Working` is the "is working on it" indicator: each platform shows it its own way (a thread
-status, typing), so the choice is the adapter's, not the caller's.
+status, typing), so the choice is the adapter's, not the caller's. Each class names its record
+kind (`kind`: `send`, `edit`, `delete`, `react`, `working`), which is what counts and logs call
+the action.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from core.errors import StoreError
 from core.signals import Signal
@@ -49,6 +51,8 @@ class Post:
     """A new message. `mentions` are the recipients the agent chose to address
     (`agent:<id>`, `role:<name>`, `user:<platform id>`); nobody else is ever pinged."""
 
+    kind: ClassVar[str] = "send"
+
     agent: str
     platform: str
     conversation: str
@@ -66,6 +70,8 @@ class Edit:
     """New text for a message the agent posted (`message_id`, the platform's id); a `draft`
     edit is a streamed reply still growing."""
 
+    kind: ClassVar[str] = "edit"
+
     agent: str
     platform: str
     conversation: str
@@ -81,6 +87,8 @@ class Edit:
 class Delete:
     """Remove a message the agent posted."""
 
+    kind: ClassVar[str] = "delete"
+
     agent: str
     platform: str
     conversation: str
@@ -93,6 +101,8 @@ class Delete:
 class React:
     """A typed signal on a message (`signal`), or a platform's own emoji name (`emoji`) when
     the host already knows it; `event_id` is the event the message is."""
+
+    kind: ClassVar[str] = "react"
 
     agent: str
     platform: str
@@ -110,6 +120,8 @@ class Working:
     """Show (`on`) or clear the working indicator for a turn answering `in_reply_to`
     (`message_id` its message) in `conversation`/`thread`; `status` is the words a platform
     that shows words shows; `timeout_s` is how long it may stay up unrenewed."""
+
+    kind: ClassVar[str] = "working"
 
     agent: str
     platform: str
@@ -207,7 +219,7 @@ def from_record(record: Mapping[str, Any]) -> Action:
         raise StoreError(f"outbox record {record.get('idempotencyKey')!r}: no action {kind!r}")
     try:
         base: dict[str, Any] = {
-            "agent": _text(record, "agent"),
+            "agent": _agent(record),
             "platform": _text(record, "platform"),
             "conversation": _text(record, "conversation"),
             "key": _text(record, "idempotencyKey"),
@@ -276,6 +288,18 @@ def _working(record: Mapping[str, Any], base: dict[str, Any], kind: str) -> Work
         conversation_kind=_optional(record, "conversationKind"),
         timeout_s=int(timeout) if isinstance(timeout, int) else WORKING_TIMEOUT_S,
     )
+
+
+def _agent(record: Mapping[str, Any]) -> str:
+    """The acting agent. Reactions the engine queued before it named one say it only in their
+    key (`<eventId>:<agent>:react:<signal>`), and are read as that agent's."""
+    if record.get("agent") or record.get("action") != "react":
+        return _text(record, "agent")
+    key, event_id = str(record.get("idempotencyKey") or ""), str(record.get("eventId") or "")
+    agent = key.removeprefix(f"{event_id}:").partition(":react:")[0]
+    if not event_id or not key.startswith(f"{event_id}:") or not agent:
+        raise ValueError("it names no agent")
+    return agent
 
 
 def _visibility(value: Any) -> Visibility:

@@ -7,19 +7,18 @@ owns the transaction: emissions may be sent only after it commits.
 
 The engine is where text crosses into the host and out of it, so its `redactor` stands at both
 doors: every event's text loses its secrets in `ingest`, before the ledger, a delivery or a
-prompt sees it, and every outbound action's text in `queue`, before the outbox holds it.
+prompt sees it, and every outbound action's text in `queue_action`, before the outbox holds it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, Final
 
-from core.actions import Action, redacted, to_record
+from core.actions import Action, React, redacted, to_record
 from core.attention import ChatterShape, assess, chatter_shape, follows_thread
 from core.attention_context import Context
 from core.clock import Clock, format_time, parse_time
@@ -44,8 +43,6 @@ __all__ = ["Emission", "Engine", "Outcome"]
 log = logging.getLogger(__name__)
 
 _TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
-# The fields of an outbound action that carry words people will read.
-_OUTBOUND_TEXT = ("text", "status")
 _CHAT_KINDS = frozenset(LEDGER_KINDS.values())
 LEFT_KIND = "x.c2a.left"
 _TYPING_LASTS = timedelta(seconds=10)
@@ -100,7 +97,7 @@ class Engine:
             self.classifier,
             unavailable=self.unavailable,
             redeliver=partial(self.redeliver, compact=compact),
-            queue=self.queue,
+            queue=self.queue_action,
             event=self.event,
         )
         # Agents whose manifest user id was found not to be their bot's (logged once each).
@@ -472,21 +469,21 @@ class Engine:
             signal = Signal.SEEN
         else:
             return []
-        key = f"{decision.idempotency_key}:react:{signal.value}"
-        action = {
-            "action": "react",
-            "agent": decision.agent,
-            "signal": signal.value,
-            "emoji": self.glyphs.native(event.platform, signal),
-            "platform": event.platform,
-            "conversation": event.conversation.id,
-            "messageId": event.message_id,
-            "eventId": event.event_id,
-            "idempotencyKey": key,
-        }
-        if not await self.queue(key, decision.agent, action, stamp):
+        if event.message_id is None:
             return []
-        return [Emission(decision.agent, "outbound", action)]
+        action = React(
+            agent=decision.agent,
+            platform=event.platform,
+            conversation=event.conversation.id,
+            key=f"{decision.idempotency_key}:react:{signal.value}",
+            message_id=event.message_id,
+            signal=signal,
+            emoji=self.glyphs.native(event.platform, signal),
+            event_id=event.event_id,
+        )
+        if not await self.queue_action(action, stamp):
+            return []
+        return [Emission(decision.agent, "outbound", to_record(action))]
 
     async def _escalate_loop(self, event: ChatEvent, stamp: str) -> list[Emission]:
         """A bot-to-bot loop that hit the limit is escalated to the lead once per run."""
@@ -507,20 +504,10 @@ class Engine:
 
     # ---- out ---------------------------------------------------------------------------------
 
-    async def queue(self, key: str, agent: str, action: Mapping[str, Any], at: str) -> bool:
-        """Put one outbound action in the outbox under its idempotency key, its text redacted
-        first, so no model can echo a secret into a channel; False when the key is there.
-        Every outbound action goes this way, never to the store directly."""
-        clean = dict(action)
-        for field in _OUTBOUND_TEXT:
-            value = clean.get(field)
-            if isinstance(value, str):
-                clean[field] = self.redactor.text(value)
-        return await self.store.put_outbox(key, agent, clean, at)
-
     async def queue_action(self, action: Action, at: str) -> bool:
-        """Put one typed outbound action in the outbox under its key, its words redacted
-        first (see `queue`); False when the key is there."""
+        """Put one outbound action in the outbox under its key, its words redacted first, so
+        no model can echo a secret into a channel; False when the key is there. Every outbound
+        action goes this way, never to the store directly."""
         clean = redacted(action, self.redactor.text)
         return await self.store.put_outbox(clean.key, clean.agent, to_record(clean), at)
 

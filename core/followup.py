@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from core.actions import Action, Post, to_record
 from core.clock import Clock, format_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.digest import DigestItem, summarise
@@ -44,8 +45,8 @@ UNAVAILABLE_NOTICE = (
 
 # The chat/deliver request for a stored delivery, on this attempt (`Engine.redeliver`).
 Redeliver = Callable[[StoredDelivery, int], Awaitable[dict[str, Any]]]
-# Put an outbound action in the outbox, redacted, once per key (`Engine.queue`).
-Queue = Callable[[str, str, Mapping[str, Any], str], Awaitable[bool]]
+# Put an outbound action in the outbox, redacted, once per key (`Engine.queue_action`).
+Queue = Callable[[Action, str], Awaitable[bool]]
 # An event as the ledger holds it (`Engine.event`).
 FindEvent = Callable[[str], Awaitable[ChatEvent | None]]
 
@@ -173,22 +174,18 @@ class FollowUp:
             event = await self.event(decision.event_id)
             if event is None or event.kind is not EventKind.MESSAGE:
                 continue
-            key = f"{decision.idempotency_key}:notice"
-            action: dict[str, Any] = {
-                "action": "send",
-                "agent": agent,
-                "platform": event.platform,
-                "conversation": event.conversation.id,
-                "thread": event.conversation.thread_id,
-                "text": UNAVAILABLE_NOTICE,
-                "visibility": "dm" if event.conversation.kind is ConversationKind.DM else "thread",
-                "directedness": "ambient",
-                "mentions": [],
-                "inReplyTo": event.event_id,
-                "idempotencyKey": key,
-            }
-            if await self.queue(key, agent, action, stamp):
-                emissions.append(Emission(agent, "outbound", action))
+            action = Post(
+                agent=agent,
+                platform=event.platform,
+                conversation=event.conversation.id,
+                key=f"{decision.idempotency_key}:notice",
+                text=UNAVAILABLE_NOTICE,
+                thread=event.conversation.thread_id,
+                visibility="dm" if event.conversation.kind is ConversationKind.DM else "thread",
+                in_reply_to=event.event_id,
+            )
+            if await self.queue(action, stamp):
+                emissions.append(Emission(agent, "outbound", to_record(action)))
         return emissions
 
     async def _remind(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:

@@ -5,6 +5,10 @@ Every outbound action is already in the outbox under its idempotency key before 
 sent. An attempt is marked `sending` (committed) before the platform is called and `sent` after;
 a crash in between leaves it `sending`, which becomes `ambiguous` on restart, and an ambiguous
 action is looked for on the platform before it is ever sent again.
+
+The outbox stores records (`core.actions.to_record`); each is read back into its typed
+`Action` before a sender sees it, and a record that cannot be read (a field missing or of the
+wrong kind) is marked failed for good, its reason logged: retrying cannot mend it.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from core.actions import Action, from_record
 from core.clock import Clock, format_time
-from core.errors import PermanentSendError, TransientSendError
+from core.errors import PermanentSendError, StoreError, TransientSendError
 from core.store import OutboxEntry, Store
 
 __all__ = ["Outbox", "Sender"]
@@ -23,14 +28,15 @@ log = logging.getLogger(__name__)
 
 
 class Sender(Protocol):
-    """One platform's outbound side. `send` performs an action and returns what identifies
-    the result (e.g. the new message's id); it raises TransientSendError or PermanentSendError,
-    and any other exception means the outcome is unknown. `find` looks on the platform for an
-    earlier attempt of the action (by its idempotency key) and returns its result, or None."""
+    """One platform's outbound side, matching on the typed action. `send` performs an action
+    and returns what identifies the result (e.g. the new message's id); it raises
+    TransientSendError or PermanentSendError, and any other exception means the outcome is
+    unknown. `find` looks on the platform for an earlier attempt of the action (by its
+    idempotency key) and returns its result, or None."""
 
-    async def send(self, action: Mapping[str, Any]) -> dict[str, Any]: ...
+    async def send(self, action: Action) -> dict[str, Any]: ...
 
-    async def find(self, action: Mapping[str, Any]) -> dict[str, Any] | None: ...
+    async def find(self, action: Action) -> dict[str, Any] | None: ...
 
 
 class Outbox:
@@ -48,20 +54,27 @@ class Outbox:
 
     async def drain(self) -> int:
         """Send every due action once, oldest first; returns how many were sent. An action whose
-        platform has no sender here, or that failed transiently, stays due."""
+        platform has no sender here, or that failed transiently, stays due; one whose record
+        cannot be read fails."""
         sent = 0
         for entry in await self.store.outbox_due():
-            sender = self.senders.get(str(entry.action.get("platform")))
+            try:
+                action = from_record(entry.action)
+            except StoreError as exc:
+                log.error("outbox %s: failed: cannot be read: %s", entry.key, exc)
+                await self._mark(entry.key, "failed", {"error": str(exc)})
+                continue
+            sender = self.senders.get(action.platform)
             if sender is None:
                 continue
-            if await self._attempt(entry, sender):
+            if await self._attempt(entry, action, sender):
                 sent += 1
         return sent
 
-    async def _attempt(self, entry: OutboxEntry, sender: Sender) -> bool:
+    async def _attempt(self, entry: OutboxEntry, action: Action, sender: Sender) -> bool:
         if entry.status == "ambiguous":
             try:
-                found = await sender.find(entry.action)
+                found = await sender.find(action)
             except Exception as exc:
                 # Not knowing whether it landed, it must not be sent: look again next round.
                 log.warning("outbox %s: cannot check an earlier attempt yet: %s", entry.key, exc)
@@ -71,7 +84,7 @@ class Outbox:
                 return True
         await self._mark(entry.key, "sending")
         try:
-            result = await sender.send(entry.action)
+            result = await sender.send(action)
         except TransientSendError as exc:
             log.warning("outbox %s: will retry: %s", entry.key, exc)
             await self._mark(entry.key, "pending")

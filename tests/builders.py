@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from c2a.replay import ReplayStats, replay
+from core.actions import Post
 from core.manifest import Workspace, load_manifest, parse_manifest
 from core.sqlite_store import SQLiteStore
 
@@ -212,6 +213,19 @@ def discord_message(
         d["message_reference"] = {"message_id": reply_to[0], "channel_id": channel}
         d["referenced_message"] = {"id": reply_to[0], "author": {"id": reply_to[1]}}
     return {"op": 0, "s": 1, "t": "MESSAGE_CREATE", "d": d}
+
+
+def discord_post(text: str, mentions: Iterable[str] = (), in_reply_to: str | None = None) -> Post:
+    """The lead's post in a Discord channel, keyed as chat_send_message keys one."""
+    return Post(
+        agent="lead",
+        platform="discord",
+        conversation="820000000000000001",
+        key="discord:1240000000000000001:lead:send:abc",
+        text=text,
+        mentions=tuple(mentions),
+        in_reply_to=in_reply_to,
+    )
 
 
 def discord_dispatch(name: str, d: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,8 @@
-"""Turning an outbox action into what Discord is sent: pure, no I/O, no discord.py objects.
+"""Turning an outbound action into what Discord is sent: pure, no I/O, no discord.py objects.
 
-`render_send` makes a "send" action into message parts of at most 2,000 characters, each with
-its `nonce` and the `allowed_mentions` it may ping with; `render_reaction` makes a "react"
-action into the glyph to add and the status signals it supersedes.
+`render_send` makes a `Post` (or the new text of an `Edit`) into message parts of at most 2,000
+characters, each with its `nonce` and the `allowed_mentions` it may ping with; `render_reaction`
+makes a `React` into the glyph to add and the status signals it supersedes.
 
 Mentions are the agent's choice, never the model text's: the recipients the action names
 (`agent:<id>`, `role:<name>`, `user:<id>`) are written at the start of the first part, and that
@@ -25,10 +25,11 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypedDict
+from typing import Final, Literal, TypedDict
 
+from core.actions import Edit, Post, React
 from core.errors import RenderError
 from core.manifest import Workspace
 from core.signals import GlyphMap, Signal, superseded_by
@@ -194,50 +195,43 @@ def nonce_for(idempotency_key: str, part: int) -> str:
     return _NONCE_PREFIX + digest[: _NONCE_LENGTH - len(_NONCE_PREFIX)]
 
 
-def reply_message_id(action: Mapping[str, Any]) -> str | None:
-    """The Discord message a "send" answers: the action's `messageId`, else the id inside its
-    `inReplyTo` event id (`discord:<id>`, also for an edit `discord:<id>~...`); None when the
-    action answers nothing or an event that is not a message (typing, a thread)."""
-    explicit = action.get("messageId")
-    if isinstance(explicit, str) and _SNOWFLAKE.fullmatch(explicit):
-        return explicit
-    event_id = action.get("inReplyTo")
-    if not isinstance(event_id, str):
-        return None
-    match = _MESSAGE_EVENT.match(event_id)
+def reply_message_id(event_id: str | None) -> str | None:
+    """The Discord message a post answers: the id inside the event id it answers
+    (`discord:<id>`, also for an edit `discord:<id>~...`); None when it answers nothing or an
+    event that is not a message (typing, a thread)."""
+    match = _MESSAGE_EVENT.match(event_id or "")
     return match.group(1) if match else None
 
 
-def render_send(action: Mapping[str, Any], workspace: Workspace) -> RenderedMessage:
-    """A "send" action as the Discord messages to post; raises `RenderError` when it has no
-    text, no idempotency key or a recipient without a Discord form."""
-    text = action.get("text")
-    key = action.get("idempotencyKey")
-    if not isinstance(text, str) or not text.strip():
+def render_send(action: Post | Edit, workspace: Workspace) -> RenderedMessage:
+    """A post (or an edit's new text) as the Discord messages to send; only a post answers a
+    message. Raises `RenderError` when it has no text, no idempotency key or a recipient
+    without a Discord form."""
+    text, key = action.text, action.key
+    if not text.strip():
         raise RenderError("a Discord message needs text", details={"field": "text"})
-    if not isinstance(key, str) or not key:
+    if not key:
         raise RenderError("the action has no idempotencyKey", details={"field": "idempotencyKey"})
-    mentions = resolve_mentions(action.get("mentions") or (), workspace)
+    mentions = resolve_mentions(action.mentions, workspace)
     texts = split_text(text, prefix=mention_prefix(mentions, text))
     # The mentions are at the start of the first part, so only it may ping.
     parts = tuple(
         RenderedPart(part, nonce_for(key, index), allowed_mentions(() if index else mentions))
         for index, part in enumerate(texts)
     )
-    return RenderedMessage(parts=parts, mentions=mentions, reply_to=reply_message_id(action))
+    reply_to = reply_message_id(action.in_reply_to) if isinstance(action, Post) else None
+    return RenderedMessage(parts=parts, mentions=mentions, reply_to=reply_to)
 
 
-def render_reaction(action: Mapping[str, Any], glyphs: GlyphMap) -> RenderedReaction:
-    """A "react" action as the workspace's Discord glyph for its signal; raises `RenderError`
-    for an unknown signal."""
-    name = action.get("signal")
-    try:
-        signal = Signal(str(name))
-    except ValueError:
+def render_reaction(action: React, glyphs: GlyphMap) -> RenderedReaction:
+    """A reaction as the workspace's Discord glyph for its signal; raises `RenderError` for a
+    reaction that names no signal (a bot's reactions here are signals)."""
+    signal = action.signal
+    if signal is None:
         known = ", ".join(s.value for s in Signal)
         raise RenderError(
-            f"unknown signal {name!r}; the signals are {known}", details={"field": "signal"}
-        ) from None
+            f"a reaction names no signal; the signals are {known}", details={"field": "signal"}
+        )
     return RenderedReaction(signal, glyphs.native("discord", signal), superseded_by(signal))
 
 

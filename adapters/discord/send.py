@@ -1,26 +1,21 @@
 """The outbound Discord side: `DiscordSender`, the `core.outbox.Sender` that posts through
 discord.py, one logged-in client per agent (each agent is its own bot).
 
-Actions, by their `action` field:
+Actions, matched on their type:
 
-- `send`: the parts `adapters.discord.render` makes, posted in order into the thread when the
-  action names one, else the conversation; the first part replies (`message_reference`) to the
-  message the action answers. `visibility: dm` (and `ephemeral`, which a bot cannot post outside
-  an interaction) goes to a DM with the `user:` recipient or the author of the message
-  answered, unless the conversation already is that DM. Each part carries a nonce derived from
-  the idempotency key with `enforce_nonce`, so a retry within Discord's nonce window returns
-  the first message instead of posting a second.
-- `react`: the workspace's glyph for the signal, then the agent's own reactions that the signal
+- `Post`: the parts `adapters.discord.render` makes, in order, into the action's thread or
+  conversation; the first replies (`message_reference`) to the message answered. Visibility
+  `dm` (and `ephemeral`, which a bot cannot post outside an interaction) goes to a DM with the
+  `user:` recipient or the author answered, unless the conversation is that DM. Each part
+  carries a nonce derived from the key with `enforce_nonce`, so a retry within Discord's nonce
+  window returns the first message instead of posting a second.
+- `React`: the workspace's glyph for the signal, then the agent's own reactions that the signal
   supersedes (working → done) are taken off the message.
-- `typing`: `state: start` shows typing through discord.py's typing context (refreshed by
-  discord.py) until `state: stop`, a `send` by the same agent in that channel, or a hard timeout.
+- `Working`: typing (`adapters.discord.indicator`), until cleared, a post by the same agent
+  in that channel, or a hard timeout.
+- `Edit` and `Delete`: the agent's own message, rendered as a post is.
 
-Failures, mapped at this boundary: 403/404 and other refusals are `PermanentSendError`; a 429
-that discord.py's own rate-limit handling gave up on, or a connection that never opened, is
-`TransientSendError`; 5xx answers and broken connections are retried (tenacity, bounded, same
-nonce). When those retries run out, a reaction or typing is `TransientSendError` (adding a
-reaction twice is harmless), but a message may have been posted, so `SendOutcomeUnknown` is raised
-and the outbox marks the action ambiguous and calls `find` before any resend.
+Failures are mapped at this boundary (`adapters.discord.failures`).
 
 `find` looks in the channel's history (after the message answered, else the latest messages)
 for this bot's messages holding the rendered parts in order: a message whose `nonce` Discord
@@ -31,17 +26,14 @@ follows posts only the rest.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
-import logging
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, NoReturn, TypeVar
+from collections.abc import Mapping
+from typing import Any, Final
 
-import aiohttp
 import discord
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
+from adapters.discord.failures import Retry, describe, failure, raise_as
+from adapters.discord.indicator import Typing
 from adapters.discord.live import read_tokens, use_endpoints
 from adapters.discord.render import (
     AllowedMentionsPayload,
@@ -50,21 +42,13 @@ from adapters.discord.render import (
     render_reaction,
     render_send,
 )
-from core.errors import (
-    PermanentSendError,
-    RenderError,
-    SendError,
-    SendOutcomeUnknown,
-    TransientSendError,
-)
+from core.actions import Action, Delete, Edit, Post, React, Working
+from core.errors import PermanentSendError, RenderError, TransientSendError
 from core.manifest import Workspace
 from core.signals import GlyphMap, glyph_map
 
 __all__ = ["DiscordSender"]
 
-log = logging.getLogger(__name__)
-
-_T = TypeVar("_T")
 _Messageable = discord.PartialMessageable | discord.DMChannel
 
 _PRIVATE: Final = frozenset({"dm", "ephemeral"})
@@ -96,13 +80,11 @@ class DiscordSender:
         self.glyphs = glyphs or glyph_map(workspace.manifest.signals)
         self._clients = clients
         self._owned: list[discord.Client] = []
-        self._attempts = attempts
-        self._backoff = backoff
+        self._retrying = Retry(attempts, backoff)
         self._history_limit = history_limit
-        self._typing_timeout = typing_timeout
+        self.typing = Typing(self._retrying, typing_timeout)
         self._dm: dict[int, bool] = {}  # channel id -> is a DM; a channel's type never changes
         self._landed: dict[str, dict[int, str]] = {}  # key -> part index -> message id
-        self._typing: dict[tuple[str, int], asyncio.Task[None]] = {}
 
     @classmethod
     async def connect(
@@ -143,41 +125,37 @@ class DiscordSender:
 
     async def close(self) -> None:
         """Stop every typing indicator and close the clients `connect` logged in."""
-        for task in self._typing.values():
-            task.cancel()
-        await asyncio.gather(*self._typing.values(), return_exceptions=True)
-        self._typing.clear()
+        await self.typing.close()
         for client in self._owned:
             await client.close()
         self._owned.clear()
 
     # -- the Sender port ----------------------------------------------------------------------
 
-    async def send(self, action: Mapping[str, Any]) -> dict[str, Any]:
+    async def send(self, action: Action) -> dict[str, Any]:
         """Perform the action; returns what identifies the result (`messageId`, ...)."""
-        kind = action.get("action")
-        if kind == "send":
-            return await self._send_message(action)
-        if kind == "react":
-            return await self._react(action)
-        if kind == "typing":
-            return await self._set_typing(action)
-        if kind in ("edit", "delete"):
-            return await self._change(action, delete=kind == "delete")
-        raise PermanentSendError(f"discord cannot perform action {kind!r}", {"action": kind})
+        match action:
+            case Post():
+                return await self._send_message(action)
+            case React():
+                return await self._react(action)
+            case Working():
+                return await self._set_typing(action)
+            case Edit() | Delete():
+                return await self._change(action)
 
-    async def find(self, action: Mapping[str, Any]) -> dict[str, Any] | None:
-        """An earlier attempt of a "send" found in the channel, or None; reactions and typing
-        are always None (doing them again is harmless). Raises `TransientSendError` when
-        Discord cannot be asked now: an unanswered question is never taken for "not there"."""
-        if action.get("action") != "send":
+    async def find(self, action: Action) -> dict[str, Any] | None:
+        """An earlier attempt of a post found in the channel, or None; anything else is always
+        None (doing it again is harmless). Raises `TransientSendError` when Discord cannot be
+        asked now: an unanswered question is never taken for "not there"."""
+        if not isinstance(action, Post):
             return None
         try:
             rendered = self._render(action)
-            client = self._client(action)
+            client = self._client(action.agent)
         except PermanentSendError:
             return None  # the send that follows says why it cannot be done
-        key = str(action["idempotencyKey"])
+        key = action.key
         try:
             channel, _ = await self._destination(client, action, rendered)
             found = await self._look(client, channel, rendered)
@@ -185,7 +163,7 @@ class DiscordSender:
             return None  # nothing to find there; the send will say why it fails
         except Exception as exc:
             raise TransientSendError(
-                f"discord: could not look for {key} in the channel: {_describe(exc)}"
+                f"discord: could not look for {key} in the channel: {describe(exc)}"
             ) from exc
         if len(found) < len(rendered.parts):
             if found:
@@ -196,14 +174,14 @@ class DiscordSender:
 
     # -- send ---------------------------------------------------------------------------------
 
-    async def _send_message(self, action: Mapping[str, Any]) -> dict[str, Any]:
+    async def _send_message(self, action: Post) -> dict[str, Any]:
         rendered = self._render(action)
-        client = self._client(action)
-        key = str(action["idempotencyKey"])
+        client = self._client(action.agent)
+        key = action.key
         try:
             channel, reference = await self._destination(client, action, rendered)
         except Exception as exc:
-            _raise(exc, f"finding where to send {key}", idempotent=True)
+            raise_as(exc, f"finding where to send {key}", idempotent=True)
 
         async def post(part: RenderedPart, first: bool) -> discord.Message:
             allowed = _allowed(part.allowed_mentions)
@@ -229,7 +207,7 @@ class DiscordSender:
             except Exception as exc:
                 # Once a part is visible, only `find` may decide what is still to be sent.
                 what = f"sending part {index + 1} of {key}"
-                error = _failure(exc, what, idempotent=False, partial=bool(landed))
+                error = failure(exc, what, idempotent=False, partial=bool(landed))
                 if isinstance(error, PermanentSendError):
                     del self._landed[key]  # never sent again: nothing left to remember
                 if error is exc:
@@ -237,17 +215,17 @@ class DiscordSender:
                 raise error from exc
             landed[index] = str(message.id)
         del self._landed[key]
-        await self._stop_typing(str(action["agent"]), channel.id)
+        await self.typing.stop(action.agent, channel.id)
         return _sent(channel, landed)
 
     async def _destination(
-        self, client: discord.Client, action: Mapping[str, Any], rendered: RenderedMessage
+        self, client: discord.Client, action: Post, rendered: RenderedMessage
     ) -> tuple[_Messageable, discord.MessageReference | None]:
         """The channel to post in and the reference of the first part."""
-        where = _channel_id(action.get("thread") or action.get("conversation"))
+        where = _channel_id(action.thread or action.conversation)
         channel = client.get_partial_messageable(where)
-        if action.get("visibility") in _PRIVATE and not await self._is_dm(client, where):
-            recipient = _dm_recipient(action)
+        if action.visibility in _PRIVATE and not await self._is_dm(client, where):
+            recipient = _dm_recipient(action.mentions)
             answered = rendered.reply_to
             if recipient is None and answered is not None:
                 message = await self._retrying(lambda: channel.fetch_message(int(answered)))
@@ -255,7 +233,7 @@ class DiscordSender:
             if recipient is None:
                 raise PermanentSendError(
                     "a Discord DM needs a user: recipient or a message to answer",
-                    {"visibility": action.get("visibility")},
+                    {"visibility": action.visibility},
                 )
             user = discord.Object(recipient)
             return await self._retrying(lambda: client.create_dm(user)), None
@@ -297,14 +275,14 @@ class DiscordSender:
 
     # -- react --------------------------------------------------------------------------------
 
-    async def _react(self, action: Mapping[str, Any]) -> dict[str, Any]:
+    async def _react(self, action: React) -> dict[str, Any]:
         try:
             reaction = render_reaction(action, self.glyphs)
         except RenderError as exc:
             raise PermanentSendError(str(exc), exc.details) from exc
-        client = self._client(action)
-        channel = client.get_partial_messageable(_channel_id(action.get("conversation")))
-        message = channel.get_partial_message(_channel_id(action.get("messageId")))
+        client = self._client(action.agent)
+        channel = client.get_partial_messageable(_channel_id(action.conversation))
+        message = channel.get_partial_message(_channel_id(action.message_id))
         what = f"the {reaction.signal.value} reaction on message {message.id}"
         me = discord.Object(_me(client))
         removed: list[str] = []
@@ -323,26 +301,26 @@ class DiscordSender:
             # The message was deleted before the signal went out: there is nothing to mark.
             return {"messageId": str(message.id), "emoji": reaction.glyph, "gone": True}
         except Exception as exc:
-            _raise(exc, what, idempotent=True)
+            raise_as(exc, what, idempotent=True)
         return {"messageId": str(message.id), "emoji": reaction.glyph, "removed": removed}
 
     # -- the agent's own messages ------------------------------------------------------------
 
-    async def _change(self, action: Mapping[str, Any], *, delete: bool) -> dict[str, Any]:
-        """Edit (same rendering and allowed mentions as a send) or delete an agent's message.
+    async def _change(self, action: Edit | Delete) -> dict[str, Any]:
+        """Edit (same rendering and allowed mentions as a post) or delete an agent's message.
         Both are harmless to repeat; deleting a message that is already gone is success."""
-        client = self._client(action)
-        where = _channel_id(action.get("thread") or action.get("conversation"))
+        client = self._client(action.agent)
+        where = _channel_id(action.thread or action.conversation)
         message = client.get_partial_messageable(where).get_partial_message(
-            int(str(action["messageId"]))
+            _channel_id(action.message_id)
         )
-        if delete:
+        if isinstance(action, Delete):
             try:
                 await self._retrying(message.delete)
             except discord.NotFound:
                 pass
             except Exception as exc:
-                _raise(exc, f"deleting message {message.id}", idempotent=True)
+                raise_as(exc, f"deleting message {message.id}", idempotent=True)
             return {"messageId": str(message.id), "deleted": True}
         parts = self._render(action).parts
         if len(parts) > 1:
@@ -353,62 +331,28 @@ class DiscordSender:
                 lambda: message.edit(content=parts[0].text, allowed_mentions=allowed)
             )
         except Exception as exc:
-            _raise(exc, f"editing message {message.id}", idempotent=True)
+            raise_as(exc, f"editing message {message.id}", idempotent=True)
         return {"messageId": str(message.id)}
 
     # -- typing -------------------------------------------------------------------------------
 
-    async def _set_typing(self, action: Mapping[str, Any]) -> dict[str, Any]:
-        agent = str(action.get("agent"))
-        client = self._client(action)
-        where = _channel_id(action.get("thread") or action.get("conversation"))
-        if action.get("state") == "stop":
-            await self._stop_typing(agent, where)
-            return {"typing": "stopped"}
-        if (agent, where) in self._typing:
-            return {"typing": "started"}
-        requested = action.get("timeoutSeconds")
-        timeout = self._typing_timeout
-        if isinstance(requested, int | float) and 0 < requested < timeout:
-            timeout = float(requested)
-        stack = contextlib.AsyncExitStack()
+    async def _set_typing(self, action: Working) -> dict[str, Any]:
+        client = self._client(action.agent)
+        where = _channel_id(action.thread or action.conversation)
+        if not action.on:
+            return await self.typing.stop(action.agent, where)
         channel = client.get_partial_messageable(where)
-        try:
-            # discord.py's typing context: one trigger now, refreshed by discord.py until exit.
-            await self._retrying(lambda: stack.enter_async_context(channel.typing()))
-        except Exception as exc:
-            _raise(exc, f"typing in {where}", idempotent=True)
-        task = asyncio.create_task(_hold(stack, timeout), name=f"c2a discord typing {agent}")
-        self._typing[agent, where] = task
-
-        def forget(done: asyncio.Task[None]) -> None:
-            if self._typing.get((agent, where)) is done:
-                del self._typing[agent, where]
-
-        task.add_done_callback(forget)
-        return {"typing": "started"}
-
-    async def _stop_typing(self, agent: str, channel_id: int) -> None:
-        task = self._typing.pop((agent, channel_id), None)
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        return await self.typing.start(action.agent, channel, action.timeout_s)
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _render(self, action: Mapping[str, Any]) -> RenderedMessage:
+    def _render(self, action: Post | Edit) -> RenderedMessage:
         try:
             return render_send(action, self.workspace)
         except RenderError as exc:
             raise PermanentSendError(str(exc), exc.details) from exc
 
-    def _client(self, action: Mapping[str, Any]) -> discord.Client:
-        agent = action.get("agent")
-        if not isinstance(agent, str):
-            raise PermanentSendError(
-                "the action names no agent, so no Discord bot can perform it",
-                {"action": action.get("action")},
-            )
+    def _client(self, agent: str) -> discord.Client:
         client = self._clients.get(agent)
         if client is None:
             raise PermanentSendError(
@@ -417,26 +361,6 @@ class DiscordSender:
             )
         return client
 
-    async def _retrying(self, call: Callable[[], Awaitable[_T]]) -> _T:
-        """`call`, retried on 5xx and network failures: bounded, with exponential backoff."""
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self._attempts),
-            wait=wait_exponential(multiplier=self._backoff, max=8),
-            retry=retry_if_exception(_worth_retrying),
-            reraise=True,
-        )
-        # Iterated, not called: tenacity awaits only what it can tell is a coroutine function.
-        async for attempt in retrying:
-            with attempt:
-                return await call()
-        raise AssertionError("tenacity ended without a result or an error")  # reraise=True
-
-
-async def _hold(stack: contextlib.AsyncExitStack, timeout: float) -> None:
-    """Keep a typing context open until cancelled or `timeout` passes, then leave it."""
-    async with stack:
-        await asyncio.sleep(timeout)
-
 
 def _channel_id(value: object) -> int:
     if isinstance(value, str) and value.isdecimal():
@@ -444,9 +368,9 @@ def _channel_id(value: object) -> int:
     raise PermanentSendError(f"not a Discord channel or message id: {value!r}", {"id": value})
 
 
-def _dm_recipient(action: Mapping[str, Any]) -> int | None:
-    for recipient in action.get("mentions") or ():
-        kind, _, user_id = str(recipient).partition(":")
+def _dm_recipient(mentions: tuple[str, ...]) -> int | None:
+    for recipient in mentions:
+        kind, _, user_id = recipient.partition(":")
         if kind == "user" and user_id.isdecimal():
             return int(user_id)
     return None
@@ -477,41 +401,3 @@ def _is(message: discord.Message, part: RenderedPart) -> bool:
 def _sent(channel: _Messageable, landed: Mapping[int, str]) -> dict[str, Any]:
     ids = [landed[index] for index in sorted(landed)]
     return {"messageId": ids[0], "messageIds": ids, "channelId": str(channel.id)}
-
-
-def _worth_retrying(exc: BaseException) -> bool:
-    if isinstance(exc, discord.DiscordServerError):
-        return True
-    return isinstance(exc, aiohttp.ClientError | OSError)
-
-
-def _raise(exc: Exception, what: str, *, idempotent: bool, partial: bool = False) -> NoReturn:
-    """Raise the outbox's reading of a failure that retries did not cure: `idempotent` when
-    doing it again is harmless, `partial` when part of a message is already visible."""
-    error = _failure(exc, what, idempotent=idempotent, partial=partial)
-    if error is exc:
-        raise exc
-    raise error from exc
-
-
-def _failure(exc: Exception, what: str, *, idempotent: bool, partial: bool) -> Exception:
-    if isinstance(exc, SendError):
-        return exc
-    details = {"status": getattr(exc, "status", None), "code": getattr(exc, "code", None)}
-    message = f"discord: {what}: {_describe(exc)}"
-    if isinstance(exc, discord.HTTPException) and exc.status < 500 and exc.status != 429:
-        return PermanentSendError(message, details)
-    not_done = isinstance(exc, discord.RateLimited | aiohttp.ClientConnectorError) or (
-        isinstance(exc, discord.HTTPException) and exc.status == 429
-    )
-    maybe_done = isinstance(exc, discord.HTTPException | aiohttp.ClientError | OSError)
-    if (not_done and not partial) or (maybe_done and idempotent):
-        return TransientSendError(message, details)
-    if not_done or maybe_done:
-        return SendOutcomeUnknown(message, details)
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc) or "no detail"
-    return f"{type(exc).__name__}: {text}"

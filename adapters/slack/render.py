@@ -7,7 +7,7 @@ invisible word joiner after its `@`, and only links with a web or mail address b
 links. Inside code nothing is reformatted, but `&<>` are escaped there too: Slack reads control
 sequences anywhere in a message and shows the entities as the characters inside code.
 
-The mentions the agent chose (the outbox action's `mentions`) are the only native ones:
+The mentions the agent chose (the action's `mentions`) are the only native ones:
 `mention_prefix` renders them from the workspace manifest, and `split` cuts long text into parts
 that each stay under Slack's practical length, closing and reopening code fences at a cut.
 `place` decides the channel and thread of a reply.
@@ -19,10 +19,10 @@ stall the sender (no regex searches lazily for a closer that may never come).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from core.actions import Post, Working
 from core.errors import RenderError
 from core.events import ChatEvent, ConversationKind
 from core.manifest import Workspace
@@ -358,9 +358,10 @@ class Placement:
 
 
 def place(
-    action: Mapping[str, Any], replied: ChatEvent | None = None, *, reply_in_thread: bool = True
+    action: Post | Working, replied: ChatEvent | None = None, *, reply_in_thread: bool = True
 ) -> Placement:
-    """Where a reply goes.
+    """Where a reply goes (a `Working` indicator goes where a reply with visibility `thread`
+    would).
 
     In a thread when the action names one, when its conversation is written `<channel>/<ts>`,
     or when the message it answers is in one. A reply to a top-level message with visibility
@@ -369,17 +370,16 @@ def place(
     thread reply is also broadcast to it). DMs are not threaded on their own. `replied` is the
     answered event when the host knows it; otherwise its id is read for the message `ts`.
     """
-    conversation = str(action["conversation"])
-    channel, _, conversation_thread = conversation.partition("/")
-    thread = action.get("thread") or conversation_thread or None
+    channel, _, conversation_thread = action.conversation.partition("/")
+    thread = action.thread or conversation_thread or None
     if thread is None and replied is not None and replied.conversation.thread_id:
         thread = replied.conversation.thread_id
-    visibility = action.get("visibility") or "thread"
+    visibility = action.visibility if isinstance(action, Post) else "thread"
     if thread is None and visibility == "thread" and reply_in_thread:
         is_dm = channel.startswith("D") or (
             replied is not None and replied.conversation.kind is ConversationKind.DM
         )
-        ref = message_ref(action.get("inReplyTo"))
+        ref = message_ref(action.in_reply_to)
         replied_ts = replied.message_id if replied is not None else (ref[1] if ref else None)
         if replied_ts and not is_dm:
             thread = replied_ts

@@ -8,7 +8,6 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -23,6 +22,7 @@ from test_run import APP_TOKEN, BOT_TOKEN, ENV, fresh_ts, wait_for, write_manife
 from c2a.host import Host
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
 from c2a.run import WorkspaceRun, run_workspaces
+from core.actions import Action, Post, to_record
 from core.clock import SystemClock, format_time
 from core.engine import Emission
 from core.errors import PermanentSendError, TransientSendError
@@ -127,13 +127,13 @@ class ScriptedSender:
     def __init__(self, outcomes: list[Exception | dict[str, Any]]) -> None:
         self.outcomes = outcomes
 
-    async def send(self, action: Mapping[str, Any]) -> dict[str, Any]:
+    async def send(self, action: Action) -> dict[str, Any]:
         outcome = self.outcomes.pop(0)
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
 
-    async def find(self, action: Mapping[str, Any]) -> dict[str, Any] | None:
+    async def find(self, action: Action) -> dict[str, Any] | None:
         return None
 
 
@@ -177,7 +177,8 @@ def test_the_ledger_and_the_senders_count_claims_retries_and_sends_and_depths_ar
             await store.note_attempt(event_id, "lead", 1)
             await store.note_attempt(event_id, "lead", 2)  # a delivery attempted again
             stamp = format_time(SystemClock().now())
-            await store.put_outbox("post", "lead", {"action": "send", "platform": "slack"}, stamp)
+            post = Post(agent="lead", platform="slack", conversation="C0GEN", key="post", text="x")
+            await store.put_outbox("post", "lead", to_record(post), stamp)
         sender = ScriptedSender([TransientSendError("busy"), PermanentSendError("no"), {"ts": "1"}])
         outbox = Outbox(store, SystemClock(), CountedSenders({"slack": sender}, metrics, "acme"))
         await outbox.drain()  # the reaction fails for now; the post is refused for good

@@ -74,3 +74,22 @@ def test_redaction_reaches_every_word_people_read() -> None:
     assert isinstance(post, Post) and post.text == "a [redacted]"
     assert isinstance(edit, Edit) and edit.text == "[redacted]"
     assert isinstance(working, Working) and working.status == "on [redacted]"
+
+
+def test_an_engine_reaction_that_names_its_agent_only_in_its_key_is_that_agent_s() -> None:
+    record = {
+        "action": "react",
+        "platform": "slack",
+        "conversation": "C0GEN",
+        "messageId": "1.0",
+        "signal": "seen",
+        "eventId": "e1",
+        "idempotencyKey": "e1:worker-2:react:seen",
+    }
+    assert from_record(record).agent == "worker-2"
+    with pytest.raises(StoreError, match="names no agent"):
+        from_record({**record, "idempotencyKey": "k"})
+
+
+def test_each_action_names_its_record_kind() -> None:
+    assert [a.kind for a in ACTIONS] == [to_record(a)["action"] for a in ACTIONS]

@@ -282,6 +282,7 @@ def test_a_must_respond_event_gets_a_seen_signal_in_the_outbox() -> None:
                 "conversation": "C0GEN",
                 "messageId": ts(1),
                 "eventId": f"slack:T0LOCAL:C0GEN:{ts(1)}",
+                "eta": None,
                 "idempotencyKey": f"slack:T0LOCAL:C0GEN:{ts(1)}:lead:react:seen",
             },
         }

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import logging
 from typing import Any
 
+import pytest
+
+from core.actions import Action, Post, to_record
 from core.clock import VirtualClock, parse_time
 from core.errors import PermanentSendError, TransientSendError
 from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
 
 AT = "2026-01-01T00:00:00Z"
+HI = Post(agent="lead", platform="slack", conversation="C0GEN", key="k1", text="hi")
 
 
 class ScriptedSender:
@@ -22,21 +26,21 @@ class ScriptedSender:
         self.posted: list[str] = []
         self.lookups = 0
 
-    async def send(self, action: Mapping[str, Any]) -> dict[str, Any]:
+    async def send(self, action: Action) -> dict[str, Any]:
+        assert action == HI  # the typed action the record holds
         step = self.script.pop(0) if self.script else "ok"
         if step == "transient":
             raise TransientSendError("429 rate limited")
         if step == "permanent":
             raise PermanentSendError("channel_not_found")
-        self.posted.append(action["idempotencyKey"])
+        self.posted.append(action.key)
         if step == "lost_answer":  # posted, but the answer never came back
             raise TimeoutError("no answer")
         return {"messageId": f"m{len(self.posted)}"}
 
-    async def find(self, action: Mapping[str, Any]) -> dict[str, Any] | None:
+    async def find(self, action: Action) -> dict[str, Any] | None:
         self.lookups += 1
-        key = action["idempotencyKey"]
-        return {"messageId": "found"} if key in self.posted else None
+        return {"messageId": "found"} if action.key in self.posted else None
 
 
 def outbox_rows(store: SQLiteStore) -> list[tuple[str, str, int]]:
@@ -53,9 +57,7 @@ def run(
         sender = ScriptedSender(script)
         outbox = Outbox(store, VirtualClock(parse_time(AT)), {"slack": sender})
         async with store.transaction():
-            await store.put_outbox(
-                "k1", "lead", {"platform": "slack", "idempotencyKey": "k1", "text": "hi"}, AT
-            )
+            await store.put_outbox("k1", "lead", to_record(HI), AT)
         if crash_mid_send:
             async with store.transaction():
                 await store.outbox_mark("k1", "sending", AT)
@@ -103,13 +105,13 @@ def test_a_failing_lookup_leaves_the_action_ambiguous_and_unsent() -> None:
         await store.open()
         sender = ScriptedSender([])
 
-        async def broken(action: Mapping[str, Any]) -> dict[str, Any] | None:
+        async def broken(action: Action) -> dict[str, Any] | None:
             raise TransientSendError("history unavailable")
 
         sender.find = broken  # type: ignore[method-assign]
         outbox = Outbox(store, VirtualClock(parse_time(AT)), {"slack": sender})
         async with store.transaction():
-            await store.put_outbox("k1", "lead", {"platform": "slack", "idempotencyKey": "k1"}, AT)
+            await store.put_outbox("k1", "lead", to_record(HI), AT)
             await store.outbox_mark("k1", "sending", AT)
         await outbox.recover()
         await outbox.drain()
@@ -119,3 +121,30 @@ def test_a_failing_lookup_leaves_the_action_ambiguous_and_unsent() -> None:
 
     posted, rows = asyncio.run(go())
     assert posted == [] and rows == [("k1", "ambiguous", 1)]
+
+
+def test_a_record_no_sender_could_perform_fails_for_good_with_its_reason_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def go() -> tuple[ScriptedSender, list[tuple[str, str, int]], str]:
+        store = SQLiteStore()
+        await store.open()
+        sender = ScriptedSender([])
+        outbox = Outbox(store, VirtualClock(parse_time(AT)), {"slack": sender})
+        broken = {**to_record(HI), "idempotencyKey": "k0", "text": None}
+        async with store.transaction():
+            await store.put_outbox("k0", "lead", broken, AT)
+            await store.put_outbox("k1", "lead", to_record(HI), AT)
+        with caplog.at_level(logging.ERROR, logger="core.outbox"):
+            assert await outbox.drain() == 1  # the readable one still goes
+            assert await outbox.drain() == 0  # the unreadable one is not tried again
+        rows = outbox_rows(store)
+        (result,) = store.db.execute("SELECT result FROM outbox WHERE idempotency_key = 'k0'")
+        await store.close()
+        return sender, rows, str(result[0])
+
+    sender, rows, result = asyncio.run(go())
+    assert sender.posted == ["k1"]
+    assert rows == [("k0", "failed", 0), ("k1", "sent", 1)]
+    assert "text is None" in result
+    assert any("k0" in r.getMessage() and "text is None" in r.getMessage() for r in caplog.records)

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import pytest
 from bounds import timed
-from builders import local_workspace
+from builders import discord_post, local_workspace
 from hostile_text import hostile, non_blank, texts
 from hypothesis import given
 from hypothesis import strategies as st
@@ -55,16 +55,6 @@ def assert_kept(text: str, parts: Sequence[str]) -> None:
     assert set(Counter(kept) - Counter(wanted)) <= FENCE_MARKS
 
 
-def discord_send(text: str, mentions: Sequence[str] = ()) -> dict[str, object]:
-    return {
-        "action": "send",
-        "agent": "lead",
-        "text": text,
-        "mentions": list(mentions),
-        "idempotencyKey": "discord:1240000000000000001:lead:send:abc",
-    }
-
-
 @given(text=texts(), mentions=DISCORD_MENTIONS)
 def test_discord_split_text_fits_each_part_and_keeps_the_text(
     text: str, mentions: tuple[str, ...]
@@ -84,7 +74,7 @@ def test_discord_render_send_pings_only_the_chosen_and_fits_each_part(
     text: str, mentions: tuple[str, ...]
 ) -> None:
     rendered = attempt(
-        "render_send", lambda: discord.render_send(discord_send(text, mentions), WORKSPACE)
+        "render_send", lambda: discord.render_send(discord_post(text, mentions), WORKSPACE)
     )
 
     if rendered is None:
@@ -135,7 +125,7 @@ WORST_PIECES = (
 )  # fmt: skip
 RENDERERS: dict[str, Callable[[str], object]] = {
     "discord.split_text": discord.split_text,
-    "discord.render_send": lambda text: discord.render_send(discord_send(text), WORKSPACE),
+    "discord.render_send": lambda text: discord.render_send(discord_post(text), WORKSPACE),
     "slack.to_mrkdwn": slack.to_mrkdwn,
     "slack.split": slack.split,
     "slack.render_message": lambda text: slack.render_message(text, (), WORKSPACE),

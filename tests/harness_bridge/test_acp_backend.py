@@ -225,7 +225,7 @@ def test_session_updates_show_as_status_never_as_chat(tmp_path: Path) -> None:
         async with running(bed, progress_every_s=0) as harness:
             await harness.idle()
         assert bed.sends() == [MENTION]  # the reply, and not the agent's own text
-        statuses = [a["status"] for a in bed.outbox("status")]
+        statuses = [a["status"] for a in bed.outbox("working")]
         assert statuses == [
             STATUS_TEXT,
             f"{STATUS_TEXT} (step 2 of 2)",
@@ -234,7 +234,11 @@ def test_session_updates_show_as_status_never_as_chat(tmp_path: Path) -> None:
             f"{STATUS_TEXT} (writing)",
             "",
         ]
-        assert {a["thread"] for a in bed.outbox("status")} == {f"{BASE + 2}.000100"}
+        # Slack shows it in the thread the reply opens: the mention's own message.
+        shown = {
+            (a["thread"], a["messageId"], a["conversationKind"]) for a in bed.outbox("working")
+        }
+        assert shown == {(None, f"{BASE + 2}.000100", "channel")}
 
     scenario(tmp_path, test, mention())
 

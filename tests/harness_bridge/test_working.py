@@ -1,15 +1,18 @@
-"""The working indicator: Slack thread status or Discord typing, shown and always cleared."""
+"""The working indicator: one `Working` action per event it may answer, shown and always
+cleared; how each platform shows it is its sender's choice (tests/adapters)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from world import scenario
 
+from core.actions import Working, from_record
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
 from harness_bridge.tools import ChatTools
-from harness_bridge.working import working
+from harness_bridge.working import progress, working
 
 
 def event(platform: str, kind: str, policy: str = "must_respond") -> dict[str, Any]:
@@ -21,58 +24,69 @@ def event(platform: str, kind: str, policy: str = "must_respond") -> dict[str, A
     }
 
 
-def actions(store: SQLiteStore) -> list[dict[str, Any]]:
-    import json
+def actions(store: SQLiteStore) -> list[Working]:
+    rows = store.db.execute(
+        "SELECT action FROM outbox WHERE idempotency_key LIKE '%:working:%' ORDER BY n"
+    )
+    found = [from_record(json.loads(r[0])) for r in rows]
+    assert all(isinstance(a, Working) for a in found)
+    return found  # type: ignore[return-value]
 
-    rows = store.db.execute("SELECT action FROM outbox WHERE idempotency_key LIKE '%:working:%'")
-    return [json.loads(r[0]) for r in rows]
 
-
-def test_a_slack_mention_shows_a_thread_status_and_clears_it() -> None:
+def test_a_mention_shows_the_indicator_with_its_words_and_clears_it() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         await working(engine, "lead", (event("slack", "channel"),), on=True)
+        await progress(engine, "lead", (event("slack", "channel"),), "thinking", "1")
         await working(engine, "lead", (event("slack", "channel"),), on=False)
-        shown, cleared = actions(store)
-        assert (shown["action"], shown["thread"], shown["status"]) == (
-            "status",
-            "1767225601.000100",
-            "is working on it…",
+        shown, going, cleared = actions(store)
+        assert shown == Working(
+            agent="lead",
+            platform="slack",
+            conversation="C0GEN",
+            key="slack:e1:lead:working:on",
+            on=True,
+            status="is working on it…",
+            in_reply_to="slack:e1",
+            message_id="1767225601.000100",
+            conversation_kind="channel",
         )
-        assert cleared["status"] == ""
+        assert (going.on, going.status) == (True, "is working on it… (thinking)")
+        assert (cleared.on, cleared.status) == (False, "")
 
     scenario(test)
 
 
-def test_discord_gets_typing_with_a_hard_timeout() -> None:
+def test_the_indicator_has_a_hard_timeout_and_no_platform_of_its_own() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        await working(engine, "lead", (event("discord", "dm"),), on=True)
-        await working(engine, "lead", (event("discord", "dm"),), on=False)
-        start, stop = actions(store)
-        assert (start["action"], start["state"], start["timeoutSeconds"]) == (
-            "typing",
-            "start",
-            120,
-        )
-        assert stop["state"] == "stop"
+        for platform in ("discord", "slack"):
+            await working(engine, "lead", (event(platform, "dm"),), on=True)
+            await working(engine, "lead", (event(platform, "dm"),), on=False)
+        found = actions(store)
+        assert [(a.platform, a.on) for a in found] == [
+            ("discord", True),
+            ("discord", False),
+            ("slack", True),
+            ("slack", False),
+        ]
+        assert {(a.timeout_s, a.conversation_kind) for a in found} == {(120, "dm")}
 
     scenario(test)
 
 
-def test_nothing_is_shown_for_what_needs_no_answer_or_a_slack_dm() -> None:
+def test_nothing_is_shown_for_what_needs_no_answer() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         for policy in ("ack_only", "must_not_respond"):
             await working(engine, "lead", (event("slack", "channel", policy),), on=True)
-        await working(engine, "lead", (event("slack", "dm"),), on=True)
         assert actions(store) == []
 
     scenario(test)
 
 
-def test_a_turn_that_may_answer_shows_typing_from_its_start() -> None:
+def test_a_turn_that_may_answer_shows_the_indicator_from_its_start() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         # A role mention is may_respond for the agent selected to answer it.
         await working(engine, "worker-1", (event("webchat", "channel", "may_respond"),), on=True)
         ((start,),) = [actions(store)]
-        assert (start["action"], start["state"]) == ("typing", "start")
+        assert (start.platform, start.on) == ("webchat", True)
 
     scenario(test)

@@ -1,11 +1,12 @@
-"""Rendering outbox actions for Discord: parts, fences, mentions, nonces, glyphs. Pure."""
+"""Rendering outbound actions for Discord: parts, fences, mentions, nonces, glyphs. Pure."""
 
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
-from builders import D_BACKEND_ROLE, D_HUMAN, D_W1, local_workspace
+from builders import D_BACKEND_ROLE, D_HUMAN, D_W1, discord_post, local_workspace
 from fuzz.bounds import timed
 
 from adapters.discord.render import (
@@ -21,21 +22,15 @@ from adapters.discord.render import (
     split_text,
     units,
 )
-from core.errors import RenderError
+from core.actions import Edit, Post, React, from_record, to_record
+from core.errors import RenderError, StoreError
 from core.signals import Signal, glyph_map
 
 WORKSPACE = local_workspace()
 
 
-def send(text: str, mentions: list[str] | None = None) -> dict[str, object]:
-    return {
-        "action": "send",
-        "agent": "lead",
-        "text": text,
-        "mentions": mentions or [],
-        "inReplyTo": "discord:1240000000000000001",
-        "idempotencyKey": "discord:1240000000000000001:lead:send:abc",
-    }
+def send(text: str, mentions: list[str] | None = None) -> Post:
+    return discord_post(text, mentions or (), in_reply_to="discord:1240000000000000001")
 
 
 # -- splitting ----------------------------------------------------------------------------------
@@ -235,7 +230,22 @@ def test_an_action_without_text_or_key_cannot_be_rendered() -> None:
     with pytest.raises(RenderError, match="needs text"):
         render_send(send("   \n "), WORKSPACE)
     with pytest.raises(RenderError, match="idempotencyKey"):
-        render_send({**send("hi"), "idempotencyKey": None}, WORKSPACE)
+        render_send(replace(send("hi"), key=""), WORKSPACE)
+    with pytest.raises(StoreError, match="idempotencyKey"):  # nor can its record be read
+        from_record({**to_record(send("hi")), "idempotencyKey": None})
+
+
+def test_an_edit_renders_its_new_text_and_answers_nothing() -> None:
+    edit = Edit(
+        agent="lead",
+        platform="discord",
+        conversation="820000000000000001",
+        key="k:edit",
+        message_id="1240000000000000002",
+        text="ok",
+    )
+    rendered = render_send(edit, WORKSPACE)
+    assert [p.text for p in rendered.parts] == ["ok"] and rendered.reply_to is None
 
 
 # -- ids, nonces, reactions ---------------------------------------------------------------------
@@ -250,31 +260,43 @@ def test_a_nonce_is_stable_per_key_and_part_and_fits_discord() -> None:
 
 
 @pytest.mark.parametrize(
-    ("action", "expected"),
+    ("event_id", "expected"),
     [
-        ({"inReplyTo": "discord:1240000000000000001"}, "1240000000000000001"),
-        ({"inReplyTo": "discord:1240000000000000001~2024-05-14T09:00:00"}, "1240000000000000001"),
-        ({"inReplyTo": "discord:1240000000000000001~reminder"}, "1240000000000000001"),
-        ({"inReplyTo": "discord:1", "messageId": "1240000000000000002"}, "1240000000000000002"),
-        ({"inReplyTo": "discord:typing:820000000000000001:810000000000000001@1"}, None),
-        ({"inReplyTo": "discord:thread:820000000000000077"}, None),
-        ({"inReplyTo": None}, None),
-        ({}, None),
+        ("discord:1240000000000000001", "1240000000000000001"),
+        ("discord:1240000000000000001~2024-05-14T09:00:00", "1240000000000000001"),
+        ("discord:1240000000000000001~reminder", "1240000000000000001"),
+        ("discord:typing:820000000000000001:810000000000000001@1", None),
+        ("discord:thread:820000000000000077", None),
+        (None, None),
     ],
 )
-def test_the_message_replied_to_comes_from_message_id_or_the_event_id(
-    action: dict[str, object], expected: str | None
+def test_the_message_replied_to_comes_from_the_event_id(
+    event_id: str | None, expected: str | None
 ) -> None:
-    assert reply_message_id(action) == expected
+    assert reply_message_id(event_id) == expected
+    assert render_send(replace(send("hi"), in_reply_to=event_id), WORKSPACE).reply_to == expected
 
 
 def test_a_reaction_uses_the_workspace_glyph_and_names_what_it_supersedes() -> None:
     glyphs = glyph_map({"discord": {"done": "☑️"}})
 
-    done = render_reaction({"signal": "done"}, glyphs)
-    seen = render_reaction({"signal": "seen"}, glyphs)
+    def react(signal: Signal | None, emoji: str | None = None) -> React:
+        return React(
+            agent="lead",
+            platform="discord",
+            conversation="820000000000000001",
+            key="k",
+            message_id="1240000000000000001",
+            signal=signal,
+            emoji=emoji,
+        )
+
+    done = render_reaction(react(Signal.DONE), glyphs)
+    seen = render_reaction(react(Signal.SEEN), glyphs)
 
     assert done.glyph == "☑️" and Signal.WORKING in done.superseded
     assert seen.glyph == "👀" and seen.superseded == frozenset()
-    with pytest.raises(RenderError, match="unknown signal 'thumbs'"):
-        render_reaction({"signal": "thumbs"}, glyphs)
+    with pytest.raises(RenderError, match="names no signal"):
+        render_reaction(react(None, emoji="eyes"), glyphs)
+    with pytest.raises(StoreError, match="thumbs"):  # an unknown signal is never read
+        from_record({**to_record(react(Signal.SEEN)), "signal": "thumbs"})

@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,10 +20,12 @@ from fakes.discord import Call, FakeDiscord
 
 from adapters.discord.render import nonce_for
 from adapters.discord.send import DiscordSender
+from core.actions import Action, Delete, Edit, Post, React, Working, to_record
 from core.clock import VirtualClock
 from core.errors import PermanentSendError, SendOutcomeUnknown
 from core.manifest import Workspace
 from core.outbox import Outbox
+from core.signals import Signal
 from core.sqlite_store import SQLiteStore
 
 CHANNEL = "820000000000000001"
@@ -57,35 +59,29 @@ class World:
         return sorted(found, key=lambda m: int(m["id"]))
 
 
-def reply(message_id: str, text: str, *, key: str = "k1", **changes: Any) -> dict[str, Any]:
-    """A "send" action as chat_send_message queues it, answering `message_id` as the lead."""
-    action: dict[str, Any] = {
-        "action": "send",
-        "agent": "lead",
-        "platform": "discord",
-        "conversation": CHANNEL,
-        "thread": None,
-        "text": text,
-        "visibility": "thread",
-        "directedness": "ambient",
-        "mentions": [],
-        "inReplyTo": f"discord:{message_id}",
-        "idempotencyKey": key,
-    }
-    return action | changes
+def reply(message_id: str, text: str, *, key: str = "k1", **changes: Any) -> Post:
+    """A post as chat_send_message queues it, answering `message_id` as the lead."""
+    action = Post(
+        agent="lead",
+        platform="discord",
+        conversation=CHANNEL,
+        key=key,
+        text=text,
+        in_reply_to=f"discord:{message_id}",
+    )
+    return replace(action, **changes)
 
 
-def react(message_id: str, signal: str, agent: str = "lead") -> dict[str, Any]:
-    return {
-        "action": "react",
-        "agent": agent,
-        "platform": "discord",
-        "conversation": CHANNEL,
-        "messageId": message_id,
-        "signal": signal,
-        "eventId": f"discord:{message_id}",
-        "idempotencyKey": f"discord:{message_id}:{agent}:react:{signal}",
-    }
+def react(message_id: str, signal: str, agent: str = "lead") -> React:
+    return React(
+        agent=agent,
+        platform="discord",
+        conversation=CHANNEL,
+        key=f"discord:{message_id}:{agent}:react:{signal}",
+        message_id=message_id,
+        signal=Signal(signal),
+        event_id=f"discord:{message_id}",
+    )
 
 
 def serve_reactions(fake: FakeDiscord) -> None:
@@ -158,9 +154,11 @@ async def outbox_of(sender: DiscordSender) -> AsyncIterator[tuple[Outbox, SQLite
         await store.close()
 
 
-async def queue(store: SQLiteStore, action: dict[str, Any]) -> None:
+async def queue(store: SQLiteStore, action: Action | dict[str, Any]) -> None:
+    """Put an action (typed, or a record as the store holds it) in the outbox."""
+    record = action if isinstance(action, dict) else to_record(action)
     async with store.transaction():
-        await store.put_outbox(action["idempotencyKey"], action["agent"], action, AT)
+        await store.put_outbox(record["idempotencyKey"], "lead", record, AT)
 
 
 def outbox_rows(store: SQLiteStore) -> list[tuple[str, str, int, Any]]:
@@ -301,10 +299,10 @@ def test_the_mentions_the_agent_chose_lead_the_message_and_are_the_only_ones_all
     async def scenario() -> None:
         async with world(monkeypatch) as w:
             asked = await w.asks("who owns the flaky test?")
-            chosen = ["agent:worker-1", "role:backend", f"user:{D_HUMAN}"]
+            chosen = ("agent:worker-1", "role:backend", f"user:{D_HUMAN}")
             action = reply(asked, "can you take it? @everyone", mentions=chosen)
 
-            await w.sender.send(action | {"directedness": "to_my_role"})
+            await w.sender.send(replace(action, directedness="to_my_role"))
 
             (call,) = w.posts()
             assert call.json["content"] == (
@@ -533,8 +531,25 @@ def test_a_forbidden_channel_fails_for_good_and_a_lost_answer_is_unknown(
             with pytest.raises(SendOutcomeUnknown):
                 await w.sender.send(reply(asked, "here", key="k2"))
 
-            with pytest.raises(PermanentSendError, match="names no agent"):
-                await w.sender.send({k: v for k, v in react(asked, "seen").items() if k != "agent"})
+    run(scenario())
+
+
+def test_an_action_that_names_no_agent_fails_for_good_without_a_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def scenario() -> None:
+        async with world(monkeypatch) as w, outbox_of(w.sender) as (outbox, store):
+            asked = await w.asks("anyone?")
+            record = to_record(react(asked, "seen"))
+            del record["agent"]
+            await queue(store, {**record, "idempotencyKey": "k-without-agent"})
+            calls = len(w.fake.calls)
+
+            assert await outbox.drain() == 0
+
+            ((_, status, attempts, result),) = outbox_rows(store)
+            assert (status, attempts) == ("failed", 0) and "names no agent" in result["error"]
+            assert len(w.fake.calls) == calls and w.fake.reactions == set()
 
     run(scenario())
 
@@ -542,9 +557,11 @@ def test_a_forbidden_channel_fails_for_good_and_a_lost_answer_is_unknown(
 # -- typing -------------------------------------------------------------------------------------
 
 
-def typing_action(state: str, **extra: Any) -> dict[str, Any]:
-    action = {"action": "typing", "agent": "lead", "platform": "discord"}
-    return action | {"conversation": CHANNEL, "thread": None, "state": state} | extra
+def typing_action(state: str, **extra: Any) -> Working:
+    action = Working(
+        agent="lead", platform="discord", conversation=CHANNEL, key="k", on=state == "start"
+    )
+    return replace(action, **extra)
 
 
 def test_typing_is_shown_and_stopped_and_a_reply_stops_it(
@@ -556,15 +573,15 @@ def test_typing_is_shown_and_stopped_and_a_reply_stops_it(
             assert await w.sender.send(typing_action("start")) == {"typing": "started"}
             assert await w.sender.send(typing_action("start")) == {"typing": "started"}
             assert len(w.posts(typing_path)) == 1  # one indicator, not two
-            assert w.sender._typing
+            assert w.sender.typing.tasks
 
             assert await w.sender.send(typing_action("stop")) == {"typing": "stopped"}
-            assert not w.sender._typing
+            assert not w.sender.typing.tasks
 
             await w.sender.send(typing_action("start"))
             asked = await w.asks("and?")
             await w.sender.send(reply(asked, "done"))
-            assert not w.sender._typing  # the reply ended it
+            assert not w.sender.typing.tasks  # the reply ended it
             assert len(w.posts(typing_path)) == 2
 
     run(scenario())
@@ -573,13 +590,13 @@ def test_typing_is_shown_and_stopped_and_a_reply_stops_it(
 def test_typing_ends_by_itself_at_the_hard_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario() -> None:
         async with world(monkeypatch, typing_timeout=0.05) as w:
-            await w.sender.send(typing_action("start", timeoutSeconds=600))
-            (task,) = w.sender._typing.values()
+            await w.sender.send(typing_action("start", timeout_s=600))
+            (task,) = w.sender.typing.tasks.values()
 
             async with asyncio.timeout(2):
                 await task
 
-            assert not w.sender._typing
+            assert not w.sender.typing.tasks
 
     run(scenario())
 
@@ -592,21 +609,18 @@ def test_an_agent_edits_and_deletes_its_own_message(monkeypatch: pytest.MonkeyPa
         async with world(monkeypatch) as w:
             asked = await w.asks("is the deploy done?")
             sent = await w.sender.send(reply(asked, "not yet"))
-            base = {
+            base: dict[str, Any] = {
                 "agent": "lead",
                 "platform": "discord",
                 "conversation": CHANNEL,
-                "messageId": sent["messageId"],
-                "mentions": [],
+                "message_id": sent["messageId"],
             }
-            await w.sender.send(
-                {**base, "action": "edit", "text": "done @everyone", "idempotencyKey": "k1:edit"}
-            )
+            await w.sender.send(Edit(**base, text="done @everyone", key="k1:edit"))
             edits = [c for c in w.fake.calls if c.method == "PATCH"]
             assert len(edits) == 1 and edits[0].json["content"] == "done @everyone"
             assert edits[0].json["allowed_mentions"]["parse"] == []
-            await w.sender.send({**base, "action": "delete", "idempotencyKey": "k1:delete"})
-            again = await w.sender.send({**base, "action": "delete", "idempotencyKey": "k1:d2"})
+            await w.sender.send(Delete(**base, key="k1:delete"))
+            again = await w.sender.send(Delete(**base, key="k1:d2"))
             assert again["deleted"] is True
             assert [c.method for c in w.fake.calls if c.method == "DELETE"][:1] == ["DELETE"]
 

@@ -13,7 +13,7 @@ import yaml
 from builders import LOCAL, ROOT
 
 from adapters.slack.live import BOT_EVENTS, EVENTS_PATH
-from adapters.slack.send import BOT_EVENT_SCOPES, METHOD_SCOPES, REQUIRED_SCOPES
+from adapters.slack.scopes import BOT_EVENT_SCOPES, METHOD_SCOPES, REQUIRED_SCOPES
 from c2a.slack_cli import app_manifest, register
 from core.errors import ManifestError
 

@@ -4,7 +4,9 @@ agent chose, splits cleanly, and goes to the right place."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from builders import LEAD, W1, W2, local_workspace
@@ -21,6 +23,7 @@ from adapters.slack.render import (
     split,
     to_mrkdwn,
 )
+from core.actions import Post
 from core.errors import C2AError, RenderError
 from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
 
@@ -213,10 +216,9 @@ def test_a_message_event_id_gives_its_channel_and_ts() -> None:
     assert message_ref(None) is None
 
 
-def send(**changes: object) -> dict[str, object]:
-    action: dict[str, object] = {"conversation": "C0GEN", "visibility": "thread"}
-    action.update(changes)
-    return action
+def send(**changes: Any) -> Post:
+    action = Post(agent="lead", platform="slack", conversation="C0GEN", key="k", text="hi")
+    return replace(action, **changes)
 
 
 def test_a_reply_goes_into_the_thread_the_action_names() -> None:
@@ -225,10 +227,10 @@ def test_a_reply_goes_into_the_thread_the_action_names() -> None:
 
 
 def test_a_reply_to_a_top_level_message_goes_into_its_thread_unless_the_channel_says_not() -> None:
-    reply = send(inReplyTo="slack:T0LOCAL:C0GEN:1.000200")
+    reply = send(in_reply_to="slack:T0LOCAL:C0GEN:1.000200")
     assert place(reply) == Placement("C0GEN", "1.000200")
     assert place(reply, reply_in_thread=False) == Placement("C0GEN")
-    assert place({**reply, "visibility": "channel"}) == Placement("C0GEN")
+    assert place(replace(reply, visibility="channel")) == Placement("C0GEN")
 
 
 def test_a_reply_to_a_message_in_a_thread_stays_in_that_thread() -> None:
@@ -242,13 +244,13 @@ def test_a_reply_to_a_message_in_a_thread_stays_in_that_thread() -> None:
         created_at=datetime(2026, 1, 1, tzinfo=UTC),
         message_id="1.000300",
     )
-    reply = send(inReplyTo=event.event_id)
+    reply = send(in_reply_to=event.event_id)
     assert place(reply, event, reply_in_thread=False) == Placement("C0GEN", "1.000100")
-    assert place({**reply, "visibility": "channel"}, event) == Placement(
+    assert place(replace(reply, visibility="channel"), event) == Placement(
         "C0GEN", "1.000100", broadcast=True
     )
 
 
 def test_a_reply_in_a_dm_is_not_threaded_on_its_own() -> None:
-    reply = send(conversation="D0ALICE", inReplyTo="slack:T0LOCAL:D0ALICE:1.000400")
+    reply = send(conversation="D0ALICE", in_reply_to="slack:T0LOCAL:D0ALICE:1.000400")
     assert place(reply) == Placement("D0ALICE")

@@ -5,22 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
 from builders import HUMAN, LEAD, TEAM, W1, W2, local_workspace
 from fakes.slack import FakeSlack
 
-from adapters.slack.send import (
-    METADATA_EVENT_TYPE,
-    ChannelPacer,
-    SlackSender,
-    scope_problem,
-    verify,
-)
+from adapters.slack.pacing import ChannelPacer
+from adapters.slack.posts import METADATA_EVENT_TYPE
+from adapters.slack.scopes import scope_problem
+from adapters.slack.send import SlackSender
+from adapters.slack.webapi import verify
+from core.actions import Action, Delete, Edit, Post, React, Working, to_record
 from core.clock import VirtualClock, parse_time
 from core.errors import (
     ManifestError,
@@ -31,6 +30,7 @@ from core.errors import (
 from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
 from core.manifest import Workspace
 from core.outbox import Outbox
+from core.signals import Signal
 from core.sqlite_store import SQLiteStore
 
 AT = "2026-01-01T00:00:00Z"
@@ -118,45 +118,44 @@ def run(test: Callable[[Rig], Awaitable[None]], **manifest: Any) -> None:
     asyncio.run(go())
 
 
-def message(event: ChatEvent | None = None, **changes: Any) -> dict[str, Any]:
-    action: dict[str, Any] = {
-        "action": "send",
-        "agent": "worker-1",
-        "platform": "slack",
-        "conversation": "C0GEN",
-        "thread": None,
-        "text": "on it",
-        "visibility": "thread",
-        "directedness": "ambient",
-        "mentions": [],
-        "inReplyTo": event.event_id if event else None,
-        "idempotencyKey": f"{event.event_id if event else 'C0GEN'}:worker-1:send:1",
-    }
-    action.update(changes)
-    return action
+def message(event: ChatEvent | None = None, **changes: Any) -> Post:
+    action = Post(
+        agent="worker-1",
+        platform="slack",
+        conversation="C0GEN",
+        key=f"{event.event_id if event else 'C0GEN'}:worker-1:send:1",
+        text="on it",
+        in_reply_to=event.event_id if event else None,
+    )
+    return replace(action, **changes)
 
 
-def react(event: ChatEvent, signal: str, agent: str = "worker-1") -> dict[str, Any]:
-    return {
-        "action": "react",
-        "agent": agent,
-        "platform": "slack",
-        "conversation": event.conversation.id,
-        "messageId": event.message_id,
-        "signal": signal,
-        "eventId": event.event_id,
-        "idempotencyKey": f"{event.event_id}:{agent}:react:{signal}",
-    }
+def react(event: ChatEvent, signal: str, agent: str = "worker-1") -> React:
+    assert event.message_id is not None
+    return React(
+        agent=agent,
+        platform="slack",
+        conversation=event.conversation.id,
+        key=f"{event.event_id}:{agent}:react:{signal}",
+        message_id=event.message_id,
+        signal=Signal(signal),
+        event_id=event.event_id,
+    )
 
 
 @asynccontextmanager
-async def outbox_for(sender: SlackSender, *actions: Mapping[str, Any]) -> AsyncIterator[Outbox]:
+async def outbox_for(
+    sender: SlackSender, *actions: Action | dict[str, Any]
+) -> AsyncIterator[Outbox]:
+    """An outbox holding `actions` (typed, or records as the store holds them)."""
     store = SQLiteStore()
     await store.open()
     try:
         async with store.transaction():
             for action in actions:
-                await store.put_outbox(action["idempotencyKey"], "worker-1", action, AT)
+                record = action if isinstance(action, dict) else to_record(action)
+                key = record.get("idempotencyKey") or "unkeyed"
+                await store.put_outbox(key, "worker-1", record, AT)
         yield Outbox(store, VirtualClock(parse_time(AT)), {"slack": sender})
     finally:
         await store.close()
@@ -181,7 +180,7 @@ def test_a_threaded_reply_lands_in_the_thread_with_its_key_in_metadata() -> None
         assert posted["text"] == "on it"
         assert posted["metadata"] == {
             "event_type": METADATA_EVENT_TYPE,
-            "event_payload": {"idempotency_key": action["idempotencyKey"], "part": 0, "parts": 1},
+            "event_payload": {"idempotency_key": action.key, "part": 0, "parts": 1},
         }
         assert result["messageId"] == posted["ts"] and result["thread"] == root.message_id
         [call] = rig.slack.calls_to("chat.postMessage")
@@ -214,7 +213,7 @@ def test_model_text_cannot_ping_anyone_but_the_intended_mention_does() -> None:
     async def test(rig: Rig) -> None:
         asked = rig.human_says("C0GEN", "<@U0W1> who owns this?")
         text = "FYI <!channel>: ask <@U0W2> or <!subteam^S0BACK>, @here **now**"
-        await rig.sender().send(message(asked, text=text, mentions=["agent:lead"]))
+        await rig.sender().send(message(asked, text=text, mentions=("agent:lead",)))
         [posted] = rig.said("C0GEN")
         assert posted["text"] == (
             f"<@{LEAD}> FYI &lt;!channel&gt;: ask &lt;@U0W2&gt; or &lt;!subteam^S0BACK&gt;, "
@@ -266,11 +265,12 @@ def test_an_edit_and_a_delete_of_the_agents_own_message() -> None:
     async def test(rig: Rig) -> None:
         sender = rig.sender()
         sent = await sender.send(message(text="first"))
-        edit = {"action": "edit", "agent": "worker-1", "conversation": "C0GEN"}
-        await sender.send({**edit, "messageId": sent["messageId"], "text": "**second**"})
+        where = {"agent": "worker-1", "platform": "slack", "conversation": "C0GEN"}
+        mine = {**where, "message_id": sent["messageId"]}
+        await sender.send(Edit(**mine, key="k:edit", text="**second**"))
         [posted] = rig.said("C0GEN")
         assert posted["text"] == "*second*" and "edited" in posted
-        delete = {**edit, "action": "delete", "messageId": sent["messageId"]}
+        delete = Delete(**mine, key="k:delete")
         await sender.send(delete)
         await sender.send(delete)  # already gone: done, not an error
         assert rig.said("C0GEN") == []
@@ -312,9 +312,10 @@ def test_a_fresh_sender_still_clears_every_superseded_status_reaction() -> None:
 def test_the_engines_seen_reaction_names_its_agent_in_the_key_only() -> None:
     async def test(rig: Rig) -> None:
         asked = rig.human_says("C0GEN", "<@U0W2> urgent")
-        action = react(asked, "seen", agent="worker-2")
-        del action["agent"]
-        await rig.sender().send({**action, "emoji": "eyes"})
+        record = to_record(react(asked, "seen", agent="worker-2"))
+        del record["agent"]
+        async with outbox_for(rig.sender(), {**record, "emoji": "eyes"}) as outbox:
+            assert await outbox.drain() == 1
         assert rig.slack.reactions == {("C0GEN", asked.message_id, "eyes", W2)}
 
     run(test)
@@ -332,19 +333,55 @@ def test_already_reacted_is_success() -> None:
     run(test)
 
 
-def test_status_is_set_in_the_thread_and_cleared() -> None:
+def working(event: ChatEvent, on: bool, **changes: Any) -> Working:
+    action = Working(
+        agent="worker-1",
+        platform="slack",
+        conversation=event.conversation.id,
+        key=f"{event.event_id}:worker-1:working:{on}",
+        on=on,
+        status="is working on it…" if on else "",
+        in_reply_to=event.event_id,
+        conversation_kind=event.conversation.kind.value,
+    )
+    return replace(action, **changes)
+
+
+def test_working_is_a_status_set_in_the_thread_and_cleared() -> None:
     async def test(rig: Rig) -> None:
         asked = rig.human_says("C0GEN", "<@U0W1> long job")
         sender = rig.sender()
-        status = {"action": "status", "agent": "worker-1", "conversation": "C0GEN"}
-        status["inReplyTo"] = asked.event_id
-        await sender.send({**status, "status": "is working on it…"})
-        await sender.send({**status, "status": ""})
+        await sender.send(working(asked, True))
+        await sender.send(working(asked, False))
         calls = [c.params for c in rig.slack.calls_to("assistant.threads.setStatus")]
         assert calls == [
             {"channel_id": "C0GEN", "thread_ts": asked.message_id, "status": "is working on it…"},
             {"channel_id": "C0GEN", "thread_ts": asked.message_id, "status": ""},
         ]
+
+    run(test)
+
+
+def test_working_shows_in_the_events_thread_or_the_one_the_reply_opens() -> None:
+    async def test(rig: Rig) -> None:
+        root = rig.human_says("C0GEN", "deploy?")
+        asked = rig.human_says("C0GEN", "<@U0W1> and now?", thread_ts=root.message_id)
+        rig.events.clear()  # the host's view aside: the action alone says where
+        sender = rig.sender()
+        await sender.send(working(asked, True, thread=root.message_id, in_reply_to=None))
+        await sender.send(working(root, True, message_id=root.message_id, in_reply_to=None))
+        calls = [c.params["thread_ts"] for c in rig.slack.calls_to("assistant.threads.setStatus")]
+        assert calls == [root.message_id, root.message_id]
+
+    run(test)
+
+
+def test_working_shows_nothing_in_a_dm() -> None:
+    async def test(rig: Rig) -> None:
+        asked = rig.human_says("D0ALICE", "hi")
+        assert asked.conversation.kind is ConversationKind.DM
+        assert await rig.sender().send(working(asked, True)) == {}
+        assert rig.slack.calls == []
 
     run(test)
 
@@ -428,7 +465,7 @@ def test_slack_refusals_are_permanent_with_one_line_that_says_what_to_do() -> No
         with pytest.raises(PermanentSendError, match="lacks the scope chat:write"):
             await sender.send(message())
         with pytest.raises(PermanentSendError, match="no Slack bot token"):
-            await sender.send({**message(), "agent": "nobody"})
+            await sender.send(replace(message(), agent="nobody"))
         assert rig.said("C0GEN") == []
 
     run(test)
@@ -519,7 +556,7 @@ def test_a_sender_needs_every_bot_token_the_manifest_names() -> None:
 @pytest.mark.parametrize(
     "action",
     [
-        {"action": "shout", "agent": "lead"},
+        {"action": "shout", "agent": "lead", "platform": "slack"},
         {"action": "send", "agent": "lead", "conversation": "C0GEN", "idempotencyKey": "k"},
         {"action": "react", "agent": "lead", "conversation": "C0GEN", "messageId": "1.0"},
         {"action": "react", "conversation": "C0GEN", "messageId": "1.0", "idempotencyKey": "k"},
@@ -535,8 +572,11 @@ def test_a_sender_needs_every_bot_token_the_manifest_names() -> None:
 )
 def test_a_malformed_action_fails_for_good_instead_of_looping(action: dict[str, Any]) -> None:
     async def test(rig: Rig) -> None:
-        with pytest.raises(PermanentSendError):
-            await rig.sender().send(action)
+        record = {"platform": "slack", **action}
+        async with outbox_for(rig.sender(), record) as outbox:
+            assert await outbox.drain() == 0
+            assert [status for status, _ in outbox_rows(outbox)] == ["failed"]
+            assert await outbox.drain() == 0
         assert rig.slack.calls == []
 
     run(test)

@@ -15,6 +15,7 @@ import pytest
 from live_webchat import Chat, run
 
 from adapters.webchat.normalise import event_id, find_mentions, normalise
+from core.actions import Action, from_record
 from core.errors import PayloadError
 from core.events import Broadcast, ConversationKind, EventKind
 from core.outbox import PermanentSendError
@@ -179,7 +180,7 @@ def test_plain_chatter_is_ambient_and_goes_to_the_mailbox(tmp_path: Path) -> Non
 def test_an_agent_reply_is_posted_once_however_often_it_is_sent(tmp_path: Path) -> None:
     async def scenario(chat: Chat) -> None:
         asked = await chat.chat.say("ana", "dm:ana:lead", "are you there?")
-        action = {
+        record = {
             "action": "send",
             "agent": "lead",
             "platform": "webchat",
@@ -190,6 +191,7 @@ def test_an_agent_reply_is_posted_once_however_often_it_is_sent(tmp_path: Path) 
             "inReplyTo": event_id("local", asked.id),
             "idempotencyKey": "k1",
         }
+        action = from_record(record)
         first = await chat.sender.send(action)
         again = await chat.sender.send(action)
         assert first == again
@@ -201,8 +203,8 @@ def test_an_agent_reply_is_posted_once_however_often_it_is_sent(tmp_path: Path) 
         echoed = await chat.host.engine.event(event_id("local", first["messageId"]))
         assert echoed is not None and not echoed.mentions
         # Nor does an edit of it, whatever names the new text holds.
-        edit = {**action, "action": "edit", "messageId": first["messageId"], "text": "@ben hi"}
-        await chat.sender.send(edit)
+        edit = {**record, "action": "edit", "messageId": first["messageId"], "text": "@ben hi"}
+        await chat.sender.send(from_record(edit))
         edited = chat.chat.history.messages[first["messageId"]]
         assert edited.text == "@ben hi" and edited.view()["mentions"] == []
 
@@ -217,16 +219,18 @@ def test_a_draft_edit_shows_on_the_page_only_and_never_posts_a_message(tmp_path:
     async def scenario(chat: Chat) -> None:
         asked = await chat.chat.say("ana", "general", "@lead status?")
         sent = await chat.sender.send(
-            {
-                "action": "send",
-                "agent": "lead",
-                "platform": "webchat",
-                "conversation": "general",
-                "text": "The deploy",
-                "mentions": [],
-                "inReplyTo": event_id("local", asked.id),
-                "idempotencyKey": "k1",
-            }
+            from_record(
+                {
+                    "action": "send",
+                    "agent": "lead",
+                    "platform": "webchat",
+                    "conversation": "general",
+                    "text": "The deploy",
+                    "mentions": [],
+                    "inReplyTo": event_id("local", asked.id),
+                    "idempotencyKey": "k1",
+                }
+            )
         )
         shown: list[dict[str, Any]] = []
 
@@ -246,7 +250,7 @@ def test_a_draft_edit_shows_on_the_page_only_and_never_posts_a_message(tmp_path:
             "text": "The deploy is green",
             "idempotencyKey": "k1:draft:1",
         }
-        assert await chat.sender.send(draft) == {"messageId": sent["messageId"]}
+        assert await chat.sender.send(from_record(draft)) == {"messageId": sent["messageId"]}
         [frame] = shown
         assert frame["op"] == "message" and frame["message"]["id"] == sent["messageId"]
         assert frame["message"]["text"] == "The deploy is green"
@@ -258,7 +262,7 @@ def test_a_draft_edit_shows_on_the_page_only_and_never_posts_a_message(tmp_path:
         messages = len(chat.chat.history.messages)
         for gone in (sent["messageId"], "999"):
             with pytest.raises(PermanentSendError):
-                await chat.sender.send({**draft, "messageId": gone})
+                await chat.sender.send(from_record({**draft, "messageId": gone}))
         assert len(chat.chat.history.messages) == messages
 
     run(tmp_path, scenario)
@@ -268,16 +272,18 @@ def test_a_status_signal_replaces_the_agents_earlier_one(tmp_path: Path) -> None
     async def scenario(chat: Chat) -> None:
         asked = await chat.chat.say("ana", "general", "@lead deploy please")
 
-        def react(signal: str) -> dict[str, Any]:
-            return {
-                "action": "react",
-                "agent": "lead",
-                "platform": "webchat",
-                "conversation": "general",
-                "messageId": asked.id,
-                "signal": signal,
-                "idempotencyKey": f"k:{signal}",
-            }
+        def react(signal: str) -> Action:
+            return from_record(
+                {
+                    "action": "react",
+                    "agent": "lead",
+                    "platform": "webchat",
+                    "conversation": "general",
+                    "messageId": asked.id,
+                    "signal": signal,
+                    "idempotencyKey": f"k:{signal}",
+                }
+            )
 
         await chat.sender.send(react("seen"))
         await chat.sender.send(react("working"))
