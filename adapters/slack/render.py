@@ -112,6 +112,8 @@ def to_mrkdwn(markdown: str) -> str:
 
 
 def _prose_line(line: str) -> str:
+    if not line:
+        return line  # most of a long answer's lines between paragraphs: nothing to convert
     heading = _HEADING.match(line)
     if heading:
         text = line[heading.end() :].rstrip().rstrip("#").rstrip()
