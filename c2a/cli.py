@@ -15,6 +15,7 @@ from typing import TextIO
 
 from c2a import discord_cli, init_cli, slack_cli
 from c2a.logs import configure_logging
+from c2a.platforms import installed
 from c2a.pretty import render_pretty
 from c2a.replay import replay
 from c2a.run import run_workspaces
@@ -113,7 +114,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> int:
-    workspace = Workspace.from_manifest(load_manifest(args.manifest, backends=available()))
+    workspace = Workspace.from_manifest(
+        load_manifest(args.manifest, backends=available()), installed()
+    )
     for line in workspace.describe():
         print(line)
     print("ok")
@@ -121,7 +124,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    workspace = Workspace.from_manifest(load_manifest(args.manifest))
+    workspace = Workspace.from_manifest(load_manifest(args.manifest), installed())
     store = SQLiteStore(args.store or ":memory:")
     trace = Path(args.trace)
     if not trace.is_file():

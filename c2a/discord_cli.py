@@ -14,6 +14,7 @@ from pathlib import Path
 import discord
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from c2a.platforms import installed
 from core.errors import ManifestError
 from core.manifest import Workspace, load_manifest
 from core.yaml_safe import key_path, read_yaml
@@ -130,7 +131,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def _invite(args: argparse.Namespace) -> int:
-    workspace = Workspace.from_manifest(load_manifest(args.manifest))
+    workspace = Workspace.from_manifest(load_manifest(args.manifest), installed())
     definition = load_invite_definition()
     print(invite_url(workspace, args.agent, definition))
     wanted = [name for name, on in definition.intents.items() if on]

@@ -13,6 +13,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from c2a.platforms import installed
 from core.clock import SystemClock
 from core.engine import Engine
 from core.errors import C2AError
@@ -68,7 +69,7 @@ def _host_port(text: str) -> tuple[str, int]:
 
 
 async def _main(args: argparse.Namespace) -> None:
-    workspace = Workspace.from_manifest(load_manifest(args.manifest))
+    workspace = Workspace.from_manifest(load_manifest(args.manifest), installed())
     if args.agent not in workspace.manifest.agents:
         known = ", ".join(sorted(workspace.manifest.agents))
         raise C2AError(f"no agent {args.agent!r} in the manifest; its agents are {known}")

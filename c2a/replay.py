@@ -24,7 +24,8 @@ from typing import Any, Final, TextIO
 import orjson
 
 from adapters.limits import is_plausible, quoted
-from c2a.host import NORMALISERS, failure_reason, quarantine_text
+from c2a.host import failure_reason, quarantine_text
+from c2a.platforms import installed, normalisers
 from core.clock import VirtualClock, format_time, parse_time
 from core.engine import Emission, Engine
 from core.errors import TraceError
@@ -71,6 +72,9 @@ class ReplayStats:
             "eventsPerSecond": round(rate, 1),
         }
 
+
+# The installed platforms' normalisers by name: what a trace line's `platform` may name.
+NORMALISERS = normalisers(installed())
 
 # Characters of a bad line kept in the quarantine, and how much of it is read to redact them.
 _KEPT: Final = 65536

@@ -17,6 +17,7 @@ import yaml
 
 from adapters.slack.live import EVENTS_PATH
 from adapters.slack.send import verify
+from c2a.platforms import installed
 from core.errors import ManifestError
 from core.manifest import AGENT_ID, SlackAgent, Workspace, load_manifest
 from core.yaml_safe import read_yaml
@@ -79,7 +80,7 @@ def app_manifest(
 def _manifest(args: argparse.Namespace) -> int:
     header = [f"# Slack app manifest for the c2a agent {args.agent}"]
     if args.manifest:
-        workspace = Workspace.from_manifest(load_manifest(args.manifest))
+        workspace = Workspace.from_manifest(load_manifest(args.manifest), installed())
         agents = workspace.manifest.agents
         if args.agent not in agents:
             known = ", ".join(agents)
@@ -109,7 +110,7 @@ def _variables(agent: str, slack: SlackAgent | None, http: bool) -> list[str]:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    workspace = Workspace.from_manifest(load_manifest(args.manifest))
+    workspace = Workspace.from_manifest(load_manifest(args.manifest), installed())
     found = asyncio.run(verify(workspace))
     for agent, data in found.items():
         print(f"agent {agent}: ok, Slack user {data.get('user_id')} in team {data.get('team_id')}")

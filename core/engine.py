@@ -42,7 +42,7 @@ from core.followup import DIGEST_KIND, REMINDER_KIND, FollowUp
 from core.intent import DEFAULT_RULES, Intent, IntentClassifier
 from core.manifest import Workspace
 from core.redact import Redactor
-from core.signals import GlyphMap, Signal, glyph_map
+from core.signals import GlyphMap, Signal
 from core.state import State
 from core.store import ClaimResult, Store, StoredDelivery
 
@@ -89,14 +89,13 @@ class Engine:
         compact: bool = False,
         redactor: Redactor | None = None,
     ) -> None:
-        manifest = workspace.manifest
         self.workspace = workspace
         # By shape only unless the composition root gives one that knows the configured secrets.
         self.redactor = redactor or Redactor()
         self.store = store
         self.clock = clock
         self.classifier = classifier or _rules_for(workspace)
-        self.glyphs = glyphs or glyph_map(manifest.signals)
+        self.glyphs = glyphs or workspace.glyphs
         self.compact = compact
         self.state = State(workspace)
         self.unavailable: dict[str, datetime] = {}

@@ -24,6 +24,8 @@ from pydantic import (
 )
 
 from core.errors import ManifestError
+from core.platform import Platform
+from core.signals import GlyphMap, glyph_map
 from core.yaml_safe import key_path, read_yaml
 
 __all__ = [
@@ -359,9 +361,15 @@ class Workspace:
     by_user: Mapping[tuple[str, str], str]
     roles_by_group: Mapping[tuple[str, str], tuple[str, ...]]
     agents_by_role: Mapping[str, tuple[str, ...]]
+    glyphs: GlyphMap
 
     @classmethod
-    def from_manifest(cls, manifest: Manifest) -> Workspace:
+    def from_manifest(
+        cls, manifest: Manifest, platforms: Mapping[str, Platform] | None = None
+    ) -> Workspace:
+        """The lookups of `manifest` for the installed `platforms` (the composition root loads
+        them, `c2a.platforms`); raises ValueError on a `signals:` override they refuse."""
+        reactions = {name: platform.reactions for name, platform in (platforms or {}).items()}
         agent_ids = tuple(manifest.agents)
         lead = next((name for name, a in manifest.agents.items() if a.lead), agent_ids[0])
         by_user: dict[tuple[str, str], str] = {}
@@ -391,6 +399,7 @@ class Workspace:
             by_user=by_user,
             roles_by_group={key: tuple(value) for key, value in groups.items()},
             agents_by_role=agents_by_role,
+            glyphs=glyph_map(reactions, manifest.signals),
         )
 
     @property

@@ -58,7 +58,7 @@ from core.errors import (
     TransientSendError,
 )
 from core.manifest import Workspace
-from core.signals import GlyphMap, glyph_map
+from core.signals import GlyphMap
 
 __all__ = ["DiscordSender"]
 
@@ -93,7 +93,7 @@ class DiscordSender:
         typing_timeout: float = 120.0,
     ) -> None:
         self.workspace = workspace
-        self.glyphs = glyphs or glyph_map(workspace.manifest.signals)
+        self.glyphs = glyphs or workspace.glyphs
         self._clients = clients
         self._owned: list[discord.Client] = []
         self._attempts = attempts

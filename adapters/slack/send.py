@@ -28,6 +28,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from adapters.slack.glyphs import normalise_emoji
 from adapters.slack.live import api_base
 from adapters.slack.render import (
     Placement,
@@ -45,7 +46,7 @@ from core.errors import (
 )
 from core.events import ChatEvent
 from core.manifest import Workspace
-from core.signals import GlyphMap, Signal, glyph_map, normalise_emoji, superseded_by
+from core.signals import GlyphMap, Signal, superseded_by
 
 __all__ = [
     "BOT_EVENT_SCOPES",
@@ -198,7 +199,7 @@ class SlackSender:
         lookback: timedelta = timedelta(days=1),
     ) -> None:
         self.workspace = workspace
-        self.glyphs = glyphs or glyph_map(workspace.manifest.signals)
+        self.glyphs = glyphs or workspace.glyphs
         self.pacer = pacer or ChannelPacer(sleep=sleep)
         self._lookup = lookup
         self._clock = clock
@@ -348,7 +349,7 @@ class SlackSender:
         if signal is not None:
             name = self.glyphs.native("slack", signal)
         else:
-            name = normalise_emoji("slack", str(action["emoji"]))
+            name = normalise_emoji(str(action["emoji"]))
         params = {"channel": channel, "timestamp": ts}
         await self._call(agent, "reactions.add", {**params, "name": name}, ok={"already_reacted"})
         removed: list[str] = []

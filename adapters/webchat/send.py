@@ -20,7 +20,7 @@ from typing import Any
 from adapters.webchat.history import Message
 from adapters.webchat.server import WebChat
 from core.errors import PermanentSendError
-from core.signals import Signal, glyph_map, superseded_by
+from core.signals import GlyphMap, Signal, superseded_by
 
 __all__ = ["WebchatSender"]
 
@@ -28,9 +28,10 @@ __all__ = ["WebchatSender"]
 class WebchatSender:
     """Performs outbox actions whose platform is `webchat`."""
 
-    def __init__(self, chat: WebChat, signals: Mapping[str, Mapping[str, str]] | None = None):
+    def __init__(self, chat: WebChat, glyphs: GlyphMap):
+        """`glyphs`: the workspace's (`Workspace.glyphs`)."""
         self.chat = chat
-        self.glyphs = glyph_map(signals)
+        self.glyphs = glyphs
 
     async def send(self, action: Mapping[str, Any]) -> dict[str, Any]:
         kind = action.get("action")

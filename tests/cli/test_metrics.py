@@ -22,6 +22,7 @@ from test_run import APP_TOKEN, BOT_TOKEN, ENV, fresh_ts, wait_for, write_manife
 
 from c2a.host import Host
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
+from c2a.platforms import installed
 from c2a.run import WorkspaceRun, run_workspaces
 from core.clock import SystemClock, format_time
 from core.engine import Emission
@@ -148,7 +149,8 @@ def two_agents() -> Workspace:
                 "agents": {"lead": {"lead": True, "slack": slack}, "worker": {}},
                 "channels": {"C0GEN": {}},
             }
-        )
+        ),
+        installed(),
     )
 
 

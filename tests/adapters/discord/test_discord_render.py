@@ -21,8 +21,11 @@ from adapters.discord.render import (
     split_text,
     units,
 )
+from c2a.platforms import installed
 from core.errors import RenderError
 from core.signals import Signal, glyph_map
+
+REACTIONS = {name: platform.reactions for name, platform in installed().items()}
 
 WORKSPACE = local_workspace()
 
@@ -269,7 +272,7 @@ def test_the_message_replied_to_comes_from_message_id_or_the_event_id(
 
 
 def test_a_reaction_uses_the_workspace_glyph_and_names_what_it_supersedes() -> None:
-    glyphs = glyph_map({"discord": {"done": "☑️"}})
+    glyphs = glyph_map(REACTIONS, {"discord": {"done": "☑️"}})
 
     done = render_reaction({"signal": "done"}, glyphs)
     seen = render_reaction({"signal": "seen"}, glyphs)

@@ -1,0 +1,50 @@
+"""The installed platform adapters, found by entry point: what `c2a` wires into each workspace.
+
+An adapter registers one `core.platform.Platform` under the entry point group `c2a.adapters`
+(pyproject.toml declares the built-in ones), so a new platform is a new package, not an edit
+here. The built-in adapters are also named in `BUILTIN`, the way pytest keeps its default
+plugins: an install whose metadata predates the group (an editable install not reinstalled)
+still has them, and an installed entry point of the same name replaces one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from importlib.metadata import EntryPoint, entry_points
+from types import MappingProxyType
+
+from core.errors import C2AError
+from core.platform import PLATFORM_GROUP, Normaliser, Platform
+
+__all__ = ["BUILTIN", "PLATFORM_GROUP", "installed", "normalisers"]
+
+BUILTIN: Mapping[str, str] = MappingProxyType(
+    {
+        "discord": "adapters.discord.plugin:PLATFORM",
+        "slack": "adapters.slack.plugin:PLATFORM",
+        "webchat": "adapters.webchat.plugin:PLATFORM",
+    }
+)
+
+
+def installed() -> Mapping[str, Platform]:
+    """Every installed platform by name, in name order; C2AError for an entry point that is
+    not a `Platform` of its own name."""
+    points = {point.name: point for point in entry_points(group=PLATFORM_GROUP)}
+    for name, value in BUILTIN.items():
+        points.setdefault(name, EntryPoint(name, value, PLATFORM_GROUP))
+    found: dict[str, Platform] = {}
+    for name in sorted(points):
+        platform = points[name].load()
+        if not isinstance(platform, Platform) or platform.name != name:
+            raise C2AError(
+                f"entry point {name} = {points[name].value} in {PLATFORM_GROUP} is not a "
+                f"core.platform.Platform named {name!r}"
+            )
+        found[name] = platform
+    return MappingProxyType(found)
+
+
+def normalisers(platforms: Mapping[str, Platform]) -> dict[str, Normaliser]:
+    """Each platform's normaliser by name: what the host reads a payload with."""
+    return {name: platform.normalise for name, platform in platforms.items()}
