@@ -9,32 +9,38 @@ still has them, and an installed entry point of the same name replaces one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from types import MappingProxyType
 
 from core.errors import C2AError
+from core.manifest import Workspace, load_manifest
 from core.platform import PLATFORM_GROUP, Normaliser, Platform
 
-__all__ = ["BUILTIN", "PLATFORM_GROUP", "installed", "normalisers"]
+__all__ = ["BUILTIN", "PLATFORM_GROUP", "installed", "load_workspace", "normalisers"]
 
 BUILTIN: Mapping[str, str] = MappingProxyType(
     {
-        "discord": "adapters.discord.plugin:PLATFORM",
         "slack": "adapters.slack.plugin:PLATFORM",
+        "discord": "adapters.discord.plugin:PLATFORM",
         "webchat": "adapters.webchat.plugin:PLATFORM",
     }
 )
 
 
 def installed() -> Mapping[str, Platform]:
-    """Every installed platform by name, in name order; C2AError for an entry point that is
-    not a `Platform` of its own name."""
-    points = {point.name: point for point in entry_points(group=PLATFORM_GROUP)}
-    for name, value in BUILTIN.items():
-        points.setdefault(name, EntryPoint(name, value, PLATFORM_GROUP))
+    """Every installed platform by name: the built-in ones in `BUILTIN`'s order (the order
+    `c2a check` describes them in), then the others in name order; C2AError for an entry point
+    that is not a `Platform` of its own name."""
+    installed_points = {point.name: point for point in entry_points(group=PLATFORM_GROUP)}
+    points = {
+        name: installed_points.get(name) or EntryPoint(name, value, PLATFORM_GROUP)
+        for name, value in BUILTIN.items()
+    }
+    points |= {name: installed_points[name] for name in sorted(installed_points)}
     found: dict[str, Platform] = {}
-    for name in sorted(points):
+    for name in points:
         platform = points[name].load()
         if not isinstance(platform, Platform) or platform.name != name:
             raise C2AError(
@@ -48,3 +54,16 @@ def installed() -> Mapping[str, Platform]:
 def normalisers(platforms: Mapping[str, Platform]) -> dict[str, Normaliser]:
     """Each platform's normaliser by name: what the host reads a payload with."""
     return {name: platform.normalise for name, platform in platforms.items()}
+
+
+def load_workspace(
+    path: str | Path,
+    *,
+    backends: Collection[str] | None = None,
+    platforms: Mapping[str, Platform] | None = None,
+) -> Workspace:
+    """The manifest at `path` read with the sections of `platforms` (the installed ones by
+    default) and indexed for them; ManifestError as `load_manifest` raises it."""
+    platforms = installed() if platforms is None else platforms
+    manifest = load_manifest(path, backends=backends, platforms=platforms)
+    return Workspace.from_manifest(manifest, platforms)

@@ -33,11 +33,11 @@ from aiohttp import web
 from c2a.host import Host
 from c2a.logs import DECISIONS, decision_fields, decision_text, redact_logs
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
-from c2a.platforms import installed, normalisers
+from c2a.platforms import installed, load_workspace, normalisers
 from core.clock import SystemClock
 from core.engine import Emission, Outcome
 from core.errors import C2AError, ManifestError
-from core.manifest import Workspace, load_manifest
+from core.manifest import Workspace
 from core.outbox import Outbox, Sender
 from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
@@ -357,7 +357,7 @@ def load_workspaces(
     workspaces: list[Workspace] = []
     seen: dict[str, str] = {}
     for path in manifests:
-        workspace = Workspace.from_manifest(load_manifest(path, backends=available()), platforms)
+        workspace = load_workspace(path, backends=available(), platforms=platforms)
         name = workspace.manifest.workspace
         if name in seen:
             raise ManifestError(

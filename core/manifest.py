@@ -3,15 +3,20 @@
 A manifest names the agents, their platform identities and roles, and per-channel overrides.
 It never holds a token, only the names of the environment variables that do. Every key is
 checked: a misspelt key is an error, not a silently ignored setting.
+
+The platform parts (a platform's own section, each agent's identity on it, the key listing its
+groups under a role) belong to the adapters (`core.manifest_sections`): `parse_manifest` adds
+those of the platforms it is given to the schema under each platform's name, and `Workspace`
+indexes identities per platform without knowing any.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import functools
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, cast
 
 from pydantic import (
     BaseModel,
@@ -19,51 +24,41 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
 
 from core.errors import ManifestError
+from core.manifest_sections import ManifestSection, PlatformSettings
+from core.manifest_sections import Strict as _Strict
 from core.platform import Platform
 from core.signals import GlyphMap, glyph_map
 from core.yaml_safe import key_path, read_yaml
 
 __all__ = [
+    "AGENT_ID",
     "AgentConfig",
     "AttentionSettings",
     "ChannelConfig",
     "Manifest",
-    "WebchatWorkspace",
+    "RoleConfig",
     "Workspace",
     "load_manifest",
+    "manifest_model",
     "parse_manifest",
 ]
 
 AGENT_ID = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 AmbientMode = Literal["tool_mailbox", "digest", "silent"]
+_Part = TypeVar("_Part", bound=BaseModel)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class SlackAgent(_Strict):
-    """An agent's Slack app: its bot user, and where `c2a run` finds its tokens."""
-
-    user_id: str = Field(pattern=r"^[UW][A-Z0-9]+$")
-    bot_id: str | None = Field(default=None, pattern=r"^B[A-Z0-9]+$")
-    bot_token_env: str | None = None
-    app_token_env: str | None = None
-    signing_secret_env: str | None = None
-
-
-class DiscordAgent(_Strict):
-    """An agent's Discord bot: its user id, its managed role, and its token's variable."""
-
-    user_id: str = Field(pattern=r"^[0-9]{5,20}$")
-    role_id: str | None = Field(default=None, pattern=r"^[0-9]{5,20}$")
-    application_id: str | None = Field(default=None, pattern=r"^[0-9]{5,20}$")
-    token_env: str | None = None
+def _part(
+    model: BaseModel, names: frozenset[str], platform: str, kind: type[_Part]
+) -> _Part | None:
+    found = getattr(model, platform, None) if platform in names else None
+    return found if isinstance(found, kind) else None
 
 
 class Access(_Strict):
@@ -104,12 +99,12 @@ class HarnessConfig(BaseModel):
 
 
 class AgentConfig(_Strict):
-    """One agent of the workspace."""
+    """One agent of the workspace; its identity on each platform is `section(platform, ...)`."""
+
+    platform_names: ClassVar[frozenset[str]] = frozenset()
 
     lead: bool = False
     harness: HarnessConfig | None = None
-    slack: SlackAgent | None = None
-    discord: DiscordAgent | None = None
     roles: list[str] = Field(default_factory=list)
     access: Access | None = None
     budget: Budget | None = None
@@ -118,12 +113,20 @@ class AgentConfig(_Strict):
         default_factory=list, max_length=32
     )
 
+    def section(self, platform: str, kind: type[_Part]) -> _Part | None:
+        """The agent's identity on `platform` as the adapter's model `kind`; None if absent."""
+        return _part(self, self.platform_names, platform, kind)
+
 
 class RoleConfig(_Strict):
-    """Which Slack user groups and Discord roles mean this role's agents."""
+    """Which platform groups (user groups, roles) mean this role's agents: each platform's
+    own key lists them (`ManifestSection.role_groups`)."""
 
-    slack_usergroups: list[str] = Field(default_factory=list)
-    discord_roles: list[str] = Field(default_factory=list)
+    group_keys: ClassVar[frozenset[str]] = frozenset()
+
+    def groups(self, key: str) -> list[str]:
+        """The group ids listed under `key`; empty for a key no platform brings."""
+        return list(getattr(self, key, ())) if key in self.group_keys else []
 
 
 class ChannelAgent(_Strict):
@@ -140,118 +143,6 @@ class ChannelConfig(_Strict):
     ambient_mode: AmbientMode = "tool_mailbox"
     reply_in_thread: bool = True
     agents: dict[str, ChannelAgent] = Field(default_factory=dict)
-
-
-class DiscordCatchUp(_Strict):
-    """How far back a restart reads Discord's history when its gateway session cannot be
-    resumed: per channel, thread and DM, messages at most `minutes` old and at most the newest
-    `messages` of them; older ones are logged as missed, not answered. 0 turns it off."""
-
-    minutes: int = Field(default=30, ge=0, le=7 * 24 * 60, strict=True)
-    messages: int = Field(default=300, ge=0, le=10_000, strict=True)
-
-
-class SlackCatchUp(DiscordCatchUp):
-    """How far back a restart after an earlier run reads Slack's history (Slack itself sends
-    an unacknowledged event again only for about an hour): per channel, thread and DM, messages
-    at most `minutes` old and at most the newest `messages` of them; older ones are logged as
-    missed, not answered. 0 turns it off. The same shape and defaults as Discord's."""
-
-
-class SlackWorkspace(_Strict):
-    """The Slack workspace, where Slack is, and how far a restart catches up from history."""
-
-    team_id: str = Field(pattern=r"^[TE][A-Z0-9]+$")
-    api_url: str | None = None
-    catch_up: SlackCatchUp = Field(default_factory=SlackCatchUp)
-
-
-class DiscordWorkspace(_Strict):
-    """The Discord server, where Discord is, how the agents' bots shard their gateway, and how
-    far a restart catches up from history (`catch_up`).
-
-    Without `shard_count` each bot has one plain gateway connection. `shard_count: auto` asks
-    Discord for its recommended count; a number fixes it, and `shard_ids` then picks which of
-    those shards this process runs (all of them when absent). A guild's events travel on shard
-    `(guild_id >> 22) % shard_count`, so `shard_ids` must include that one.
-    """
-
-    guild_id: str = Field(pattern=r"^[0-9]{5,20}$")
-    api_url: str | None = None
-    gateway_url: str | None = None
-    shard_count: int | Literal["auto"] | None = None
-    shard_ids: list[Annotated[int, Field(ge=0, strict=True)]] | None = Field(
-        default=None, min_length=1
-    )
-    catch_up: DiscordCatchUp = Field(default_factory=DiscordCatchUp)
-
-    @field_validator("shard_count", mode="before")
-    @classmethod
-    def _count_or_auto(cls, value: object) -> object:
-        if value is None or value == "auto" or (type(value) is int and value >= 1):
-            return value
-        raise ValueError(f"must be a whole number of at least 1, or auto, not {value!r}")
-
-    @model_validator(mode="after")
-    def _shards_fit(self) -> DiscordWorkspace:
-        if self.shard_ids is None:
-            return self
-        if not isinstance(self.shard_count, int):
-            raise ValueError(
-                "shard_ids needs shard_count set to a number: shard ids count from 0 to "
-                "shard_count - 1"
-            )
-        count = self.shard_count
-        outside = [i for i in self.shard_ids if i >= count]
-        if outside:
-            raise ValueError(f"shard_ids {outside} are not below shard_count {count}")
-        if len(set(self.shard_ids)) != len(self.shard_ids):
-            raise ValueError(f"shard_ids {self.shard_ids} name a shard more than once")
-        guild_shard = (int(self.guild_id) >> 22) % count
-        if guild_shard not in self.shard_ids:
-            raise ValueError(
-                f"shard_ids {self.shard_ids} leave out shard {guild_shard}, which carries every "
-                f"event of guild {self.guild_id} ((guild_id >> 22) % {count}): add it"
-            )
-        return self
-
-
-class WebchatWorkspace(_Strict):
-    """The local web chat (`adapters/webchat`): where its page listens, its channels, the
-    people who can use it, and the pages of other origins that may open its websocket.
-    Everyone in it, people and agents, is in every channel."""
-
-    host: str = Field(default="127.0.0.1", min_length=1)
-    port: int = Field(default=8765, ge=0, le=65535)
-    channels: list[Annotated[str, Field(pattern=AGENT_ID)]] = Field(
-        default_factory=lambda: ["general"], min_length=1
-    )
-    humans: list[Annotated[str, Field(pattern=AGENT_ID)]] = Field(
-        default_factory=lambda: ["you"], min_length=1
-    )
-    allowed_origins: list[str] = Field(default_factory=list)
-
-    @field_validator("allowed_origins")
-    @classmethod
-    def _origins(cls, origins: list[str]) -> list[str]:
-        """Each an origin as a browser sends it (`https://tools.example:8443`), kept in that
-        canonical form: lowercase, without a default port."""
-        return [_origin(text) for text in origins]
-
-
-def _origin(text: str) -> str:
-    problem = f"{text!r} is not an origin; write scheme://host[:port], with no path"
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError:
-        raise ValueError(problem) from None
-    extra = parts.path.strip("/") or parts.query or parts.fragment or "@" in parts.netloc
-    if parts.scheme not in ("http", "https") or not parts.hostname or extra:
-        raise ValueError(problem)
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    default = 80 if parts.scheme == "http" else 443
-    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
 
 
 class AttentionSettings(_Strict):
@@ -275,13 +166,13 @@ class IntentOverride(_Strict):
 
 
 class Manifest(_Strict):
-    """A whole workspace manifest (version 1)."""
+    """A whole workspace manifest (version 1); a platform's own section is `section(...)`."""
+
+    platform_names: ClassVar[frozenset[str]] = frozenset()
+    platform_checks: ClassVar[tuple[Callable[[Any], None], ...]] = ()
 
     version: Literal[1]
     workspace: str = Field(min_length=1)
-    slack: SlackWorkspace | None = None
-    discord: DiscordWorkspace | None = None
-    webchat: WebchatWorkspace | None = None
     agents: dict[str, AgentConfig] = Field(min_length=1)
     roles: dict[str, RoleConfig] = Field(default_factory=dict)
     channels: dict[str, ChannelConfig] = Field(default_factory=dict)
@@ -307,26 +198,84 @@ class Manifest(_Strict):
         leads = [name for name, agent in self.agents.items() if agent.lead]
         if len(leads) > 1:
             raise ValueError(f"only one agent may be lead, found {', '.join(leads)}")
-        if self.webchat is not None:
-            taken = sorted(set(self.webchat.humans) & set(self.agents))
-            if taken:
-                raise ValueError(f"webchat.humans {taken} are agent ids; name people otherwise")
+        for check in self.platform_checks:
+            check(self)
         for channel_id, channel in self.channels.items():
             for agent_id in channel.agents:
                 if agent_id not in self.agents:
                     raise ValueError(f"channels.{channel_id} names unknown agent {agent_id!r}")
         return self
 
+    def section(self, platform: str, kind: type[_Part]) -> _Part | None:
+        """`platform`'s own section as the adapter's model `kind`; None when absent."""
+        return _part(self, self.platform_names, platform, kind)
+
+
+def manifest_model(platforms: Mapping[str, Platform] | None = None) -> type[Manifest]:
+    """The manifest schema with the sections of `platforms` (none: core's keys only)."""
+    return _schema(tuple((name, p.manifest) for name, p in (platforms or {}).items()))
+
+
+@functools.cache
+def _schema(sections: tuple[tuple[str, ManifestSection], ...]) -> type[Manifest]:
+    if not sections:
+        return Manifest
+    names = frozenset(name for name, _ in sections)
+    taken = names & (Manifest.model_fields.keys() | AgentConfig.model_fields.keys())
+    if taken:
+        raise ValueError(f"platform names {sorted(taken)} are manifest keys already")
+    for name, section in sections:
+        for model in (section.settings, section.agent):
+            if model is not None and model.platform != name:
+                raise ValueError(f"{model.__name__} is read under {model.platform!r}, not {name!r}")
+    agent = _extend(
+        AgentConfig,
+        {name: (s.agent | None, None) for name, s in sections if s.agent is not None},
+        platform_names=names,
+    )
+    role = _extend(
+        RoleConfig,
+        {
+            s.role_groups: (list[str], Field(default_factory=list))
+            for _, s in sections
+            if s.role_groups
+        },
+        group_keys=frozenset(s.role_groups for _, s in sections if s.role_groups),
+    )
+    fields: dict[str, Any] = {
+        name: (s.settings | None, None) for name, s in sections if s.settings is not None
+    }
+    fields["agents"] = (dict[str, agent], Field(min_length=1))  # type: ignore[valid-type]
+    fields["roles"] = (dict[str, role], Field(default_factory=dict))  # type: ignore[valid-type]
+    checks = tuple(s.check for _, s in sections if s.check is not None)
+    return _extend(Manifest, fields, platform_names=names, platform_checks=checks)
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _extend(base: type[_Model], fields: dict[str, Any], **class_vars: Any) -> type[_Model]:
+    """`base` with more fields (each `(type, default)`), and its class variables set."""
+    model = cast("type[_Model]", create_model(base.__name__, __base__=base, **fields))
+    for name, value in class_vars.items():
+        setattr(model, name, value)
+    return model
+
 
 def parse_manifest(
-    data: Any, source: str = "<manifest>", *, backends: Collection[str] | None = None
+    data: Any,
+    source: str = "<manifest>",
+    *,
+    backends: Collection[str] | None = None,
+    platforms: Mapping[str, Platform] | None = None,
 ) -> Manifest:
     """Validate already-parsed YAML; raises ManifestError naming source, key path and problem.
-    With `backends` (the installed harness backends' names), each agent's must be one of them."""
+    With `backends` (the installed harness backends' names), each agent's must be one of them;
+    `platforms` (the installed adapters, `c2a.platforms`) bring their sections."""
     if not isinstance(data, Mapping):
         raise ManifestError(f"{source}: a manifest must be a mapping of keys", {"file": source})
     try:
-        return Manifest.model_validate(data, context={"backends": backends})
+        return manifest_model(platforms).model_validate(data, context={"backends": backends})
     except ValidationError as exc:
         problems = [_describe(source, error) for error in exc.errors()]
         raise ManifestError(
@@ -334,10 +283,16 @@ def parse_manifest(
         ) from None
 
 
-def load_manifest(path: str | Path, *, backends: Collection[str] | None = None) -> Manifest:
+def load_manifest(
+    path: str | Path,
+    *,
+    backends: Collection[str] | None = None,
+    platforms: Mapping[str, Platform] | None = None,
+) -> Manifest:
     """Read and validate a manifest file (core/yaml_safe.py bounds the reading); raises
-    ManifestError for every problem a person makes. `backends` as for `parse_manifest`."""
-    return parse_manifest(read_yaml(path), str(path), backends=backends)
+    ManifestError for every problem a person makes. `backends` and `platforms` as for
+    `parse_manifest`."""
+    return parse_manifest(read_yaml(path), str(path), backends=backends, platforms=platforms)
 
 
 def _describe(source: str, error: Mapping[str, Any]) -> str:
@@ -353,7 +308,10 @@ def _describe(source: str, error: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Workspace:
-    """A validated manifest with the lookups the engine needs, computed once."""
+    """A validated manifest with the lookups the engine needs, computed once.
+
+    `by_user` maps (platform, user id) to the agent; `roles_by_group` (platform, group id) to
+    the roles it stands for; `sections` is what each platform adds to the manifest."""
 
     manifest: Manifest
     agent_ids: tuple[str, ...]
@@ -362,6 +320,7 @@ class Workspace:
     roles_by_group: Mapping[tuple[str, str], tuple[str, ...]]
     agents_by_role: Mapping[str, tuple[str, ...]]
     glyphs: GlyphMap
+    sections: Mapping[str, ManifestSection]
 
     @classmethod
     def from_manifest(
@@ -369,29 +328,33 @@ class Workspace:
     ) -> Workspace:
         """The lookups of `manifest` for the installed `platforms` (the composition root loads
         them, `c2a.platforms`); raises ValueError on a `signals:` override they refuse."""
-        reactions = {name: platform.reactions for name, platform in (platforms or {}).items()}
+        platforms = platforms or {}
+        sections = {name: platform.manifest for name, platform in platforms.items()}
         agent_ids = tuple(manifest.agents)
         lead = next((name for name, a in manifest.agents.items() if a.lead), agent_ids[0])
         by_user: dict[tuple[str, str], str] = {}
         for name, agent in manifest.agents.items():
-            if agent.slack:
-                by_user["slack", agent.slack.user_id] = name
-                if agent.slack.bot_id:
-                    by_user["slack", agent.slack.bot_id] = name
-            if agent.discord:
-                by_user["discord", agent.discord.user_id] = name
-            by_user["webchat", name] = name
+            for platform, section in sections.items():
+                if section.agent is None:
+                    by_user[platform, name] = name  # agents are named by their ids there
+                    continue
+                identity = agent.section(platform, section.agent)
+                if identity is not None:
+                    for user_id in (identity.user_id, *identity.other_ids()):
+                        by_user[platform, user_id] = name
         groups: dict[tuple[str, str], list[str]] = {}
         for role, config in manifest.roles.items():
-            for group in config.slack_usergroups:
-                groups.setdefault(("slack", group), []).append(role)
-            for group in config.discord_roles:
-                groups.setdefault(("discord", group), []).append(role)
-            groups["webchat", role] = [role]  # the web chat mentions a role by its own name
+            for platform, section in sections.items():
+                if section.role_groups is not None:
+                    for group in config.groups(section.role_groups):
+                        groups.setdefault((platform, group), []).append(role)
+                elif section.agent is None:
+                    groups[platform, role] = [role]  # a role is mentioned by its own name
         agents_by_role = {
             role: tuple(name for name, a in manifest.agents.items() if role in a.roles)
             for role in manifest.roles
         }
+        reactions = {name: platform.reactions for name, platform in platforms.items()}
         return cls(
             manifest=manifest,
             agent_ids=agent_ids,
@@ -400,6 +363,7 @@ class Workspace:
             roles_by_group={key: tuple(value) for key, value in groups.items()},
             agents_by_role=agents_by_role,
             glyphs=glyph_map(reactions, manifest.signals),
+            sections=sections,
         )
 
     @property
@@ -413,18 +377,20 @@ class Workspace:
         return self.by_user.get((platform, user_id))
 
     def user_id(self, platform: str, agent: str) -> str | None:
-        """The agent's own platform user id."""
-        config = self.manifest.agents[agent]
-        if platform == "slack":
-            return config.slack.user_id if config.slack else None
-        if platform == "discord":
-            return config.discord.user_id if config.discord else None
-        return agent
+        """The agent's own platform user id: its id where agents are named by their ids."""
+        section = self.sections.get(platform)
+        if section is None or section.agent is None:
+            return agent
+        identity = self.manifest.agents[agent].section(platform, section.agent)
+        return identity.user_id if identity is not None else None
 
     def managed_role(self, platform: str, agent: str) -> str | None:
-        """The platform role that stands for this one agent (a Discord bot's managed role)."""
-        config = self.manifest.agents[agent].discord
-        return config.role_id if platform == "discord" and config else None
+        """The platform role that stands for this one agent (a bot's managed role)."""
+        section = self.sections.get(platform)
+        if section is None or section.agent is None:
+            return None
+        identity = self.manifest.agents[agent].section(platform, section.agent)
+        return identity.managed_role() if identity is not None else None
 
     def roles_named(self, platform: str, groups: Sequence[str]) -> tuple[str, ...]:
         """The manifest roles that a message's role or user-group mentions stand for."""
@@ -451,29 +417,29 @@ class Workspace:
         """What `c2a check` prints: one line per thing understood."""
         m = self.manifest
         lines = [f"workspace {m.workspace} (manifest version {m.version})"]
-        if m.slack:
-            lines.append(f"slack team {m.slack.team_id}")
-        if m.discord:
-            lines.append(f"discord guild {m.discord.guild_id}")
-        if m.webchat:
-            w = m.webchat
-            lines.append(
-                f"webchat on http://{w.host}:{w.port}/: channels {', '.join(w.channels)}; "
-                f"people {', '.join(w.humans)}"
-            )
+        for platform in self.sections:
+            settings = m.section(platform, PlatformSettings)
+            if settings is not None:
+                lines.append(settings.describe())
+        by_name = " or ".join(p for p, s in self.sections.items() if s.agent is None)
         for name, agent in m.agents.items():
             ids = []
-            if agent.slack:
-                ids.append(f"slack {agent.slack.user_id}")
-            if agent.discord:
-                ids.append(f"discord {agent.discord.user_id}")
+            for platform, section in self.sections.items():
+                identity = agent.section(platform, section.agent) if section.agent else None
+                if identity is not None:
+                    ids.append(f"{platform} {identity.user_id}")
             lead = " (lead: escalations go here)" if name == self.lead else ""
             roles = f"; roles {', '.join(agent.roles)}" if agent.roles else ""
             harness = f"; harness {agent.harness.backend}" if agent.harness else ""
-            lines.append(f"agent {name}{lead}: {', '.join(ids) or 'webchat only'}{roles}{harness}")
+            only = f"{by_name} only" if by_name else "no platform ids"
+            lines.append(f"agent {name}{lead}: {', '.join(ids) or only}{roles}{harness}")
         for role, config in m.roles.items():
-            groups = [f"slack group {g}" for g in config.slack_usergroups]
-            groups += [f"discord role {g}" for g in config.discord_roles]
+            groups = [
+                f"{platform} {section.group_word} {group}"
+                for platform, section in self.sections.items()
+                if section.role_groups is not None
+                for group in config.groups(section.role_groups)
+            ]
             members = ", ".join(self.agents_by_role[role]) or "no agents"
             lines.append(f"role {role}: {', '.join(groups) or 'no platform groups'} -> {members}")
         for channel_id, channel in m.channels.items():

@@ -8,6 +8,7 @@ them and passes each piece down to where it is needed:
 |---|---|
 | `normalise` | the host's receive path: a native payload becomes a `ChatEvent` (or None) |
 | `reactions` | `core.signals.glyph_map`: the platform's glyphs, emoji forms and stop glyphs |
+| `manifest` | `core.manifest`: its manifest sections, validated and indexed by agent |
 | `connect` | `c2a run`: the live side (receiving, and the `Sender` the outbox sends through) |
 
 `connect` is given a `RunContext` (what one workspace's run has built) and returns a
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from core.clock import Clock
 from core.events import ChatEvent
+from core.manifest_sections import ManifestSection
 from core.outbox import Sender
 from core.signals import Reactions
 
@@ -96,4 +98,5 @@ class Platform:
     name: str
     normalise: Normaliser
     reactions: Reactions
+    manifest: ManifestSection = field(default_factory=ManifestSection)
     connect: ConnectionFactory | None = None

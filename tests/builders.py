@@ -36,12 +36,12 @@ _counter = {"n": 0}
 def local_workspace(**changes: Any) -> Workspace:
     """The shipped local manifest, with top-level keys replaced by `changes`."""
     if not changes:
-        return Workspace.from_manifest(load_manifest(LOCAL), installed())
+        return Workspace.from_manifest(load_manifest(LOCAL, platforms=installed()), installed())
     import yaml
 
     data = yaml.safe_load(LOCAL.read_text())
     data.update(changes)
-    return Workspace.from_manifest(parse_manifest(data), installed())
+    return Workspace.from_manifest(parse_manifest(data, platforms=installed()), installed())
 
 
 def _event_id() -> str:

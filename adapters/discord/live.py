@@ -59,11 +59,12 @@ import yarl
 from adapters import Receive
 from adapters.discord import resume
 from adapters.discord.catchup import catch_up
+from adapters.discord.manifest import DiscordAgent, DiscordCatchUp, DiscordWorkspace
 from adapters.discord.normalise import CONTENT_MARK, PARSERS, PLATFORM
 from adapters.discord.sharding import DM_SHARD, ShardedClient, Sharding
 from core.clock import Clock, format_time, parse_time
 from core.errors import ManifestError
-from core.manifest import DiscordCatchUp, Workspace
+from core.manifest import Workspace
 from core.store import GatewaySession, Store
 
 __all__ = [
@@ -500,7 +501,8 @@ def read_tokens(workspace: Workspace, environ: Mapping[str, str] | None = None) 
     tokens: dict[str, str] = {}
     missing: list[str] = []
     for agent, config in workspace.manifest.agents.items():
-        variable = config.discord.token_env if config.discord else None
+        bot = DiscordAgent.of(config)
+        variable = bot.token_env if bot else None
         if variable is None:
             continue
         if env.get(variable):
@@ -541,7 +543,7 @@ async def start_connections(
     Unbounded: callers put it under `asyncio.timeout`; cancelled, it closes what it started.
     """
     tokens = read_tokens(workspace, environ)
-    settings = workspace.manifest.discord
+    settings = DiscordWorkspace.of(workspace.manifest)
     if settings is not None:
         use_endpoints(settings.api_url, settings.gateway_url)
     guild_id = settings.guild_id if settings is not None else None

@@ -13,6 +13,7 @@ import asyncio
 import discord
 
 from adapters.discord.live import DiscordAgentConnection, start_connections
+from adapters.discord.manifest import SECTION, DiscordAgent
 from adapters.discord.normalise import normalise
 from adapters.discord.send import DiscordSender
 from core.errors import ManifestError
@@ -72,13 +73,10 @@ def connect(ctx: RunContext) -> DiscordConnection | None:
     """Discord for a workspace where an agent has a token variable; ManifestError when one
     of those variables is not set."""
     agents = ctx.workspace.manifest.agents.items()
-    if not any(c.discord and c.discord.token_env for _, c in agents):
+    if not any((d := DiscordAgent.of(c)) and d.token_env for _, c in agents):
         return None
-    missing = [
-        f"{c.discord.token_env} (agent {a})"
-        for a, c in agents
-        if c.discord and c.discord.token_env and not ctx.environ.get(c.discord.token_env)
-    ]
+    variables = {a: d.token_env for a, c in agents if (d := DiscordAgent.of(c)) and d.token_env}
+    missing = [f"{v} (agent {a})" for a, v in variables.items() if not ctx.environ.get(v)]
     if missing:
         raise ManifestError(
             f"{ctx.workspace.manifest.workspace}: Discord tokens not set in the environment: "
@@ -89,5 +87,9 @@ def connect(ctx: RunContext) -> DiscordConnection | None:
 
 
 PLATFORM = Platform(
-    name="discord", normalise=normalise, reactions=unicode_reactions(), connect=connect
+    name="discord",
+    normalise=normalise,
+    reactions=unicode_reactions(),
+    manifest=SECTION,
+    connect=connect,
 )

@@ -43,6 +43,7 @@ import discord
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from adapters.discord.live import read_tokens, use_endpoints
+from adapters.discord.manifest import DiscordWorkspace
 from adapters.discord.render import (
     AllowedMentionsPayload,
     RenderedMessage,
@@ -122,8 +123,9 @@ class DiscordSender:
         rejected token (closing what it opened). `options` go to `DiscordSender`.
         """
         tokens = read_tokens(workspace, environ)
-        if workspace.manifest.discord is not None:
-            use_endpoints(workspace.manifest.discord.api_url, None)
+        settings = DiscordWorkspace.of(workspace.manifest)
+        if settings is not None:
+            use_endpoints(settings.api_url, None)
         clients: dict[str, discord.Client] = {}
         sender = cls(workspace, clients, **options)
         try:

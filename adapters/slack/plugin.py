@@ -12,6 +12,7 @@ from adapters.slack.catchup import catch_up
 from adapters.slack.directory import SlackDirectory
 from adapters.slack.glyphs import REACTIONS
 from adapters.slack.live import SlackWorkspaceConnections
+from adapters.slack.manifest import SECTION, SlackAgent
 from adapters.slack.normalise import normalise
 from adapters.slack.send import SlackSender, verify
 from core.outbox import Sender
@@ -68,9 +69,11 @@ class SlackConnection:
 def connect(ctx: RunContext) -> SlackConnection | None:
     """Slack for a workspace where an agent has a bot token variable."""
     agents = ctx.workspace.manifest.agents.values()
-    if not any(c.slack and c.slack.bot_token_env for c in agents):
+    if not any((s := SlackAgent.of(c)) and s.bot_token_env for c in agents):
         return None
     return SlackConnection(ctx)
 
 
-PLATFORM = Platform(name="slack", normalise=normalise, reactions=REACTIONS, connect=connect)
+PLATFORM = Platform(
+    name="slack", normalise=normalise, reactions=REACTIONS, manifest=SECTION, connect=connect
+)

@@ -30,6 +30,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from adapters.slack.glyphs import normalise_emoji
 from adapters.slack.live import api_base
+from adapters.slack.manifest import SlackAgent, SlackWorkspace
 from adapters.slack.render import (
     Placement,
     message_ref,
@@ -439,7 +440,7 @@ class SlackSender:
 
     def _ours(self, agent: str, key: str, message: Mapping[str, Any]) -> dict[str, Any] | None:
         """The metadata payload of a message this agent posted under `key`, or None."""
-        config = self.workspace.manifest.agents[agent].slack
+        config = SlackAgent.of(self.workspace.manifest.agents[agent])
         mine = config is not None and (
             message.get("user") == config.user_id
             or (config.bot_id is not None and message.get("bot_id") == config.bot_id)
@@ -575,14 +576,14 @@ def _clients(
     base_url = api_base(workspace)
     clients = {}
     for agent, config in workspace.manifest.agents.items():
-        if config.slack is None or not config.slack.bot_token_env:
+        app = SlackAgent.of(config)
+        if app is None or not app.bot_token_env:
             continue
-        token = env.get(config.slack.bot_token_env)
+        token = env.get(app.bot_token_env)
         if not token:
             raise ManifestError(
-                f"agents.{agent}.slack.bot_token_env names {config.slack.bot_token_env}, "
-                "which is not set",
-                {"agent": agent, "variable": config.slack.bot_token_env},
+                f"agents.{agent}.slack.bot_token_env names {app.bot_token_env}, which is not set",
+                {"agent": agent, "variable": app.bot_token_env},
             )
         # No retry handlers: slack-sdk's connection-error retry would resend a posted message.
         clients[agent] = AsyncWebClient(
@@ -614,11 +615,12 @@ async def verify(
     problem (a missing variable, a refused token, the wrong bot, missing scopes, no Slack)."""
     env = os.environ if environ is None else environ
     manifest = workspace.manifest
+    team = SlackWorkspace.of(manifest)
     base_url = api_base(workspace)
     problems: list[str] = []
     found: dict[str, dict[str, Any]] = {}
     for agent, config in manifest.agents.items():
-        slack = config.slack
+        slack = SlackAgent.of(config)
         if slack is None or not slack.bot_token_env:
             continue
         variable = slack.bot_token_env
@@ -645,7 +647,7 @@ async def verify(
         checks = [
             ("user_id", slack.user_id, data.get("user_id")),
             ("bot_id", slack.bot_id, data.get("bot_id")),
-            ("team_id", manifest.slack.team_id if manifest.slack else None, data.get("team_id")),
+            ("team_id", team.team_id if team else None, data.get("team_id")),
         ]
         wrong = [
             f"agents.{agent}: the token in {variable} is for {key} {got}, the manifest says {want}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from adapters.webchat.access import is_loopback, token_from
+from adapters.webchat.manifest import SECTION, WebchatWorkspace
 from adapters.webchat.normalise import normalise
 from adapters.webchat.send import WebchatSender
 from adapters.webchat.server import WebChat
@@ -84,12 +85,13 @@ class WebchatConnection:
 
 def connect(ctx: RunContext) -> WebchatConnection | None:
     """The web chat of a workspace whose manifest has a `webchat:` section."""
-    return WebchatConnection(ctx) if ctx.workspace.manifest.webchat is not None else None
+    return WebchatConnection(ctx) if WebchatWorkspace.of(ctx.workspace.manifest) else None
 
 
 PLATFORM = Platform(
     name="webchat",
     normalise=normalise,
     reactions=unicode_reactions(overrides_from="discord"),
+    manifest=SECTION,
     connect=connect,
 )

@@ -29,7 +29,9 @@ from core.sqlite_store import SQLiteStore
 
 CORPUS = Path(__file__).resolve().parent.parent / "payloads"
 FILES = sorted((CORPUS / "slack").glob("*.json")) + sorted((CORPUS / "discord").glob("*.json"))
-WORKSPACE = Workspace.from_manifest(load_manifest(CORPUS / "team.yaml"), installed())
+WORKSPACE = Workspace.from_manifest(
+    load_manifest(CORPUS / "team.yaml", platforms=installed()), installed()
+)
 
 # Before every file: each agent is in the usual channels, as its own connection reports.
 SLACK_CHANNELS = ("C0GEN", "C0OPS")

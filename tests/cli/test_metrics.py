@@ -148,7 +148,8 @@ def two_agents() -> Workspace:
                 "slack": {"team_id": TEAM},
                 "agents": {"lead": {"lead": True, "slack": slack}, "worker": {}},
                 "channels": {"C0GEN": {}},
-            }
+            },
+            platforms=installed(),
         ),
         installed(),
     )

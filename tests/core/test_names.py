@@ -80,7 +80,7 @@ def test_no_names_means_no_search() -> None:
 def workspace(names: Any) -> Workspace:
     data = yaml.safe_load(LOCAL.read_text())
     data["agents"]["lead"]["names"] = names
-    return Workspace.from_manifest(parse_manifest(data), installed())
+    return Workspace.from_manifest(parse_manifest(data, platforms=installed()), installed())
 
 
 @pytest.mark.parametrize("names", [["two words"], [""], "ikonia", ["x" * 65]])

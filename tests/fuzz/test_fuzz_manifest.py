@@ -57,7 +57,9 @@ values = st.recursive(
 def check_output(data: bytes) -> list[str]:
     """What `c2a check` prints for a file's bytes: its description, or the error's lines."""
     try:
-        manifest = parse_manifest(parse_yaml(data, SOURCE), SOURCE, backends=BACKENDS)
+        manifest = parse_manifest(
+            parse_yaml(data, SOURCE), SOURCE, backends=BACKENDS, platforms=installed()
+        )
     except ManifestError as exc:
         return str(exc).split("\n")
     return Workspace.from_manifest(manifest, installed()).describe()

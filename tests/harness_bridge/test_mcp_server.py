@@ -61,7 +61,9 @@ def scenario(test: Test, path: str = ":memory:") -> None:
         store = SQLiteStore(path)
         await store.open()
         try:
-            workspace = Workspace.from_manifest(load_manifest(LOCAL), installed())
+            workspace = Workspace.from_manifest(
+                load_manifest(LOCAL, platforms=installed()), installed()
+            )
             clock = VirtualClock(parse_time("2026-01-01T00:00:10Z"))
             engine = Engine(workspace, store, clock)
             await ingest_scenario(engine, store)

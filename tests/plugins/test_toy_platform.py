@@ -7,15 +7,25 @@ from __future__ import annotations
 import asyncio
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from c2a.platforms import BUILTIN, installed
 from c2a.run import WorkspaceRun, run_workspaces
+from core.errors import ManifestError
+from core.manifest import Workspace, parse_manifest
 from core.platform import PLATFORM_GROUP
 
 HERE = Path(__file__).parent
+TOY_MANIFEST: dict[str, Any] = {
+    "version": 1,
+    "workspace": "toy",
+    "toy": {"server": "play.example"},
+    "agents": {"lead": {"lead": True, "roles": ["ops"], "toy": {"user_id": "toy-lead"}}},
+    "roles": {"ops": {"toy_groups": ["g-ops"]}},
+}
 
 
 @pytest.fixture
@@ -47,9 +57,7 @@ def test_a_toy_message_reaches_the_ledger_and_the_agent_and_its_reply_reaches_th
     toy_installed: Path, tmp_path: Path
 ) -> None:
     manifest = tmp_path / "toy.yaml"
-    manifest.write_text(
-        yaml.safe_dump({"version": 1, "workspace": "toy", "agents": {"lead": {"lead": True}}})
-    )
+    manifest.write_text(yaml.safe_dump(TOY_MANIFEST))
 
     async def scenario() -> None:
         stop = asyncio.Event()
@@ -73,7 +81,7 @@ def test_a_toy_message_reaches_the_ledger_and_the_agent_and_its_reply_reaches_th
                     "channel": "c1",
                     "user": "ana",
                     "text": "lead, can you look at the build?",
-                    "mentions": ["lead"],
+                    "mentions": ["toy-lead"],
                 }
             )
             [delivery] = await run.store.deliveries("toy:c1:1")
@@ -90,3 +98,42 @@ def test_a_toy_message_reaches_the_ledger_and_the_agent_and_its_reply_reaches_th
             await task
 
     asyncio.run(scenario())
+
+
+def test_the_toy_manifest_section_is_read_indexed_and_described(toy_installed: Path) -> None:
+    platforms = installed()
+    workspace = Workspace.from_manifest(
+        parse_manifest(TOY_MANIFEST, platforms=platforms), platforms
+    )
+    assert workspace.agent_for("toy", "toy-lead") == "lead"
+    assert workspace.user_id("toy", "lead") == "toy-lead"
+    assert workspace.roles_named("toy", ["g-ops"]) == ("ops",)
+    lines = workspace.describe()
+    assert "toy server play.example" in lines
+    assert "agent lead (lead: escalations go here): toy toy-lead; roles ops" in lines
+    assert "role ops: toy group g-ops -> lead" in lines
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"toy": {"server": "x", "port": 1}}, "m.yaml: toy.port: unknown key"),
+        (
+            {"agents": {"a": {"toy": {"user_id": "U1"}}}},
+            "m.yaml: agents.a.toy.user_id: String should match pattern '^toy-[a-z]+$'",
+        ),
+        ({"roles": {"r": {"toy_grups": []}}}, "m.yaml: roles.r.toy_grups: unknown key"),
+    ],
+)
+def test_the_toy_section_is_validated_with_its_key_path(
+    toy_installed: Path, change: dict[str, Any], error: str
+) -> None:
+    data = {"version": 1, "workspace": "w", "agents": {"a": {}}, **change}
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest(data, "m.yaml", platforms=installed())
+    assert str(caught.value) == error
+
+
+def test_without_the_package_its_section_is_an_unknown_key() -> None:
+    with pytest.raises(ManifestError, match=r"m.yaml: toy: unknown key"):
+        parse_manifest(TOY_MANIFEST, "m.yaml", platforms=installed())

@@ -3,7 +3,9 @@ one `core.platform.Platform` under the entry point group `c2a.adapters` and touc
 c2a but the core port. The plugin test copies this file into a temporary package directory
 with a `toychat-0.1.dist-info/entry_points.txt` naming it.
 
-A toy payload is `{"id", "channel", "user", "text", "mentions": [agent ids]}`; its live side is
+Its manifest part: a `toy: {server: ...}` section, each agent's `toy: {user_id: toy-...}`, and
+`roles.<name>.toy_groups`. A toy payload is `{"id", "channel", "user", "text", "mentions": [user
+ids]}`; its live side is
 `ToyConnection.say`, a person writing and a sender that keeps every action it is given.
 """
 
@@ -12,13 +14,36 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
+
+from pydantic import Field
 
 from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind, Mentions
+from core.manifest_sections import ManifestSection, PlatformAgent, PlatformSettings
 from core.platform import Platform, RunContext
 from core.signals import unicode_reactions
 
 NAME = "toy"
+
+
+class ToySettings(PlatformSettings):
+    """The `toy:` section: which toy server."""
+
+    platform: ClassVar[str] = NAME
+    server: str = Field(min_length=1)
+
+    def describe(self) -> str:
+        return f"toy server {self.server}"
+
+
+class ToyAgent(PlatformAgent):
+    """An agent's toy account."""
+
+    platform: ClassVar[str] = NAME
+    user_id: str = Field(pattern=r"^toy-[a-z]+$")
+
+
+SECTION = ManifestSection(settings=ToySettings, agent=ToyAgent, role_groups="toy_groups")
 
 
 def normalise(payload: Mapping[str, Any]) -> ChatEvent | None:
@@ -85,8 +110,15 @@ class ToyConnection:
         return None
 
 
-def connect(ctx: RunContext) -> ToyConnection:
-    return ToyConnection(ctx)
+def connect(ctx: RunContext) -> ToyConnection | None:
+    """The toy platform for a workspace whose manifest has a `toy:` section."""
+    return ToyConnection(ctx) if ToySettings.of(ctx.workspace.manifest) else None
 
 
-PLATFORM = Platform(name=NAME, normalise=normalise, reactions=unicode_reactions(), connect=connect)
+PLATFORM = Platform(
+    name=NAME,
+    normalise=normalise,
+    reactions=unicode_reactions(),
+    manifest=SECTION,
+    connect=connect,
+)
