@@ -57,7 +57,9 @@ class Host:
         process's environment; `normalisers` (by platform name) to the installed platforms'
         (`c2a.platforms`)."""
         self.normalisers = dict(normalisers if normalisers is not None else _installed())
-        self.redactor = redactor or Redactor.for_manifest(workspace.manifest, os.environ)
+        self.redactor = redactor or Redactor.for_manifest(
+            workspace.manifest, os.environ, workspace.secrets
+        )
         self.engine = Engine(workspace, store, clock, redactor=self.redactor)
         self.store = store
         self.clock = clock

@@ -17,8 +17,16 @@ from types import MappingProxyType
 from core.errors import C2AError
 from core.manifest import Workspace, load_manifest
 from core.platform import PLATFORM_GROUP, Normaliser, Platform
+from core.redact import SecretShape
 
-__all__ = ["BUILTIN", "PLATFORM_GROUP", "installed", "load_workspace", "normalisers"]
+__all__ = [
+    "BUILTIN",
+    "PLATFORM_GROUP",
+    "installed",
+    "load_workspace",
+    "normalisers",
+    "secret_shapes",
+]
 
 BUILTIN: Mapping[str, str] = MappingProxyType(
     {
@@ -54,6 +62,13 @@ def installed() -> Mapping[str, Platform]:
 def normalisers(platforms: Mapping[str, Platform]) -> dict[str, Normaliser]:
     """Each platform's normaliser by name: what the host reads a payload with."""
     return {name: platform.normalise for name, platform in platforms.items()}
+
+
+def secret_shapes(platforms: Mapping[str, Platform] | None = None) -> tuple[SecretShape, ...]:
+    """The shapes of every platform's secrets (the installed ones by default): a redactor
+    built before any manifest is read (the log filter's) knows them all."""
+    platforms = installed() if platforms is None else platforms
+    return tuple(shape for platform in platforms.values() for shape in platform.secrets)
 
 
 def load_workspace(

@@ -152,7 +152,7 @@ async def replay(
     one that is not UTF-8 is reported and the lines around it still replay."""
     stats = ReplayStats()
     clock = VirtualClock()
-    redactor = Redactor.for_manifest(workspace.manifest, os.environ)
+    redactor = Redactor.for_manifest(workspace.manifest, os.environ, workspace.secrets)
     engine = Engine(workspace, store, clock, compact=compact, redactor=redactor)
     turns = TurnRecorder(workspace.agent_ids, clock)
     started = time.perf_counter()

@@ -87,7 +87,7 @@ class WorkspaceRun:
         self.environ = environ
         self.clock = SystemClock()
         self.store = CountedStore(str(data_dir / f"{self.name}.sqlite3"), self.metrics, self.name)
-        self.redactor = Redactor.for_manifest(workspace.manifest, environ)
+        self.redactor = Redactor.for_manifest(workspace.manifest, environ, workspace.secrets)
         redact_logs(self.redactor)
         self.host = Host(
             workspace,

@@ -91,7 +91,7 @@ class Engine:
     ) -> None:
         self.workspace = workspace
         # By shape only unless the composition root gives one that knows the configured secrets.
-        self.redactor = redactor or Redactor()
+        self.redactor = redactor or Redactor(shapes=workspace.secrets)
         self.store = store
         self.clock = clock
         self.classifier = classifier or _rules_for(workspace)

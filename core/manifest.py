@@ -33,6 +33,7 @@ from core.errors import ManifestError
 from core.manifest_sections import ManifestSection, PlatformSettings
 from core.manifest_sections import Strict as _Strict
 from core.platform import Platform
+from core.redact import SecretShape
 from core.signals import GlyphMap, glyph_map
 from core.yaml_safe import key_path, read_yaml
 
@@ -311,7 +312,8 @@ class Workspace:
     """A validated manifest with the lookups the engine needs, computed once.
 
     `by_user` maps (platform, user id) to the agent; `roles_by_group` (platform, group id) to
-    the roles it stands for; `sections` is what each platform adds to the manifest."""
+    the roles it stands for; `sections` is what each platform adds to the manifest, `glyphs`
+    its reactions, and `secrets` the shapes of its secrets, for every redactor built for it."""
 
     manifest: Manifest
     agent_ids: tuple[str, ...]
@@ -321,6 +323,7 @@ class Workspace:
     agents_by_role: Mapping[str, tuple[str, ...]]
     glyphs: GlyphMap
     sections: Mapping[str, ManifestSection]
+    secrets: tuple[SecretShape, ...] = ()
 
     @classmethod
     def from_manifest(
@@ -364,6 +367,7 @@ class Workspace:
             agents_by_role=agents_by_role,
             glyphs=glyph_map(reactions, manifest.signals),
             sections=sections,
+            secrets=tuple(shape for p in platforms.values() for shape in p.secrets),
         )
 
     @property

@@ -9,6 +9,7 @@ them and passes each piece down to where it is needed:
 | `normalise` | the host's receive path: a native payload becomes a `ChatEvent` (or None) |
 | `reactions` | `core.signals.glyph_map`: the platform's glyphs, emoji forms and stop glyphs |
 | `manifest` | `core.manifest`: its manifest sections, validated and indexed by agent |
+| `secrets` | `core.redact`: the shapes of its tokens and webhooks, found wherever pasted |
 | `connect` | `c2a run`: the live side (receiving, and the `Sender` the outbox sends through) |
 
 `connect` is given a `RunContext` (what one workspace's run has built) and returns a
@@ -27,6 +28,7 @@ from core.clock import Clock
 from core.events import ChatEvent
 from core.manifest_sections import ManifestSection
 from core.outbox import Sender
+from core.redact import SecretShape
 from core.signals import Reactions
 
 if TYPE_CHECKING:
@@ -99,4 +101,5 @@ class Platform:
     normalise: Normaliser
     reactions: Reactions
     manifest: ManifestSection = field(default_factory=ManifestSection)
+    secrets: tuple[SecretShape, ...] = ()
     connect: ConnectionFactory | None = None

@@ -15,6 +15,7 @@ import discord
 from adapters.discord.live import DiscordAgentConnection, start_connections
 from adapters.discord.manifest import SECTION, DiscordAgent
 from adapters.discord.normalise import normalise
+from adapters.discord.secrets import SHAPES
 from adapters.discord.send import DiscordSender
 from core.errors import ManifestError
 from core.outbox import Sender
@@ -91,5 +92,6 @@ PLATFORM = Platform(
     normalise=normalise,
     reactions=unicode_reactions(),
     manifest=SECTION,
+    secrets=SHAPES,
     connect=connect,
 )

@@ -14,6 +14,7 @@ from adapters.slack.glyphs import REACTIONS
 from adapters.slack.live import SlackWorkspaceConnections
 from adapters.slack.manifest import SECTION, SlackAgent
 from adapters.slack.normalise import normalise
+from adapters.slack.secrets import SHAPES
 from adapters.slack.send import SlackSender, verify
 from core.outbox import Sender
 from core.platform import Platform, RunContext
@@ -75,5 +76,10 @@ def connect(ctx: RunContext) -> SlackConnection | None:
 
 
 PLATFORM = Platform(
-    name="slack", normalise=normalise, reactions=REACTIONS, manifest=SECTION, connect=connect
+    name="slack",
+    normalise=normalise,
+    reactions=REACTIONS,
+    manifest=SECTION,
+    secrets=SHAPES,
+    connect=connect,
 )

@@ -88,7 +88,7 @@ class WebChat:
         self.store = store
         self.clock = clock
         self.history = History(history)
-        self.redactor = redactor or Redactor()
+        self.redactor = redactor or Redactor(shapes=workspace.secrets)
         self.port = self.config.port if port is None else port
         self.access = Access(token or new_token(), self.config)
         self._sockets: set[web.WebSocketResponse] = set()
