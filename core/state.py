@@ -60,7 +60,7 @@ def _reaction_key(event: ChatEvent) -> tuple[str, ...]:
 
 
 def message_key(platform: str, conversation_id: str, message_id: str) -> str:
-    """The key of a native message: platform, channel and native id (a Slack ts is per channel)."""
+    """The key of a native message: platform, channel and native id (an id may be per channel)."""
     return f"{platform}:{conversation_id}:{message_id}"
 
 
@@ -160,7 +160,7 @@ class State:
     def _reaction_generation(self, event: ChatEvent) -> int:
         """Which add/remove cycle of one person's emoji on one message this event belongs to.
 
-        Discord gives reactions no time, so adding, removing and adding the same emoji again
+        A platform may give reactions no time, so adding, removing and adding the same emoji again
         would reuse one id; the second add is generation 2 (`…#2`) instead of a duplicate.
         Copies of one change from several connections fall into the same generation. A
         clearing (a removal with no author) counts as the add of a mark that the next real
