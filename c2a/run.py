@@ -1,18 +1,17 @@
 """`c2a run`: the composition root that runs one or more workspaces live in one process.
 
 For each workspace manifest it opens a SQLite ledger (`<data_dir>/<workspace>.sqlite3`), a
-`Host`, every agent's harness backend, the Slack and Discord connections of the agents that
-have tokens, the senders feeding an outbox loop, and the engine's sweep loop. Everything that
-a person can get wrong (a wrong manifest key, an unset token variable, a harness nobody
-answers for) is checked before anything connects and raised as one `C2AError` line.
+`Host`, every agent's harness backend, the connection of every installed platform the
+workspace uses (`c2a.platforms`; each platform's `connect` decides from the manifest), the
+senders feeding an outbox loop, and the engine's sweep loop. Everything that a person can get
+wrong (a wrong manifest key, an unset token variable, a harness nobody answers for) is checked
+before anything connects and raised as one `C2AError` line.
 
 Shutdown, when `stop` is set: platform connections close first (no new events), the outbox
 gets `outbox_grace` seconds to send what is due, harnesses get `harness_grace` seconds to stop,
-and the ledgers close last. Nothing acknowledged is lost: it is in the ledger, and pending
-deliveries and due sends resume on the next start. Each Discord bot's gateway session is kept
-in the ledger too and closed in a way that keeps it resumable, so the next start RESUMEs it
-and Discord replays what was said in between (or, refused, it is read from history); Slack,
-which sends events again only for about an hour, has its history read before it connects.
+the connections release what sending needed, and the ledgers close last. Nothing acknowledged
+is lost: it is in the ledger, and pending deliveries and due sends resume on the next start;
+how each platform catches up on what was said in between is its adapter's (its `plugin.py`).
 """
 
 from __future__ import annotations
