@@ -39,8 +39,8 @@ from typing import Any, cast
 from irc_convert import IrcRecord, Key, build_manifest, choose_agents, is_speech, to_trace
 from irc_replay import load_records
 
-from c2a.host import NORMALISERS
-from c2a.replay import TurnRecorder
+from c2a.platforms import installed
+from c2a.replay import NORMALISERS, TurnRecorder
 from core.clock import VirtualClock, parse_time
 from core.continuity import ROOM_QUESTION, Continuity, Cue, Window
 from core.engine import Engine
@@ -99,7 +99,8 @@ def workspace_for(agents: dict[str, str]) -> Workspace:
     data = build_manifest(agents)
     for agent, nick in agents.items():
         data["agents"][agent]["names"] = [nick]
-    return Workspace.from_manifest(parse_manifest(data, "<irc>"))
+    platforms = installed()
+    return Workspace.from_manifest(parse_manifest(data, "<irc>", platforms=platforms), platforms)
 
 
 @dataclass(slots=True)

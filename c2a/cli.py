@@ -15,11 +15,11 @@ from typing import TextIO
 
 from c2a import discord_cli, init_cli, slack_cli
 from c2a.logs import configure_logging
+from c2a.platforms import load_workspace
 from c2a.pretty import render_pretty
 from c2a.replay import replay
 from c2a.run import run_workspaces
 from core.errors import C2AError
-from core.manifest import Workspace, load_manifest
 from core.sqlite_store import SQLiteStore
 from core.wire import COMPACT_VIEW, FULL_ENVELOPE, write_json_schemas
 from harness_bridge.backends.registry import available
@@ -113,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> int:
-    workspace = Workspace.from_manifest(load_manifest(args.manifest, backends=available()))
+    workspace = load_workspace(args.manifest, backends=available())
     for line in workspace.describe():
         print(line)
     print("ok")
@@ -121,7 +121,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    workspace = Workspace.from_manifest(load_manifest(args.manifest))
+    workspace = load_workspace(args.manifest)
     store = SQLiteStore(args.store or ":memory:")
     trace = Path(args.trace)
     if not trace.is_file():

@@ -14,8 +14,10 @@ from pathlib import Path
 import discord
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from adapters.discord.manifest import DiscordAgent, DiscordWorkspace
+from c2a.platforms import load_workspace
 from core.errors import ManifestError
-from core.manifest import Workspace, load_manifest
+from core.manifest import Workspace
 from core.yaml_safe import key_path, read_yaml
 
 __all__ = [
@@ -91,7 +93,7 @@ def invite_url(workspace: Workspace, agent: str, definition: InviteDefinition) -
     if agent not in manifest.agents:
         known = ", ".join(manifest.agents)
         raise ManifestError(f"no agent {agent!r} in the manifest; its agents are {known}")
-    config = manifest.agents[agent].discord
+    config = DiscordAgent.of(manifest.agents[agent])
     if config is None:
         raise ManifestError(
             f"agent {agent!r} has no Discord bot: add agents.{agent}.discord to the manifest",
@@ -103,7 +105,8 @@ def invite_url(workspace: Workspace, agent: str, definition: InviteDefinition) -
             f"copy it from {_PORTAL} > your application > General Information > Application ID",
             {"agent": agent, "key": f"agents.{agent}.discord.application_id"},
         )
-    guild = manifest.discord.guild_id if manifest.discord is not None else None
+    settings = DiscordWorkspace.of(manifest)
+    guild = settings.guild_id if settings is not None else None
     return discord.utils.oauth_url(
         config.application_id,
         permissions=definition.flags(),
@@ -130,7 +133,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def _invite(args: argparse.Namespace) -> int:
-    workspace = Workspace.from_manifest(load_manifest(args.manifest))
+    workspace = load_workspace(args.manifest)
     definition = load_invite_definition()
     print(invite_url(workspace, args.agent, definition))
     wanted = [name for name, on in definition.intents.items() if on]

@@ -21,29 +21,20 @@ from typing import Any
 
 import orjson
 
-from adapters.discord import normalise as normalise_discord
-from adapters.slack import normalise as normalise_slack
-from adapters.webchat.normalise import normalise as normalise_webchat
+from c2a.platforms import installed, normalisers
 from core.clock import Clock, format_time
 from core.engine import Emission, Engine, Outcome
 from core.errors import C2AError
-from core.events import ChatEvent
 from core.manifest import Workspace
+from core.platform import Normaliser
 from core.redact import Redactor
 from core.store import Store
 
-__all__ = ["NORMALISERS", "Host", "Sink", "failure_reason", "quarantine_text"]
+__all__ = ["Host", "Sink", "failure_reason", "quarantine_text"]
 
 log = logging.getLogger(__name__)
 
-Normaliser = Callable[[Mapping[str, Any]], ChatEvent | None]
 Sink = Callable[[list[Emission]], Awaitable[None]]
-
-NORMALISERS: dict[str, Normaliser] = {
-    "slack": normalise_slack,
-    "discord": normalise_discord,
-    "webchat": normalise_webchat,
-}
 
 # Characters of an unexpected exception's message kept in a reason: enough to recognise it.
 _REASON_CHARS = 200
@@ -59,10 +50,16 @@ class Host:
         clock: Clock,
         sink: Sink,
         redactor: Redactor | None = None,
+        *,
+        normalisers: Mapping[str, Normaliser] | None = None,
     ) -> None:
         """`redactor` defaults to one that knows the secrets the manifest names in this
-        process's environment."""
-        self.redactor = redactor or Redactor.for_manifest(workspace.manifest, os.environ)
+        process's environment; `normalisers` (by platform name) to the installed platforms'
+        (`c2a.platforms`)."""
+        self.normalisers = dict(normalisers if normalisers is not None else _installed())
+        self.redactor = redactor or Redactor.for_manifest(
+            workspace.manifest, os.environ, workspace.secrets
+        )
         self.engine = Engine(workspace, store, clock, redactor=self.redactor)
         self.store = store
         self.clock = clock
@@ -85,7 +82,7 @@ class Host:
         reason, secrets blanked, and logged once: a warning without a traceback, and the
         traceback at debug level when the failure was not one of the project's own errors.
         Raises only when the ledger itself fails."""
-        normalise = NORMALISERS[platform]
+        normalise = self.normalisers[platform]
         try:
             event = normalise(payload)
         except Exception as exc:  # the last line of defence: no payload reaches the adapter's loop
@@ -109,6 +106,10 @@ class Host:
         text = quarantine_text(payload, self.redactor)
         async with self._writer, self.store.transaction():
             await self.store.quarantine(platform, reason, text, format_time(self.clock.now()))
+
+
+def _installed() -> dict[str, Normaliser]:
+    return normalisers(installed())
 
 
 def failure_reason(exc: BaseException) -> str:

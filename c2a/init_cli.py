@@ -16,8 +16,8 @@ import discord
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from c2a.platforms import load_workspace
 from core.errors import ManifestError
-from core.manifest import load_manifest
 
 __all__ = ["discover", "register", "render_manifest"]
 
@@ -155,7 +155,7 @@ def _init(args: argparse.Namespace) -> int:
         raise ManifestError(f"--agents: ids must be lowercase letters, digits, '-' or '_' ({bad})")
     facts = asyncio.run(discover(agents, os.environ))
     out.write_text(render_manifest(args.workspace, agents, facts), encoding="utf-8")
-    load_manifest(out)  # what was written is a valid manifest
+    load_workspace(out)  # what was written is a valid manifest
     known = sum(1 for f in facts.values() if f)
     print(f"wrote {out}: {len(agents)} agent(s), {known} filled in from their tokens")
     return 0

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from c2a.platforms import secret_shapes
 from core.engine import Emission
 from core.redact import Redactor
 
@@ -54,7 +55,7 @@ class RedactingFilter(logging.Filter):
 
     def __init__(self, redactor: Redactor | None = None) -> None:
         super().__init__()
-        self.redactor = redactor or Redactor()
+        self.redactor = redactor or Redactor(shapes=secret_shapes())
         self._formatter = logging.Formatter()
 
     def filter(self, record: logging.LogRecord) -> bool:

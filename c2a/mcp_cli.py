@@ -13,11 +13,11 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from c2a.platforms import load_workspace
 from core.clock import SystemClock
 from core.engine import Engine
 from core.engine_port import EnginePort
 from core.errors import C2AError
-from core.manifest import Workspace, load_manifest
 from core.sqlite_store import SQLiteStore
 from harness_bridge import mcp_server
 from harness_bridge.tools import ChatTools
@@ -69,7 +69,7 @@ def _host_port(text: str) -> tuple[str, int]:
 
 
 async def _main(args: argparse.Namespace) -> None:
-    workspace = Workspace.from_manifest(load_manifest(args.manifest))
+    workspace = load_workspace(args.manifest)
     if args.agent not in workspace.manifest.agents:
         known = ", ".join(sorted(workspace.manifest.agents))
         raise C2AError(f"no agent {args.agent!r} in the manifest; its agents are {known}")

@@ -24,7 +24,8 @@ from typing import Any, Final, TextIO
 import orjson
 
 from adapters.limits import is_plausible, quoted
-from c2a.host import NORMALISERS, failure_reason, quarantine_text
+from c2a.host import failure_reason, quarantine_text
+from c2a.platforms import installed, normalisers
 from core.clock import VirtualClock, format_time, parse_time
 from core.engine import Emission, Engine
 from core.errors import TraceError
@@ -71,6 +72,9 @@ class ReplayStats:
             "eventsPerSecond": round(rate, 1),
         }
 
+
+# The installed platforms' normalisers by name: what a trace line's `platform` may name.
+NORMALISERS = normalisers(installed())
 
 # Characters of a bad line kept in the quarantine, and how much of it is read to redact them.
 _KEPT: Final = 65536
@@ -148,7 +152,7 @@ async def replay(
     one that is not UTF-8 is reported and the lines around it still replay."""
     stats = ReplayStats()
     clock = VirtualClock()
-    redactor = Redactor.for_manifest(workspace.manifest, os.environ)
+    redactor = Redactor.for_manifest(workspace.manifest, os.environ, workspace.secrets)
     engine = Engine(workspace, store, clock, compact=compact, redactor=redactor)
     turns = TurnRecorder(workspace.agent_ids, clock)
     started = time.perf_counter()

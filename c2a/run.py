@@ -1,18 +1,17 @@
 """`c2a run`: the composition root that runs one or more workspaces live in one process.
 
 For each workspace manifest it opens a SQLite ledger (`<data_dir>/<workspace>.sqlite3`), a
-`Host`, every agent's harness backend, the Slack and Discord connections of the agents that
-have tokens, the senders feeding an outbox loop, and the engine's sweep loop. Everything that
-a person can get wrong (a wrong manifest key, an unset token variable, a harness nobody
-answers for) is checked before anything connects and raised as one `C2AError` line.
+`Host`, every agent's harness backend, the connection of every installed platform the
+workspace uses (`c2a.platforms`; each platform's `connect` decides from the manifest), the
+senders feeding an outbox loop, and the engine's sweep loop. Everything that a person can get
+wrong (a wrong manifest key, an unset token variable, a harness nobody answers for) is checked
+before anything connects and raised as one `C2AError` line.
 
 Shutdown, when `stop` is set: platform connections close first (no new events), the outbox
 gets `outbox_grace` seconds to send what is due, harnesses get `harness_grace` seconds to stop,
-and the ledgers close last. Nothing acknowledged is lost: it is in the ledger, and pending
-deliveries and due sends resume on the next start. Each Discord bot's gateway session is kept
-in the ledger too and closed in a way that keeps it resumable, so the next start RESUMEs it
-and Discord replays what was said in between (or, refused, it is read from history); Slack,
-which sends events again only for about an hour, has its history read before it connects.
+the connections release what sending needed, and the ledgers close last. Nothing acknowledged
+is lost: it is in the ledger, and pending deliveries and due sends resume on the next start;
+how each platform catches up on what was said in between is its adapter's (its `plugin.py`).
 """
 
 from __future__ import annotations
@@ -28,26 +27,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import discord
 from aiohttp import web
 
-from adapters.discord.live import DiscordAgentConnection, start_connections
-from adapters.discord.send import DiscordSender
-from adapters.slack.catchup import catch_up as slack_catch_up
-from adapters.slack.directory import SlackDirectory
-from adapters.slack.live import SlackWorkspaceConnections
-from adapters.slack.send import SlackSender, verify
-from adapters.webchat.access import is_loopback, token_from
-from adapters.webchat.send import WebchatSender
-from adapters.webchat.server import WebChat
 from c2a.host import Host
 from c2a.logs import DECISIONS, decision_fields, decision_text, redact_logs
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
+from c2a.platforms import installed, load_workspace, normalisers
 from core.clock import SystemClock
 from core.engine import Emission, Outcome
 from core.errors import C2AError, ManifestError
-from core.manifest import Workspace, load_manifest
+from core.manifest import Workspace
 from core.outbox import Outbox, Sender
+from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
 from harness_bridge.backends.model_status import DescribesModel
 from harness_bridge.backends.registry import Harness, available, build
@@ -61,7 +52,6 @@ OUTBOX_EVERY = 0.25  # a harness's queued action (typing, a streamed reply) wait
 SWEEP_EVERY = 5.0
 RESTART_AFTER = 5.0
 PROBE_TIMEOUT = 3.0
-CONNECT_TIMEOUT = 30.0
 
 
 class HarnessUnreachable(C2AError):
@@ -84,16 +74,28 @@ class WorkspaceRun:
         environ: Mapping[str, str],
         metrics: Metrics | None = None,
         webchat_port: int | None = None,
+        platforms: Mapping[str, Platform] | None = None,
     ) -> None:
+        """`platforms` defaults to the installed ones (`c2a.platforms`)."""
+        self.platforms = installed() if platforms is None else platforms
         self.workspace = workspace
+        self.data_dir = data_dir
+        self.webchat_port = webchat_port
         self.metrics = metrics or Metrics()
         self.name = workspace.manifest.workspace
         self.environ = environ
         self.clock = SystemClock()
         self.store = CountedStore(str(data_dir / f"{self.name}.sqlite3"), self.metrics, self.name)
-        self.redactor = Redactor.for_manifest(workspace.manifest, environ)
+        self.redactor = Redactor.for_manifest(workspace.manifest, environ, workspace.secrets)
         redact_logs(self.redactor)
-        self.host = Host(workspace, self.store, self.clock, self._sink, self.redactor)
+        self.host = Host(
+            workspace,
+            self.store,
+            self.clock,
+            self._sink,
+            self.redactor,
+            normalisers=normalisers(self.platforms),
+        )
         self.harnesses: dict[str, Harness] = {}
         self.senders: dict[str, Sender] = {}
         self.outbox = Outbox(
@@ -103,23 +105,7 @@ class WorkspaceRun:
         self.metrics.read(
             "c2a_model_turns_total", turns_read(self.name, self.harnesses), kind="counter"
         )
-        self.slack: SlackWorkspaceConnections | None = None
-        self.discord: list[DiscordAgentConnection] = []
-        self.webchat: WebChat | None = None
-        if workspace.manifest.webchat is not None:
-            self.webchat = WebChat(
-                workspace,
-                self.receive,
-                self.store,
-                self.clock,
-                history=data_dir / f"{self.name}.webchat.jsonl",
-                port=webchat_port,
-                token=token_from(environ),
-                redactor=self.redactor,
-                models=self.models,
-            )
-            self.senders["webchat"] = WebchatSender(self.webchat, workspace.manifest.signals)
-        self._discord_sender: DiscordSender | None = None
+        self.connections: dict[str, Connection] = {}
         self._outbox_wake = asyncio.Event()
         self._harness_tasks: list[asyncio.Task[None]] = []
         self._loops: list[asyncio.Task[None]] = []
@@ -134,23 +120,27 @@ class WorkspaceRun:
         for agent, config in manifest.agents.items():
             if config.harness is not None:
                 self.harnesses[agent] = build(agent, self.host.engine, config.harness.settings())
-        if any(c.slack and c.slack.bot_token_env for c in manifest.agents.values()):
-            self.slack = SlackWorkspaceConnections.from_workspace(
-                self.workspace, self.receive, environ=self.environ
-            )
-            self.senders["slack"] = SlackSender(
-                self.workspace, self.environ, lookup=self.host.engine.event, clock=self.clock
-            )
-        missing = [
-            f"{c.discord.token_env} (agent {a})"
-            for a, c in manifest.agents.items()
-            if c.discord and c.discord.token_env and not self.environ.get(c.discord.token_env)
-        ]
-        if missing:
-            raise ManifestError(
-                f"{self.name}: Discord tokens not set in the environment: {', '.join(missing)}; "
-                "export them (docs/discord.md) or remove the agents' discord.token_env"
-            )
+        context = RunContext(
+            workspace=self.workspace,
+            engine=self.host.engine,
+            store=self.store,
+            clock=self.clock,
+            receive=self.receive,
+            environ=self.environ,
+            redactor=self.redactor,
+            data_dir=self.data_dir,
+            options={"webchat_port": self.webchat_port, "models": self.models},
+        )
+        for name, platform in self.platforms.items():
+            connection = platform.connect(context) if platform.connect else None
+            if connection is not None:
+                self.connections[name] = connection
+                self._take_sender(name, connection)
+
+    def _take_sender(self, name: str, connection: Connection) -> None:
+        sender = connection.sender
+        if sender is not None:
+            self.senders[name] = sender
 
     def models(self) -> dict[str, dict[str, Any]]:
         """Which model answers each agent whose harness says so, and whether it is ready."""
@@ -176,25 +166,6 @@ class WorkspaceRun:
 
     # -- running
 
-    async def _slack_members(self) -> None:
-        """Which agents are in each channel the manifest configures, asked of Slack once at
-        start (cached `conversations.members`), so visibility does not wait for the first
-        message through each agent's connection."""
-        sender = self.senders.get("slack")
-        if not isinstance(sender, SlackSender) or not self.workspace.manifest.channels:
-            return
-        directory = SlackDirectory(self.workspace, sender.clients, clock=self.clock)
-        for channel in self.workspace.manifest.channels:
-            self.host.engine.note_members(channel, await directory.agents_in(channel))
-
-    async def _slack_catch_up(self) -> None:
-        """What was said while the host was down longer than Slack sends events again, read
-        from history (`adapters.slack.catchup`), in order, before live events come in."""
-        sender = self.senders.get("slack")
-        if isinstance(sender, SlackSender):
-            now = self.clock.now()
-            await slack_catch_up(self.workspace, sender.clients, self.receive, self.store, now=now)
-
     async def start(self) -> None:
         """Open the ledger, start harnesses and loops, then connect the platforms."""
         await self.host.start()
@@ -205,53 +176,9 @@ class WorkspaceRun:
             )
         self._outbox_task = asyncio.create_task(self._outbox_loop(), name=f"outbox-{self.name}")
         self._loops.append(asyncio.create_task(self._sweep_loop(), name=f"sweep-{self.name}"))
-        if self.webchat is not None:
-            try:
-                await self.webchat.start()
-            except OSError as exc:
-                where = f"{self.webchat.config.host}:{self.webchat.port}"
-                raise ManifestError(
-                    f"{self.name}: the web chat cannot listen on {where} ({exc.strerror}); "
-                    "stop what uses that port, or set webchat.port in the manifest"
-                ) from None
-            log.info(
-                "%s: web chat ready at %s/ (open the URL printed with its token)",
-                self.name,
-                self.webchat.origin,
-            )
-            if not is_loopback(self.webchat.config.host):
-                log.warning(
-                    "%s: the web chat listens on %s, not only on this machine: whoever can "
-                    "reach it and learns the token reads every conversation and speaks for "
-                    "anyone in it, and plain HTTP carries the token unencrypted; set "
-                    "webchat.host to 127.0.0.1 unless that is meant",
-                    self.name,
-                    self.webchat.config.host,
-                )
-        if self.slack is not None:
-            await verify(self.workspace, self.environ)  # one line per wrong token or scope
-            await self._slack_members()
-            await self._slack_catch_up()
-            await self.slack.start()
-        if any(c.discord and c.discord.token_env for c in self.workspace.manifest.agents.values()):
-            try:
-                self._discord_sender = await DiscordSender.connect(
-                    self.workspace, environ=self.environ
-                )
-                self.senders["discord"] = self._discord_sender
-                async with asyncio.timeout(CONNECT_TIMEOUT):
-                    self.discord = await start_connections(
-                        self.workspace,
-                        self.receive,
-                        environ=self.environ,
-                        store=self.store,
-                        clock=self.clock,
-                    )
-            except (discord.LoginFailure, discord.HTTPException, OSError, TimeoutError) as exc:
-                raise ManifestError(
-                    f"{self.name}: cannot connect to Discord ({type(exc).__name__}: {exc}); "
-                    "check the bot tokens (c2a discord invite) and the network"
-                ) from None
+        for name, connection in self.connections.items():
+            await connection.start()
+            self._take_sender(name, connection)
         for agent, model in self.models().items():
             log.info(
                 "%s: %s answers with %s (%s)", self.name, agent, model["model"], model["where"]
@@ -263,23 +190,19 @@ class WorkspaceRun:
             len(self.harnesses),
             ", ".join(self.senders) or "none",
         )
-        if self.webchat is not None:
-            # The token is a secret, so the logs (redacted) cannot carry the URL: the person
-            # at the terminal is given it whole, once, as the last line of the start.
-            print(
-                f"c2a: {self.name}: web chat ready, open {self.webchat.url}",
-                file=sys.stderr,
-                flush=True,
-            )
+        for connection in self.connections.values():
+            line = connection.ready()
+            if line is not None:
+                # A line may hold a secret (the web chat's URL has its token), so the logs
+                # (redacted) cannot carry it: the person at the terminal is given it whole,
+                # once, as the last line of the start.
+                print(f"c2a: {self.name}: {line}", file=sys.stderr, flush=True)
 
     async def close_connections(self) -> None:
         """Stop taking events: every platform connection closes."""
         self._stopping = True
-        if self.webchat is not None:
-            await self.webchat.close()
-        if self.slack is not None:
-            await self.slack.close()
-        await asyncio.gather(*(c.close() for c in self.discord), return_exceptions=True)
+        for connection in self.connections.values():
+            await connection.close()
 
     async def finish_outbox(self, grace: float) -> None:
         """One last drain of what is due, bounded by `grace` seconds; then the loop stops."""
@@ -311,8 +234,8 @@ class WorkspaceRun:
             )
 
     async def close(self) -> None:
-        if self._discord_sender is not None:
-            await self._discord_sender.close()
+        for connection in self.connections.values():
+            await connection.finish()
         await self.host.close()
 
     # -- the sink and the loops
@@ -423,13 +346,17 @@ async def _probe_url(agent: str, url: str) -> None:
 # ---- many workspaces -----------------------------------------------------------------------
 
 
-def load_workspaces(manifests: Sequence[str | Path]) -> list[Workspace]:
-    """Every manifest, validated (each agent's harness backend installed); raises ManifestError
-    for the first bad one or a workspace named twice."""
+def load_workspaces(
+    manifests: Sequence[str | Path], platforms: Mapping[str, Platform] | None = None
+) -> list[Workspace]:
+    """Every manifest, validated (each agent's harness backend installed) for `platforms` (by
+    default the installed ones); raises ManifestError for the first bad one or a workspace
+    named twice."""
+    platforms = installed() if platforms is None else platforms
     workspaces: list[Workspace] = []
     seen: dict[str, str] = {}
     for path in manifests:
-        workspace = Workspace.from_manifest(load_manifest(path, backends=available()))
+        workspace = load_workspace(path, backends=available(), platforms=platforms)
         name = workspace.manifest.workspace
         if name in seen:
             raise ManifestError(
@@ -459,8 +386,10 @@ async def run_workspaces(
     env = os.environ if environ is None else environ
     directory = Path(data_dir)
     metrics = Metrics()
+    platforms = installed()
     runs = [
-        WorkspaceRun(w, directory, env, metrics, webchat_port) for w in load_workspaces(manifests)
+        WorkspaceRun(w, directory, env, metrics, webchat_port, platforms)
+        for w in load_workspaces(manifests, platforms)
     ]
     for run in runs:
         run.prepare()

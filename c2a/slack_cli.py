@@ -16,9 +16,11 @@ from typing import Any
 import yaml
 
 from adapters.slack.live import EVENTS_PATH
+from adapters.slack.manifest import SlackAgent
 from adapters.slack.send import verify
+from c2a.platforms import load_workspace
 from core.errors import ManifestError
-from core.manifest import AGENT_ID, SlackAgent, Workspace, load_manifest
+from core.manifest import AGENT_ID
 from core.yaml_safe import read_yaml
 
 __all__ = ["MANIFESTS", "app_manifest", "register"]
@@ -79,12 +81,12 @@ def app_manifest(
 def _manifest(args: argparse.Namespace) -> int:
     header = [f"# Slack app manifest for the c2a agent {args.agent}"]
     if args.manifest:
-        workspace = Workspace.from_manifest(load_manifest(args.manifest))
+        workspace = load_workspace(args.manifest)
         agents = workspace.manifest.agents
         if args.agent not in agents:
             known = ", ".join(agents)
             raise ManifestError(f"{args.manifest}: no agent {args.agent!r}; agents: {known}")
-        header += _variables(args.agent, agents[args.agent].slack, args.http)
+        header += _variables(args.agent, SlackAgent.of(agents[args.agent]), args.http)
     if args.http and not args.request_url:
         header.append("# replace the placeholder request_url with the host's public URL")
     data = app_manifest(args.agent, http=args.http, request_url=args.request_url)
@@ -109,7 +111,7 @@ def _variables(agent: str, slack: SlackAgent | None, http: bool) -> list[str]:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    workspace = Workspace.from_manifest(load_manifest(args.manifest))
+    workspace = load_workspace(args.manifest)
     found = asyncio.run(verify(workspace))
     for agent, data in found.items():
         print(f"agent {agent}: ok, Slack user {data.get('user_id')} in team {data.get('team_id')}")

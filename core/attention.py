@@ -19,7 +19,7 @@ from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
 from core.intent import Intent
 from core.manifest import Workspace
 from core.names import Naming
-from core.signals import Signal, is_stop_reaction
+from core.signals import Signal
 
 __all__ = [
     "Assessment",
@@ -289,7 +289,7 @@ def _assess_reaction(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
     if event.kind is EventKind.REACTION_REMOVED:
         return _plain(event, agent, TO_ME, MUST_NOT, MAILBOX, "reaction_removed")
     emoji = event.reaction or ""
-    if is_stop_reaction(event.platform, emoji):
+    if ctx.glyphs.is_stop(event.platform, emoji):
         return _plain(event, agent, TO_ME, ACK, IMMEDIATE, "stop", Priority.HIGH)
     signal = ctx.glyphs.signal_for(event.platform, emoji)
     if signal is Signal.AGREE:

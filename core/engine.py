@@ -34,7 +34,7 @@ from core.intent import DEFAULT_RULES, Intent, IntentClassifier
 from core.manifest import Workspace
 from core.redact import Redactor
 from core.revisions import answered_in_gap, is_late, revise_for_edit
-from core.signals import GlyphMap, Signal, glyph_map
+from core.signals import GlyphMap, Signal
 from core.state import State
 from core.store import ClaimResult, Store, StoredDelivery
 
@@ -79,14 +79,13 @@ class Engine:
         compact: bool = False,
         redactor: Redactor | None = None,
     ) -> None:
-        manifest = workspace.manifest
         self.workspace = workspace
         # By shape only unless the composition root gives one that knows the configured secrets.
-        self.redactor = redactor or Redactor()
+        self.redactor = redactor or Redactor(shapes=workspace.secrets)
         self.store = store
         self.clock = clock
         self.classifier = classifier or _rules_for(workspace)
-        self.glyphs = glyphs or glyph_map(manifest.signals)
+        self.glyphs = glyphs or workspace.glyphs
         self.compact = compact
         self.state = State(workspace)
         self.unavailable: dict[str, datetime] = {}
@@ -259,7 +258,7 @@ class Engine:
         return self.classifier.classify(event.text) if event.kind in _TEXT_KINDS else frozenset()
 
     async def _fill_text(self, event: ChatEvent) -> None:
-        """A bot without Discord's Message Content intent receives messages blank; when a copy
+        """A bot not allowed to read message content receives messages blank; when a copy
         with the text arrives after a blank one, the ledger takes the text."""
         target = self.state.target(event)
         if (
@@ -275,8 +274,8 @@ class Engine:
 
     def _name_receiver(self, event: ChatEvent, via: str | None) -> ChatEvent:
         """The event, naming the agent whose connection received it when the platform vouches
-        that it does: it was sent because it names that bot (`names_receiver`, a Slack
-        `app_mention`), or its text names the connection's own bot user (`bot_user_id`) while
+        that it does: it was sent because it names that bot (`names_receiver`, a mention
+        event), or its text names the connection's own bot user (`bot_user_id`) while
         the manifest knows no agent by that id. The receiving agent is the one the manifest
         binds to `bot_user_id`, else `via`; its manifest user id is added to the mentions, so
         the rules see the mention even when the manifest's id is not the bot's (an app

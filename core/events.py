@@ -1,20 +1,20 @@
 """The normalised chat event: the one platform-free shape every adapter produces for the core.
 
-Adapters turn native payloads into a `ChatEvent`; nothing here knows about Slack `ts`, Discord
-snowflakes or gateway opcodes beyond the opaque strings the adapters put into the fields.
+Adapters turn native payloads into a `ChatEvent`; nothing here knows a platform's message ids,
+user ids or wire opcodes beyond the opaque strings the adapters put into the fields. Each
+adapter's package docstring says how its native ids fill them.
 
 Identity rules (documented in docs/attention.md):
 
-- `event_id` names what happened, not how it reached the host: one Slack message is
-  `slack:<team>:<channel>:<ts>` whichever app's connection delivered it and however often Slack
-  retried, and one Discord message is `discord:<message id>`.
+- `event_id` names what happened, not how it reached the host: `<platform>:...:<native id>`,
+  the same whichever agent's connection delivered it and however often the platform retried.
 - An edit is `<message event id>~<edit time>`, a delete `<message event id>~deleted`, a
   reaction `<message event id>+<user>:<emoji>` followed by `@<time>` where the platform gives one.
-- `message_id` is always the native id of the message the event is about (Slack `ts`, Discord
-  snowflake): an edit, delete or reaction carries the id of the message it changes.
-- A payload that reports several changes at once (a Discord bulk delete) is one event whose
-  `batch` holds one event per change, each named as if it had arrived alone; the carrier itself
-  is never put in the ledger.
+- `message_id` is always the native id of the message the event is about: an edit, delete or
+  reaction carries the id of the message it changes.
+- A payload that reports several changes at once (a bulk delete) is one event whose `batch`
+  holds one event per change, each named as if it had arrived alone; the carrier itself is never
+  put in the ledger.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class AuthorKind(StrEnum):
 
 
 class Broadcast(StrEnum):
-    """A mention of everyone present: Slack `<!here>`/`<!channel>`/`<!everyone>`, Discord's."""
+    """A mention of everyone present (here, the channel, everyone), however a platform writes it."""
 
     HERE = "here"
     CHANNEL = "channel"
@@ -80,10 +80,10 @@ class Broadcast(StrEnum):
 class Conversation:
     """A place messages are posted.
 
-    `id` is the platform channel id (for a Discord thread, the thread's own channel id).
-    `thread_id` names the thread inside it (Slack: the root message's `ts`; Discord: the
-    thread's channel id). `parent_id` is the channel a thread belongs to when the payload says.
-    `group` marks a DM with more than two members (Slack `mpim`).
+    `id` is the platform channel id (for a thread that is a channel of its own, that channel's
+    id). `thread_id` names the thread inside it (the root message's id, or the thread's channel
+    id). `parent_id` is the channel a thread belongs to when the payload says. `group` marks a
+    DM with more than two members.
     """
 
     id: str
@@ -109,8 +109,8 @@ class Conversation:
 class Author:
     """The person, agent or bot behind an event.
 
-    `id` is the platform user id (Slack `U…`/`B…`, Discord snowflake). `external` marks someone
-    from another organisation (a Slack Connect user).
+    `id` is the platform user id. `external` marks someone from another organisation (a user of
+    a shared channel).
     """
 
     id: str
@@ -136,21 +136,20 @@ class ChatEvent:
     """One normalised inbound event.
 
     `created_at` is the platform's time for the event (timezone-aware UTC) and orders events
-    within a conversation. `reply_to` is the native id of the message this one answers
-    (a Discord reply). `target_author_id` is the author of the message a reply or reaction
-    points at, when the payload carries it (Discord `referenced_message`, Slack `item_user`).
-    `reaction` is the emoji as the platform names it (`+1::skin-tone-2`, `👍`); `user_id` of a
-    membership event is whoever joined or left. `bot_user_id` is the platform user id of the bot
-    whose connection received the payload, when the payload says (Slack `authorizations`).
-    `delivery_id` is the platform's id for this delivery (Slack `event_id`), for audit only.
-    `content_withheld` says the platform kept the text from the connection that received it
-    (a Discord bot without the Message Content intent): `text` is empty, not the message.
+    within a conversation. `reply_to` is the native id of the message this one answers (a reply
+    reference). `target_author_id` is the author of the message a reply or reaction points at,
+    when the payload carries it. `reaction` is the emoji as the platform names it
+    (`+1::skin-tone-2`, `👍`); `user_id` of a membership event is whoever joined or left.
+    `bot_user_id` is the platform user id of the bot whose connection received the payload,
+    when the payload says. `delivery_id` is the platform's id for this delivery, for audit only.
+    `content_withheld` says the platform kept the text from the connection that received it (a
+    bot not allowed to read message content): `text` is empty, not the message.
     `names_receiver` says the platform sent the event only because it names the bot whose
-    connection received it (a Slack `app_mention`), whatever user id the text carries.
-    `also_in_channel` marks a thread reply that was also posted to its channel (Slack's "also
-    send to channel"). A removal of a reaction with no author (`author.id` empty) is a
-    moderator clearing reactions: every person's `reaction`, or every emoji when `reaction` is
-    None. `batch` is set only on a carrier of several events (see the identity rules).
+    connection received it (a mention event), whatever user id the text carries.
+    `also_in_channel` marks a thread reply that was also posted to its channel. A removal of a
+    reaction with no author (`author.id` empty) is a moderator clearing reactions: every
+    person's `reaction`, or every emoji when `reaction` is None. `batch` is set only on a
+    carrier of several events (see the identity rules).
 
     Immutable through its `Final` fields, which mypy holds every assignment to; the class is
     not `frozen=True` because a frozen dataclass pays an `object.__setattr__` call per field

@@ -12,11 +12,11 @@ How `IntentRules` reads a message, in order:
 1. Preparation. A message longer than `READ_LIMIT` characters is read by its start, followed by a
    placeholder for the rest. Mentions (`<@U1>`, `<@U1|name>`, `<@!1>`, `<@&1>`, `<!here>`,
    `<!subteam^S1>`, plain `@name`) are removed. A labelled link `<https://x|label>` becomes its
-   label; a bare link, a channel reference, a Discord timestamp, code spans and code blocks each
+   label; a bare link, a channel reference, a timestamp `<t:...>`, code spans and code blocks each
    become an opaque placeholder (content, but no words). Quoted lines (`> ...`, `>>> ...`) are
-   removed: quoted chat is someone else's words, not this author's request. Slack `&lt;`-escapes
-   are undone, emoji (unicode, `:shortcodes:`, Discord custom emoji, `:)`) are set aside, ❓ counts
-   as `?`, and the text is case-folded.
+   removed: quoted chat is someone else's words, not this author's request. `&lt;`-escapes
+   are undone, emoji (unicode, `:shortcodes:`, custom emoji `<:name:id>`, `:)`) are set aside,
+   ❓ counts as `?`, and the text is case-folded.
 2. Thanks. The message is *thanks* when it has no `?` and either every remaining word is
    covered by the thanks vocabulary (phrases and patterns of `Intent.THANKS`; emoji then do not
    matter), or it has no words and only emoji from `GRATITUDE_EMOJI`. Thanks is exclusive: a
@@ -61,7 +61,7 @@ from core.intent_tables import (
     PATTERN_KEYWORDS,
     Intent,
 )
-from core.signals import normalise_emoji
+from core.signals import shortcode_form, unicode_form
 
 __all__ = [
     "CODE_BLOCK",
@@ -110,7 +110,7 @@ _EMOTICON = "🙂"
 
 READ_LIMIT = 4_000
 """How much of a message the rules read. What a message asks is said near its start, and no
-message a person writes in one go is longer (Discord's cap with Nitro, Slack's advice); reading
+message a person writes in one go is longer (the longest any chat platform allows); reading
 all of a longer one would let a crafted message cost time quadratic in its length in patterns
 that look ahead from each match to the end of a line (`deployed ... to x` unless a `?` follows)
 and in whatever patterns a manifest adds."""
@@ -158,7 +158,7 @@ def _markup(match: re.Match[str], emoji: list[str]) -> str:
     if target.startswith(("@", "!")) and not target.startswith("!date"):
         return " "  # a mention of a person, role, group or everyone
     if target.startswith(("a:", ":")) and target.count(":") == 2:
-        emoji.append(normalise_emoji("discord", match.group(0)))  # a Discord custom emoji
+        emoji.append(unicode_form(match.group(0)))  # a custom emoji `<:name:id>`
         return " "
     if label and not target.startswith("#"):
         return f" {label} "
@@ -170,7 +170,7 @@ def _unquote(text: str) -> str:
     for line in text.split("\n"):
         stripped = line.lstrip()
         if stripped.startswith(">>>"):
-            break  # Slack and Discord: the rest of the message is quoted
+            break  # a block quote: the rest of the message is quoted
         if not stripped.startswith(">"):
             kept.append(line)
     return "\n".join(kept)
@@ -182,7 +182,7 @@ def _set_aside(emoji: list[str], name: str) -> str:
 
 
 def _unicode_emoji(match: re.Match[str], emoji: list[str]) -> str:
-    run = normalise_emoji("discord", match.group(0)).replace("\u200d", "").replace("\u20e3", "")
+    run = unicode_form(match.group(0)).replace("\u200d", "").replace("\u20e3", "")
     emoji.extend(run)
     return " ? " if ("❓" in run or "❔" in run) else " "
 
@@ -208,9 +208,7 @@ def _prepare(text: str) -> tuple[str, list[str]]:
     if "@" in text:
         text = _PLAIN_MENTION.sub(" ", text)
     if text.count(":") >= 2:
-        text = _SHORTCODE.sub(
-            lambda m: _set_aside(emoji, normalise_emoji("slack", m.group(0))), text
-        )
+        text = _SHORTCODE.sub(lambda m: _set_aside(emoji, shortcode_form(m.group(0))), text)
     if (
         ":" in text or ";" in text or "=" in text or "<" in text or "^" in text
     ) and _EMOTICON_START.search(text):

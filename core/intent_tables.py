@@ -246,7 +246,8 @@ PATTERN_KEYWORDS: Mapping[str, frozenset[str]] = MappingProxyType(
     }
 )
 
-# Emoji that alone make a message thanks, normalised (`normalise_emoji`); ":)" is read as 🙂.
+# Emoji that alone make a message thanks, normalised (`core.signals.unicode_form` and
+# `shortcode_form`); ":)" is read as 🙂.
 GRATITUDE_EMOJI: frozenset[str] = frozenset(
     {
         "🙏", "👍", "❤", "🎉", "😊", "👌", "✅", "🙌", "👏", "💯", "😄", "😀", "🙂", "☺",

@@ -20,7 +20,7 @@ class ReactionMarks:
     def generation(self, event: ChatEvent) -> int:
         """Which add/remove cycle of one person's emoji on one message this event belongs to.
 
-        Discord gives reactions no time, so adding, removing and adding the same emoji again
+        A platform may give reactions no time, so adding, removing and adding the same emoji again
         would reuse one id; the second add is generation 2 (`…#2`) instead of a duplicate.
         Copies of one change from several connections fall into the same generation. A
         clearing (a removal with no author) counts as the add of a mark that the next real

@@ -8,9 +8,11 @@ sees what was there and why it is gone.
 
 Two kinds of finding:
 
-- by shape (`_RULES`): the token formats of Slack, Discord, OpenAI, Anthropic, GitHub and AWS,
-  PEM private keys, JWTs, `Authorization` headers, passwords in URLs, and the value of any
-  secret-named `key=value` or `key: value` pair;
+- by shape (`_RULES`): the token formats of OpenAI, Anthropic, GitHub and AWS, PEM private
+  keys, JWTs, `Authorization` headers, passwords in URLs, and the value of any secret-named
+  `key=value` or `key: value` pair; and the `SecretShape`s each chat platform's adapter brings
+  (its tokens and webhooks), which the composition root gives every redactor it builds, so a
+  platform's token is found wherever it is pasted;
 - by value: the secrets the workspace itself was configured with (`Redactor.for_manifest`),
   replaced wherever they appear, whatever their shape.
 
@@ -24,15 +26,25 @@ other string passes through `Redactor.text`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from core.events import ChatEvent
-from core.manifest import Manifest
+from pydantic import BaseModel
 
-__all__ = ["CONFIGURED", "MIN_CONFIGURED", "Redactor", "is_secret_name", "label"]
+from core.events import ChatEvent
+
+__all__ = [
+    "CONFIGURED",
+    "MIN_CONFIGURED",
+    "WORD_START",
+    "Redactor",
+    "SecretShape",
+    "is_secret_name",
+    "label",
+]
 
 # Configured values shorter than this are too likely to be ordinary words to replace by value.
 MIN_CONFIGURED = 8
@@ -41,6 +53,7 @@ MAX_DEPTH = 64
 CONFIGURED: Final = "configured-secret"
 
 _START = "(?<![A-Za-z0-9_-])"  # a token starts a word, never inside one
+WORD_START: Final = _START
 # The last word of a secret's name: `api_key`, `clientSecret`, `AWS_SECRET_ACCESS_KEY`, ...
 _SECRET_WORD = (
     r"(?:token|secret|password|passwd|passphrase|credentials?"
@@ -58,13 +71,6 @@ _RULES: tuple[tuple[str, str], ...] = (
         r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
         r"(?s:.*?)(?:-----END[ A-Z0-9]{0,40}-----|\Z)",
     ),
-    ("slack-webhook", r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[\w/-]++"),
-    (
-        "discord-webhook",
-        r"https?://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api(?:/v\d{1,2})?"
-        r"/webhooks/\d{5,25}/[\w-]++",
-    ),
-    ("slack-token", _START + r"(?:xox[abeoprs]|xapp)-[A-Za-z0-9-]{4,}+"),
     ("anthropic-key", _START + r"sk-ant-[\w-]{20,}+"),
     ("openai-key", _START + r"sk-(?:proj-|svcacct-|admin-)?[\w-]{20,}+"),
     ("github-token", _START + r"(?:gh[pousr]_[A-Za-z0-9]{30,}+|github_pat_\w{22,}+)"),
@@ -76,7 +82,6 @@ _RULES: tuple[tuple[str, str], ...] = (
         + r")[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
     ),
     ("jwt", _START + r"eyJ[\w-]{8,}+\.eyJ[\w-]{8,}+\.[\w-]*+"),
-    ("discord-token", _START + r"[\w-]{23,28}\.[\w-]{6}\.[\w-]{27,}+"),
     (
         "authorization",
         r"(?P<keep>"
@@ -104,35 +109,59 @@ def label(kind: str) -> str:
 # a substring test costs next to nothing, so most messages skip most patterns.
 _NEEDS: dict[str, tuple[str, ...]] = {
     "private-key": ("-----begin",),
-    "slack-webhook": ("hooks.slack.com",),
-    "discord-webhook": ("/webhooks/",),
-    "slack-token": ("xox", "xapp-"),
     "anthropic-key": ("sk-ant-",),
     "openai-key": ("sk-",),
     "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     "aws-access-key": ("akia", "asia", "abia", "acca"),
     "aws-secret": ("secret",),
     "jwt": ("eyj",),
-    "discord-token": (".",),
     "authorization": ("authorization",),
     "url-password": ("://",),
     "secret-value": ("token", "secret", "pass", "credential", "key"),
 }
 
 _Replace = Callable[[re.Match[str]], str]
+_Rule = tuple[tuple[str, ...], re.Pattern[str], _Replace]
 
 
-def _rule(kind: str, pattern: str) -> tuple[tuple[str, ...], re.Pattern[str], _Replace]:
+@dataclass(frozen=True, slots=True)
+class SecretShape:
+    """A secret's shape a platform adapter brings: `kind` names it in its label, `pattern`
+    finds it (in linear time, as every rule here), `needs` are what a lower-cased text must
+    hold, one of them, for the pattern to be tried, and it runs just before the rule of kind
+    `before`, so a more general rule does not claim it first."""
+
+    kind: str
+    pattern: str
+    needs: tuple[str, ...]
+    before: str = "secret-value"
+
+
+def _rule(kind: str, pattern: str, needs: tuple[str, ...]) -> _Rule:
     text = label(kind)
     compiled = re.compile(pattern)
     if pattern.startswith("(?P<keep>"):
-        return _NEEDS[kind], compiled, lambda match: match.group("keep") + text
-    return _NEEDS[kind], compiled, lambda match: text
+        return needs, compiled, lambda match: match.group("keep") + text
+    return needs, compiled, lambda match: text
 
 
-# One compiled pattern per rule: apart, each gets the regex engine's quick scan for its first
-# characters, which one alternation of them all does not (that was several times slower).
-_COMPILED = tuple(_rule(kind, pattern) for kind, pattern in _RULES)
+@functools.cache
+def _compiled(shapes: tuple[SecretShape, ...]) -> tuple[_Rule, ...]:
+    """One compiled pattern per rule, the shapes placed before their `before` rule: apart,
+    each gets the regex engine's quick scan for its first characters, which one alternation of
+    them all does not (that was several times slower)."""
+    known = {kind for kind, _ in _RULES}
+    for shape in shapes:
+        if shape.before not in known:
+            raise ValueError(f"secret shape {shape.kind} runs before unknown rule {shape.before}")
+    rules: list[_Rule] = []
+    for kind, pattern in _RULES:
+        for shape in shapes:
+            if shape.before == kind:
+                rules.append(_rule(shape.kind, shape.pattern, shape.needs))
+        rules.append(_rule(kind, pattern, _NEEDS[kind]))
+    return tuple(rules)
+
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SECRET_NAME = re.compile(
@@ -153,30 +182,36 @@ def is_secret_name(name: str) -> bool:
 
 
 class Redactor:
-    """Replaces secrets by shape, and the `configured` secrets by value (each at least
-    `MIN_CONFIGURED` characters; shorter ones are ignored). Immutable; build it once at start."""
+    """Replaces secrets by shape (the built-in rules and the platforms' `shapes`), and the
+    `configured` secrets by value (each at least `MIN_CONFIGURED` characters; shorter ones are
+    ignored). Immutable; build it once at start."""
 
-    __slots__ = ("configured",)
+    __slots__ = ("_rules", "configured", "shapes")
 
-    def __init__(self, configured: Iterable[str] = ()) -> None:
+    def __init__(self, configured: Iterable[str] = (), shapes: Iterable[SecretShape] = ()) -> None:
         values = {v for v in configured if len(v) >= MIN_CONFIGURED}
         # Longest first, so a secret that contains another is replaced whole.
         self.configured: Final = tuple(sorted(values, key=lambda v: (-len(v), v)))
+        self.shapes: Final = tuple(shapes)
+        self._rules: Final = _compiled(self.shapes)
 
     @classmethod
     def for_manifest(
-        cls, manifest: Manifest | Mapping[str, Any], environ: Mapping[str, str]
+        cls,
+        manifest: BaseModel | Mapping[str, Any],
+        environ: Mapping[str, str],
+        shapes: Iterable[SecretShape] = (),
     ) -> Redactor:
         """A redactor for one workspace: every secret its manifest (loaded, or as a mapping)
         names, by value. A secret-named `*_env` key (`bot_token_env`, `api_key_env`)
         names an environment variable whose value is a secret; a secret-named key's own string
         value (a harness's `env: {OPENAI_API_KEY: ...}`) is one too."""
-        data = manifest.model_dump() if isinstance(manifest, Manifest) else manifest
-        return cls(_configured(data, environ))
+        data = manifest.model_dump() if isinstance(manifest, BaseModel) else manifest
+        return cls(_configured(data, environ), shapes)
 
     def with_configured(self, values: Iterable[str]) -> Redactor:
         """This redactor, also replacing `values`."""
-        return Redactor((*self.configured, *values))
+        return Redactor((*self.configured, *values), self.shapes)
 
     def text(self, text: str) -> str:
         """`text` with every secret replaced by its label; the same object when it held none."""
@@ -184,7 +219,7 @@ class Redactor:
             if value in text:
                 text = text.replace(value, _CONFIGURED)
         folded = text.lower()
-        for needs, pattern, replacement in _COMPILED:
+        for needs, pattern, replacement in self._rules:
             for need in needs:
                 if need in folded:
                     text = pattern.sub(replacement, text)  # the same object when no match

@@ -58,8 +58,8 @@ def answered_in_gap(
     None when the rule does not apply. Live events are never revised here.
 
     An answer is a message from a person (not an agent, not a bot, not the asker), sent after
-    the question, that is a reply to it: a reply in its thread (a Slack thread reply to the
-    question or after it in the same thread, any later message in the same Discord thread), a
+    the question, that is a reply to it: a reply in its thread (a thread reply to the question
+    or after it in the same thread, any later message in a thread that is a channel), a
     reply reference to it, or, in a channel without threads, a message that mentions the
     asker.
     """
@@ -87,7 +87,7 @@ def _replies_to(reply: ChatEvent, question: ChatEvent) -> bool:
     if said.id != asked.id:
         return False
     if said.kind is ConversationKind.THREAD:
-        # In the question's thread, or in the thread the question started (a Slack root).
+        # In the question's thread, or in the thread the question started (a thread root).
         return said.key == asked.key or (
             asked.thread_id is None and said.thread_id == question.message_id
         )

@@ -1,23 +1,27 @@
 """The nine C2A reaction signals: the disposition each carries, which supersede which, and glyphs.
 
 Agents reason about signals, never glyphs (spec 001). This module owns the translation both ways:
-`GlyphMap.native` turns a signal into the platform's reaction (a Slack short name, a unicode
-emoji on Discord and webchat) and `GlyphMap.signal_for` reads a reaction a person or agent
-placed back into a signal.
+`GlyphMap.native` turns a signal into a platform's reaction and `GlyphMap.signal_for` reads a
+reaction a person or agent placed back into a signal. It names no platform: each adapter brings
+its `Reactions` (its default glyphs, how it writes an emoji, its aliases and its stop glyphs), and
+the composition root hands them to `glyph_map` keyed by platform name.
 
-Reading a reaction is deliberately forgiving and small: the emoji is normalised first
-(`normalise_emoji`: skin tones, variation selectors, colons and true Slack name aliases), then
-looked up in the map's own glyphs, then in the default glyphs, then in a short table of signal
-aliases (`heavy_check_mark` is *done*, `hourglass` is *queued*, ...). The map's own glyphs always
-win, so a workspace that remaps a signal onto an alias glyph reads it back as its own choice.
+Two ways of writing an emoji are common enough to live here: unicode (`unicode_form`: variation
+selectors and skin tones go, a custom emoji `<:name:id>` becomes `name:id`) and short names
+(`shortcode_form`: `:+1::skin-tone-2:` is `+1`, and a short name's true aliases become one
+name, `thumbsup` is `+1`). Unicode platforms share `unicode_reactions`.
 
-🛑 (Slack `octagonal_sign`) is not a signal: it asks the agent to stop, see `is_stop_reaction`.
-✋ is *claimed*, never stop.
+Reading a reaction is deliberately forgiving and small: the emoji is normalised first, then
+looked up in the map's own glyphs, then in the platform's default glyphs, then in its short table
+of signal aliases (✔ is *done*, ⏳ is *queued*, ...). The map's own glyphs always win, so a
+workspace that remaps a signal onto an alias glyph reads it back as its own choice.
+
+🛑 is not a signal: it asks the agent to stop, see `GlyphMap.is_stop`. ✋ is *claimed*, never stop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -26,16 +30,18 @@ from core.decision import Disposition
 
 __all__ = [
     "DEFAULT_GLYPHS",
-    "DEFAULT_SLACK_NAMES",
-    "PLATFORMS",
     "SIGNAL_DISPOSITION",
     "STATUS_SIGNALS",
+    "STOP_GLYPH",
+    "UNICODE_SIGNAL_ALIASES",
     "GlyphMap",
+    "Reactions",
     "Signal",
     "glyph_map",
-    "is_stop_reaction",
-    "normalise_emoji",
+    "shortcode_form",
     "superseded_by",
+    "unicode_form",
+    "unicode_reactions",
 ]
 
 
@@ -112,57 +118,13 @@ DEFAULT_GLYPHS: Mapping[Signal, str] = MappingProxyType(
     }
 )
 
-DEFAULT_SLACK_NAMES: Mapping[Signal, str] = MappingProxyType(
-    {
-        Signal.SEEN: "eyes",
-        Signal.AGREE: "+1",
-        Signal.WORKING: "wrench",
-        Signal.QUEUED: "clock1",
-        Signal.CLAIMED: "raised_hand",
-        Signal.DONE: "white_check_mark",
-        Signal.DECLINED: "no_good",
-        Signal.BLOCKED: "construction",
-        Signal.UNCLEAR: "question",
-    }
-)
+STOP_GLYPH = "🛑"
 
-PLATFORMS: tuple[str, ...] = ("slack", "discord", "webchat")
-
-# Slack names that are the same emoji under another name (Slack's own aliases), mapped to the
-# name this module uses. Different emoji that merely mean the same signal are signal aliases.
-_SLACK_NAME_ALIASES: Mapping[str, str] = MappingProxyType(
-    {
-        "thumbsup": "+1",
-        "thumbsdown": "-1",
-        "hand": "raised_hand",
-    }
-)
-
-# Every clock face reads as *queued*: clock1..clock12 are U+1F550..U+1F55B, clock130..clock1230
-# are U+1F55C..U+1F567.
-_SLACK_CLOCKS = {f"clock{h}": Signal.QUEUED for h in range(1, 13)} | {
-    f"clock{h}30": Signal.QUEUED for h in range(1, 13)
-}
+# Every clock face reads as *queued*: U+1F550..U+1F567.
 _UNICODE_CLOCKS = {chr(0x1F550 + i): Signal.QUEUED for i in range(24)}
 
-_SLACK_SIGNAL_ALIASES: Mapping[str, Signal] = MappingProxyType(
-    {
-        "heavy_check_mark": Signal.DONE,
-        "ballot_box_with_check": Signal.DONE,
-        "hourglass_flowing_sand": Signal.QUEUED,
-        "hourglass": Signal.QUEUED,
-        **_SLACK_CLOCKS,
-        "hammer_and_wrench": Signal.WORKING,
-        "x": Signal.DECLINED,
-        "no_entry_sign": Signal.DECLINED,
-        "man-gesturing-no": Signal.DECLINED,
-        "woman-gesturing-no": Signal.DECLINED,
-        "grey_question": Signal.UNCLEAR,
-    }
-)
-
 # Keys are already normalised: no U+FE0F, no skin tone.
-_UNICODE_SIGNAL_ALIASES: Mapping[str, Signal] = MappingProxyType(
+UNICODE_SIGNAL_ALIASES: Mapping[str, Signal] = MappingProxyType(
     {
         "✔": Signal.DONE,
         "☑": Signal.DONE,
@@ -178,52 +140,24 @@ _UNICODE_SIGNAL_ALIASES: Mapping[str, Signal] = MappingProxyType(
     }
 )
 
-_SIGNAL_ALIASES: Mapping[str, Mapping[str, Signal]] = MappingProxyType(
+# Short names that are the same emoji under another name, mapped to the name used here.
+# Different emoji that merely mean the same signal are signal aliases, not these.
+_SHORTCODE_ALIASES: Mapping[str, str] = MappingProxyType(
     {
-        "slack": _SLACK_SIGNAL_ALIASES,
-        "discord": _UNICODE_SIGNAL_ALIASES,
-        "webchat": _UNICODE_SIGNAL_ALIASES,
+        "thumbsup": "+1",
+        "thumbsdown": "-1",
+        "hand": "raised_hand",
     }
-)
-
-_STOP_GLYPHS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "slack": frozenset({"octagonal_sign"}),
-        "discord": frozenset({"🛑"}),
-        "webchat": frozenset({"🛑"}),
-    }
-)
-
-_DEFAULTS: Mapping[str, Mapping[Signal, str]] = MappingProxyType(
-    {"slack": DEFAULT_SLACK_NAMES, "discord": DEFAULT_GLYPHS, "webchat": DEFAULT_GLYPHS}
 )
 
 _SKIN_TONES = range(0x1F3FB, 0x1F400)
 _VARIATION_SELECTORS = {0xFE0E, 0xFE0F}
 
 
-def _check_platform(platform: str) -> None:
-    if platform not in PLATFORMS:
-        known = ", ".join(PLATFORMS)
-        raise ValueError(f"unknown platform {platform!r}; known platforms: {known}")
-
-
-def normalise_emoji(platform: str, name: str) -> str:
-    """The canonical form of a reaction as `platform` names it; raises ValueError on a platform.
-
-    Slack: surrounding colons and skin tones go (`:+1::skin-tone-2:` is `+1`), case folds, and
-    Slack's own aliases of one emoji become one name (`thumbsup` is `+1`, `hand` is
-    `raised_hand`). Distinct emoji stay distinct: `heavy_check_mark` is not renamed to
-    `white_check_mark`, it is a signal alias for *done* in `GlyphMap.signal_for`.
-
-    Discord and webchat: variation selectors (U+FE0E, U+FE0F) and skin-tone modifiers
-    (U+1F3FB..U+1F3FF) go; a custom emoji `<:name:id>` or `<a:name:id>` becomes `name:id`.
-    """
-    _check_platform(platform)
-    text = name.strip()
-    if platform == "slack":
-        short = text.strip(":").split("::", 1)[0].casefold()
-        return _SLACK_NAME_ALIASES.get(short, short)
+def unicode_form(text: str) -> str:
+    """A unicode emoji's canonical form: variation selectors (U+FE0E, U+FE0F) and skin-tone
+    modifiers (U+1F3FB..U+1F3FF) go; a custom emoji `<:name:id>` or `<a:name:id>` is `name:id`."""
+    text = text.strip()
     if text.startswith("<") and text.endswith(">") and text.count(":") == 2:
         _, custom, emoji_id = text[1:-1].split(":")
         return f"{custom}:{emoji_id}"
@@ -232,58 +166,97 @@ def normalise_emoji(platform: str, name: str) -> str:
     )
 
 
-def is_stop_reaction(platform: str, emoji: str) -> bool:
-    """Whether the reaction asks the agent to stop: 🛑, Slack `octagonal_sign`. ✋ is not stop."""
-    return normalise_emoji(platform, emoji) in _STOP_GLYPHS[platform]
+def shortcode_form(text: str) -> str:
+    """A short name's canonical form: surrounding colons and skin tones go
+    (`:+1::skin-tone-2:` is `+1`), case folds, and true aliases of one emoji become one name
+    (`thumbsup` is `+1`, `hand` is `raised_hand`). Distinct emoji stay distinct:
+    `heavy_check_mark` is not renamed to `white_check_mark`."""
+    short = text.strip().strip(":").split("::", 1)[0].casefold()
+    return _SHORTCODE_ALIASES.get(short, short)
 
 
-def _default_slack() -> Mapping[Signal, str]:
-    return DEFAULT_SLACK_NAMES
+@dataclass(frozen=True, slots=True)
+class Reactions:
+    """How one platform writes reactions, brought by its adapter.
+
+    `defaults`: the glyph of each signal; `normalise`: an emoji's canonical form (`unicode_form`
+    or `shortcode_form`, or the platform's own); `aliases`: other emoji (normalised) that mean a
+    signal; `stop`: the normalised glyphs that ask an agent to stop; `overrides_from`: another
+    platform whose manifest `signals:` overrides apply here too unless this one has its own;
+    `store_normalised`: an override glyph is kept in its normalised form.
+    """
+
+    defaults: Mapping[Signal, str]
+    normalise: Callable[[str], str]
+    aliases: Mapping[str, Signal] = field(default_factory=dict)
+    stop: frozenset[str] = frozenset()
+    overrides_from: str | None = None
+    store_normalised: bool = False
 
 
-def _default_unicode() -> Mapping[Signal, str]:
-    return DEFAULT_GLYPHS
+def unicode_reactions(overrides_from: str | None = None) -> Reactions:
+    """The reactions of a platform that writes emoji as unicode: the spec's glyphs, 🛑 to stop."""
+    return Reactions(
+        defaults=DEFAULT_GLYPHS,
+        normalise=unicode_form,
+        aliases=UNICODE_SIGNAL_ALIASES,
+        stop=frozenset({STOP_GLYPH}),
+        overrides_from=overrides_from,
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class GlyphMap:
     """The native reaction for each signal on each platform; validated on construction.
 
-    Every signal must have a glyph on every platform, no two signals may share a glyph on one
-    platform (after `normalise_emoji`), and no signal may use the stop glyph; otherwise
-    ValueError.
+    `reactions` are the platforms' own (keyed by platform name); `forms` the glyphs in use, the
+    platform's defaults where absent. Every signal must have a glyph on every platform, no two
+    signals may share a glyph on one platform (after normalising), and no signal may use a stop
+    glyph; otherwise ValueError.
     """
 
-    slack: Mapping[Signal, str] = field(default_factory=_default_slack)
-    discord: Mapping[Signal, str] = field(default_factory=_default_unicode)
-    webchat: Mapping[Signal, str] = field(default_factory=_default_unicode)
+    reactions: Mapping[str, Reactions]
+    forms: Mapping[str, Mapping[Signal, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for platform in PLATFORMS:
-            forms = self._forms(platform)
-            missing = [signal.value for signal in Signal if not forms.get(signal)]
-            if missing:
-                raise ValueError(f"{platform} glyph map has no glyph for: {', '.join(missing)}")
-            owner: dict[str, Signal] = {}
-            for signal in Signal:
-                key = normalise_emoji(platform, forms[signal])
-                if not key:
-                    raise ValueError(f"{platform} glyph for {signal.value} is empty")
-                if key in _STOP_GLYPHS[platform]:
-                    raise ValueError(
-                        f"{platform} glyph {forms[signal]!r} for {signal.value} is the stop"
-                        " reaction; pick another glyph"
-                    )
-                if key in owner:
-                    raise ValueError(
-                        f"{platform} glyph {forms[signal]!r} is used by both"
-                        f" {owner[key].value} and {signal.value}"
-                    )
-                owner[key] = signal
+        for platform in self.reactions:
+            self._check(platform)
+
+    def _check(self, platform: str) -> None:
+        forms = self._forms(platform)
+        missing = [signal.value for signal in Signal if not forms.get(signal)]
+        if missing:
+            raise ValueError(f"{platform} glyph map has no glyph for: {', '.join(missing)}")
+        owner: dict[str, Signal] = {}
+        for signal in Signal:
+            key = self.normalise(platform, forms[signal])
+            if not key:
+                raise ValueError(f"{platform} glyph for {signal.value} is empty")
+            if key in self.reactions[platform].stop:
+                raise ValueError(
+                    f"{platform} glyph {forms[signal]!r} for {signal.value} is the stop"
+                    " reaction; pick another glyph"
+                )
+            if key in owner:
+                raise ValueError(
+                    f"{platform} glyph {forms[signal]!r} is used by both"
+                    f" {owner[key].value} and {signal.value}"
+                )
+            owner[key] = signal
+
+    def _platform(self, platform: str) -> Reactions:
+        found = self.reactions.get(platform)
+        if found is None:
+            known = ", ".join(self.reactions) or "none"
+            raise ValueError(f"unknown platform {platform!r}; known platforms: {known}")
+        return found
 
     def _forms(self, platform: str) -> Mapping[Signal, str]:
-        _check_platform(platform)
-        return {"slack": self.slack, "discord": self.discord, "webchat": self.webchat}[platform]
+        return self.forms.get(platform) or self._platform(platform).defaults
+
+    def normalise(self, platform: str, emoji: str) -> str:
+        """The canonical form of a reaction as `platform` writes it; ValueError on a platform."""
+        return self._platform(platform).normalise(emoji)
 
     def native(self, platform: str, signal: Signal) -> str:
         """The reaction to post for `signal` on `platform`; ValueError on an unknown platform."""
@@ -295,29 +268,41 @@ class GlyphMap:
         Looks up the normalised emoji in this map's glyphs, then the default glyphs, then the
         signal aliases; the first hit wins.
         """
-        key = normalise_emoji(platform, emoji)
-        for forms in (self._forms(platform), _DEFAULTS[platform]):
+        reactions = self._platform(platform)
+        key = reactions.normalise(emoji)
+        for forms in (self._forms(platform), reactions.defaults):
             for signal, glyph in forms.items():
-                if normalise_emoji(platform, glyph) == key:
+                if reactions.normalise(glyph) == key:
                     return signal
-        return _SIGNAL_ALIASES[platform].get(key)
+        return reactions.aliases.get(key)
+
+    def is_stop(self, platform: str, emoji: str) -> bool:
+        """Whether the reaction asks the agent to stop (🛑 or the platform's own); ✋ is not."""
+        reactions = self._platform(platform)
+        return reactions.normalise(emoji) in reactions.stop
 
 
-def glyph_map(overrides: Mapping[str, Mapping[str, str]] | None = None) -> GlyphMap:
-    """A `GlyphMap` of the defaults with `overrides` applied; raises ValueError on a bad override.
+def glyph_map(
+    reactions: Mapping[str, Reactions], overrides: Mapping[str, Mapping[str, str]] | None = None
+) -> GlyphMap:
+    """A `GlyphMap` of the platforms' defaults with `overrides` applied; ValueError on a bad one.
 
-    `overrides` is shaped like the manifest key `signals`:
-    `{"slack": {"done": "heavy_check_mark"}, "discord": {"done": "☑️"}}`. An override for
-    discord also applies to webchat unless webchat has its own. Slack names are stored without
-    colons or skin tone. Unknown platforms, unknown signal names, empty glyphs, shared glyphs
-    and the stop glyph are refused with a message naming the offending key.
+    `overrides` is shaped like the manifest key `signals`: `{platform: {signal: glyph}}`. An
+    override for a platform also applies to those that take their overrides from it
+    (`Reactions.overrides_from`) unless they have their own. Unknown platforms, unknown signal
+    names, empty glyphs, shared glyphs and the stop glyph are refused with a message naming the
+    offending key.
     """
     overrides = overrides or {}
     for platform in overrides:
-        _check_platform(platform)
-    forms: dict[str, dict[Signal, str]] = {}
-    for platform in PLATFORMS:
-        base = forms["discord"] if platform == "webchat" else _DEFAULTS[platform]
+        if platform not in reactions:
+            known = ", ".join(reactions) or "none"
+            raise ValueError(f"unknown platform {platform!r}; known platforms: {known}")
+    forms: dict[str, Mapping[Signal, str]] = {}
+    for platform in _in_override_order(reactions):
+        own = reactions[platform]
+        source = own.overrides_from
+        base = forms.get(source or "", own.defaults)
         merged = dict(base)
         for name, glyph in overrides.get(platform, {}).items():
             try:
@@ -329,10 +314,23 @@ def glyph_map(overrides: Mapping[str, Mapping[str, str]] | None = None) -> Glyph
                 ) from None
             if not isinstance(glyph, str) or not glyph.strip():
                 raise ValueError(f"signals.{platform}.{name} must be a non-empty string")
-            merged[signal] = normalise_emoji(platform, glyph) if platform == "slack" else glyph
-        forms[platform] = merged
-    return GlyphMap(
-        slack=MappingProxyType(forms["slack"]),
-        discord=MappingProxyType(forms["discord"]),
-        webchat=MappingProxyType(forms["webchat"]),
-    )
+            merged[signal] = own.normalise(glyph) if own.store_normalised else glyph
+        forms[platform] = MappingProxyType(merged)
+    return GlyphMap(reactions=MappingProxyType(dict(reactions)), forms=MappingProxyType(forms))
+
+
+def _in_override_order(reactions: Mapping[str, Reactions]) -> list[str]:
+    """Platform names, each after the one it takes its overrides from."""
+    ordered: list[str] = []
+
+    def visit(name: str, seen: frozenset[str]) -> None:
+        if name in ordered or name in seen:
+            return
+        source = reactions[name].overrides_from
+        if source is not None and source in reactions:
+            visit(source, seen | {name})
+        ordered.append(name)
+
+    for name in reactions:
+        visit(name, frozenset())
+    return ordered

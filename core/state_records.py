@@ -13,7 +13,7 @@ __all__ = ["Chain", "MessageRecord", "ThreadRecord", "message_key"]
 
 
 def message_key(platform: str, conversation_id: str, message_id: str) -> str:
-    """The key of a native message: platform, channel and native id (a Slack ts is per channel)."""
+    """The key of a native message: platform, channel and native id (an id may be per channel)."""
     return f"{platform}:{conversation_id}:{message_id}"
 
 

@@ -206,7 +206,7 @@ class Timing(WireModel):
     `received_at`, an optional member the spec's `timing` leaves room for (unknown fields are
     ignored), is when the host received the event; it is there only for a late event, one the
     host received more than `LATE_AFTER` after it was sent (read from history after an outage,
-    replayed by a resumed gateway, sent again by Slack), so a harness can tell the model."""
+    replayed by a resumed session, sent again by the platform), so a harness can tell the model."""
 
     created_at: str = Field(json_schema_extra={"format": "date-time"})
     sequence: int

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from c2a.platforms import installed
 from c2a.replay import ReplayStats, replay
 from core.actions import Post
 from core.manifest import Workspace, load_manifest, parse_manifest
@@ -36,12 +37,12 @@ _counter = {"n": 0}
 def local_workspace(**changes: Any) -> Workspace:
     """The shipped local manifest, with top-level keys replaced by `changes`."""
     if not changes:
-        return Workspace.from_manifest(load_manifest(LOCAL))
+        return Workspace.from_manifest(load_manifest(LOCAL, platforms=installed()), installed())
     import yaml
 
     data = yaml.safe_load(LOCAL.read_text())
     data.update(changes)
-    return Workspace.from_manifest(parse_manifest(data))
+    return Workspace.from_manifest(parse_manifest(data, platforms=installed()), installed())
 
 
 def _event_id() -> str:

@@ -3,14 +3,20 @@ working credential, and one chat message that holds every kind."""
 
 from __future__ import annotations
 
+from c2a.platforms import secret_shapes
+
 __all__ = [
     "AWS_SECRET",
     "CONFIGURED_SECRET",
     "PEM",
     "SECRETS",
+    "SHAPES",
     "every_secret",
     "message_with_every_secret",
 ]
+
+# The installed platforms' secret shapes, which every redactor `c2a` builds is given.
+SHAPES = secret_shapes()
 
 # Dummy values in the real shapes; none of them was ever a working credential.
 SECRETS = {

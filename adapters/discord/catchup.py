@@ -28,10 +28,10 @@ from typing import Any, Final
 import discord
 from discord.utils import snowflake_time, time_snowflake
 
+from adapters.discord.manifest import DiscordCatchUp
 from adapters.discord.normalise import PLATFORM
 from core.codec import LEDGER_KINDS
 from core.events import EventKind
-from core.manifest import DiscordCatchUp
 from core.store import Store
 
 __all__ = ["EVENT_PREFIX", "SKEW", "Deliver", "catch_up"]

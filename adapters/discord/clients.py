@@ -24,6 +24,7 @@ import discord.http
 import yarl
 
 from adapters.discord import resume
+from adapters.discord.manifest import DiscordAgent
 from adapters.discord.sharding import ShardedClient, Sharding
 from core.errors import ManifestError
 from core.manifest import Workspace
@@ -118,7 +119,8 @@ def read_tokens(workspace: Workspace, environ: Mapping[str, str] | None = None) 
     tokens: dict[str, str] = {}
     missing: list[str] = []
     for agent, config in workspace.manifest.agents.items():
-        variable = config.discord.token_env if config.discord else None
+        bot = DiscordAgent.of(config)
+        variable = bot.token_env if bot else None
         if variable is None:
             continue
         if env.get(variable):

@@ -57,11 +57,12 @@ from adapters.discord.clients import (
     use_endpoints,
 )
 from adapters.discord.frames import FORWARDED, Item, to_item, withheld
+from adapters.discord.manifest import DiscordCatchUp, DiscordWorkspace
 from adapters.discord.normalise import PLATFORM
 from adapters.discord.sessions import KeptSessions
 from adapters.discord.sharding import DM_SHARD, Sharding
 from core.clock import Clock, parse_time
-from core.manifest import DiscordCatchUp, Workspace
+from core.manifest import Workspace
 from core.store import GatewaySession, Store
 
 __all__ = [
@@ -364,7 +365,7 @@ async def start_connections(
     Unbounded: callers put it under `asyncio.timeout`; cancelled, it closes what it started.
     """
     tokens = read_tokens(workspace, environ)
-    settings = workspace.manifest.discord
+    settings = DiscordWorkspace.of(workspace.manifest)
     if settings is not None:
         use_endpoints(settings.api_url, settings.gateway_url)
     guild_id = settings.guild_id if settings is not None else None

@@ -148,7 +148,7 @@ def _resolve(recipient: str, workspace: Workspace) -> Mention:
             )
         return Mention("user", user_id)
     if kind == "role" and name in manifest.roles:
-        bound = manifest.roles[name].discord_roles
+        bound = manifest.roles[name].groups("discord_roles")
         if not bound:
             raise RenderError(
                 f"role {name!r} has no Discord role to mention (roles.{name}.discord_roles)",

@@ -35,6 +35,7 @@ import discord
 from adapters.discord.failures import Retry, describe, failure, raise_as
 from adapters.discord.indicator import Typing
 from adapters.discord.live import read_tokens, use_endpoints
+from adapters.discord.manifest import DiscordWorkspace
 from adapters.discord.render import (
     AllowedMentionsPayload,
     RenderedMessage,
@@ -45,7 +46,7 @@ from adapters.discord.render import (
 from core.actions import Action, Delete, Edit, Post, React, Working
 from core.errors import PermanentSendError, RenderError, TransientSendError
 from core.manifest import Workspace
-from core.signals import GlyphMap, glyph_map
+from core.signals import GlyphMap
 
 __all__ = ["DiscordSender"]
 
@@ -77,7 +78,7 @@ class DiscordSender:
         typing_timeout: float = 120.0,
     ) -> None:
         self.workspace = workspace
-        self.glyphs = glyphs or glyph_map(workspace.manifest.signals)
+        self.glyphs = glyphs or workspace.glyphs
         self._clients = clients
         self._owned: list[discord.Client] = []
         self._retrying = Retry(attempts, backoff)
@@ -104,8 +105,9 @@ class DiscordSender:
         rejected token (closing what it opened). `options` go to `DiscordSender`.
         """
         tokens = read_tokens(workspace, environ)
-        if workspace.manifest.discord is not None:
-            use_endpoints(workspace.manifest.discord.api_url, None)
+        settings = DiscordWorkspace.of(workspace.manifest)
+        if settings is not None:
+            use_endpoints(settings.api_url, None)
         clients: dict[str, discord.Client] = {}
         sender = cls(workspace, clients, **options)
         try:

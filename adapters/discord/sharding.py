@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import discord
 
-from core.manifest import DiscordWorkspace
+from adapters.discord.manifest import DiscordWorkspace
 
 __all__ = ["DM_SHARD", "ShardedClient", "Sharding"]
 
@@ -40,7 +40,7 @@ class Sharding:
     def from_manifest(cls, settings: DiscordWorkspace | None) -> Sharding | None:
         """The sharding the manifest asks for, or `None` for a plain client (no `shard_count`).
 
-        The manifest has already checked the values (`core.manifest.DiscordWorkspace`).
+        The manifest has already checked the values (`adapters.discord.manifest.DiscordWorkspace`).
         """
         if settings is None or settings.shard_count is None:
             return None

@@ -50,11 +50,12 @@ from adapters.slack.history import (
     ts_key,
     ts_of,
 )
+from adapters.slack.manifest import SlackAgent, SlackCatchUp, SlackWorkspace
 from adapters.slack.send import api_error
 from core.clock import parse_time
 from core.codec import LEDGER_KINDS
 from core.events import EventKind
-from core.manifest import SlackCatchUp, Workspace
+from core.manifest import Workspace
 from core.store import ConversationMark, Store
 
 __all__ = ["EVENT_PREFIX", "SKEW", "catch_up"]
@@ -90,7 +91,7 @@ async def catch_up(
     the manifest's window before `now`, and hand it to `receive` in order; returns how many
     messages were handed over (a message counts once per bot that read it). Nothing is read on
     a first run, and nothing raises for anything Slack answers."""
-    slack = workspace.manifest.slack
+    slack = SlackWorkspace.of(workspace.manifest)
     window = slack.catch_up if slack is not None else SlackCatchUp()
     if slack is None or window.minutes == 0 or window.messages == 0:
         return 0
@@ -221,7 +222,7 @@ async def _hand_over(receive: Receive, workspace: Workspace, team: str, item: _F
     place, message = item.place, item.message
     event = {**message, "channel": place.channel, "channel_type": place.channel_type}
     event.setdefault("event_ts", message["ts"])
-    slack = workspace.manifest.agents[item.agent].slack
+    slack = SlackAgent.of(workspace.manifest.agents[item.agent])
     body: dict[str, Any] = {
         "type": "event_callback",
         "team_id": team,

@@ -20,8 +20,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from adapters.slack.manifest import SlackCatchUp
 from adapters.slack.send import api_error
-from core.manifest import SlackCatchUp
 
 __all__ = [
     "READ_ERRORS",

@@ -8,12 +8,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from adapters.slack.glyphs import normalise_emoji
 from adapters.slack.posts import Replied
 from adapters.slack.render import place
 from adapters.slack.webapi import WebApi
 from core.actions import React, Working
 from core.errors import PermanentSendError
-from core.signals import GlyphMap, Signal, normalise_emoji, superseded_by
+from core.signals import GlyphMap, Signal, superseded_by
 
 __all__ = ["Reactions"]
 
@@ -37,7 +38,7 @@ class Reactions:
         if signal is not None:
             name = self.glyphs.native("slack", signal)
         else:
-            name = normalise_emoji("slack", str(action.emoji))
+            name = normalise_emoji(str(action.emoji))
         params = {"channel": channel, "timestamp": ts}
         await self.api.call(
             agent, "reactions.add", {**params, "name": name}, ok={"already_reacted"}

@@ -43,6 +43,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters import Receive
+from adapters.slack.manifest import SlackAgent, SlackWorkspace
 from adapters.slack.normalise import PLATFORM
 from adapters.slack.signed_request import MAX_BODY_BYTES, read_signed
 from core.errors import ManifestError, PayloadError
@@ -247,7 +248,7 @@ async def _close(handler: AsyncSocketModeHandler) -> None:
 def api_base(workspace: Workspace) -> str:
     """Where this workspace's Slack Web API is (`slack.api_url`, else Slack's own), ending in
     `/` as slack-sdk needs."""
-    slack = workspace.manifest.slack
+    slack = SlackWorkspace.of(workspace.manifest)
     return _with_slash(slack.api_url if slack and slack.api_url else DEFAULT_API_URL)
 
 
@@ -292,10 +293,11 @@ class SlackWorkspaceConnections:
         is not named or not set (its value is never shown).
         """
         env = os.environ if environ is None else environ
-        api_url = workspace.manifest.slack.api_url if workspace.manifest.slack else None
+        settings = SlackWorkspace.of(workspace.manifest)
+        api_url = settings.api_url if settings else None
         connections = []
         for agent, config in workspace.manifest.agents.items():
-            slack = config.slack
+            slack = SlackAgent.of(config)
             if slack is None or slack.bot_token_env is None:
                 continue
             app_token = signing_secret = None

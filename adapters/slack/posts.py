@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from adapters.slack.manifest import SlackAgent
 from adapters.slack.pacing import ChannelPacer
 from adapters.slack.render import Placement, message_ref, place, render_message
 from adapters.slack.webapi import WebApi
@@ -197,7 +198,7 @@ class Messages:
 
     def _ours(self, action: Post, message: Mapping[str, Any]) -> dict[str, Any] | None:
         """The metadata payload of a message this agent posted under the action's key."""
-        config = self.replied.workspace.manifest.agents[action.agent].slack
+        config = SlackAgent.of(self.replied.workspace.manifest.agents[action.agent])
         mine = config is not None and (
             message.get("user") == config.user_id
             or (config.bot_id is not None and message.get("bot_id") == config.bot_id)

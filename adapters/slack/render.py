@@ -251,7 +251,9 @@ def mention_prefix(mentions: Sequence[str], workspace: Workspace) -> str:
         elif kind == "role":
             if name not in manifest.roles:
                 raise RenderError(f"recipient {mention} is not a role of the manifest")
-            groups = [g for g in manifest.roles[name].slack_usergroups if _GROUP_ID.match(g)]
+            groups = [
+                g for g in manifest.roles[name].groups("slack_usergroups") if _GROUP_ID.match(g)
+            ]
             users = [workspace.user_id("slack", a) for a in workspace.agents_by_role[name]]
             found = [f"<!subteam^{g}>" for g in groups] or [f"<@{u}>" for u in users if u]
             if not found:

@@ -30,7 +30,7 @@ from adapters.slack.webapi import WebApi, api_error, verify
 from core.actions import Action, Delete, Edit, Post, React, Working
 from core.clock import Clock
 from core.manifest import Workspace
-from core.signals import GlyphMap, glyph_map
+from core.signals import GlyphMap
 
 __all__ = [
     "BOT_EVENT_SCOPES",
@@ -74,7 +74,7 @@ class SlackSender:
         lookback: timedelta = timedelta(days=1),
     ) -> None:
         self.workspace = workspace
-        self.glyphs = glyphs or glyph_map(workspace.manifest.signals)
+        self.glyphs = glyphs or workspace.glyphs
         self.pacer = pacer or ChannelPacer(sleep=sleep)
         api = WebApi(
             workspace,

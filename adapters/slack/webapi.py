@@ -25,10 +25,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from adapters.slack.live import api_base
+from adapters.slack.manifest import SlackAgent, SlackWorkspace
 from adapters.slack.pacing import Sleep
 from adapters.slack.scopes import METHOD_SCOPES, scope_problem
 from core.errors import ManifestError, PermanentSendError, SendOutcomeUnknown, TransientSendError
-from core.manifest import SlackAgent, Workspace
+from core.manifest import Workspace
 
 __all__ = ["WebApi", "api_error", "verify"]
 
@@ -164,9 +165,10 @@ def _bot_tokens(
     (None when the variable is not set)."""
     env = os.environ if environ is None else environ
     for agent, config in workspace.manifest.agents.items():
-        if config.slack is not None and config.slack.bot_token_env:
-            variable = config.slack.bot_token_env
-            yield agent, config.slack, variable, env.get(variable) or None
+        app = SlackAgent.of(config)
+        if app is not None and app.bot_token_env:
+            variable = app.bot_token_env
+            yield agent, app, variable, env.get(variable) or None
 
 
 def _unset(agent: str, variable: str) -> str:
@@ -197,7 +199,7 @@ async def verify(
     manifest's `slack.user_id` (and `bot_id`, `team_id` when given), and carry every scope the
     code uses. Returns what Slack said per agent; raises ManifestError with one line per
     problem (a missing variable, a refused token, the wrong bot, missing scopes, no Slack)."""
-    manifest = workspace.manifest
+    team = SlackWorkspace.of(workspace.manifest)
     base_url = api_base(workspace)
     problems: list[str] = []
     found: dict[str, dict[str, Any]] = {}
@@ -221,7 +223,7 @@ async def verify(
         checks = [
             ("user_id", slack.user_id, data.get("user_id")),
             ("bot_id", slack.bot_id, data.get("bot_id")),
-            ("team_id", manifest.slack.team_id if manifest.slack else None, data.get("team_id")),
+            ("team_id", team.team_id if team else None, data.get("team_id")),
         ]
         wrong = [
             f"agents.{agent}: the token in {variable} is for {key} {got}, the manifest says {want}"

@@ -31,8 +31,8 @@ from typing import Final
 from aiohttp import hdrs, web
 from aiohttp.typedefs import Handler, Middleware
 
+from adapters.webchat.manifest import WebchatWorkspace
 from core.errors import AccessRefused, ManifestError
-from core.manifest import WebchatWorkspace
 
 __all__ = [
     "TOKEN_ENV",

@@ -15,14 +15,13 @@ its final edit. A draft, like any edit, changes only a message that exists; it n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from adapters.webchat.history import Message
 from adapters.webchat.server import WebChat
 from core.actions import Action, Delete, Edit, Post, React, Working
 from core.errors import PermanentSendError
-from core.signals import glyph_map, superseded_by
+from core.signals import GlyphMap, superseded_by
 
 __all__ = ["WebchatSender"]
 
@@ -30,9 +29,10 @@ __all__ = ["WebchatSender"]
 class WebchatSender:
     """Performs outbox actions whose platform is `webchat`."""
 
-    def __init__(self, chat: WebChat, signals: Mapping[str, Mapping[str, str]] | None = None):
+    def __init__(self, chat: WebChat, glyphs: GlyphMap):
+        """`glyphs`: the workspace's (`Workspace.glyphs`)."""
         self.chat = chat
-        self.glyphs = glyph_map(signals)
+        self.glyphs = glyphs
 
     async def send(self, action: Action) -> dict[str, Any]:
         if action.agent not in self.chat.agents:

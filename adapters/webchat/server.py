@@ -41,10 +41,11 @@ from adapters import Receive
 from adapters.webchat.access import Access, guard, new_token, secure_headers, url_host
 from adapters.webchat.attention import attention_of
 from adapters.webchat.history import History, Message
+from adapters.webchat.manifest import WebchatWorkspace
 from adapters.webchat.normalise import PLATFORM, dm_channel, event_id, find_mentions
 from adapters.webchat.request import BrowserRequest
 from core.clock import Clock, format_time
-from core.manifest import WebchatWorkspace, Workspace
+from core.manifest import Workspace
 from core.redact import Redactor
 from core.store import Store
 
@@ -80,7 +81,7 @@ class WebChat:
     ) -> None:
         """`redactor` blanks secrets in what people post before the record keeps it (the
         record is a file on this machine, like the ledger); by default, by shape only."""
-        self.config = workspace.manifest.webchat or WebchatWorkspace()
+        self.config = WebchatWorkspace.of(workspace.manifest) or WebchatWorkspace()
         self.workspace = workspace.manifest.workspace
         self.agents = list(workspace.agent_ids)
         self.roles = list(workspace.manifest.roles)
@@ -88,7 +89,7 @@ class WebChat:
         self.store = store
         self.clock = clock
         self.history = History(history)
-        self.redactor = redactor or Redactor()
+        self.redactor = redactor or Redactor(shapes=workspace.secrets)
         self.port = self.config.port if port is None else port
         self.access = Access(token or new_token(), self.config)
         self._sockets: set[web.WebSocketResponse] = set()

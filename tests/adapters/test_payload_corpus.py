@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from c2a.host import Host
+from c2a.platforms import installed
 from core.clock import VirtualClock, parse_time
 from core.engine import Emission
 from core.manifest import Workspace, load_manifest
@@ -28,7 +29,9 @@ from core.sqlite_store import SQLiteStore
 
 CORPUS = Path(__file__).resolve().parent.parent / "payloads"
 FILES = sorted((CORPUS / "slack").glob("*.json")) + sorted((CORPUS / "discord").glob("*.json"))
-WORKSPACE = Workspace.from_manifest(load_manifest(CORPUS / "team.yaml"))
+WORKSPACE = Workspace.from_manifest(
+    load_manifest(CORPUS / "team.yaml", platforms=installed()), installed()
+)
 
 # Before every file: each agent is in the usual channels, as its own connection reports.
 SLACK_CHANNELS = ("C0GEN", "C0OPS")

@@ -9,6 +9,7 @@ import pytest
 from builders import LEAD, LOCAL, line, slack_body, slack_message
 
 from c2a.cli import main
+from c2a.platforms import installed
 
 AT = "2026-01-01T00:00:01Z"
 
@@ -151,7 +152,7 @@ def test_a_harness_setting_passes_check_and_reaches_its_backend(tmp_path: Path) 
         "      base_url: http://127.0.0.1:11434/v1\n      model: qwen2.5:7b\n"
     )
     assert main(["check", str(path)]) == 0
-    harness = load_manifest(path).agents["lead"].harness
+    harness = load_manifest(path, platforms=installed()).agents["lead"].harness
     assert harness is not None
     assert harness.settings() == {
         "backend": "openai",

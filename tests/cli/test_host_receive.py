@@ -13,7 +13,8 @@ import orjson
 import pytest
 from builders import LEAD, local_workspace, slack_body, slack_message
 
-from c2a.host import NORMALISERS, Host
+from c2a.host import Host
+from c2a.platforms import installed
 from core.clock import VirtualClock
 from core.engine import Emission
 from core.events import ChatEvent
@@ -50,7 +51,7 @@ def quarantined(store: SQLiteStore) -> list[tuple[str, str, str]]:
     return [(str(a), str(b), str(c)) for a, b, c in rows.fetchall()]
 
 
-normalise_slack = NORMALISERS["slack"]
+normalise_slack = installed()["slack"].normalise
 
 
 def broken(payload: Mapping[str, Any]) -> ChatEvent | None:
@@ -62,9 +63,8 @@ def broken(payload: Mapping[str, Any]) -> ChatEvent | None:
 def test_a_normalisers_unexpected_exception_is_quarantined_and_the_next_payload_lands(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setitem(NORMALISERS, "slack", broken)
-
     async def scenario(host: Host, store: SQLiteStore) -> None:
+        monkeypatch.setitem(host.normalisers, "slack", broken)
         first = await host.receive("slack", good(1), "lead")
         bad = await host.receive(
             "slack", {**good(2), "break": True, "token": "xoxb-secret"}, "lead"

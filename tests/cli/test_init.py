@@ -11,6 +11,7 @@ from fakes.slack import FakeSlack
 
 from c2a.cli import main
 from c2a.init_cli import discover, render_manifest
+from c2a.platforms import installed
 from core.errors import ManifestError
 from core.manifest import load_manifest
 
@@ -25,7 +26,7 @@ def test_without_tokens_init_writes_a_manifest_that_checks(
     text = out.read_text()
     assert "# slack: {user_id: U..., bot_token_env: SLACK_LEAD_BOT_TOKEN" in text
     assert "bot_token_env: SLACK_WORKER_1_BOT_TOKEN" in text
-    manifest = load_manifest(out)
+    manifest = load_manifest(out, platforms=installed())
     assert list(manifest.agents) == ["lead", "worker-1"] and manifest.agents["lead"].lead
     assert "0 filled in" in capsys.readouterr().out
     assert main(["init", "--out", str(out)]) == 2  # never overwrites without --force
@@ -54,7 +55,7 @@ def test_tokens_fill_in_what_the_platforms_know(
     assert facts["worker-1"] == {}
     out = tmp_path / "m.yaml"
     out.write_text(render_manifest("acme", ["lead", "worker-1"], facts))
-    manifest = load_manifest(out)
+    manifest = load_manifest(out, platforms=installed())
     assert manifest.slack is not None and manifest.slack.team_id == "T0ACME"
     lead = manifest.agents["lead"]
     assert lead.slack is not None and lead.slack.user_id == "U0LEAD"

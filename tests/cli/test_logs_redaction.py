@@ -9,7 +9,7 @@ import json
 import logging
 
 import pytest
-from secret_samples import CONFIGURED_SECRET, SECRETS, every_secret
+from secret_samples import CONFIGURED_SECRET, SECRETS, SHAPES, every_secret
 
 from c2a.logs import configure_logging, redact_logs
 from core.redact import Redactor
@@ -53,7 +53,7 @@ def test_a_logged_secret_is_redacted_in_the_message_its_arguments_and_its_traceb
 def test_a_workspaces_configured_secret_is_redacted_once_the_logs_are_told_it() -> None:
     stream = io.StringIO()
     configure_logging("text", stream)
-    redact_logs(Redactor([CONFIGURED_SECRET]))
+    redact_logs(Redactor([CONFIGURED_SECRET], SHAPES))
     log.error("auth.test refused %s", CONFIGURED_SECRET)
     assert stream.getvalue().rstrip().endswith("auth.test refused [redacted:configured-secret]")
 

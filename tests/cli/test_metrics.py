@@ -21,6 +21,7 @@ from test_run import APP_TOKEN, BOT_TOKEN, ENV, fresh_ts, wait_for, write_manife
 
 from c2a.host import Host
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
+from c2a.platforms import installed
 from c2a.run import WorkspaceRun, run_workspaces
 from core.actions import Action, Post, to_record
 from core.clock import SystemClock, format_time
@@ -147,8 +148,10 @@ def two_agents() -> Workspace:
                 "slack": {"team_id": TEAM},
                 "agents": {"lead": {"lead": True, "slack": slack}, "worker": {}},
                 "channels": {"C0GEN": {}},
-            }
-        )
+            },
+            platforms=installed(),
+        ),
+        installed(),
     )
 
 

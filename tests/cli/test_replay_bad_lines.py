@@ -11,7 +11,7 @@ import pytest
 from builders import LEAD, LOCAL, W1, line, slack_body, slack_message
 
 from c2a.cli import main
-from c2a.host import NORMALISERS
+from c2a.replay import NORMALISERS
 from core.events import ChatEvent
 
 AT = "2026-01-01T00:00:01Z"

@@ -21,7 +21,7 @@ from builders import D_HUMAN, D_HUMAN2, D_LEAD, GUILD
 from fakes import openai_server as fake_openai
 from fakes.discord import MESSAGE_CONTENT, Call, FakeDiscord
 
-import c2a.run
+import adapters.discord.plugin
 from adapters.discord.live import NO_MESSAGE_CONTENT, ContentMode, start_connections
 from c2a.run import WorkspaceRun, run_workspaces
 from harness_bridge.runtime import InProcessHarness
@@ -69,7 +69,9 @@ def _quick_guild_ready(monkeypatch: pytest.MonkeyPatch) -> None:
     """discord.py waits `guild_ready_timeout` (2 s) after the last GUILD_CREATE before it is
     ready; the run does not expose it, so its `start_connections` gets a short one here."""
     monkeypatch.setattr(
-        c2a.run, "start_connections", functools.partial(start_connections, guild_ready_timeout=0.05)
+        adapters.discord.plugin,
+        "start_connections",
+        functools.partial(start_connections, guild_ready_timeout=0.05),
     )
 
 
@@ -218,7 +220,7 @@ def assert_the_model_was_asked_once_about_the_mention(outcome: Outcome) -> None:
 def assert_a_clean_stop(outcome: Outcome, records: list[logging.LogRecord]) -> None:
     run = outcome.run
     assert run.store._db is None  # the ledger is closed on the way out
-    [connection] = run.discord
+    [connection] = run.connections["discord"].agents
     assert connection.failure is None
     assert connection.client is not None and connection.client.is_closed()
     assert all(task.done() for task in run._harness_tasks + run._loops)
@@ -254,7 +256,7 @@ def test_a_mention_of_the_leads_bot_gets_exactly_one_reply_that_pings_nobody(
     }.items() <= lead_decision(caplog.records, outcome.event_id).items()
     # One IDENTIFY, with Message Content, and no fallback.
     assert [bool(i & MESSAGE_CONTENT) for i in outcome.identify_intents] == [True]
-    assert outcome.run.discord[0].mode is ContentMode.FULL
+    assert outcome.run.connections["discord"].agents[0].mode is ContentMode.FULL
     assert not [r for r in caplog.records if r.name == LIVE_LOGGER and r.levelno >= logging.WARNING]
     # The message text never reaches the log.
     assert all("check the deploy" not in r.getMessage() for r in caplog.records)
@@ -273,7 +275,7 @@ def test_without_message_content_the_run_says_so_in_one_line_and_still_answers_o
     assert "\n" not in warnings[0].getMessage()
     # Refused with 4014, then connected again without the intent: mention-only.
     assert [bool(i & MESSAGE_CONTENT) for i in outcome.identify_intents] == [True, False]
-    assert outcome.run.discord[0].mode is ContentMode.MENTION_ONLY
+    assert outcome.run.connections["discord"].agents[0].mode is ContentMode.MENTION_ONLY
 
     assert_one_reply_that_pings_nobody(outcome)
     # A mention carries its text even without the intent, so the model saw the question.

@@ -47,7 +47,7 @@ from fakes.attentive_model import AttentiveModel
 from fakes.discord import FakeDiscord
 from fakes.slack import FakeSlack
 
-import c2a.run
+import adapters.discord.plugin
 from adapters.discord.live import start_connections
 from adapters.webchat.normalise import event_id as webchat_event_id
 from adapters.webchat.server import WebChat
@@ -329,7 +329,7 @@ async def on_discord(
 ) -> AsyncIterator[Driver]:
     # discord.py waits `guild_ready_timeout` (2 s) after GUILD_CREATE before it is ready.
     quick = functools.partial(start_connections, guild_ready_timeout=0.05)
-    monkeypatch.setattr(c2a.run, "start_connections", quick)
+    monkeypatch.setattr(adapters.discord.plugin, "start_connections", quick)
     environ = {}
     async with FakeDiscord(guild_id=GUILD) as fake:
         # The fake's virtual clock starts in 2024; the host decides on the system clock, where
@@ -358,9 +358,9 @@ class WebchatDriver:
     channel = "general"
 
     def __init__(self, socket: aiohttp.ClientWebSocketResponse, run: WorkspaceRun) -> None:
-        assert run.webchat is not None
+        assert "webchat" in run.connections
         self.socket = socket
-        self.chat: WebChat = run.webchat
+        self.chat: WebChat = run.connections["webchat"].chat
         self.run = run
 
     async def post(self, text: str) -> Posted:
@@ -389,8 +389,8 @@ async def on_webchat(
         running(manifest, {}, tmp / "data") as run,
         aiohttp.ClientSession() as http,
     ):
-        assert run.webchat is not None
-        page = run.webchat
+        assert "webchat" in run.connections
+        page = run.connections["webchat"].chat
         async with http.ws_connect(page.link("/ws"), origin=page.origin) as socket:
             yield WebchatDriver(socket, run)
 

@@ -42,7 +42,7 @@ async def webchat_run(
         raise AssertionError("timed out waiting for the workspace to start") from None
     if not runs:
         await task  # raises what stopped the start
-    chat = runs[0].webchat
+    chat = runs[0].connections["webchat"].chat
     assert chat is not None
     try:
         async with (

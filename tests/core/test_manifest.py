@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from c2a.platforms import installed
 from core.errors import ManifestError
 from core.manifest import parse_manifest
 
@@ -18,7 +19,10 @@ def manifest(**agent: Any) -> dict[str, Any]:
 def test_an_agent_whose_backend_is_not_installed_is_refused_naming_the_installed_ones() -> None:
     with pytest.raises(ManifestError) as caught:
         parse_manifest(
-            manifest(harness={"backend": "nope"}), "m.yaml", backends=("stdio", "openai")
+            manifest(harness={"backend": "nope"}),
+            "m.yaml",
+            backends=("stdio", "openai"),
+            platforms=installed(),
         )
     assert str(caught.value) == (
         "m.yaml: agents.a.harness.backend: unknown backend 'nope'; installed: openai, stdio"
@@ -27,25 +31,37 @@ def test_an_agent_whose_backend_is_not_installed_is_refused_naming_the_installed
 
 def test_with_no_backend_installed_the_error_says_none() -> None:
     with pytest.raises(ManifestError, match="installed: none"):
-        parse_manifest(manifest(harness={"backend": "openai"}), "m.yaml", backends=())
+        parse_manifest(
+            manifest(harness={"backend": "openai"}), "m.yaml", backends=(), platforms=installed()
+        )
 
 
 def test_an_installed_backend_passes_and_without_names_none_is_checked() -> None:
     data = manifest(harness={"backend": "openai", "model": "m"})
-    assert parse_manifest(data, "m.yaml", backends=["openai"]).agents["a"].harness
-    assert parse_manifest(manifest(harness={"backend": "anything"}), "m.yaml").agents["a"].harness
+    assert (
+        parse_manifest(data, "m.yaml", backends=["openai"], platforms=installed())
+        .agents["a"]
+        .harness
+    )
+    assert (
+        parse_manifest(manifest(harness={"backend": "anything"}), "m.yaml", platforms=installed())
+        .agents["a"]
+        .harness
+    )
 
 
 @pytest.mark.parametrize("data", [None, [], "version: 1", 1])
 def test_a_manifest_that_is_not_a_mapping_is_refused(data: object) -> None:
     with pytest.raises(ManifestError) as caught:
-        parse_manifest(data, "m.yaml")
+        parse_manifest(data, "m.yaml", platforms=installed())
     assert str(caught.value) == "m.yaml: a manifest must be a mapping of keys"
 
 
 def test_a_hostile_unknown_key_is_escaped_and_cut_in_the_message() -> None:
     with pytest.raises(ManifestError) as caught:
-        parse_manifest(manifest(**{"\x1b[2Jsl\nak" + "x" * 100: {}}), "m.yaml")
+        parse_manifest(
+            manifest(**{"\x1b[2Jsl\nak" + "x" * 100: {}}), "m.yaml", platforms=installed()
+        )
     message = str(caught.value)
     assert "\n" not in message and "\x1b" not in message
     assert message == f"m.yaml: agents.a.'\\x1b[2Jsl\\nak{'x' * 31}...': unknown key"

@@ -20,6 +20,7 @@ from builders import (
     slack_message,
 )
 
+from c2a.platforms import installed
 from core.errors import ManifestError
 from core.manifest import Workspace, parse_manifest
 from core.names import NameMatcher, Naming
@@ -79,7 +80,7 @@ def test_no_names_means_no_search() -> None:
 def workspace(names: Any) -> Workspace:
     data = yaml.safe_load(LOCAL.read_text())
     data["agents"]["lead"]["names"] = names
-    return Workspace.from_manifest(parse_manifest(data))
+    return Workspace.from_manifest(parse_manifest(data, platforms=installed()), installed())
 
 
 @pytest.mark.parametrize("names", [["two words"], [""], "ikonia", ["x" * 65]])

@@ -8,13 +8,13 @@ from dataclasses import replace
 import pytest
 from builders import local_workspace
 from fuzz.bounds import bounded
-from secret_samples import AWS_SECRET, PEM, SECRETS
+from secret_samples import AWS_SECRET, PEM, SECRETS, SHAPES
 
 from core.clock import parse_time
 from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
-from core.redact import Redactor, is_secret_name
+from core.redact import Redactor, SecretShape, is_secret_name
 
-redactor = Redactor()
+redactor = Redactor(shapes=SHAPES)
 
 
 @pytest.mark.parametrize(
@@ -125,7 +125,7 @@ def test_ordinary_chat_text_is_left_alone(said: str) -> None:
 
 
 def test_a_configured_secret_is_replaced_by_value_whatever_its_shape() -> None:
-    configured = Redactor(["correct horse battery", "short"])
+    configured = Redactor(["correct horse battery", "short"], SHAPES)
     said = "the key is correct horse battery, not short"
     assert configured.text(said) == "the key is [redacted:configured-secret], not short"
 
@@ -279,4 +279,17 @@ def test_a_megabyte_of_hostile_text_is_redacted_in_linear_time(hostile: str) -> 
         " -----BEGIN hooks.slack.com /webhooks/ xox sk-ant- ghp_ AKIA eyJ authorization ://"
     )
     with bounded("redacting a megabyte", seconds=5.0):
-        Redactor(["configured-value-1"]).text(hostile + every_rule + " secret token: x")
+        Redactor(["configured-value-1"], SHAPES).text(hostile + every_rule + " secret token: x")
+
+
+def test_a_platforms_secret_shape_is_found_only_by_a_redactor_given_it() -> None:
+    shape = SecretShape("toy-token", r"toy_[a-z0-9]{12}", ("toy_",))
+    said = "my key is toy_abcdef123456"
+    assert Redactor().text(said) == said
+    assert Redactor(shapes=[shape]).text(said) == "my key is [redacted:toy-token]"
+    assert Redactor(shapes=[shape]).with_configured(["x" * 8]).text(said).endswith("toy-token]")
+
+
+def test_a_shape_placed_before_an_unknown_rule_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown rule nope"):
+        Redactor(shapes=[SecretShape("toy-token", "toy", ("toy",), before="nope")])

@@ -14,6 +14,7 @@ from hostile_yaml import BILLION_LAUGHS
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from c2a.platforms import installed
 from core.errors import ManifestError
 from core.manifest import Workspace, parse_manifest
 from core.yaml_safe import MAX_DEPTH, parse_yaml
@@ -56,10 +57,12 @@ values = st.recursive(
 def check_output(data: bytes) -> list[str]:
     """What `c2a check` prints for a file's bytes: its description, or the error's lines."""
     try:
-        manifest = parse_manifest(parse_yaml(data, SOURCE), SOURCE, backends=BACKENDS)
+        manifest = parse_manifest(
+            parse_yaml(data, SOURCE), SOURCE, backends=BACKENDS, platforms=installed()
+        )
     except ManifestError as exc:
         return str(exc).split("\n")
-    return Workspace.from_manifest(manifest).describe()
+    return Workspace.from_manifest(manifest, installed()).describe()
 
 
 def check(data: bytes) -> None:

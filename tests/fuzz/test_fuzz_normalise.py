@@ -21,6 +21,7 @@ from bounds import timed
 from builders import discord_message, line, slack_body, slack_message
 from hypothesis import given
 from hypothesis import strategies as st
+from secret_samples import SHAPES
 
 from adapters.discord import normalise as normalise_discord
 from adapters.slack import normalise as normalise_slack
@@ -134,7 +135,7 @@ def _mutated(draw: st.DrawFn, platform: str) -> Any:
     return payload
 
 
-REDACTOR = Redactor()
+REDACTOR = Redactor(shapes=SHAPES)
 
 
 def _check(platform: str, payload: Any) -> None:

@@ -11,11 +11,11 @@ import pytest
 from fuzz.bounds import timed
 from hypothesis import given
 from hypothesis import strategies as st
-from secret_samples import AWS_SECRET, CONFIGURED_SECRET, PEM, SECRETS
+from secret_samples import AWS_SECRET, CONFIGURED_SECRET, PEM, SECRETS, SHAPES
 
 from core.redact import Redactor, is_secret_name
 
-redactor = Redactor([CONFIGURED_SECRET, "another-configured-value"])
+redactor = Redactor([CONFIGURED_SECRET, "another-configured-value"], SHAPES)
 
 PLANTED = [
     *(s for values in SECRETS.values() for s in values),

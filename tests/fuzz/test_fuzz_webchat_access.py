@@ -22,12 +22,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapters.webchat.access import Access, RequestHost
+from adapters.webchat.manifest import WebchatWorkspace
 from adapters.webchat.server import WebChat
 from c2a.host import Host
+from c2a.platforms import installed
 from core.clock import SystemClock
 from core.engine import Emission
 from core.errors import AccessRefused, ManifestError
-from core.manifest import WebchatWorkspace, parse_manifest
+from core.manifest import parse_manifest
 from core.sqlite_store import SQLiteStore
 
 TOKEN = "k" * 43
@@ -68,7 +70,9 @@ def test_allowed_origins_are_origins_or_a_manifest_error() -> None:
         try:
             manifest = timed(
                 "reading allowed_origins",
-                lambda: parse_manifest({**data, "webchat": {"allowed_origins": [origin]}}),
+                lambda: parse_manifest(
+                    {**data, "webchat": {"allowed_origins": [origin]}}, platforms=installed()
+                ),
             )
         except ManifestError:
             return

@@ -18,6 +18,7 @@ from mcp.shared.memory import create_client_server_memory_streams
 from mcp.types import CallToolResult, TextContent
 
 from adapters.slack import normalise
+from c2a.platforms import installed
 from core.clock import VirtualClock, parse_time
 from core.engine import Engine
 from core.engine_port import EnginePort
@@ -61,7 +62,9 @@ def scenario(test: Test, path: str = ":memory:") -> None:
         store = SQLiteStore(path)
         await store.open()
         try:
-            workspace = Workspace.from_manifest(load_manifest(LOCAL))
+            workspace = Workspace.from_manifest(
+                load_manifest(LOCAL, platforms=installed()), installed()
+            )
             clock = VirtualClock(parse_time("2026-01-01T00:00:10Z"))
             engine = Engine(workspace, store, clock)
             await ingest_scenario(engine, store)

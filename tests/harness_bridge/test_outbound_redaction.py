@@ -8,7 +8,13 @@ import re
 from pathlib import Path
 
 import pytest
-from secret_samples import CONFIGURED_SECRET, SECRETS, every_secret, message_with_every_secret
+from secret_samples import (
+    CONFIGURED_SECRET,
+    SECRETS,
+    SHAPES,
+    every_secret,
+    message_with_every_secret,
+)
 from world import DM, ROLE, scenario
 
 from core.engine import Engine
@@ -28,7 +34,7 @@ def test_a_model_echoing_secrets_posts_and_stores_only_their_labels(tmp_path: Pa
     database = tmp_path / "ledger.sqlite3"
 
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        engine.redactor = Redactor([CONFIGURED_SECRET])
+        engine.redactor = Redactor([CONFIGURED_SECRET], SHAPES)
         lead = tools["lead"]
         said = {"target": {"conversation": "D0LEAD"}, "inReplyTo": DM, "idempotencyKey": "k-1"}
         await lead.call("chat_send_message", {**said, "text": message_with_every_secret()})

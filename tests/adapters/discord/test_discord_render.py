@@ -22,9 +22,12 @@ from adapters.discord.render import (
     split_text,
     units,
 )
+from c2a.platforms import installed
 from core.actions import Edit, Post, React, from_record, to_record
 from core.errors import RenderError, StoreError
 from core.signals import Signal, glyph_map
+
+REACTIONS = {name: platform.reactions for name, platform in installed().items()}
 
 WORKSPACE = local_workspace()
 
@@ -278,7 +281,7 @@ def test_the_message_replied_to_comes_from_the_event_id(
 
 
 def test_a_reaction_uses_the_workspace_glyph_and_names_what_it_supersedes() -> None:
-    glyphs = glyph_map({"discord": {"done": "☑️"}})
+    glyphs = glyph_map(REACTIONS, {"discord": {"done": "☑️"}})
 
     def react(signal: Signal | None, emoji: str | None = None) -> React:
         return React(

@@ -23,6 +23,7 @@ from fakes.discord import FakeDiscord
 
 from adapters.discord.live import DiscordAgentConnection, start_connections
 from c2a.host import Host
+from c2a.platforms import installed
 from core.clock import VirtualClock
 from core.engine import Emission
 from core.errors import ManifestError
@@ -330,5 +331,5 @@ def test_a_catch_up_window_that_cannot_work_is_refused(
         "agents": {"lead": {}},
     }
     with pytest.raises(ManifestError) as raised:
-        parse_manifest(manifest, "acme.yaml")
+        parse_manifest(manifest, "acme.yaml", platforms=installed())
     assert str(raised.value).startswith(f"acme.yaml: {problem}")

@@ -33,6 +33,7 @@ from adapters.discord.live import (
 from adapters.discord.normalise import normalise
 from adapters.discord.sharding import Sharding
 from c2a.host import Host
+from c2a.platforms import installed
 from core.clock import VirtualClock
 from core.engine import Emission
 from core.errors import ManifestError
@@ -77,7 +78,10 @@ def manifest(**discord_keys: Any) -> dict[str, Any]:
 def test_the_manifest_asks_for_sharding_with_shard_count(
     keys: dict[str, Any], expected: Sharding | None
 ) -> None:
-    assert Sharding.from_manifest(parse_manifest(manifest(**keys)).discord) == expected
+    assert (
+        Sharding.from_manifest(parse_manifest(manifest(**keys), platforms=installed()).discord)
+        == expected
+    )
 
 
 def test_the_client_gets_the_count_and_ids_as_discord_py_takes_them() -> None:
@@ -111,7 +115,7 @@ def test_shard_keys_that_cannot_work_are_refused_with_the_reason(
     keys: dict[str, Any], problem: str
 ) -> None:
     with pytest.raises(ManifestError) as raised:
-        parse_manifest(manifest(**keys), "acme.yaml")
+        parse_manifest(manifest(**keys), "acme.yaml", platforms=installed())
     assert str(raised.value).startswith(f"acme.yaml: {problem}")
 
 

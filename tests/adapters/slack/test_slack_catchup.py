@@ -31,6 +31,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.catchup import catch_up
 from c2a.host import Host
+from c2a.platforms import installed
 from core.clock import VirtualClock
 from core.engine import Emission
 from core.errors import ManifestError
@@ -312,5 +313,5 @@ def test_a_slack_window_that_cannot_work_is_refused(catch_up: dict[str, Any], pr
         "agents": {"lead": {}},
     }
     with pytest.raises(ManifestError) as raised:
-        parse_manifest(manifest, "acme.yaml")
+        parse_manifest(manifest, "acme.yaml", platforms=installed())
     assert str(raised.value).startswith(f"acme.yaml: {problem}")

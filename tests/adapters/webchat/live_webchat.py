@@ -42,7 +42,7 @@ class Chat:
             port=0,
             models=models,
         )
-        self.sender = WebchatSender(self.chat)
+        self.sender = WebchatSender(self.chat, self.workspace.glyphs)
         self.frames: list[dict[str, Any]] = []
         self._arrived = asyncio.Condition()
         self.socket: aiohttp.ClientWebSocketResponse | None = None

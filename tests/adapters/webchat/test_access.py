@@ -23,8 +23,8 @@ from adapters.webchat.access import (
     is_loopback,
     token_from,
 )
+from adapters.webchat.manifest import WebchatWorkspace
 from core.errors import AccessRefused, ManifestError
-from core.manifest import WebchatWorkspace
 
 TOKEN = "t" * 43
 PAGE = {"port": 8765, "channels": ["general", "ops"], "humans": ["ana", "ben"]}

@@ -1,0 +1,97 @@
+"""Discord as a registered platform: its normaliser, its reactions and its live side.
+
+`connect` is used when an agent has a bot token variable (`agents.<id>.discord.token_env`);
+every such variable must be set, checked before anything connects. Its start logs the sender
+in and opens each bot's gateway (within `CONNECT_TIMEOUT` seconds); its finish logs the sender
+out, after the outbox's last round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import discord
+
+from adapters.discord.live import DiscordAgentConnection, start_connections
+from adapters.discord.manifest import SECTION, DiscordAgent
+from adapters.discord.normalise import normalise
+from adapters.discord.secrets import SHAPES
+from adapters.discord.send import DiscordSender
+from core.errors import ManifestError
+from core.outbox import Sender
+from core.platform import Platform, RunContext
+from core.signals import unicode_reactions
+
+__all__ = ["CONNECT_TIMEOUT", "PLATFORM", "DiscordConnection"]
+
+CONNECT_TIMEOUT = 30.0
+
+
+class DiscordConnection:
+    """The gateway connections of one workspace's bots and the sender they share."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.name = ctx.workspace.manifest.workspace
+        self.agents: list[DiscordAgentConnection] = []
+        self._sender: DiscordSender | None = None
+
+    @property
+    def sender(self) -> Sender | None:
+        return self._sender
+
+    async def start(self) -> None:
+        """Log in and open the gateways; ManifestError, saying what to check, when refused."""
+        ctx = self.ctx
+        try:
+            self._sender = await DiscordSender.connect(ctx.workspace, environ=ctx.environ)
+            async with asyncio.timeout(CONNECT_TIMEOUT):
+                self.agents = await start_connections(
+                    ctx.workspace,
+                    ctx.receive,
+                    environ=ctx.environ,
+                    store=ctx.store,
+                    clock=ctx.clock,
+                )
+        except (discord.LoginFailure, discord.HTTPException, OSError, TimeoutError) as exc:
+            raise ManifestError(
+                f"{self.name}: cannot connect to Discord ({type(exc).__name__}: {exc}); "
+                "check the bot tokens (c2a discord invite) and the network"
+            ) from None
+
+    def ready(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        await asyncio.gather(*(c.close() for c in self.agents), return_exceptions=True)
+
+    async def finish(self) -> None:
+        if self._sender is not None:
+            await self._sender.close()
+
+
+def connect(ctx: RunContext) -> DiscordConnection | None:
+    """Discord for a workspace where an agent has a token variable; ManifestError when one
+    of those variables is not set."""
+    agents = ctx.workspace.manifest.agents.items()
+    if not any((d := DiscordAgent.of(c)) and d.token_env for _, c in agents):
+        return None
+    variables = {a: d.token_env for a, c in agents if (d := DiscordAgent.of(c)) and d.token_env}
+    missing = [f"{v} (agent {a})" for a, v in variables.items() if not ctx.environ.get(v)]
+    if missing:
+        raise ManifestError(
+            f"{ctx.workspace.manifest.workspace}: Discord tokens not set in the environment: "
+            f"{', '.join(missing)}; export them (docs/discord.md) or remove the agents' "
+            "discord.token_env"
+        )
+    return DiscordConnection(ctx)
+
+
+PLATFORM = Platform(
+    name="discord",
+    normalise=normalise,
+    reactions=unicode_reactions(),
+    manifest=SECTION,
+    secrets=SHAPES,
+    connect=connect,
+)

@@ -1,0 +1,85 @@
+"""Slack as a registered platform: its normaliser, its reactions and its live side.
+
+`connect` is used when an agent has a bot token (`agents.<id>.slack.bot_token_env`). Its start
+checks every token and scope (one line each), asks Slack once which agents are in each channel
+the manifest configures, reads what was said while the host was down longer than Slack sends
+events again (`adapters.slack.catchup`), and only then opens the agents' connections.
+"""
+
+from __future__ import annotations
+
+from adapters.slack.catchup import catch_up
+from adapters.slack.directory import SlackDirectory
+from adapters.slack.glyphs import REACTIONS
+from adapters.slack.live import SlackWorkspaceConnections
+from adapters.slack.manifest import SECTION, SlackAgent
+from adapters.slack.normalise import normalise
+from adapters.slack.secrets import SHAPES
+from adapters.slack.send import SlackSender, verify
+from core.outbox import Sender
+from core.platform import Platform, RunContext
+
+__all__ = ["PLATFORM", "SlackConnection"]
+
+
+class SlackConnection:
+    """The Slack connections of one workspace's agents and the sender they share."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.connections = SlackWorkspaceConnections.from_workspace(
+            ctx.workspace, ctx.receive, environ=ctx.environ
+        )
+        self._sender = SlackSender(
+            ctx.workspace, ctx.environ, lookup=ctx.engine.event, clock=ctx.clock
+        )
+
+    @property
+    def sender(self) -> Sender:
+        return self._sender
+
+    async def start(self) -> None:
+        ctx = self.ctx
+        await verify(ctx.workspace, ctx.environ)  # one line per wrong token or scope
+        await self._members()
+        now = ctx.clock.now()
+        await catch_up(ctx.workspace, self._sender.clients, ctx.receive, ctx.store, now=now)
+        await self.connections.start()
+
+    async def _members(self) -> None:
+        """Which agents are in each channel the manifest configures, asked of Slack once at
+        start (cached `conversations.members`), so visibility does not wait for the first
+        message through each agent's connection."""
+        ctx = self.ctx
+        if not ctx.workspace.manifest.channels:
+            return
+        directory = SlackDirectory(ctx.workspace, self._sender.clients, clock=ctx.clock)
+        for channel in ctx.workspace.manifest.channels:
+            ctx.engine.note_members(channel, await directory.agents_in(channel))
+
+    def ready(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        await self.connections.close()
+
+    async def finish(self) -> None:
+        return None
+
+
+def connect(ctx: RunContext) -> SlackConnection | None:
+    """Slack for a workspace where an agent has a bot token variable."""
+    agents = ctx.workspace.manifest.agents.values()
+    if not any((s := SlackAgent.of(c)) and s.bot_token_env for c in agents):
+        return None
+    return SlackConnection(ctx)
+
+
+PLATFORM = Platform(
+    name="slack",
+    normalise=normalise,
+    reactions=REACTIONS,
+    manifest=SECTION,
+    secrets=SHAPES,
+    connect=connect,
+)

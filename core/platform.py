@@ -1,0 +1,105 @@
+"""What a chat platform brings to c2a: the one port every adapter implements and registers.
+
+Core names no platform. An adapter package exposes one `Platform` value through the entry
+point group `c2a.adapters` (`PLATFORM_GROUP`); the composition root (`c2a/platforms.py`) loads
+them and passes each piece down to where it is needed:
+
+| field | who uses it |
+|---|---|
+| `normalise` | the host's receive path: a native payload becomes a `ChatEvent` (or None) |
+| `reactions` | `core.signals.glyph_map`: the platform's glyphs, emoji forms and stop glyphs |
+| `manifest` | `core.manifest`: its manifest sections, validated and indexed by agent |
+| `secrets` | `core.redact`: the shapes of its tokens and webhooks, found wherever pasted |
+| `connect` | `c2a run`: the live side (receiving, and the `Sender` the outbox sends through) |
+
+`connect` is given a `RunContext` (what one workspace's run has built) and returns a
+`Connection`, or None when the workspace does not use the platform. It checks its settings
+before returning (ManifestError, one line); nothing connects before `Connection.start`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from core.clock import Clock
+from core.events import ChatEvent
+from core.manifest_sections import ManifestSection
+from core.outbox import Sender
+from core.redact import SecretShape
+from core.signals import Reactions
+
+if TYPE_CHECKING:
+    from core.engine import Engine, Outcome
+    from core.manifest import Workspace
+    from core.redact import Redactor
+    from core.store import Store
+
+__all__ = [
+    "PLATFORM_GROUP",
+    "Connection",
+    "ConnectionFactory",
+    "Normaliser",
+    "Platform",
+    "Receive",
+    "RunContext",
+]
+
+PLATFORM_GROUP = "c2a.adapters"
+
+Normaliser = Callable[[Mapping[str, Any]], ChatEvent | None]
+Receive = Callable[[str, Mapping[str, Any], str | None], Awaitable["Outcome | None"]]
+
+
+class Connection(Protocol):
+    """A platform's live side in one workspace's run.
+
+    `start` connects and begins handing payloads to the run's `receive`; `close` stops taking
+    events; `finish` releases what sending needed, after the outbox's last round. `sender` is
+    what the outbox sends this platform's actions through (it may be None until started);
+    `ready` is a line for the person at the terminal once everything has started, or None."""
+
+    @property
+    def sender(self) -> Sender | None: ...
+
+    async def start(self) -> None: ...
+
+    def ready(self) -> str | None: ...
+
+    async def close(self) -> None: ...
+
+    async def finish(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """What a workspace's run has built, for a platform's `connect`: the workspace, its engine,
+    ledger and clock, the receive path, the environment (token variables), the redactor, the
+    data directory, and `options` a person gave on the command line, by name."""
+
+    workspace: Workspace
+    engine: Engine
+    store: Store
+    clock: Clock
+    receive: Receive
+    environ: Mapping[str, str]
+    redactor: Redactor
+    data_dir: Path
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+ConnectionFactory = Callable[[RunContext], Connection | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    """One platform adapter as core and the composition root see it (see the module doc)."""
+
+    name: str
+    normalise: Normaliser
+    reactions: Reactions
+    manifest: ManifestSection = field(default_factory=ManifestSection)
+    secrets: tuple[SecretShape, ...] = ()
+    connect: ConnectionFactory | None = None
