@@ -25,7 +25,8 @@ from adapters.discord import normalise as normalise_discord
 from adapters.slack import normalise as normalise_slack
 from adapters.webchat.normalise import normalise as normalise_webchat
 from core.clock import Clock, format_time
-from core.engine import Emission, Engine, Outcome
+from core.emission import Emission
+from core.engine import Engine, Outcome
 from core.errors import C2AError
 from core.events import ChatEvent
 from core.manifest import Workspace

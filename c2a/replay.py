@@ -25,17 +25,20 @@ import orjson
 
 from adapters.limits import is_plausible, quoted
 from c2a.host import NORMALISERS, failure_reason, quarantine_text
+from core.actions import to_record
 from core.clock import VirtualClock, format_time, parse_time
-from core.engine import Emission, Engine
+from core.emission import Emission, Escalation, Queued
+from core.engine import Engine
 from core.errors import TraceError
 from core.manifest import Workspace
 from core.redact import Redactor
 from core.store import Store
 from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, parse_deliver
+from harness_bridge.envelope import message
 from harness_bridge.prompt import render_turn
 from harness_bridge.turns import Assembler, Turn
 
-__all__ = ["NORMALISERS", "ReplayStats", "TraceRecord", "parse_record", "replay"]
+__all__ = ["NORMALISERS", "Record", "ReplayStats", "TraceRecord", "parse_record", "replay"]
 
 
 @dataclass(slots=True)
@@ -46,6 +49,17 @@ class TraceRecord:
     platform: Final[str]
     payload: Final[Mapping[str, Any]]
     via: Final[str | None]
+
+
+@dataclass(slots=True)
+class Record:
+    """One output line: for `agent`, what `kind` of thing (`rpc`, the JSON-RPC message its
+    harness is sent; `outbound`, an outbox record; `escalation`; `turn`, a model turn with its
+    prompt) and its `body`."""
+
+    agent: Final[str]
+    kind: Final[str]
+    body: Final[dict[str, Any]]
 
 
 @dataclass(slots=True)
@@ -139,7 +153,7 @@ async def replay(
     source: str = "<trace>",
     compact: bool = False,
     batch: int = 500,
-    render: Callable[[Emission], str] | None = None,
+    render: Callable[[Record], str] | None = None,
 ) -> ReplayStats:
     """Replay trace lines into `store`, writing emissions to `out` after each commit and one
     line per rejected trace line to `report` (`<source>:<line>: <reason>`).
@@ -149,8 +163,8 @@ async def replay(
     stats = ReplayStats()
     clock = VirtualClock()
     redactor = Redactor.for_manifest(workspace.manifest, os.environ)
-    engine = Engine(workspace, store, clock, compact=compact, redactor=redactor)
-    turns = TurnRecorder(workspace.agent_ids, clock)
+    engine = Engine(workspace, store, clock, redactor=redactor)
+    turns = TurnRecorder(workspace.agent_ids, clock, compact=compact)
     started = time.perf_counter()
     await store.open()
     try:
@@ -236,19 +250,19 @@ async def _run_chunk(
 
 class Pending:
     """The output of a transaction not yet committed, encoded as it is made: JSON Lines, or
-    what `render` makes of each emission. Encoded at once, a chunk's many emissions do not
+    what `render` makes of each record. Encoded at once, a chunk's many records do not
     stay alive as objects for the garbage collector to walk again and again."""
 
-    def __init__(self, render: Callable[[Emission], str] | None) -> None:
+    def __init__(self, render: Callable[[Record], str] | None) -> None:
         self._render = render
         self._lines: list[bytes] = []
         self._text: list[str] = []
 
-    def add(self, emissions: list[Emission]) -> None:
+    def add(self, records: list[Record]) -> None:
         if self._render is not None:
-            self._text.extend(map(self._render, emissions))
+            self._text.extend(map(self._render, records))
         else:
-            self._lines.extend(map(_json_line, emissions))
+            self._lines.extend(map(_json_line, records))
 
     def write(self, out: TextIO) -> None:
         """Write everything added since the last write (the transaction has committed).
@@ -269,10 +283,27 @@ class Pending:
             self._text.clear()
 
 
-def _json_line(emission: Emission) -> bytes:
+def _json_line(record: Record) -> bytes:
     return orjson.dumps(
-        {"agent": emission.agent, emission.kind: emission.body}, option=orjson.OPT_APPEND_NEWLINE
+        {"agent": record.agent, record.kind: record.body}, option=orjson.OPT_APPEND_NEWLINE
     )
+
+
+def record_of(emission: Emission, *, compact: bool = False) -> Record:
+    """The output line of an emission; a harness's message is built as its deliverer would."""
+    match emission:
+        case Queued(action=action):
+            return Record(emission.agent, "outbound", to_record(action))
+        case Escalation():
+            body = {
+                "reason": emission.reason,
+                "conversation": emission.conversation,
+                "eventId": emission.event_id,
+            }
+            if emission.responsible is not None:
+                body["responsible"] = emission.responsible
+            return Record(emission.agent, "escalation", body)
+    return Record(emission.agent, "rpc", message(emission, compact=compact))
 
 
 class TurnRecorder:
@@ -280,8 +311,11 @@ class TurnRecorder:
     and reports each model turn with its exact prompt (the standing rules open an agent's
     first turn)."""
 
-    def __init__(self, agents: Sequence[str], clock: VirtualClock) -> None:
+    def __init__(
+        self, agents: Sequence[str], clock: VirtualClock, *, compact: bool = False
+    ) -> None:
         self.clock = clock
+        self.compact = compact
         self._assemblers = {agent: Assembler(clock) for agent in agents}
         self._started: set[str] = set()
         # No gathering closes before this (None: none is open), so a line that comes earlier
@@ -289,18 +323,19 @@ class TurnRecorder:
         # cancellations and closing only make gatherings close later or not at all.
         self._earliest: datetime | None = None
 
-    def feed(self, emissions: list[Emission]) -> list[Emission]:
-        """The emissions, each followed by the turns it starts."""
-        out: list[Emission] = []
+    def feed(self, emissions: list[Emission]) -> list[Record]:
+        """The emissions' records, each followed by the turns it starts."""
+        out: list[Record] = []
         for emission in emissions:
-            out.append(emission)
-            if emission.kind != "rpc":
+            record = record_of(emission, compact=self.compact)
+            out.append(record)
+            if record.kind != "rpc":
                 continue
-            assembler = self._assemblers[emission.agent]
-            method, params = emission.body["method"], emission.body["params"]
+            assembler = self._assemblers[record.agent]
+            method, params = record.body["method"], record.body["params"]
             if method == METHOD_DELIVER:
                 if started := assembler.deliver(params):
-                    out.extend(self._records(emission.agent, started))
+                    out.extend(self._records(record.agent, started))
                 if params["injection"]["mode"] == "buffered":
                     self._earliest = _earliest(self._earliest, assembler.next_due())
             elif method == METHOD_CANCELLED:
@@ -309,15 +344,15 @@ class TurnRecorder:
                 assembler.typing(params["conversation"], params["authorId"], params["until"])
         return out
 
-    def due(self) -> list[Emission]:
+    def due(self) -> list[Record]:
         if self._earliest is None or self._earliest > self.clock.now():
             return []  # the cheap check on every line
         return self._each(Assembler.due)
 
-    def flush(self) -> list[Emission]:
+    def flush(self) -> list[Record]:
         return self._each(Assembler.flush)
 
-    def _each(self, close: Callable[[Assembler], list[Turn]]) -> list[Emission]:
+    def _each(self, close: Callable[[Assembler], list[Turn]]) -> list[Record]:
         records = [
             record
             for agent, assembler in self._assemblers.items()
@@ -328,14 +363,14 @@ class TurnRecorder:
             self._earliest = _earliest(self._earliest, assembler.next_due())
         return records
 
-    def _records(self, agent: str, turns: list[Turn]) -> list[Emission]:
+    def _records(self, agent: str, turns: list[Turn]) -> list[Record]:
         records = []
         for turn in turns:
             prompt = render_turn(
                 [parse_deliver(p) for p in turn.events], with_rules=agent not in self._started
             )
             self._started.add(agent)
-            records.append(Emission(agent, "turn", {**turn.record(), "prompt": prompt}))
+            records.append(Record(agent, "turn", {**turn.record(), "prompt": prompt}))
         return records
 
 

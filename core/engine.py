@@ -16,10 +16,9 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any, Final
 
-from core.actions import Action, redacted, to_record
+from core.actions import Action, from_record, redacted, to_record
 from core.attention import (
     ChatterShape,
     Context,
@@ -35,17 +34,16 @@ from core.attention import (
 from core.clock import Clock, format_time, parse_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
-from core.emission import Emission
-from core.envelope import cancelled, deliver, shared_params, typing
-from core.errors import StoreError
+from core.deliveries import Framer, LedgerDeliveries
+from core.emission import Cancel, Emission, Escalation, Queued, Typing
 from core.events import AuthorKind, ChatEvent, Conversation, ConversationKind, EventKind
-from core.followup import DIGEST_KIND, REMINDER_KIND, FollowUp
-from core.intent import DEFAULT_RULES, Intent, IntentClassifier
+from core.followup import DIGEST_KIND, FollowUp
+from core.intent import DEFAULT_RULES, IntentClassifier
 from core.manifest import Workspace
 from core.redact import Redactor
 from core.signals import GlyphMap, Signal, glyph_map
 from core.state import State
-from core.store import ClaimResult, Store, StoredDelivery
+from core.store import ClaimResult, Store
 
 __all__ = ["Emission", "Engine", "Outcome"]
 
@@ -87,7 +85,6 @@ class Engine:
         *,
         classifier: IntentClassifier | None = None,
         glyphs: GlyphMap | None = None,
-        compact: bool = False,
         redactor: Redactor | None = None,
     ) -> None:
         manifest = workspace.manifest
@@ -98,7 +95,8 @@ class Engine:
         self.clock = clock
         self.classifier = classifier or _rules_for(workspace)
         self.glyphs = glyphs or glyph_map(manifest.signals)
-        self.compact = compact
+        self.framer = Framer(workspace, self.glyphs, self.classifier)
+        self.deliveries = LedgerDeliveries(store, clock, self.framer)
         self.state = State(workspace)
         self.unavailable: dict[str, datetime] = {}
         self.followup = FollowUp(self)
@@ -213,29 +211,36 @@ class Engine:
             emissions.extend(cancels)
         if decisions:
             await self.store.record_decisions(seq, decisions, stamp)
-        shared = shared_params(resolved, seq, self.workspace, self.glyphs, now) if decisions else {}
-        if outside:
-            channel_shared = shared_params(channel, seq, self.workspace, self.glyphs, now)
-        looped = False
-        for decision in decisions:
-            seen_in_channel = bool(outside) and decision.agent in outside
-            message = deliver(
-                channel if seen_in_channel else resolved,
-                decision,
-                channel_shared if seen_in_channel else shared,
-                self.workspace,
-                ctx.intents,
-                compact=self.compact,
-            )
-            emissions.append(Emission(decision.agent, "rpc", message))
-            if decision.policy is _MUST:  # only those get a fast acknowledgement
-                emissions.extend(await self._signals(resolved, decision, stamp))
-            looped = looped or decision.reason == "loop_limit"
-        if looped:
-            emissions.extend(await self._escalate_loop(resolved, stamp))
+            told = dict.fromkeys(outside, channel) if outside else {}
+            emissions.extend(await self._tell(resolved, told, decisions, seq, ctx, stamp))
         state.apply(resolved, decisions, first=first)
         await self._answered_in_gap(resolved, ctx, first)
         return first, emissions
+
+    async def _tell(
+        self,
+        event: ChatEvent,
+        told: dict[str, ChatEvent],
+        decisions: list[Decision],
+        seq: int,
+        ctx: Context,
+        stamp: str,
+    ) -> list[Emission]:
+        """Each agent's delivery of a decided event (of its channel copy for those in `told`),
+        the fast acknowledgements and, once, a loop's escalation."""
+        framer = self.framer
+        facts = framer.facts(event)
+        emissions: list[Emission] = []
+        looped = False
+        for decision in decisions:
+            copy = told.get(decision.agent, event)
+            emissions.append(framer.delivery(copy, decision, seq, facts, ctx.intents, ctx.now))
+            if decision.policy is _MUST:  # only those get a fast acknowledgement
+                emissions.extend(await self._signals(event, decision, stamp))
+            looped = looped or decision.reason == "loop_limit"
+        if looped:
+            emissions.extend(await self._escalate_loop(event, stamp))
+        return emissions
 
     async def _answered_in_gap(self, reply: ChatEvent, ctx: Context, first: bool) -> None:
         """A late reply, new to the ledger, answers late questions still waiting for their
@@ -255,10 +260,6 @@ class Engine:
                 revised = answered_in_gap(delivery.decision, question, received, reply, ctx)
                 if revised is not None and await self.store.revise_pending(delivery.seq, revised):
                     self.state.note_revised(question, revised)
-
-    def _read_intents(self, event: ChatEvent) -> frozenset[Intent]:
-        """The event's intents (a delivery reads them only for a knock's topic)."""
-        return self.classifier.classify(event.text) if event.kind in _TEXT_KINDS else frozenset()
 
     async def _fill_text(self, event: ChatEvent) -> None:
         """A bot without Discord's Message Content intent receives messages blank; when a copy
@@ -424,7 +425,7 @@ class Engine:
             supersedes = prior.event_id if prior is not None else None
             revised.append(revise_for_edit(decision, prior, decision.agent in answered, supersedes))
             if supersedes is not None:
-                cancels.append(Emission(decision.agent, "rpc", cancelled(supersedes, "superseded")))
+                cancels.append(Cancel(decision.agent, supersedes, "superseded"))
         return revised, cancels
 
     async def _delete(self, event: ChatEvent, first: bool) -> list[Emission]:
@@ -433,8 +434,8 @@ class Engine:
         if target is None or not first or target.deleted:
             return []
         await self.store.tombstone(list(target.versions))
-        emissions = [
-            Emission(agent, "rpc", cancelled(decision.event_id, "deleted"))
+        emissions: list[Emission] = [
+            Cancel(agent, decision.event_id, "deleted")
             for agent, decision in sorted(target.delivered.items(), key=self._agent_order)
         ]
         self.state.apply(event, [])
@@ -450,10 +451,10 @@ class Engine:
         resolved = self.state.resolve(event)
         receivers = self._receivers(resolved, via)
         author = self.workspace.agent_for(resolved.platform, resolved.author.id)
-        until = format_time(resolved.created_at + _TYPING_LASTS)
-        message = typing(resolved, until)
+        until = resolved.created_at + _TYPING_LASTS
+        conversation, who = resolved.conversation, resolved.author.id
         targets = receivers or self._audience(resolved, receivers, set())
-        return [Emission(agent, "rpc", message) for agent in targets if agent != author]
+        return [Typing(agent, conversation, who, until) for agent in targets if agent != author]
 
     async def _signals(self, event: ChatEvent, decision: Decision, stamp: str) -> list[Emission]:
         """The fast acknowledgement: `seen` on a must_respond event, `queued` when over budget,
@@ -485,7 +486,7 @@ class Engine:
         }
         if not await self.queue(key, decision.agent, action, stamp):
             return []
-        return [Emission(decision.agent, "outbound", action)]
+        return [Queued(decision.agent, from_record(action))]
 
     async def _escalate_loop(self, event: ChatEvent, stamp: str) -> list[Emission]:
         """A bot-to-bot loop that hit the limit is escalated to the lead once per run."""
@@ -495,8 +496,7 @@ class Engine:
         lead = self.workspace.lead
         if not await self.store.record_escalation(lead, "loop_limit", key, event.event_id, stamp):
             return []
-        body = {"reason": "loop_limit", "conversation": key, "eventId": event.event_id}
-        return [Emission(lead, "escalation", body)]
+        return [Escalation(lead, "loop_limit", key, event.event_id)]
 
     def _principal(self, event: ChatEvent) -> str:
         agent = self.workspace.agent_for(event.platform, event.author.id)
@@ -525,40 +525,6 @@ class Engine:
 
     # ---- to the harnesses --------------------------------------------------------------------
 
-    async def redeliver(
-        self, delivery: StoredDelivery, attempt: int, *, compact: bool
-    ) -> dict[str, Any]:
-        """The `chat/deliver` request for a stored delivery, rebuilt from the ledger: the same
-        event id and idempotency key as the first time, with this `attempt` number. A reminder
-        carries the original event's content and `reminds` naming it."""
-        entry = await self.store.entry(delivery.seq)
-        reminds = entry.data.get("reminds") if entry and entry.kind == REMINDER_KIND else None
-        if reminds is not None:
-            seq = await self.store.sequence_of(reminds)
-            entry = await self.store.entry(seq) if seq is not None else None
-        if entry is None:
-            raise StoreError(
-                f"delivery {delivery.decision.idempotency_key} names seq {delivery.seq}, "
-                "which the ledger lacks"
-            )
-        event = event_from_data(entry.data)
-        received = parse_time(entry.ts)
-        shared = shared_params(event, entry.seq, self.workspace, self.glyphs, received)
-        message = deliver(
-            event,
-            delivery.decision,
-            shared,
-            self.workspace,
-            partial(self._read_intents, event),
-            compact=compact,
-            attempt=attempt,
-        )
-        if reminds is not None:
-            message["params"]["eventId"] = delivery.decision.event_id
-            message["params"]["reminds"] = reminds
-            message["params"]["timing"] = {**shared["timing"], "sequence": delivery.seq}
-        return message
-
     def note_members(self, scope: str, agents: set[str]) -> None:
         """Agents a platform lookup says are in a channel (kept until the next start, when the
         lookup is made again; events and receipts keep it current meanwhile)."""
@@ -586,8 +552,8 @@ class Engine:
         self.state.note_claim(event_id, result.holder, result.expires_at)
         if not result.granted:
             return result, []
-        others = [
-            Emission(d.decision.agent, "rpc", cancelled(event_id, "claimed_by_other"))
+        others: list[Emission] = [
+            Cancel(d.decision.agent, event_id, "claimed_by_other")
             for d in await self.store.deliveries(event_id)
             if d.decision.agent != agent and d.decision.policy is not Policy.MUST_NOT_RESPOND
         ]

@@ -11,10 +11,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from core.actions import from_record
 from core.clock import format_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.digest import DigestItem, summarise
-from core.emission import Emission
+from core.emission import Emission, Escalation, Queued
 from core.events import ConversationKind, EventKind
 from core.intent import topic
 from core.store import LedgerEntry, StoredDelivery
@@ -128,10 +129,8 @@ class FollowUp:
             Priority.LOW,
         )
         await self.engine.store.record_decisions(seq, [decision], stamp)
-        message = await self.engine.redeliver(
-            StoredDelivery(decision, seq, "pending", 0, None), 1, compact=self.engine.compact
-        )
-        return [Emission(agent, "rpc", message)]
+        stored = StoredDelivery(decision, seq, "pending", 0, None)
+        return [await self.engine.deliveries.delivery(stored)]
 
     def _topic(self, data: dict[str, Any]) -> str:
         text = str(data.get("text", ""))
@@ -139,7 +138,7 @@ class FollowUp:
 
     async def _notices(self, agent: str, stamp: str) -> list[Emission]:
         """A short notice, once per event, to people waiting on an agent whose harness is down."""
-        emissions = []
+        emissions: list[Emission] = []
         for delivery in await self.engine.store.pending(agent):
             decision = delivery.decision
             if decision.policy is not Policy.MUST_RESPOND or decision.reason == "reminder":
@@ -162,7 +161,7 @@ class FollowUp:
                 "idempotencyKey": key,
             }
             if await self.engine.queue(key, agent, action, stamp):
-                emissions.append(Emission(agent, "outbound", action))
+                emissions.append(Queued(agent, from_record(action)))
         return emissions
 
     async def _remind(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
@@ -185,8 +184,7 @@ class FollowUp:
         )
         await self.engine.store.record_decisions(seq, [reminder], stamp)
         stored = StoredDelivery(reminder, seq, "pending", 0, None)
-        message = await self.engine.redeliver(stored, 1, compact=self.engine.compact)
-        return [Emission(original.agent, "rpc", message)]
+        return [await self.engine.deliveries.delivery(stored)]
 
     async def _reminder_data(
         self, delivery: StoredDelivery, reminder_id: str, stamp: str
@@ -218,12 +216,6 @@ class FollowUp:
             lead, "unanswered", where, original, stamp
         ):
             return []
-        body = {
-            "reason": "unanswered",
-            "conversation": where,
-            "eventId": original,
-            "responsible": f"agent:{reminder.agent}",
-        }
-        return [Emission(lead, "escalation", body)]
+        return [Escalation(lead, "unanswered", where, original, f"agent:{reminder.agent}")]
 
     # ---- from the agents ---------------------------------------------------------------------

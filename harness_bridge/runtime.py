@@ -94,7 +94,7 @@ class InProcessHarness:
         host.start()
         session = await initialize(host, HOST_INFO, HOST_CAPABILITIES)
         self._host, self._harness = host, harness
-        self.deliverer = Deliverer(self.agent, self.engine, host, session)
+        self.deliverer = Deliverer(self.agent, self.engine.deliveries, host, session)
         self._tasks.append(asyncio.create_task(self._timer(), name=f"turns-{self.agent}"))
         return self.deliverer
 

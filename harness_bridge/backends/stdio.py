@@ -121,7 +121,7 @@ class StdioHarness:
             session.version,
         )
         self.connection = connection
-        self.deliverer = Deliverer(self.agent, self.engine, connection, session)
+        self.deliverer = Deliverer(self.agent, self.engine.deliveries, connection, session)
         self.engine.mark_available(self.agent)
         return self.deliverer
 

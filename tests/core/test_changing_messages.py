@@ -25,6 +25,7 @@ from builders import (
 )
 
 from adapters.slack import normalise
+from c2a.replay import record_of
 from core.clock import VirtualClock, parse_time
 from core.decision import Disposition
 from core.engine import Engine
@@ -117,7 +118,7 @@ def test_an_edit_after_the_agent_answered_is_may_respond() -> None:
         )
         assert edited is not None
         outcome = await engine.ingest(edited)
-        return [e.body for e in outcome.emissions if e.agent == "lead"]
+        return [record_of(e).body for e in outcome.emissions if e.agent == "lead"]
 
     cancel, edit = asyncio.run(scenario())
     assert cancel["params"]["reason"] == "superseded"
@@ -283,6 +284,7 @@ def test_a_must_respond_event_gets_a_seen_signal_in_the_outbox() -> None:
                 "messageId": ts(1),
                 "eventId": f"slack:T0LOCAL:C0GEN:{ts(1)}",
                 "idempotencyKey": f"slack:T0LOCAL:C0GEN:{ts(1)}:lead:react:seen",
+                "eta": None,
             },
         }
     ]

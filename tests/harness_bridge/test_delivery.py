@@ -18,6 +18,7 @@ from core.engine import Engine
 from core.jsonrpc import Capabilities, ClientInfo
 from core.sqlite_store import SQLiteStore
 from harness_bridge.delivery import Deliverer
+from harness_bridge.envelope import deliver_request
 from harness_bridge.mailbox import Mailbox, serve_mailbox
 from harness_bridge.rpc import Connection
 from harness_bridge.session import Session, initialize
@@ -84,7 +85,7 @@ def test_killing_the_harness_mid_stream_redelivers_exactly_the_unacknowledged_in
         async with asyncio.timeout(30):
             process, connection = await start_harness(mailbox_file, "4")
             session = await initialize(connection, HOST, EVERYTHING)
-            first = Deliverer("lead", engine, connection, session, timeout=5)
+            first = Deliverer("lead", engine.deliveries, connection, session, timeout=5)
             with pytest.raises(Closed):
                 await first.resume()
             await process.wait()
@@ -93,7 +94,7 @@ def test_killing_the_harness_mid_stream_redelivers_exactly_the_unacknowledged_in
 
             process, connection = await start_harness(mailbox_file)
             session = await initialize(connection, HOST, EVERYTHING)
-            second = Deliverer("lead", engine, connection, session, timeout=5)
+            second = Deliverer("lead", engine.deliveries, connection, session, timeout=5)
             assert await second.resume() == EVENTS - 3
             await connection.close()
             await process.wait()
@@ -132,7 +133,11 @@ def test_a_redelivery_is_acknowledged_but_stored_once() -> None:
         harness.start()
         async with asyncio.timeout(10):
             session = await initialize(host, HOST, EVERYTHING)
-            message = await engine.redeliver((await store.pending("lead"))[0], 1, compact=False)
+            message = deliver_request(
+                await engine.deliveries.delivery((await store.pending("lead"))[0]),
+                compact=False,
+                attempt=1,
+            )
             first = await host.request("chat/deliver", message["params"])
             again = await host.request("chat/deliver", message["params"])
             assert (first, again) == (
@@ -166,7 +171,7 @@ def test_a_notification_to_a_harness_that_stops_reading_gives_up_in_time(
         connection = Connection(StreamTransport(process.stdout, process.stdin), name="harness")
         session = Session("0.1", ClientInfo(name="stuck", version="0"), EVERYTHING)
         engine = Engine(local_workspace(), SQLiteStore(":memory:"), VirtualClock())
-        deliverer = Deliverer("lead", engine, connection, session, notify_timeout=0.2)
+        deliverer = Deliverer("lead", engine.deliveries, connection, session, notify_timeout=0.2)
         try:
             async with asyncio.timeout(10):  # the bug: this would wait for the harness forever
                 started = time.monotonic()

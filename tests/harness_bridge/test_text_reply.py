@@ -21,6 +21,7 @@ from harness_bridge.backends.builtin import BuiltinHarness, loop_harness, valida
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.local import LocalSettings
 from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop
+from harness_bridge.envelope import deliver_request
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.streamed_reply import StreamedReply
 from harness_bridge.tools import ChatTools
@@ -151,7 +152,9 @@ def test_a_streamed_reply_whose_edits_fail_still_posts_exactly_one_message(
 
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         [delivery] = [d for d in await store.deliveries(DM) if d.decision.agent == "lead"]
-        params = await engine.redeliver(delivery, 1, compact=True)
+        params = deliver_request(
+            await engine.deliveries.delivery(delivery), compact=True, attempt=1
+        )
         ticks = iter(range(0, 10_000, 5))
         reply = StreamedReply(
             tools["lead"], [DM], (params["params"],), live=True, now=lambda: float(next(ticks))
