@@ -21,8 +21,8 @@ from c2a.run import run_workspaces
 from core.errors import C2AError
 from core.manifest import Workspace, load_manifest
 from core.sqlite_store import SQLiteStore
-from core.wire import COMPACT_VIEW, FULL_ENVELOPE, write_json_schemas
 from harness_bridge.backends.registry import available
+from harness_bridge.wire import COMPACT_VIEW, FULL_ENVELOPE, write_json_schemas
 
 __all__ = ["main"]
 

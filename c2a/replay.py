@@ -33,10 +33,10 @@ from core.errors import TraceError
 from core.manifest import Workspace
 from core.redact import Redactor
 from core.store import Store
-from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, parse_deliver
 from harness_bridge.envelope import message
 from harness_bridge.prompt import render_turn
 from harness_bridge.turns import Assembler, Turn
+from harness_bridge.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, parse_deliver
 
 __all__ = ["NORMALISERS", "Record", "ReplayStats", "TraceRecord", "parse_record", "replay"]
 

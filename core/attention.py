@@ -21,9 +21,9 @@ from core.names import Naming
 from core.scorer import Scorer
 from core.signals import GlyphMap, Signal, is_stop_reaction
 from core.state import Chain, MessageRecord, State, ThreadRecord
-from core.wire import LATE_AFTER
 
 __all__ = [
+    "LATE_AFTER",
     "Assessment",
     "ChatterShape",
     "Context",
@@ -36,6 +36,9 @@ __all__ = [
     "revise_for_edit",
     "select_responder",
 ]
+
+LATE_AFTER: Final = timedelta(minutes=1)
+"""An event the host received more than this after it was sent is late (`is_late`)."""
 
 TO_ME = Directedness.TO_ME
 TO_MY_ROLE = Directedness.TO_MY_ROLE

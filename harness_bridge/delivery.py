@@ -22,10 +22,10 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 from core.deliveries import DeliveryPort
 from core.emission import Cancel, Typing
 from core.store import StoredDelivery
-from core.wire import METHOD_DELIVER
 from harness_bridge.envelope import deliver_request, notification
 from harness_bridge.rpc import Connection, Params, RpcError
 from harness_bridge.session import Session
+from harness_bridge.wire import METHOD_DELIVER
 
 __all__ = ["NOTIFY_TIMEOUT", "Deliverer"]
 

@@ -4,7 +4,7 @@
 
 A delivery's message is built once per send, from the same typed value whether it is the
 first attempt or a redelivery read back from the ledger. Plain dicts are built here for speed;
-`core.wire` holds the pydantic models that describe exactly these shapes, and the tests
+`harness_bridge.wire` holds the pydantic models that describe exactly these shapes, and the tests
 validate every message built here against them. Nothing in a knock is taken from message
 text: its topic is the host's (`Delivery.topic`).
 """
@@ -19,7 +19,7 @@ from core.decision import Decision, Directedness, InjectionMode, Policy, Priorit
 from core.emission import Cancel, Delivery, Typing
 from core.events import AuthorKind, ChatEvent, Conversation, ConversationKind, EventKind
 from core.signals import Signal
-from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, compact_policy
+from harness_bridge.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, compact_policy
 
 __all__ = ["deliver_params", "deliver_request", "message", "notification"]
 

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from core.errors import LinkError
-from core.jsonrpc import (
+from harness_bridge.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,

@@ -72,7 +72,6 @@ from acp.schema import (
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.engine import Engine
-from core.wire import parse_deliver
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.backends.registry import settings_error
 from harness_bridge.prompt import render_turn
@@ -80,6 +79,7 @@ from harness_bridge.runtime import InProcessHarness
 from harness_bridge.stderr_log import StderrLog
 from harness_bridge.transport import MAX_LINE
 from harness_bridge.turns import Turn
+from harness_bridge.wire import parse_deliver
 from harness_bridge.working import progress
 
 __all__ = [

@@ -20,9 +20,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.engine import Engine
-from core.jsonrpc import Capabilities, ClientInfo
 from harness_bridge.backends.registry import settings_error
 from harness_bridge.delivery import Deliverer
+from harness_bridge.jsonrpc import Capabilities, ClientInfo
 from harness_bridge.link_tools import serve_tools
 from harness_bridge.rpc import Connection
 from harness_bridge.session import initialize

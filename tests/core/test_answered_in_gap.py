@@ -35,9 +35,9 @@ from core.clock import VirtualClock
 from core.decision import Policy
 from core.engine import Emission
 from core.sqlite_store import SQLiteStore
-from core.wire import parse_deliver
 from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import parse_rendered, render_event
+from harness_bridge.wire import parse_deliver
 
 SENT = datetime(2026, 1, 1, 0, 0, tzinfo=UTC)  # slack ts 1767225600, discord 2026-01-01T00:00
 LATE = SENT + timedelta(hours=2)

@@ -14,7 +14,7 @@ from core.clock import VirtualClock, parse_time
 from core.decision import Disposition
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
-from core.wire import parse_deliver
+from harness_bridge.wire import parse_deliver
 
 START = parse_time("2026-01-01T00:00:01Z")
 

@@ -15,10 +15,10 @@ from builders import LEAD, local_workspace, slack_body, slack_message
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.engine import Engine
-from core.jsonrpc import Capabilities, ClientInfo
 from core.sqlite_store import SQLiteStore
 from harness_bridge.delivery import Deliverer
 from harness_bridge.envelope import deliver_request
+from harness_bridge.jsonrpc import Capabilities, ClientInfo
 from harness_bridge.mailbox import Mailbox, serve_mailbox
 from harness_bridge.rpc import Connection
 from harness_bridge.session import Session, initialize

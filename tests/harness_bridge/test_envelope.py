@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from builders import run
 
-from core.wire import CancelledParams, parse_deliver
+from harness_bridge.wire import CancelledParams, parse_deliver
 
 TRACE = Path(__file__).parents[2] / "manifests" / "examples" / "local-trace.jsonl"
 

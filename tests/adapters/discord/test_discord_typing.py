@@ -20,8 +20,8 @@ from c2a.replay import record_of
 from core.clock import VirtualClock, format_time
 from core.engine import Emission
 from core.sqlite_store import SQLiteStore
-from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING
 from harness_bridge.turns import Assembler, Turn
+from harness_bridge.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING
 
 CHANNEL = "820000000000000001"
 DM_CHANNEL = "830000000000000001"

@@ -37,9 +37,9 @@ from core.engine import Emission
 from core.errors import ManifestError
 from core.manifest import Workspace, parse_manifest
 from core.sqlite_store import SQLiteStore
-from core.wire import parse_deliver
 from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import render_event
+from harness_bridge.wire import parse_deliver
 
 AGENTS = tuple(SLACK_IDS)
 BOT_TOKENS = {agent: f"xoxb-{agent}-test" for agent in AGENTS}

@@ -1,10 +1,13 @@
 """The C2A wire model: the chat/deliver envelope and notifications, with their JSON Schemas.
 
-JSON-RPC 2.0, `initialize`, the capabilities and `WireModel` live in `core.jsonrpc` and are
-re-exported here, so `core.wire` still names every wire model. Python names are snake_case; the
-wire is camelCase (`event_id` <-> `eventId`), except the few names the spec spells otherwise
-(`tool_mailbox`, `from`). Every model is frozen and drops unknown fields, because the protocol
-says unknown fields are ignored. Dump with `WireModel.to_wire()` (`mode="json", by_alias=True,
+This is the specification's shape of each message, for harnesses to validate what they read (and
+to publish as JSON Schema); the host builds the messages it sends as plain dicts, faster, in
+`harness_bridge.envelope`, and the tests hold those to these models. JSON-RPC 2.0, `initialize`,
+the capabilities and `WireModel` live in `harness_bridge.jsonrpc` and are re-exported here, so
+this module names every wire model. Python names are snake_case; the wire is camelCase
+(`event_id` <-> `eventId`), except the few names the spec spells otherwise (`tool_mailbox`,
+`from`). Every model is frozen and drops unknown fields, because the protocol says unknown
+fields are ignored. Dump with `WireModel.to_wire()` (`mode="json", by_alias=True,
 exclude_none=True`).
 
 Two views of chat/deliver exist. `DeliverParams` is the full envelope of spec 2026-06-02.
@@ -17,15 +20,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, field_validator
 
+from core.attention import LATE_AFTER
 from core.decision import Directedness, InjectionMode, Policy, Priority
-from core.jsonrpc import (
+from harness_bridge.jsonrpc import (
     COMPACT_VIEW,
     FULL_ENVELOPE,
     METHOD_INITIALIZE,
@@ -108,9 +112,6 @@ METHOD_PROGRESS: Final = "notifications/progress"
 METHOD_TYPING: Final = "notifications/typing"
 
 CompactPolicy = Literal["must_respond", "may_respond", "must_not_respond"]
-
-LATE_AFTER: Final = timedelta(minutes=1)
-"""An event the host received more than this after it was sent is late (`Timing.received_at`)."""
 
 
 def _check_rfc3339(value: str) -> str:
