@@ -11,6 +11,7 @@ text: its topic is the host's (`Delivery.topic`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -73,24 +74,22 @@ def deliver_params(
         conversation.kind is _DM and conversation.thread_id is None,
     )
     withheld = decision.mode is _NOTIFY
-    parts = [] if withheld else _content(event, facts.signal)
+    shared = _SHARED.parts(delivery)
+    parts = [] if withheld else shared.content
     target: dict[str, Any] = {
-        "mentions": list(facts.mentions),
+        "mentions": shared.mentions,
         "directedness": str(decision.directedness),
     }
     if delivery.recipient is not None:
         target["recipient"] = delivery.recipient
-    timing = {"createdAt": format_time(event.created_at), "sequence": delivery.sequence}
-    if delivery.received is not None:
-        timing["receivedAt"] = format_time(delivery.received)
     params: dict[str, Any] = {
         "eventId": decision.event_id,
-        "source": _source(event),
-        "conversation": _conversation(conversation, str(conversation.kind), parent=True),
-        "author": _author(event, facts.author_agent),
+        "source": shared.source,
+        "conversation": shared.conversation,
+        "author": shared.author,
         "target": target,
         "content": parts,
-        "timing": timing,
+        "timing": shared.timing,
         "attention": attention,
         "injection": injection,
         "reliability": {"attempt": attempt, "idempotencyKey": decision.idempotency_key},
@@ -121,6 +120,57 @@ def notification(emission: Cancel | Typing) -> tuple[str, dict[str, Any]]:
         "authorId": emission.author_id,
         "until": format_time(emission.until),
     }
+
+
+@dataclass(slots=True)
+class _Parts:
+    """The parts of `chat/deliver` that are the same for every agent told of one event."""
+
+    source: dict[str, Any]
+    conversation: dict[str, Any]
+    author: dict[str, Any]
+    mentions: list[str]
+    content: list[dict[str, Any]]
+    timing: dict[str, Any]
+
+
+class _SharedParts:
+    """The last event's shared parts, built once for all the agents told of it in a row (as
+    ingest returns them), like `_verdict`'s parts: nothing changes a message once it is built.
+    It holds the event and its facts, so it can tell them by identity."""
+
+    def __init__(self) -> None:
+        self._key: tuple[object, ...] = ()
+        self._parts: _Parts | None = None
+
+    def parts(self, delivery: Delivery) -> _Parts:
+        event, facts = delivery.event, delivery.facts
+        key = (event, facts, delivery.sequence, delivery.received)
+        last = self._key
+        if (
+            self._parts is not None
+            and last[0] is event
+            and last[1] is facts
+            and last[2:] == key[2:]
+        ):
+            return self._parts
+        conversation = event.conversation
+        timing = {"createdAt": format_time(event.created_at), "sequence": delivery.sequence}
+        if delivery.received is not None:
+            timing["receivedAt"] = format_time(delivery.received)
+        self._key = key
+        self._parts = _Parts(
+            _source(event),
+            _conversation(conversation, str(conversation.kind), parent=True),
+            _author(event, facts.author_agent),
+            list(facts.mentions),
+            _content(event, facts.signal),
+            timing,
+        )
+        return self._parts
+
+
+_SHARED = _SharedParts()
 
 
 @lru_cache(maxsize=1024)
