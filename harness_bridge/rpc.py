@@ -23,6 +23,7 @@ from harness_bridge.jsonrpc import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     BadLine,
+    JsonRpcError,
     JsonRpcNotification,
     JsonRpcRequest,
     JsonRpcResponse,
@@ -67,10 +68,7 @@ class RpcError(LinkError):
         self.data = data
 
     def to_wire(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.rpc_code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
+        return JsonRpcError(code=self.rpc_code, message=self.message, data=self.data).to_wire()
 
 
 class MalformedResponse(RpcError):
