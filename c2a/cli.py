@@ -22,7 +22,8 @@ from core.errors import C2AError
 from core.manifest import Workspace, load_manifest
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.registry import available
-from harness_bridge.wire import COMPACT_VIEW, FULL_ENVELOPE, write_json_schemas
+from harness_bridge.schema import write_json_schemas
+from harness_bridge.wire import COMPACT_VIEW, FULL_ENVELOPE
 
 __all__ = ["main"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from c2a.replay import Record
+from c2a.records import Record
 
 __all__ = ["render_pretty"]
 

@@ -25,20 +25,19 @@ import orjson
 
 from adapters.limits import is_plausible, quoted
 from c2a.host import NORMALISERS, failure_reason, quarantine_text
-from core.actions import to_record
+from c2a.records import Record, record_of
 from core.clock import VirtualClock, format_time, parse_time
-from core.emission import Emission, Escalation, Queued
+from core.emission import Emission
 from core.engine import Engine
 from core.errors import TraceError
 from core.manifest import Workspace
 from core.redact import Redactor
 from core.store import Store
-from harness_bridge.envelope import message
 from harness_bridge.prompt import render_turn
 from harness_bridge.turns import Assembler, Turn
 from harness_bridge.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, parse_deliver
 
-__all__ = ["NORMALISERS", "Record", "ReplayStats", "TraceRecord", "parse_record", "replay"]
+__all__ = ["NORMALISERS", "ReplayStats", "TraceRecord", "parse_record", "replay"]
 
 
 @dataclass(slots=True)
@@ -49,17 +48,6 @@ class TraceRecord:
     platform: Final[str]
     payload: Final[Mapping[str, Any]]
     via: Final[str | None]
-
-
-@dataclass(slots=True)
-class Record:
-    """One output line: for `agent`, what `kind` of thing (`rpc`, the JSON-RPC message its
-    harness is sent; `outbound`, an outbox record; `escalation`; `turn`, a model turn with its
-    prompt) and its `body`."""
-
-    agent: Final[str]
-    kind: Final[str]
-    body: Final[dict[str, Any]]
 
 
 @dataclass(slots=True)
@@ -287,23 +275,6 @@ def _json_line(record: Record) -> bytes:
     return orjson.dumps(
         {"agent": record.agent, record.kind: record.body}, option=orjson.OPT_APPEND_NEWLINE
     )
-
-
-def record_of(emission: Emission, *, compact: bool = False) -> Record:
-    """The output line of an emission; a harness's message is built as its deliverer would."""
-    match emission:
-        case Queued(action=action):
-            return Record(emission.agent, "outbound", to_record(action))
-        case Escalation():
-            body = {
-                "reason": emission.reason,
-                "conversation": emission.conversation,
-                "eventId": emission.event_id,
-            }
-            if emission.responsible is not None:
-                body["responsible"] = emission.responsible
-            return Record(emission.agent, "escalation", body)
-    return Record(emission.agent, "rpc", message(emission, compact=compact))
 
 
 class TurnRecorder:

@@ -1,4 +1,5 @@
-"""The C2A wire model: the chat/deliver envelope and notifications, with their JSON Schemas.
+"""The C2A wire model: the chat/deliver envelope and notifications, exported as JSON Schemas by
+`harness_bridge.schema`.
 
 This is the specification's shape of each message, for harnesses to validate what they read (and
 to publish as JSON Schema); the host builds the messages it sends as plain dicts, faster, in
@@ -18,11 +19,9 @@ Two views of chat/deliver exist. `DeliverParams` is the full envelope of spec 20
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, field_validator
@@ -98,12 +97,10 @@ __all__ = [
     "WireModel",
     "common_capabilities",
     "compact_policy",
-    "json_schemas",
     "negotiate_version",
     "parse_deliver",
     "text_of",
     "to_compact",
-    "write_json_schemas",
 ]
 
 METHOD_DELIVER: Final = "chat/deliver"
@@ -385,38 +382,3 @@ class TypingParams(WireModel):
     @classmethod
     def _until_is_rfc3339(cls, value: str) -> str:
         return _check_rfc3339(value)
-
-
-# --- JSON Schema export ---------------------------------------------------------------------
-
-_SCHEMA_MODELS: Final[tuple[type[WireModel], ...]] = (
-    InitializeParams,
-    InitializeResult,
-    DeliverParams,
-    CompactDeliverParams,
-    CancelledParams,
-    ProgressParams,
-    TypingParams,
-)
-
-
-def json_schemas() -> dict[str, dict[str, Any]]:
-    """Model name -> JSON Schema (validation mode, wire names) for the published messages."""
-    return {model.__name__: model.model_json_schema(by_alias=True) for model in _SCHEMA_MODELS}
-
-
-def write_json_schemas(directory: Path) -> list[Path]:
-    """Write `<name>.schema.json` for each schema into `directory` (created if missing).
-
-    Output is deterministic (sorted keys, indent 2, trailing newline); returns the paths written.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for name, schema in json_schemas().items():
-        path = directory / f"{name}.schema.json"
-        path.write_text(
-            json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-            encoding="utf-8",
-        )
-        written.append(path)
-    return written

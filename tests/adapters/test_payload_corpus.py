@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from c2a.host import Host
-from c2a.replay import record_of
+from c2a.records import record_of
 from core.clock import VirtualClock, parse_time
 from core.engine import Emission
 from core.manifest import Workspace, load_manifest

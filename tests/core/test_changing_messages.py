@@ -25,7 +25,7 @@ from builders import (
 )
 
 from adapters.slack import normalise
-from c2a.replay import record_of
+from c2a.records import record_of
 from core.clock import VirtualClock, parse_time
 from core.decision import Disposition
 from core.engine import Engine

@@ -9,7 +9,7 @@ from typing import Any
 from builders import local_workspace, slack_body, slack_message
 
 from adapters.slack import normalise
-from c2a.replay import record_of
+from c2a.records import record_of
 from core.clock import VirtualClock, parse_time
 from core.decision import Disposition
 from core.engine import Engine

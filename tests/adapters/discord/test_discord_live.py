@@ -37,7 +37,7 @@ from adapters.discord.live import (
 )
 from adapters.discord.normalise import normalise
 from c2a.host import Host
-from c2a.replay import record_of
+from c2a.records import record_of
 from core.clock import VirtualClock
 from core.engine import Emission
 from core.errors import ManifestError

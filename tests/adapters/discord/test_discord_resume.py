@@ -23,7 +23,7 @@ from fakes.discord import FakeDiscord
 
 from adapters.discord.live import DiscordAgentConnection, start_connections
 from c2a.host import Host
-from c2a.replay import record_of
+from c2a.records import record_of
 from core.clock import VirtualClock
 from core.engine import Emission
 from core.errors import ManifestError

@@ -16,7 +16,7 @@ from fakes.discord import FakeDiscord
 from adapters.discord.live import start_connections
 from adapters.discord.normalise import normalise
 from c2a.host import Host
-from c2a.replay import record_of
+from c2a.records import record_of
 from core.clock import VirtualClock, format_time
 from core.engine import Emission
 from core.sqlite_store import SQLiteStore

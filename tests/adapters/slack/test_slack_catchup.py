@@ -31,7 +31,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.catchup import catch_up
 from c2a.host import Host
-from c2a.replay import record_of
+from c2a.records import record_of
 from core.clock import VirtualClock
 from core.engine import Emission
 from core.errors import ManifestError

@@ -41,7 +41,7 @@ from adapters.slack.live import (
     SlackWorkspaceConnections,
 )
 from c2a.host import Host
-from c2a.replay import record_of
+from c2a.records import record_of
 from core.clock import SystemClock
 from core.engine import Emission
 from core.errors import ManifestError
