@@ -21,8 +21,9 @@ from c2a.replay import replay
 from c2a.run import run_workspaces
 from core.errors import C2AError
 from core.sqlite_store import SQLiteStore
-from core.wire import COMPACT_VIEW, FULL_ENVELOPE, write_json_schemas
 from harness_bridge.backends.registry import available
+from harness_bridge.schema import write_json_schemas
+from harness_bridge.wire import COMPACT_VIEW, FULL_ENVELOPE
 
 __all__ = ["main"]
 

@@ -23,7 +23,8 @@ import orjson
 
 from c2a.platforms import installed, normalisers
 from core.clock import Clock, format_time
-from core.engine import Emission, Engine, Outcome
+from core.emission import Emission
+from core.engine import Engine, Outcome
 from core.errors import C2AError
 from core.manifest import Workspace
 from core.platform import Normaliser

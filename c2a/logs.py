@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from c2a.platforms import secret_shapes
-from core.engine import Emission
+from core.actions import to_record
+from core.emission import Cancel, Delivery, Emission, Escalation, Queued
 from core.redact import Redactor
 
 __all__ = [
@@ -105,40 +106,38 @@ def configure_logging(fmt: str = "text", stream: Any = None, level: int = loggin
 
 def decision_fields(workspace: str, emission: Emission) -> dict[str, Any] | None:
     """What a decision line says about one emission; never the message text. None for
-    emissions that are not decisions (typing, a cancellation's bookkeeping)."""
-    body = emission.body
+    emissions that are not decisions (typing)."""
     base = {"workspace": workspace, "agent": emission.agent}
-    if emission.kind == "outbound":
-        return {
-            **base,
-            "action": body.get("action"),
-            "signal": body.get("signal"),
-            "event_id": body.get("eventId"),
-        }
-    if emission.kind == "escalation":
-        return {
-            **base,
-            "escalation": body.get("reason"),
-            "conversation": body.get("conversation"),
-            "event_id": body.get("eventId"),
-        }
-    if body.get("method") == "chat/deliver":
-        params = body["params"]
-        attention = params.get("attention", {})
-        fields = {
-            **base,
-            "directedness": params.get("target", {}).get("directedness"),
-            "policy": attention.get("policy"),
-            "mode": params.get("injection", {}).get("mode"),
-            "reason": attention.get("reason"),
-            "event_id": params.get("eventId"),
-        }
-        if "claimedBy" in attention:
-            fields["claimed_by"] = attention["claimedBy"]
-        return fields
-    if body.get("method") == "notifications/cancelled":
-        params = body.get("params", {})
-        return {**base, "cancelled": params.get("reason"), "event_id": params.get("eventId")}
+    match emission:
+        case Queued(action=action):
+            record = to_record(action)
+            return {
+                **base,
+                "action": record["action"],
+                "signal": record.get("signal"),
+                "event_id": record.get("eventId"),
+            }
+        case Escalation():
+            return {
+                **base,
+                "escalation": emission.reason,
+                "conversation": emission.conversation,
+                "event_id": emission.event_id,
+            }
+        case Delivery(decision=decision):
+            fields = {
+                **base,
+                "directedness": decision.directedness.value,
+                "policy": decision.policy.value,
+                "mode": decision.mode.value,
+                "reason": decision.reason,
+                "event_id": decision.event_id,
+            }
+            if decision.claimed_by is not None:
+                fields["claimed_by"] = f"agent:{decision.claimed_by}"
+            return fields
+        case Cancel():
+            return {**base, "cancelled": emission.reason, "event_id": emission.event_id}
     return None
 
 

@@ -20,7 +20,7 @@ from aiohttp import web
 
 from adapters.webchat.access import is_loopback
 from core.actions import Action
-from core.engine import Emission
+from core.emission import Delivery, Emission, Escalation, Queued
 from core.errors import PermanentSendError, TransientSendError
 from core.outbox import Sender
 from core.sqlite_store import SQLiteStore
@@ -79,19 +79,19 @@ class Metrics:
     def observe(self, workspace: str, emissions: list[Emission]) -> None:
         """Count what the engine decided: deliveries, queued actions, escalations."""
         for emission in emissions:
-            body = emission.body
-            if emission.kind == "rpc" and body.get("method") == "chat/deliver":
-                params = body["params"]
-                self.count(
-                    "c2a_deliveries_total",
-                    workspace=workspace,
-                    policy=params["attention"]["policy"],
-                    mode=params["injection"]["mode"],
-                )
-            elif emission.kind == "outbound":
-                self.count("c2a_outbound_total", workspace=workspace, action=str(body["action"]))
-            elif emission.kind == "escalation":
-                self.count("c2a_escalations_total", workspace=workspace, reason=body["reason"])
+            match emission:
+                case Delivery(decision=decision):
+                    self.count(
+                        "c2a_deliveries_total",
+                        workspace=workspace,
+                        policy=decision.policy.value,
+                        mode=decision.mode.value,
+                    )
+                case Queued(action=action):
+                    kind = action.kind
+                    self.count("c2a_outbound_total", workspace=workspace, action=kind)
+                case Escalation():
+                    self.count("c2a_escalations_total", workspace=workspace, reason=emission.reason)
 
     def render(self) -> str:
         """The Prometheus text exposition of every family."""

@@ -1,24 +1,24 @@
-"""One readable line per emission, for people watching a replay (`c2a replay --pretty`)."""
+"""One readable line per output record, for people watching a replay (`c2a replay --pretty`)."""
 
 from __future__ import annotations
 
-from core.engine import Emission
+from c2a.records import Record
 
 __all__ = ["render_pretty"]
 
 _PREVIEW = 60
 
 
-def render_pretty(emission: Emission) -> str:
+def render_pretty(record: Record) -> str:
     """`agent  what  decision  reason  event  "text"`; a knock's text is never shown."""
-    body = emission.body
-    agent = f"{emission.agent:<12}"
-    if emission.kind == "outbound":
+    body = record.body
+    agent = f"{record.agent:<12}"
+    if record.kind == "outbound":
         return f"{agent} react {body['signal']} ({body['emoji']}) on {body['eventId']}\n"
-    if emission.kind == "turn":
+    if record.kind == "turn":
         ids = ", ".join(body["eventIds"])
         return f"{agent} turn ({body['mode']}) at {body['at']}: {ids}\n"
-    if emission.kind == "escalation":
+    if record.kind == "escalation":
         return f"{agent} escalation {body['reason']} in {body['conversation']}\n"
     method = body["method"]
     params = body["params"]

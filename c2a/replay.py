@@ -26,15 +26,17 @@ import orjson
 from adapters.limits import is_plausible, quoted
 from c2a.host import failure_reason, quarantine_text
 from c2a.platforms import installed, normalisers
+from c2a.records import Record, record_of
 from core.clock import VirtualClock, format_time, parse_time
-from core.engine import Emission, Engine
+from core.emission import Emission
+from core.engine import Engine
 from core.errors import TraceError
 from core.manifest import Workspace
 from core.redact import Redactor
 from core.store import Store
-from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, parse_deliver
 from harness_bridge.prompt import render_turn
 from harness_bridge.turns import Assembler, Turn
+from harness_bridge.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING, parse_deliver
 
 __all__ = ["NORMALISERS", "ReplayStats", "TraceRecord", "parse_record", "replay"]
 
@@ -143,7 +145,7 @@ async def replay(
     source: str = "<trace>",
     compact: bool = False,
     batch: int = 500,
-    render: Callable[[Emission], str] | None = None,
+    render: Callable[[Record], str] | None = None,
 ) -> ReplayStats:
     """Replay trace lines into `store`, writing emissions to `out` after each commit and one
     line per rejected trace line to `report` (`<source>:<line>: <reason>`).
@@ -153,8 +155,8 @@ async def replay(
     stats = ReplayStats()
     clock = VirtualClock()
     redactor = Redactor.for_manifest(workspace.manifest, os.environ, workspace.secrets)
-    engine = Engine(workspace, store, clock, compact=compact, redactor=redactor)
-    turns = TurnRecorder(workspace.agent_ids, clock)
+    engine = Engine(workspace, store, clock, redactor=redactor)
+    turns = TurnRecorder(workspace.agent_ids, clock, compact=compact)
     started = time.perf_counter()
     await store.open()
     try:
@@ -240,19 +242,19 @@ async def _run_chunk(
 
 class Pending:
     """The output of a transaction not yet committed, encoded as it is made: JSON Lines, or
-    what `render` makes of each emission. Encoded at once, a chunk's many emissions do not
+    what `render` makes of each record. Encoded at once, a chunk's many records do not
     stay alive as objects for the garbage collector to walk again and again."""
 
-    def __init__(self, render: Callable[[Emission], str] | None) -> None:
+    def __init__(self, render: Callable[[Record], str] | None) -> None:
         self._render = render
         self._lines: list[bytes] = []
         self._text: list[str] = []
 
-    def add(self, emissions: list[Emission]) -> None:
+    def add(self, records: list[Record]) -> None:
         if self._render is not None:
-            self._text.extend(map(self._render, emissions))
+            self._text.extend(map(self._render, records))
         else:
-            self._lines.extend(map(_json_line, emissions))
+            self._lines.extend(map(_json_line, records))
 
     def write(self, out: TextIO) -> None:
         """Write everything added since the last write (the transaction has committed).
@@ -273,9 +275,9 @@ class Pending:
             self._text.clear()
 
 
-def _json_line(emission: Emission) -> bytes:
+def _json_line(record: Record) -> bytes:
     return orjson.dumps(
-        {"agent": emission.agent, emission.kind: emission.body}, option=orjson.OPT_APPEND_NEWLINE
+        {"agent": record.agent, record.kind: record.body}, option=orjson.OPT_APPEND_NEWLINE
     )
 
 
@@ -284,8 +286,11 @@ class TurnRecorder:
     and reports each model turn with its exact prompt (the standing rules open an agent's
     first turn)."""
 
-    def __init__(self, agents: Sequence[str], clock: VirtualClock) -> None:
+    def __init__(
+        self, agents: Sequence[str], clock: VirtualClock, *, compact: bool = False
+    ) -> None:
         self.clock = clock
+        self.compact = compact
         self._assemblers = {agent: Assembler(clock) for agent in agents}
         self._started: set[str] = set()
         # No gathering closes before this (None: none is open), so a line that comes earlier
@@ -293,18 +298,19 @@ class TurnRecorder:
         # cancellations and closing only make gatherings close later or not at all.
         self._earliest: datetime | None = None
 
-    def feed(self, emissions: list[Emission]) -> list[Emission]:
-        """The emissions, each followed by the turns it starts."""
-        out: list[Emission] = []
+    def feed(self, emissions: list[Emission]) -> list[Record]:
+        """The emissions' records, each followed by the turns it starts."""
+        out: list[Record] = []
         for emission in emissions:
-            out.append(emission)
-            if emission.kind != "rpc":
+            record = record_of(emission, compact=self.compact)
+            out.append(record)
+            if record.kind != "rpc":
                 continue
-            assembler = self._assemblers[emission.agent]
-            method, params = emission.body["method"], emission.body["params"]
+            assembler = self._assemblers[record.agent]
+            method, params = record.body["method"], record.body["params"]
             if method == METHOD_DELIVER:
                 if started := assembler.deliver(params):
-                    out.extend(self._records(emission.agent, started))
+                    out.extend(self._records(record.agent, started))
                 if params["injection"]["mode"] == "buffered":
                     self._earliest = _earliest(self._earliest, assembler.next_due())
             elif method == METHOD_CANCELLED:
@@ -313,15 +319,15 @@ class TurnRecorder:
                 assembler.typing(params["conversation"], params["authorId"], params["until"])
         return out
 
-    def due(self) -> list[Emission]:
+    def due(self) -> list[Record]:
         if self._earliest is None or self._earliest > self.clock.now():
             return []  # the cheap check on every line
         return self._each(Assembler.due)
 
-    def flush(self) -> list[Emission]:
+    def flush(self) -> list[Record]:
         return self._each(Assembler.flush)
 
-    def _each(self, close: Callable[[Assembler], list[Turn]]) -> list[Emission]:
+    def _each(self, close: Callable[[Assembler], list[Turn]]) -> list[Record]:
         records = [
             record
             for agent, assembler in self._assemblers.items()
@@ -332,14 +338,14 @@ class TurnRecorder:
             self._earliest = _earliest(self._earliest, assembler.next_due())
         return records
 
-    def _records(self, agent: str, turns: list[Turn]) -> list[Emission]:
+    def _records(self, agent: str, turns: list[Turn]) -> list[Record]:
         records = []
         for turn in turns:
             prompt = render_turn(
                 [parse_deliver(p) for p in turn.events], with_rules=agent not in self._started
             )
             self._started.add(agent)
-            records.append(Emission(agent, "turn", {**turn.record(), "prompt": prompt}))
+            records.append(Record(agent, "turn", {**turn.record(), "prompt": prompt}))
         return records
 
 

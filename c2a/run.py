@@ -34,7 +34,8 @@ from c2a.logs import DECISIONS, decision_fields, decision_text, redact_logs
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
 from c2a.platforms import installed, load_workspace, normalisers
 from core.clock import SystemClock
-from core.engine import Emission, Outcome
+from core.emission import Cancel, Emission, Queued, Typing
+from core.engine import Outcome
 from core.errors import C2AError, ManifestError
 from core.manifest import Workspace
 from core.outbox import Outbox, Sender
@@ -261,28 +262,25 @@ class WorkspaceRun:
             fields = decision_fields(self.name, emission)
             if fields is not None:
                 DECISIONS.info(decision_text(fields), extra={"decision": fields})
-            if emission.kind == "outbound":
-                self._outbox_wake.set()
-            elif emission.kind == "rpc":
-                await self._notify(emission)
-                woken.add(emission.agent)
-            elif emission.kind == "escalation":
-                woken.add(emission.agent)
+            match emission:
+                case Queued():
+                    self._outbox_wake.set()
+                case Cancel() | Typing():
+                    await self._notify(emission)
+                    woken.add(emission.agent)
+                case _:  # a delivery is read from the ledger by the deliverer it wakes
+                    woken.add(emission.agent)
         for agent in woken:
             if agent in self.harnesses:
                 self.harnesses[agent].wake()
 
-    async def _notify(self, emission: Emission) -> None:
-        """Cancellations and typing go straight to a connected harness; deliveries are read
-        from the ledger by the harness's deliverer when woken."""
-        method = emission.body.get("method")
-        if method == "chat/deliver":
-            return
+    async def _notify(self, emission: Cancel | Typing) -> None:
+        """Cancellations and typing go straight to a connected harness."""
         deliverer = getattr(self.harnesses.get(emission.agent), "deliverer", None)
         if deliverer is None:
             return
         with contextlib.suppress(Exception):  # a harness that went away resumes from the ledger
-            await deliverer.notify(method, emission.body.get("params"))
+            await deliverer.tell(emission)
 
     async def _supervise(self, agent: str, harness: Harness) -> None:
         """Run a harness; if it dies, mark the agent unavailable and start it again."""

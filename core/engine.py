@@ -7,53 +7,45 @@ owns the transaction: emissions may be sent only after it commits.
 
 The engine is where text crosses into the host and out of it, so its `redactor` stands at both
 doors: every event's text loses its secrets in `ingest`, before the ledger, a delivery or a
-prompt sees it, and every outbound action's text in `queue_action`, before the outbox holds it.
+prompt sees it, and every outbound action's text in `queue_action`, before the outbox holds
+it.
 """
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-from functools import partial
-from typing import Any, Final
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
 
 from core.actions import Action, React, redacted, to_record
-from core.attention import ChatterShape, assess, chatter_shape, follows_thread
 from core.attention_context import Context
-from core.clock import Clock, format_time, parse_time
+from core.audience import Audience, in_channel, outside_thread
+from core.changes import cancel_all, revise_edit, typing_hints
+from core.clock import Clock, format_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
-from core.constraints import constrain, select_responder
-from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
-from core.emission import Emission
-from core.envelope import cancelled, deliver, shared_params, typing
-from core.errors import StoreError
-from core.events import AuthorKind, ChatEvent, Conversation, ConversationKind, EventKind
-from core.followup import DIGEST_KIND, REMINDER_KIND, FollowUp
-from core.intent import DEFAULT_RULES, Intent, IntentClassifier
+from core.deciding import Decider
+from core.decision import Decision, Disposition, InjectionMode, Policy
+from core.deliveries import Framer, LedgerDeliveries
+from core.emission import Cancel, Emission, Escalation, Queued
+from core.events import ChatEvent, EventKind
+from core.followup import DIGEST_KIND, FollowUp
+from core.intent import DEFAULT_RULES, IntentClassifier
 from core.manifest import Workspace
 from core.redact import Redactor
-from core.revisions import answered_in_gap, is_late, revise_for_edit
 from core.signals import GlyphMap, Signal
 from core.state import State
-from core.store import ClaimResult, Store, StoredDelivery
+from core.store import ClaimResult, Store
 
 __all__ = ["Emission", "Engine", "Outcome"]
 
-log = logging.getLogger(__name__)
-
-_TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
 _CHAT_KINDS = frozenset(LEDGER_KINDS.values())
 LEFT_KIND = "x.c2a.left"
-_TYPING_LASTS = timedelta(seconds=10)
 # Reading an enum member off its class costs a lookup on every use; the hot paths read these.
 _MESSAGE = EventKind.MESSAGE
 _EDIT = EventKind.EDIT
 _DELETE = EventKind.DELETE
 _TYPING = EventKind.TYPING
-_THREAD = ConversationKind.THREAD
 _MUST = Policy.MUST_RESPOND
-_Answer = tuple[Directedness, Policy, InjectionMode, str, Priority]
 
 
 @dataclass(slots=True)
@@ -76,7 +68,6 @@ class Engine:
         *,
         classifier: IntentClassifier | None = None,
         glyphs: GlyphMap | None = None,
-        compact: bool = False,
         redactor: Redactor | None = None,
     ) -> None:
         self.workspace = workspace
@@ -86,7 +77,8 @@ class Engine:
         self.clock = clock
         self.classifier = classifier or _rules_for(workspace)
         self.glyphs = glyphs or workspace.glyphs
-        self.compact = compact
+        self.framer = Framer(workspace, self.glyphs, self.classifier)
+        self.deliveries = LedgerDeliveries(store, clock, self.framer)
         self.state = State(workspace)
         self.unavailable: dict[str, datetime] = {}
         self.followup = FollowUp(
@@ -95,14 +87,12 @@ class Engine:
             workspace,
             self.classifier,
             unavailable=self.unavailable,
-            redeliver=partial(self.redeliver, compact=compact),
+            redeliver=self.deliveries.delivery,
             queue=self.queue_action,
             event=self.event,
         )
-        # Agents whose manifest user id was found not to be their bot's (logged once each).
-        self._misnamed: set[str] = set()
-        # The rules' answer to plain channel chatter, per shape and agent (`_chatter`).
-        self._chatter_answers: dict[ChatterShape, dict[str, _Answer]] = {}
+        self.audience = Audience(workspace)
+        self.decider = Decider(workspace, store)
 
     async def rebuild(self) -> int:
         """Fold the whole ledger into a fresh state (after a restart); returns events read."""
@@ -160,12 +150,13 @@ class Engine:
         stamp = format_time(now)
         state = self.state
         resolved = state.resolve(event)
-        receivers = self._receivers(resolved, via)
-        resolved = self._name_receiver(resolved, via)
+        audience = self.audience
+        receivers = audience.receivers(resolved, via)
+        resolved = audience.name_receiver(resolved, via)
         seq = await self.store.append(
             resolved.event_id,
             LEDGER_KINDS[resolved.kind],
-            self._principal(resolved),
+            audience.principal(resolved),
             event_to_data(resolved),
             stamp,
         )
@@ -186,76 +177,61 @@ class Engine:
             return first, []
         # A repeat is decided only for agents whose own connection is new to it: visibility
         # through membership was settled when the event first arrived.
-        audience = (
-            self._audience(resolved, receivers, decided)
+        told = (
+            audience.seeing(resolved, state, receivers, decided)
             if first
             else [a for a in receivers if a not in decided]
         )
+        decide = self.decider.decide
         ctx = Context.build(resolved, self.workspace, state, self.classifier, self.glyphs, now)
-        outside = self._outside_thread(resolved, audience, ctx)
+        outside = outside_thread(resolved, told, ctx)
         if outside:
             # Also posted to the channel: whoever does not follow the thread meets it there.
-            channel = _in_channel(resolved)
-            inside = [agent for agent in audience if agent not in outside]
-            decisions = await self._decide(resolved, inside, ctx)
+            channel = in_channel(resolved)
+            inside = [agent for agent in told if agent not in outside]
+            decisions = await decide(resolved, inside, ctx, state)
             channel_ctx = Context.build(
                 channel, self.workspace, state, self.classifier, self.glyphs, now
             )
-            decisions += await self._decide(channel, outside, channel_ctx)
+            decisions += await decide(channel, outside, channel_ctx, state)
         else:
-            decisions = await self._decide(resolved, audience, ctx)
+            decisions = await decide(resolved, told, ctx, state)
         emissions: list[Emission] = []
         if target is not None:
-            decisions, cancels = self._revise_edit(decisions, target.delivered, target.answered)
+            decisions, cancels = revise_edit(decisions, target.delivered, target.answered)
             emissions.extend(cancels)
         if decisions:
             await self.store.record_decisions(seq, decisions, stamp)
-        shared = shared_params(resolved, seq, self.workspace, self.glyphs, now) if decisions else {}
-        if outside:
-            channel_shared = shared_params(channel, seq, self.workspace, self.glyphs, now)
-        looped = False
-        for decision in decisions:
-            seen_in_channel = bool(outside) and decision.agent in outside
-            message = deliver(
-                channel if seen_in_channel else resolved,
-                decision,
-                channel_shared if seen_in_channel else shared,
-                self.workspace,
-                ctx.intents,
-                compact=self.compact,
-            )
-            emissions.append(Emission(decision.agent, "rpc", message))
-            if decision.policy is _MUST:  # only those get a fast acknowledgement
-                emissions.extend(await self._signals(resolved, decision, stamp))
-            looped = looped or decision.reason == "loop_limit"
-        if looped:
-            emissions.extend(await self._escalate_loop(resolved, stamp))
+            copies = dict.fromkeys(outside, channel) if outside else {}
+            emissions.extend(await self._tell(resolved, copies, decisions, seq, ctx, stamp))
         state.apply(resolved, decisions, first=first)
-        await self._answered_in_gap(resolved, ctx, first)
+        await self.decider.answered_in_gap(resolved, ctx, first, state)
         return first, emissions
 
-    async def _answered_in_gap(self, reply: ChatEvent, ctx: Context, first: bool) -> None:
-        """A late reply, new to the ledger, answers late questions still waiting for their
-        agents: each such `must_respond` becomes `may_respond`
-        (`core.revisions.answered_in_gap`)."""
-        if not first or reply.kind is not _MESSAGE or not is_late(reply, ctx.now):
-            return
-        for agent in self.workspace.agent_ids:
-            for delivery in await self.store.pending(agent):
-                if delivery.decision.policy is not _MUST:
-                    continue
-                entry = await self.store.entry(delivery.seq)
-                if entry is None or entry.kind != LEDGER_KINDS[_MESSAGE]:
-                    continue
-                question = event_from_data(entry.data)
-                received = parse_time(entry.ts)
-                revised = answered_in_gap(delivery.decision, question, received, reply, ctx)
-                if revised is not None and await self.store.revise_pending(delivery.seq, revised):
-                    self.state.note_revised(question, revised)
-
-    def _read_intents(self, event: ChatEvent) -> frozenset[Intent]:
-        """The event's intents (a delivery reads them only for a knock's topic)."""
-        return self.classifier.classify(event.text) if event.kind in _TEXT_KINDS else frozenset()
+    async def _tell(
+        self,
+        event: ChatEvent,
+        told: dict[str, ChatEvent],
+        decisions: list[Decision],
+        seq: int,
+        ctx: Context,
+        stamp: str,
+    ) -> list[Emission]:
+        """Each agent's delivery of a decided event (of its channel copy for those in `told`),
+        the fast acknowledgements and, once, a loop's escalation."""
+        framer = self.framer
+        facts = framer.facts(event)
+        emissions: list[Emission] = []
+        looped = False
+        for decision in decisions:
+            copy = told.get(decision.agent, event)
+            emissions.append(framer.delivery(copy, decision, seq, facts, ctx.intents, ctx.now))
+            if decision.policy is _MUST:  # only those get a fast acknowledgement
+                emissions.extend(await self._signals(event, decision, stamp))
+            looped = looped or decision.reason == "loop_limit"
+        if looped:
+            emissions.extend(await self._escalate_loop(event, stamp))
+        return emissions
 
     async def _fill_text(self, event: ChatEvent) -> None:
         """A bot not allowed to read message content receives messages blank; when a copy
@@ -272,185 +248,25 @@ class Engine:
             await self.store.fill_text(event.event_id, event.text)
             target.text = event.text
 
-    def _name_receiver(self, event: ChatEvent, via: str | None) -> ChatEvent:
-        """The event, naming the agent whose connection received it when the platform vouches
-        that it does: it was sent because it names that bot (`names_receiver`, a mention
-        event), or its text names the connection's own bot user (`bot_user_id`) while
-        the manifest knows no agent by that id. The receiving agent is the one the manifest
-        binds to `bot_user_id`, else `via`; its manifest user id is added to the mentions, so
-        the rules see the mention even when the manifest's id is not the bot's (an app
-        reinstalled, an id mistyped). That mismatch is logged once per agent."""
-        own = event.bot_user_id
-        if not event.names_receiver and (own is None or own not in event.mentions.users):
-            return event
-        if event.kind not in _TEXT_KINDS:
-            return event
-        workspace = self.workspace
-        known = workspace.agent_for(event.platform, own)
-        if not event.names_receiver and known is not None:
-            return event  # the text names a bot the manifest knows: the rules see it
-        agent = known or (via if via in workspace.manifest.agents else None)
-        me = workspace.user_id(event.platform, agent) if agent is not None else None
-        if agent is None or me is None or me in event.mentions.users:
-            return event
-        if agent not in self._misnamed:
-            self._misnamed.add(agent)
-            log.warning(
-                "%s agent %s: the platform delivered a mention of it, but its text names %s, "
-                "not the manifest's user id %s; taken as a mention of %s (check "
-                "agents.%s.%s.user_id against the bot's own id)",
-                event.platform,
-                agent,
-                ", ".join(event.mentions.users) or "no user",
-                me,
-                agent,
-                agent,
-                event.platform,
-            )
-        mentions = replace(event.mentions, users=(*event.mentions.users, me))
-        return replace(event, mentions=mentions)
-
-    def _outside_thread(self, event: ChatEvent, audience: list[str], ctx: Context) -> list[str]:
-        """Of a thread reply also posted to its channel, the audience that does not follow the
-        thread (`follows_thread`): they are told of it as a message in the channel."""
-        if not event.also_in_channel or event.conversation.kind is not _THREAD:
-            return []
-        return [agent for agent in audience if not follows_thread(ctx, agent)]
-
-    def _receivers(self, event: ChatEvent, via: str | None) -> list[str]:
-        """The agents whose own connections received this payload."""
-        found = []
-        if via is not None and via in self.workspace.manifest.agents:
-            found.append(via)
-        bot = self.workspace.agent_for(event.platform, event.bot_user_id)
-        if bot is not None and bot not in found:
-            found.append(bot)
-        return found
-
-    def _audience(self, event: ChatEvent, receivers: list[str], decided: set[str]) -> list[str]:
-        """Agents that can see the event and have no decision for it yet, in manifest order."""
-        state = self.state
-        author = self.workspace.agent_for(event.platform, event.author.id)
-        target = state.target(event) if event.kind is _EDIT else None
-        seen_before = target.delivered if target is not None else {}
-        members = state.members.get(event.conversation.scope, ())  # who can see it
-        return [
-            agent
-            for agent in self.workspace.agent_ids
-            if agent not in decided
-            and (agent in members or agent in receivers or agent == author or agent in seen_before)
-        ]
-
-    async def _decide(self, event: ChatEvent, audience: list[str], ctx: Context) -> list[Decision]:
-        shape = chatter_shape(event, ctx)
-        if shape is not None:
-            answers = self._chatter_answers.setdefault(shape, {})
-            return [self._chatter(event, agent, answers, ctx) for agent in audience]
-        assessed = {
-            agent: constrain(assess(event, agent, ctx), event, agent, ctx) for agent in audience
-        }
-        # Only agents still free to answer after the constraints compete for the claim.
-        candidates = [agent for agent, a in assessed.items() if a.candidate]
-        decisions = {agent: a.decision for agent, a in assessed.items()}
-        if candidates:
-            holder = await self._holder(event, candidates, ctx)
-            for agent in candidates:
-                decision = decisions[agent]
-                if agent == holder:
-                    decisions[agent] = replace(
-                        decision, mode=InjectionMode.BUFFERED, claimed_by=agent
-                    )
-                else:
-                    decisions[agent] = replace(
-                        decision,
-                        policy=Policy.MUST_NOT_RESPOND,
-                        reason="claimed_by_other",
-                        claimed_by=holder,
-                    )
-        if event.content_withheld:
-            # Without the text a model turn cannot answer it: knock, saying the text is missing.
-            for agent, decision in decisions.items():
-                if decision.mode in (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE):
-                    decisions[agent] = replace(decision, mode=InjectionMode.NOTIFY)
-        return [decisions[agent] for agent in audience]
-
-    def _chatter(
-        self, event: ChatEvent, agent: str, answers: dict[str, _Answer], ctx: Context
-    ) -> Decision:
-        """Plain channel chatter, most of any channel's traffic: the rules decide the first
-        event of each shape for each agent, and later ones of the shape reuse that answer (from
-        `answers`) with their own id."""
-        answer = answers.get(agent)
-        if answer is not None:
-            return Decision(event.event_id, agent, *answer)
-        decision = constrain(assess(event, agent, ctx), event, agent, ctx).decision
-        answer = (
-            decision.directedness,
-            decision.policy,
-            decision.mode,
-            decision.reason,
-            decision.priority,
-        )
-        if decision == Decision(event.event_id, agent, *answer):  # nothing more to it
-            answers[agent] = answer
-        return decision
-
-    async def _holder(self, event: ChatEvent, candidates: list[str], ctx: Context) -> str:
-        """The agent holding the event's claim, selecting and claiming one if nobody does."""
-        held = self.state.claim_holder(event.event_id, ctx.now)
-        if held is not None:
-            return held
-        settings = self.workspace.settings
-        chosen = select_responder(
-            candidates, self.state.busy, settings.selection, self.workspace.agent_ids
-        )
-        result = await self.store.claim(event.event_id, chosen, ctx.now, settings.claim_ttl_ms)
-        self.state.note_claim(event.event_id, result.holder, result.expires_at)
-        return result.holder
-
-    def _revise_edit(
-        self,
-        decisions: list[Decision],
-        delivered: dict[str, Decision],
-        answered: set[str],
-    ) -> tuple[list[Decision], list[Emission]]:
-        revised: list[Decision] = []
-        cancels: list[Emission] = []
-        for decision in decisions:
-            prior = delivered.get(decision.agent)
-            supersedes = prior.event_id if prior is not None else None
-            revised.append(revise_for_edit(decision, prior, decision.agent in answered, supersedes))
-            if supersedes is not None:
-                cancels.append(Emission(decision.agent, "rpc", cancelled(supersedes, "superseded")))
-        return revised, cancels
-
     async def _delete(self, event: ChatEvent, first: bool) -> list[Emission]:
         """A deleted message becomes a tombstone; every agent that had it is told to drop it."""
         target = self.state.target(event)
         if target is None or not first or target.deleted:
             return []
         await self.store.tombstone(list(target.versions))
-        emissions = [
-            Emission(agent, "rpc", cancelled(decision.event_id, "deleted"))
-            for agent, decision in sorted(target.delivered.items(), key=self._agent_order)
-        ]
+        emissions = cancel_all(target.delivered, self.workspace.agent_ids, "deleted")
         self.state.apply(event, [])
         return emissions
-
-    def _agent_order(self, item: tuple[str, Any]) -> int:
-        return self.workspace.agent_ids.index(item[0])
 
     def _typing(self, event: ChatEvent, via: str | None) -> list[Emission]:
         """Typing is a passing hint, not a chat event: forwarded, never put in the ledger. Each
         agent's own connection reports typing to it, so a copy goes only to the agent whose
         connection received it (to everyone who can see the conversation when none is named)."""
         resolved = self.state.resolve(event)
-        receivers = self._receivers(resolved, via)
+        receivers = self.audience.receivers(resolved, via)
         author = self.workspace.agent_for(resolved.platform, resolved.author.id)
-        until = format_time(resolved.created_at + _TYPING_LASTS)
-        message = typing(resolved, until)
-        targets = receivers or self._audience(resolved, receivers, set())
-        return [Emission(agent, "rpc", message) for agent in targets if agent != author]
+        targets = receivers or self.audience.seeing(resolved, self.state, receivers, set())
+        return typing_hints(resolved, targets, author)
 
     async def _signals(self, event: ChatEvent, decision: Decision, stamp: str) -> list[Emission]:
         """The fast acknowledgement: `seen` on a must_respond event, `queued` when over budget,
@@ -482,7 +298,7 @@ class Engine:
         )
         if not await self.queue_action(action, stamp):
             return []
-        return [Emission(decision.agent, "outbound", to_record(action))]
+        return [Queued(decision.agent, action)]
 
     async def _escalate_loop(self, event: ChatEvent, stamp: str) -> list[Emission]:
         """A bot-to-bot loop that hit the limit is escalated to the lead once per run."""
@@ -492,14 +308,7 @@ class Engine:
         lead = self.workspace.lead
         if not await self.store.record_escalation(lead, "loop_limit", key, event.event_id, stamp):
             return []
-        body = {"reason": "loop_limit", "conversation": key, "eventId": event.event_id}
-        return [Emission(lead, "escalation", body)]
-
-    def _principal(self, event: ChatEvent) -> str:
-        agent = self.workspace.agent_for(event.platform, event.author.id)
-        if agent is not None or event.author.kind is AuthorKind.AGENT:
-            return f"agent:{agent}"
-        return f"{event.platform}:{event.author.id}"
+        return [Escalation(lead, "loop_limit", key, event.event_id)]
 
     # ---- out ---------------------------------------------------------------------------------
 
@@ -511,40 +320,6 @@ class Engine:
         return await self.store.put_outbox(clean.key, clean.agent, to_record(clean), at)
 
     # ---- to the harnesses --------------------------------------------------------------------
-
-    async def redeliver(
-        self, delivery: StoredDelivery, attempt: int, *, compact: bool
-    ) -> dict[str, Any]:
-        """The `chat/deliver` request for a stored delivery, rebuilt from the ledger: the same
-        event id and idempotency key as the first time, with this `attempt` number. A reminder
-        carries the original event's content and `reminds` naming it."""
-        entry = await self.store.entry(delivery.seq)
-        reminds = entry.data.get("reminds") if entry and entry.kind == REMINDER_KIND else None
-        if reminds is not None:
-            seq = await self.store.sequence_of(reminds)
-            entry = await self.store.entry(seq) if seq is not None else None
-        if entry is None:
-            raise StoreError(
-                f"delivery {delivery.decision.idempotency_key} names seq {delivery.seq}, "
-                "which the ledger lacks"
-            )
-        event = event_from_data(entry.data)
-        received = parse_time(entry.ts)
-        shared = shared_params(event, entry.seq, self.workspace, self.glyphs, received)
-        message = deliver(
-            event,
-            delivery.decision,
-            shared,
-            self.workspace,
-            partial(self._read_intents, event),
-            compact=compact,
-            attempt=attempt,
-        )
-        if reminds is not None:
-            message["params"]["eventId"] = delivery.decision.event_id
-            message["params"]["reminds"] = reminds
-            message["params"]["timing"] = {**shared["timing"], "sequence": delivery.seq}
-        return message
 
     def note_members(self, scope: str, agents: set[str]) -> None:
         """Agents a platform lookup says are in a channel (kept until the next start, when the
@@ -573,8 +348,8 @@ class Engine:
         self.state.note_claim(event_id, result.holder, result.expires_at)
         if not result.granted:
             return result, []
-        others = [
-            Emission(d.decision.agent, "rpc", cancelled(event_id, "claimed_by_other"))
+        others: list[Emission] = [
+            Cancel(d.decision.agent, event_id, "claimed_by_other")
             for d in await self.store.deliveries(event_id)
             if d.decision.agent != agent and d.decision.policy is not Policy.MUST_NOT_RESPOND
         ]
@@ -606,12 +381,6 @@ class Engine:
         seq = await self.store.sequence_of(event_id)
         entry = await self.store.entry(seq) if seq is not None else None
         return event_from_data(entry.data) if entry is not None else None
-
-
-def _in_channel(event: ChatEvent) -> ChatEvent:
-    """A thread reply as the message it also is in the thread's channel."""
-    channel = Conversation(id=event.conversation.scope, kind=ConversationKind.CHANNEL)
-    return replace(event, conversation=channel)
 
 
 def _rules_for(workspace: Workspace) -> IntentClassifier:

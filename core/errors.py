@@ -11,7 +11,7 @@
     │   ├── PermanentSendError    never (no such channel, not allowed): the action fails
     │   └── SendOutcomeUnknown    it may have landed: the outbox looks before any resend
     ├── LinkError             the C2A link to a harness
-    │   ├── ProtocolError         a message that cannot go on the wire (core/jsonrpc.py)
+    │   ├── ProtocolError         a message that cannot go on the wire (harness_bridge/jsonrpc.py)
     │   ├── RpcError              a JSON-RPC error answer (harness_bridge/rpc.py)
     │   │   └── MalformedResponse     an answer that is not a response (harness_bridge/rpc.py)
     │   └── SessionError          no session agreed in `initialize` (harness_bridge/session.py)

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from core.actions import Action, Post, to_record
+from core.actions import Action, Post
 from core.clock import Clock, format_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.digest import DigestItem, summarise
-from core.emission import Emission
+from core.emission import Delivery, Emission, Escalation, Queued
 from core.events import ChatEvent, ConversationKind, EventKind
 from core.intent import IntentClassifier, topic
 from core.manifest import Workspace
@@ -43,8 +43,8 @@ UNAVAILABLE_NOTICE = (
 )
 
 
-# The chat/deliver request for a stored delivery, on this attempt (`Engine.redeliver`).
-Redeliver = Callable[[StoredDelivery, int], Awaitable[dict[str, Any]]]
+# What an agent is told of a stored delivery (`LedgerDeliveries.delivery`).
+Redeliver = Callable[[StoredDelivery], Awaitable[Delivery]]
 # Put an outbound action in the outbox, redacted, once per key (`Engine.queue_action`).
 Queue = Callable[[Action, str], Awaitable[bool]]
 # An event as the ledger holds it (`Engine.event`).
@@ -157,8 +157,7 @@ class FollowUp:
             Priority.LOW,
         )
         await self.store.record_decisions(seq, [decision], stamp)
-        message = await self.redeliver(StoredDelivery(decision, seq, "pending", 0, None), 1)
-        return [Emission(agent, "rpc", message)]
+        return [await self.redeliver(StoredDelivery(decision, seq, "pending", 0, None))]
 
     def _topic(self, data: dict[str, Any]) -> str:
         text = str(data.get("text", ""))
@@ -166,7 +165,7 @@ class FollowUp:
 
     async def _notices(self, agent: str, stamp: str) -> list[Emission]:
         """A short notice, once per event, to people waiting on an agent whose harness is down."""
-        emissions = []
+        emissions: list[Emission] = []
         for delivery in await self.store.pending(agent):
             decision = delivery.decision
             if decision.policy is not Policy.MUST_RESPOND or decision.reason == "reminder":
@@ -185,7 +184,7 @@ class FollowUp:
                 in_reply_to=event.event_id,
             )
             if await self.queue(action, stamp):
-                emissions.append(Emission(agent, "outbound", to_record(action)))
+                emissions.append(Queued(agent, action))
         return emissions
 
     async def _remind(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
@@ -208,8 +207,7 @@ class FollowUp:
         )
         await self.store.record_decisions(seq, [reminder], stamp)
         stored = StoredDelivery(reminder, seq, "pending", 0, None)
-        message = await self.redeliver(stored, 1)
-        return [Emission(original.agent, "rpc", message)]
+        return [await self.redeliver(stored)]
 
     async def _reminder_data(
         self, delivery: StoredDelivery, reminder_id: str, stamp: str
@@ -239,12 +237,6 @@ class FollowUp:
         lead = self.workspace.lead
         if not await self.store.record_escalation(lead, "unanswered", where, original, stamp):
             return []
-        body = {
-            "reason": "unanswered",
-            "conversation": where,
-            "eventId": original,
-            "responsible": f"agent:{reminder.agent}",
-        }
-        return [Emission(lead, "escalation", body)]
+        return [Escalation(lead, "unanswered", where, original, f"agent:{reminder.agent}")]
 
     # ---- from the agents ---------------------------------------------------------------------

@@ -4,14 +4,17 @@ earlier version, and a late question another person already answered in the gap.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Final
 
 from core.attention_context import Context
 from core.decision import Decision, Directedness, Policy
 from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
-from core.wire import LATE_AFTER
 
-__all__ = ["answered_in_gap", "is_late", "revise_for_edit"]
+__all__ = ["LATE_AFTER", "answered_in_gap", "is_late", "revise_for_edit"]
+
+LATE_AFTER: Final = timedelta(minutes=1)
+"""An event the host received more than this after it was sent is late (`is_late`)."""
 
 TO_ME = Directedness.TO_ME
 MUST, MAY = Policy.MUST_RESPOND, Policy.MAY_RESPOND

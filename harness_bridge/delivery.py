@@ -5,6 +5,10 @@ An event counts as delivered only when the harness answers its `chat/deliver` re
 is still pending when a harness dies is sent again, from the oldest, when it comes back.
 Notifications (a cancellation, typing) go through `notify`, which waits a bounded time: the host
 sends them from its receive path, which a harness that stops reading must not hold up.
+
+The deliverer asks the host only through `core.deliveries.DeliveryPort`: which deliveries are
+pending, the typed `Delivery` of each, and the bookkeeping of each attempt. The message a
+harness reads is built from that value here, once per send (`harness_bridge.envelope`).
 """
 
 from __future__ import annotations
@@ -15,12 +19,13 @@ from dataclasses import replace
 
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from core.clock import format_time
-from core.engine import Engine
+from core.deliveries import DeliveryPort
+from core.emission import Cancel, Typing
 from core.store import StoredDelivery
-from core.wire import METHOD_DELIVER
+from harness_bridge.envelope import deliver_request, notification
 from harness_bridge.rpc import Connection, Params, RpcError
 from harness_bridge.session import Session
+from harness_bridge.wire import METHOD_DELIVER
 
 __all__ = ["NOTIFY_TIMEOUT", "Deliverer"]
 
@@ -35,7 +40,7 @@ class Deliverer:
     def __init__(
         self,
         agent: str,
-        engine: Engine,
+        deliveries: DeliveryPort,
         connection: Connection,
         session: Session,
         *,
@@ -45,7 +50,7 @@ class Deliverer:
         backoff: float = 0.5,
     ) -> None:
         self.agent = agent
-        self.engine = engine
+        self.deliveries = deliveries
         self.connection = connection
         self.session = session
         self.timeout = timeout
@@ -59,7 +64,7 @@ class Deliverer:
         acknowledged. Stops (raising `Closed`) when the harness goes away; what is left stays
         pending for the next `resume`."""
         done = 0
-        while batch := await self.engine.store.pending(self.agent):
+        while batch := await self.deliveries.pending(self.agent):
             for delivery in batch:
                 await self.send(delivery)
                 done += 1
@@ -68,9 +73,11 @@ class Deliverer:
     async def send(self, delivery: StoredDelivery) -> None:
         """Deliver one event until acknowledged: a timeout is retried with backoff; a refusal
         (the harness says the request is invalid) is final and recorded as `failed`."""
-        store = self.engine.store
+        port = self.deliveries
         decision = delivery.decision
-        decision = replace(decision, mode=self.session.mode_for(decision.mode))
+        stored = replace(
+            delivery, decision=replace(decision, mode=self.session.mode_for(decision.mode))
+        )
         attempt = delivery.attempt
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.attempts),
@@ -82,11 +89,9 @@ class Deliverer:
             async for trial in retrying:
                 with trial:
                     attempt += 1
-                    async with store.transaction():
-                        await store.note_attempt(decision.event_id, self.agent, attempt)
-                    message = await self.engine.redeliver(
-                        replace(delivery, decision=decision), attempt, compact=self.session.compact
-                    )
+                    await port.note_attempt(stored, attempt)
+                    told = await port.delivery(stored)
+                    message = deliver_request(told, compact=self.session.compact, attempt=attempt)
                     self.sent.append(decision.event_id)
                     await self.connection.request(
                         METHOD_DELIVER,
@@ -95,10 +100,13 @@ class Deliverer:
                         timeout=self.timeout,
                     )
         except RpcError as exc:
-            await self._failed(delivery, f"refused by the harness: {exc.message}")
+            await port.failed(stored, f"refused by the harness: {exc.message}")
             return
-        async with store.transaction():
-            await store.mark_delivered(decision.event_id, self.agent, attempt)
+        await port.delivered(stored, attempt)
+
+    async def tell(self, emission: Cancel | Typing) -> None:
+        """Send a cancellation or a typing hint (see `notify`)."""
+        await self.notify(*notification(emission))
 
     async def notify(self, method: str, params: Params) -> None:
         """Send a notification, giving up (logged) when the harness has not taken it within
@@ -114,9 +122,3 @@ class Deliverer:
                 method,
                 self.notify_timeout,
             )
-
-    async def _failed(self, delivery: StoredDelivery, reason: str) -> None:
-        store = self.engine.store
-        stamp = format_time(self.engine.clock.now())
-        async with store.transaction():
-            await store.mark_failed(delivery.decision.event_id, self.agent, reason, stamp)

@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from core.wire import METHOD_CANCELLED, METHOD_DELIVER, CancelledParams, parse_deliver
 from harness_bridge.rpc import INVALID_PARAMS, Connection, RpcError
+from harness_bridge.wire import METHOD_CANCELLED, METHOD_DELIVER, CancelledParams, parse_deliver
 
 __all__ = ["Mailbox", "MailboxEntry", "serve_mailbox"]
 

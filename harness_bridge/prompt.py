@@ -39,7 +39,7 @@ from datetime import datetime
 from typing import Final
 
 from core.decision import InjectionMode
-from core.wire import (
+from harness_bridge.wire import (
     LATE_AFTER,
     CompactDeliverParams,
     ContentPart,

@@ -16,13 +16,14 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from core.errors import LinkError
-from core.jsonrpc import (
+from harness_bridge.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     BadLine,
+    JsonRpcError,
     JsonRpcNotification,
     JsonRpcRequest,
     JsonRpcResponse,
@@ -67,10 +68,7 @@ class RpcError(LinkError):
         self.data = data
 
     def to_wire(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.rpc_code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
+        return JsonRpcError(code=self.rpc_code, message=self.message, data=self.data).to_wire()
 
 
 class MalformedResponse(RpcError):

@@ -22,17 +22,17 @@ from typing import Any, Protocol
 from core.agent_port import AgentPort
 from core.clock import Clock
 from core.engine import Engine
-from core.jsonrpc import ClientInfo
-from core.wire import METHOD_CANCELLED, METHOD_TYPING
 from harness_bridge.backends.openai import TurnResult, record_failure, session_of
 from harness_bridge.backends.stdio import HOST_CAPABILITIES, HOST_INFO
 from harness_bridge.delivery import Deliverer
+from harness_bridge.jsonrpc import ClientInfo
 from harness_bridge.mailbox import Mailbox, serve_mailbox
 from harness_bridge.rpc import Connection
 from harness_bridge.session import accept_initialize, initialize
 from harness_bridge.tools import ChatTools, ToolError
 from harness_bridge.transport import MemoryTransport
 from harness_bridge.turns import Assembler, Turn, starts_turn
+from harness_bridge.wire import METHOD_CANCELLED, METHOD_TYPING
 from harness_bridge.working import working
 
 __all__ = ["InProcessHarness", "ModelLoop"]
@@ -96,7 +96,7 @@ class InProcessHarness:
         host.start()
         session = await initialize(host, HOST_INFO, HOST_CAPABILITIES)
         self._host, self._harness = host, harness
-        self.deliverer = Deliverer(self.agent, self.engine, host, session)
+        self.deliverer = Deliverer(self.agent, self.engine.deliveries, host, session)
         self._tasks.append(asyncio.create_task(self._timer(), name=f"turns-{self.agent}"))
         return self.deliverer
 

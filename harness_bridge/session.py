@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from core.decision import InjectionMode
 from core.errors import LinkError
-from core.jsonrpc import (
+from harness_bridge.jsonrpc import (
     COMPACT_VIEW,
     METHOD_INITIALIZE,
     PROTOCOL_VERSIONS,

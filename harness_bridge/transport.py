@@ -2,9 +2,9 @@
 socket), one message per websocket text frame, and in memory.
 
 A transport sends JSON objects and receives typed messages through the one parse path,
-`core.jsonrpc.parse_line`: anything else comes back as a `BadLine` value carrying the reason,
-never as an exception, so a reader loop goes on. A line longer than `MAX_LINE` is read to its
-end, dropped and reported as a `BadLine`.
+`harness_bridge.jsonrpc.parse_line`: anything else comes back as a `BadLine` value carrying the
+reason, never as an exception, so a reader loop goes on. A line longer than `MAX_LINE` is read
+to its end, dropped and reported as a `BadLine`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import aiohttp
 from aiohttp import web
 
-from core.jsonrpc import BadLine, Message, encode_message, parse_line
+from harness_bridge.jsonrpc import BadLine, Message, encode_message, parse_line
 
 __all__ = [
     "MAX_LINE",
@@ -42,7 +42,7 @@ class Closed(Exception):
 class Transport(Protocol):
     """Carries JSON-RPC messages both ways. `receive` returns the next message or a `BadLine`,
     and raises `Closed` once the peer is gone; `send` raises `Closed` if it cannot be delivered
-    (and `core.jsonrpc.ProtocolError` if the message cannot be encoded)."""
+    (and `harness_bridge.jsonrpc.ProtocolError` if the message cannot be encoded)."""
 
     async def send(self, message: dict[str, Any]) -> None: ...
 

@@ -58,7 +58,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from core.engine import Engine
 from core.engine_port import EnginePort
-from core.wire import parse_deliver
 from harness_bridge.backends.acp_client import PermissionPolicy, cancel, progress_note
 from harness_bridge.backends.acp_sessions import (
     AgentProcess,
@@ -70,6 +69,7 @@ from harness_bridge.backends.registry import settings_error
 from harness_bridge.prompt import render_turn
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.turns import Turn
+from harness_bridge.wire import parse_deliver
 from harness_bridge.working import progress
 
 __all__ = ["AcpHarness", "AcpModelLoop", "AcpSettings", "from_settings"]

@@ -43,7 +43,6 @@ from types import TracebackType
 from typing import Any, Literal, Protocol, Self
 
 from core.agent_port import AgentPort
-from core.wire import parse_deliver
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import (
     EVENT_ID_FIELDS,
@@ -57,6 +56,7 @@ from harness_bridge.backends.chat_completions import (
 from harness_bridge.prompt import RESPONSE_RULES, render_turn
 from harness_bridge.tools import ChatTools, ToolError
 from harness_bridge.turns import Turn
+from harness_bridge.wire import parse_deliver
 
 __all__ = [
     "ModelError",

@@ -22,9 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from core.agent_port import AgentPort
 from core.engine import Engine
 from core.engine_port import EnginePort
-from core.jsonrpc import Capabilities, ClientInfo
 from harness_bridge.backends.registry import settings_error
 from harness_bridge.delivery import Deliverer
+from harness_bridge.jsonrpc import Capabilities, ClientInfo
 from harness_bridge.link_tools import serve_tools
 from harness_bridge.rpc import Connection
 from harness_bridge.session import initialize
@@ -129,7 +129,7 @@ class StdioHarness:
             session.version,
         )
         self.connection = connection
-        self.deliverer = Deliverer(self.agent, self.engine, connection, session)
+        self.deliverer = Deliverer(self.agent, self.engine.deliveries, connection, session)
         self.port.mark_available()
         return self.deliverer
 

@@ -25,12 +25,12 @@ from functools import partial
 from typing import Any, Final, Protocol
 
 from core.decision import Policy
-from core.wire import parse_deliver
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.prompt import choice_messages, plain_line, text_messages
 from harness_bridge.streamed_reply import STREAMING_PLATFORMS, StreamedReply
 from harness_bridge.tools import ChatTools, ToolError
 from harness_bridge.turns import Turn
+from harness_bridge.wire import parse_deliver
 
 __all__ = ["FALLBACK", "TextModel", "TextReplyLoop"]
 

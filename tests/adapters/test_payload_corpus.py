@@ -22,6 +22,7 @@ import pytest
 
 from c2a.host import Host
 from c2a.platforms import installed
+from c2a.records import record_of
 from core.clock import VirtualClock, parse_time
 from core.engine import Emission
 from core.manifest import Workspace, load_manifest
@@ -38,8 +39,9 @@ SLACK_CHANNELS = ("C0GEN", "C0OPS")
 DISCORD_CHANNEL = "820000000000000001"
 
 
-def summary(emission: Emission) -> str:
+def summary(sent: Emission) -> str:
     """One line for what an agent was sent: a delivery's verdict, a cancellation, typing."""
+    emission = record_of(sent)
     body = emission.body
     if emission.kind != "rpc":
         return f"{emission.kind} {body.get('action', body.get('reason', ''))}".strip()

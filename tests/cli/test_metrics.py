@@ -8,6 +8,7 @@ import asyncio
 import logging
 import re
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -23,19 +24,27 @@ from c2a.host import Host
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
 from c2a.platforms import installed
 from c2a.run import WorkspaceRun, run_workspaces
-from core.actions import Action, Post, to_record
+from core.actions import Action, Post, React, to_record
 from core.clock import SystemClock, format_time
-from core.engine import Emission
+from core.decision import Decision, Directedness, InjectionMode, Policy
+from core.emission import Delivery, Emission, Escalation, Facts, Queued
 from core.errors import PermanentSendError, TransientSendError
+from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
 from core.manifest import Workspace, parse_manifest
 from core.outbox import Outbox
+from core.signals import Signal
 from harness_bridge.backends.openai import TurnResult
 
 
 def deliver(policy: str, mode: str) -> Emission:
-    attention = {"policy": policy, "reason": "x", "priority": "normal"}
-    params = {"attention": attention, "injection": {"mode": mode}}
-    return Emission("lead", "rpc", {"method": "chat/deliver", "params": params})
+    decision = Decision(
+        "e1", "lead", Directedness.AMBIENT, Policy(policy), InjectionMode(mode), "x"
+    )
+    conversation = Conversation("C1", ConversationKind.CHANNEL)
+    event = ChatEvent(
+        "e1", EventKind.MESSAGE, "slack", "T1", conversation, Author("U1"), datetime.now(UTC)
+    )
+    return Delivery(decision, event, 1, Facts(None, ()))
 
 
 async def scrape(port: int) -> str:
@@ -57,8 +66,18 @@ def test_metrics_count_deliveries_by_policy_and_mode_and_serve_on_loopback() -> 
             [
                 deliver("must_respond", "buffered"),
                 deliver("must_not_respond", "tool_mailbox"),
-                Emission("lead", "outbound", {"action": "react"}),
-                Emission("lead", "escalation", {"reason": "loop_limit"}),
+                Queued(
+                    "lead",
+                    React(
+                        agent="lead",
+                        platform="slack",
+                        conversation="C1",
+                        key="e1:lead:react:seen",
+                        message_id="1.0",
+                        signal=Signal.SEEN,
+                    ),
+                ),
+                Escalation("lead", "loop_limit", "C1", "e1"),
             ],
         )
         healthy = {"ok": True, "workspaces": {"acme": {"agents": 3, "unavailable": []}}}

@@ -30,11 +30,11 @@ import yaml
 from builders import HUMAN, LEAD, TEAM, slack_body, slack_message
 from fakes.slack import FakeSlack
 
-from core.jsonrpc import PROTOCOL_VERSIONS, Capabilities, ClientInfo
-from core.wire import METHOD_DELIVER
+from harness_bridge.jsonrpc import PROTOCOL_VERSIONS, Capabilities, ClientInfo
 from harness_bridge.rpc import Connection
 from harness_bridge.session import accept_initialize
 from harness_bridge.transport import StreamTransport
+from harness_bridge.wire import METHOD_DELIVER
 
 BOT_TOKEN = "xoxb-lead-burst"
 APP_TOKEN = "xapp-1-lead-burst"

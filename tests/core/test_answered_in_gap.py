@@ -35,8 +35,9 @@ from core.clock import VirtualClock
 from core.decision import Policy
 from core.engine import Emission
 from core.sqlite_store import SQLiteStore
-from core.wire import parse_deliver
+from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import parse_rendered, render_event
+from harness_bridge.wire import parse_deliver
 
 SENT = datetime(2026, 1, 1, 0, 0, tzinfo=UTC)  # slack ts 1767225600, discord 2026-01-01T00:00
 LATE = SENT + timedelta(hours=2)
@@ -106,7 +107,9 @@ def test_a_thread_reply_from_another_person_answers_the_late_question() -> None:
         [stored] = [
             d for d in await rig.host.store.pending("lead") if d.decision.event_id == QUESTION
         ]
-        message = await rig.host.engine.redeliver(stored, 1, compact=False)
+        message = deliver_request(
+            await rig.host.engine.deliveries.delivery(stored), compact=False, attempt=1
+        )
         (event,) = parse_rendered(render_event(parse_deliver(message["params"])))
         assert (event["response_policy"], event["reason"]) == ("may_respond", "answered_in_gap")
         assert event["late"].startswith("sent 3 min before the host received it")

@@ -25,6 +25,7 @@ from builders import (
 )
 
 from adapters.slack import normalise
+from c2a.records import record_of
 from core.clock import VirtualClock, parse_time
 from core.decision import Disposition
 from core.engine import Engine
@@ -117,7 +118,7 @@ def test_an_edit_after_the_agent_answered_is_may_respond() -> None:
         )
         assert edited is not None
         outcome = await engine.ingest(edited)
-        return [e.body for e in outcome.emissions if e.agent == "lead"]
+        return [record_of(e).body for e in outcome.emissions if e.agent == "lead"]
 
     cancel, edit = asyncio.run(scenario())
     assert cancel["params"]["reason"] == "superseded"

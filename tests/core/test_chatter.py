@@ -20,7 +20,7 @@ from builders import (
     slack_message,
 )
 
-import core.engine
+import core.deciding
 from core.attention import ChatterShape, chatter_shape
 from core.attention_context import Context
 from core.events import ChatEvent
@@ -114,9 +114,9 @@ def test_chatter_decided_by_its_shape_is_decided_as_the_rules_decide_it(
             shapes.append(shape)
         return shape
 
-    monkeypatch.setattr(core.engine, "chatter_shape", counting)
+    monkeypatch.setattr(core.deciding, "chatter_shape", counting)
     by_shape, _, _ = run(trace(), workspace())
-    monkeypatch.setattr(core.engine, "chatter_shape", lambda event, ctx: None)
+    monkeypatch.setattr(core.deciding, "chatter_shape", lambda event, ctx: None)
     by_rules, _, _ = run(trace(), workspace())
     assert by_shape == by_rules
     # Most of the trace took the short way, in many shapes.
@@ -131,7 +131,7 @@ def test_only_plain_channel_chatter_has_a_shape(monkeypatch: pytest.MonkeyPatch)
         seen[event.text] = shape = chatter_shape(event, ctx)
         return shape
 
-    monkeypatch.setattr(core.engine, "chatter_shape", recording)
+    monkeypatch.setattr(core.deciding, "chatter_shape", recording)
     run(trace(), workspace())
     assert seen["anyone else seeing slow builds today?"] is not None
     assert seen[f"<@{HUMAN2}> can you look at this?"] is not None

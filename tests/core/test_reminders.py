@@ -9,11 +9,12 @@ from typing import Any
 from builders import local_workspace, slack_body, slack_message
 
 from adapters.slack import normalise
+from c2a.records import record_of
 from core.clock import VirtualClock, parse_time
 from core.decision import Disposition
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
-from core.wire import parse_deliver
+from harness_bridge.wire import parse_deliver
 
 START = parse_time("2026-01-01T00:00:01Z")
 
@@ -39,7 +40,7 @@ async def world(path: str = ":memory:") -> tuple[Engine, VirtualClock, str]:
 
 async def sweep(engine: Engine) -> list[tuple[str, str, dict[str, Any]]]:
     async with engine.store.transaction():
-        return [(e.agent, e.kind, e.body) for e in await engine.sweep()]
+        return [(e.agent, e.kind, e.body) for e in map(record_of, await engine.sweep())]
 
 
 def test_an_unanswered_event_gets_one_reminder_then_one_escalation_to_the_lead() -> None:
@@ -119,7 +120,8 @@ def test_while_a_harness_is_down_a_must_respond_event_gets_blocked_then_a_notice
         assert event is not None
         async with store.transaction():
             outcome = await engine.ingest(event)
-        signals = [e.body["signal"] for e in outcome.emissions if e.kind == "outbound"]
+        records = map(record_of, outcome.emissions)
+        signals = [e.body["signal"] for e in records if e.kind == "outbound"]
         assert signals == ["blocked"]
         assert await sweep(engine) == []
         clock.advance(timedelta(minutes=2))

@@ -18,7 +18,7 @@ from bounds import CALL_SECONDS, bounded, timed
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.jsonrpc import (
+from harness_bridge.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,

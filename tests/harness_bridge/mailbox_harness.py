@@ -12,7 +12,7 @@ import signal
 import sys
 from typing import Any
 
-from core.jsonrpc import Capabilities, ClientInfo
+from harness_bridge.jsonrpc import Capabilities, ClientInfo
 from harness_bridge.mailbox import Mailbox, serve_mailbox
 from harness_bridge.rpc import Connection
 from harness_bridge.session import accept_initialize

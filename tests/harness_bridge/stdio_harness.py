@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from core.jsonrpc import PROTOCOL_VERSIONS, Capabilities, ClientInfo
+from harness_bridge.jsonrpc import PROTOCOL_VERSIONS, Capabilities, ClientInfo
 from harness_bridge.rpc import Connection
 from harness_bridge.session import accept_initialize
 from harness_bridge.transport import stdio_transport

@@ -32,11 +32,13 @@ from world import BASE
 
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
+from core.emission import Cancel, Typing
 from core.engine import Engine
 from core.errors import ManifestError
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.acp import AcpHarness, AcpModelLoop, from_settings
 from harness_bridge.backends.acp_sessions import mcp_server_entry, sessions_file
+from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import RESPONSE_RULES
 from harness_bridge.turns import Turn
 from harness_bridge.working import STATUS_TEXT
@@ -146,9 +148,8 @@ async def tell(bed: Bed, harness: AcpHarness, body: dict[str, Any]) -> None:
     emissions = await bed.ingest(body)
     assert harness.deliverer is not None
     for emission in emissions:
-        method = emission.body.get("method")
-        if emission.kind == "rpc" and method != "chat/deliver":
-            await harness.deliverer.notify(method, emission.body.get("params"))
+        if isinstance(emission, Cancel | Typing):
+            await harness.deliverer.tell(emission)
     await harness.deliverer.resume()
 
 
@@ -160,7 +161,7 @@ async def until(condition: Callable[[], bool]) -> None:
 
 async def turn_of(engine: Engine, event_id: str) -> Turn:
     (delivery,) = [d for d in await engine.store.deliveries(event_id) if d.decision.agent == "lead"]
-    message = await engine.redeliver(delivery, 1, compact=False)
+    message = deliver_request(await engine.deliveries.delivery(delivery), compact=False, attempt=1)
     return Turn(engine.clock.now(), "immediate", (dict(message["params"]),))
 
 

@@ -14,10 +14,13 @@ from builders import LEAD, local_workspace, slack_body, slack_message
 
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
+from core.emission import Delivery
 from core.engine import Engine
-from core.jsonrpc import Capabilities, ClientInfo
 from core.sqlite_store import SQLiteStore
+from core.store import StoredDelivery
 from harness_bridge.delivery import Deliverer
+from harness_bridge.envelope import deliver_request
+from harness_bridge.jsonrpc import Capabilities, ClientInfo
 from harness_bridge.mailbox import Mailbox, serve_mailbox
 from harness_bridge.rpc import Connection
 from harness_bridge.session import Session, initialize
@@ -54,6 +57,21 @@ async def engine_with_dms(store: SQLiteStore) -> tuple[Engine, list[str]]:
     return engine, ids
 
 
+def mailbox_in_memory() -> tuple[Connection, Connection, Mailbox]:
+    """The host's end of an in-memory link, a mailbox harness at the other end, and its
+    mailbox: both ends started, `initialize` still to come."""
+    from harness_bridge.session import accept_initialize
+
+    a, b = MemoryTransport.pair()
+    host, harness = Connection(a, name="harness"), Connection(b, name="host")
+    mailbox = Mailbox()
+    serve_mailbox(harness, mailbox)
+    accept_initialize(harness, ClientInfo(name="h", version="0"), EVERYTHING)
+    host.start()
+    harness.start()
+    return host, harness, mailbox
+
+
 async def start_harness(
     mailbox: Path, *crash_at: str
 ) -> tuple[asyncio.subprocess.Process, Connection]:
@@ -84,7 +102,7 @@ def test_killing_the_harness_mid_stream_redelivers_exactly_the_unacknowledged_in
         async with asyncio.timeout(30):
             process, connection = await start_harness(mailbox_file, "4")
             session = await initialize(connection, HOST, EVERYTHING)
-            first = Deliverer("lead", engine, connection, session, timeout=5)
+            first = Deliverer("lead", engine.deliveries, connection, session, timeout=5)
             with pytest.raises(Closed):
                 await first.resume()
             await process.wait()
@@ -93,7 +111,7 @@ def test_killing_the_harness_mid_stream_redelivers_exactly_the_unacknowledged_in
 
             process, connection = await start_harness(mailbox_file)
             session = await initialize(connection, HOST, EVERYTHING)
-            second = Deliverer("lead", engine, connection, session, timeout=5)
+            second = Deliverer("lead", engine.deliveries, connection, session, timeout=5)
             assert await second.resume() == EVENTS - 3
             await connection.close()
             await process.wait()
@@ -121,18 +139,14 @@ def test_a_redelivery_is_acknowledged_but_stored_once() -> None:
     async def run() -> None:
         store = SQLiteStore()
         engine, ids = await engine_with_dms(store)
-        a, b = MemoryTransport.pair()
-        host, harness = Connection(a, name="harness"), Connection(b, name="host")
-        mailbox = Mailbox()
-        serve_mailbox(harness, mailbox)
-        from harness_bridge.session import accept_initialize
-
-        accept_initialize(harness, ClientInfo(name="h", version="0"), EVERYTHING)
-        host.start()
-        harness.start()
+        host, harness, mailbox = mailbox_in_memory()
         async with asyncio.timeout(10):
             session = await initialize(host, HOST, EVERYTHING)
-            message = await engine.redeliver((await store.pending("lead"))[0], 1, compact=False)
+            message = deliver_request(
+                await engine.deliveries.delivery((await store.pending("lead"))[0]),
+                compact=False,
+                attempt=1,
+            )
             first = await host.request("chat/deliver", message["params"])
             again = await host.request("chat/deliver", message["params"])
             assert (first, again) == (
@@ -166,7 +180,7 @@ def test_a_notification_to_a_harness_that_stops_reading_gives_up_in_time(
         connection = Connection(StreamTransport(process.stdout, process.stdin), name="harness")
         session = Session("0.1", ClientInfo(name="stuck", version="0"), EVERYTHING)
         engine = Engine(local_workspace(), SQLiteStore(":memory:"), VirtualClock())
-        deliverer = Deliverer("lead", engine, connection, session, notify_timeout=0.2)
+        deliverer = Deliverer("lead", engine.deliveries, connection, session, notify_timeout=0.2)
         try:
             async with asyncio.timeout(10):  # the bug: this would wait for the harness forever
                 started = time.monotonic()
@@ -182,3 +196,49 @@ def test_a_notification_to_a_harness_that_stops_reading_gives_up_in_time(
     assert 0.2 <= took < 5
     [record] = caplog.records
     assert "notifications/typing" in record.getMessage() and "lead" in record.getMessage()
+
+
+class ListedPort:
+    """A `DeliveryPort` that is not the ledger: the deliverer needs nothing else of the host."""
+
+    def __init__(self, told: list[Delivery]) -> None:
+        self.told = {d.decision.event_id: d for d in told}
+        self.calls: list[tuple[str, str, int | str]] = []
+        self.left = [StoredDelivery(d.decision, d.seq, "pending", 0, None) for d in told]
+
+    async def pending(self, agent: str) -> list[StoredDelivery]:
+        return [s for s in self.left if s.decision.agent == agent]
+
+    async def delivery(self, stored: StoredDelivery) -> Delivery:
+        return self.told[stored.decision.event_id]
+
+    async def note_attempt(self, stored: StoredDelivery, attempt: int) -> None:
+        self.calls.append(("attempt", stored.decision.event_id, attempt))
+
+    async def delivered(self, stored: StoredDelivery, attempt: int) -> None:
+        self.calls.append(("delivered", stored.decision.event_id, attempt))
+        self.left = [s for s in self.left if s.decision.event_id != stored.decision.event_id]
+
+    async def failed(self, stored: StoredDelivery, reason: str) -> None:
+        self.calls.append(("failed", stored.decision.event_id, reason))
+
+
+def test_the_deliverer_asks_the_host_only_through_its_delivery_port() -> None:
+    async def run() -> None:
+        store = SQLiteStore()
+        engine, ids = await engine_with_dms(store)
+        told = [await engine.deliveries.delivery(s) for s in await store.pending("lead")]
+        port = ListedPort(told[:3])
+        host, harness, mailbox = mailbox_in_memory()
+        async with asyncio.timeout(10):
+            session = await initialize(host, HOST, EVERYTHING)
+            assert await Deliverer("lead", port, host, session).resume() == 3
+        assert [e.event_id for e in mailbox.entries()] == ids[:3]
+        assert port.calls == [
+            (step, event_id, 1) for event_id in ids[:3] for step in ("attempt", "delivered")
+        ]
+        await host.close()
+        await harness.close()
+        await store.close()
+
+    asyncio.run(run())

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from core.decision import InjectionMode
-from core.jsonrpc import (
+from harness_bridge.jsonrpc import (
     COMPACT_VIEW,
     FULL_ENVELOPE,
     Capabilities,

@@ -24,11 +24,12 @@ from world import BASE, CHATTER, DM, THANKS, scenario
 from adapters.slack import normalise
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
-from core.wire import parse_deliver
 from harness_bridge.backends import ModelError, OpenAIModelLoop, Progress, record_failure
+from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import RESPONSE_RULES, render_turn
 from harness_bridge.tools import TOOL_NAMES, ChatTools
 from harness_bridge.turns import Turn
+from harness_bridge.wire import parse_deliver
 
 MADE_UP = "slack:T0LOCAL:D0LEAD:1700000000.000100"
 FRAGMENT = f"slack:T0LOCAL:D0LEAD:{BASE + 5}.000100"
@@ -36,7 +37,7 @@ FRAGMENT = f"slack:T0LOCAL:D0LEAD:{BASE + 5}.000100"
 
 async def params_of(engine: Engine, event_id: str, agent: str = "lead") -> dict[str, Any]:
     (delivery,) = [d for d in await engine.store.deliveries(event_id) if d.decision.agent == agent]
-    message = await engine.redeliver(delivery, 1, compact=False)
+    message = deliver_request(await engine.deliveries.delivery(delivery), compact=False, attempt=1)
     return dict(message["params"])
 
 

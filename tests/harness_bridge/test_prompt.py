@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from core.wire import CompactDeliverParams, DeliverParams, parse_deliver, to_compact
 from harness_bridge.prompt import (
     FENCE,
     MAX_TEXT_CHARS,
@@ -18,6 +17,7 @@ from harness_bridge.prompt import (
     render_event,
     render_turn,
 )
+from harness_bridge.wire import CompactDeliverParams, DeliverParams, parse_deliver, to_compact
 
 Params = DeliverParams | CompactDeliverParams
 

@@ -8,7 +8,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from core.jsonrpc import COMPACT_VIEW, Capabilities, ClientInfo
+from harness_bridge.jsonrpc import COMPACT_VIEW, Capabilities, ClientInfo
 from harness_bridge.rpc import Connection, RpcError
 from harness_bridge.session import accept_initialize, initialize
 from harness_bridge.transport import WebSocketTransport

@@ -37,6 +37,7 @@ from adapters.discord.live import (
 )
 from adapters.discord.normalise import normalise
 from c2a.host import Host
+from c2a.records import record_of
 from core.clock import VirtualClock
 from core.engine import Emission
 from core.errors import ManifestError
@@ -139,7 +140,7 @@ class World:
     def rpcs(self, method: str, event_id: str) -> list[tuple[str, dict[str, Any]]]:
         return [
             (e.agent, e.body["params"])
-            for e in self.emissions
+            for e in map(record_of, self.emissions)
             if e.kind == "rpc"
             and e.body.get("method") == method
             and e.body["params"].get("eventId") == event_id

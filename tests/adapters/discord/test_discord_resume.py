@@ -24,6 +24,7 @@ from fakes.discord import FakeDiscord
 from adapters.discord.live import DiscordAgentConnection, start_connections
 from c2a.host import Host
 from c2a.platforms import installed
+from c2a.records import record_of
 from core.clock import VirtualClock
 from core.engine import Emission
 from core.errors import ManifestError
@@ -56,7 +57,7 @@ class Process:
         self.hold: str | None = None  # text whose frames `receive` never finishes
 
     async def sink(self, emissions: list[Emission]) -> None:
-        for e in emissions:
+        for e in map(record_of, emissions):
             if e.kind == "rpc" and e.body.get("method") == "chat/deliver":
                 self.delivered.append((e.agent, e.body["params"]["eventId"]))
 

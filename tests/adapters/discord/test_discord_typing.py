@@ -16,11 +16,12 @@ from fakes.discord import FakeDiscord
 from adapters.discord.live import start_connections
 from adapters.discord.normalise import normalise
 from c2a.host import Host
+from c2a.records import record_of
 from core.clock import VirtualClock, format_time
 from core.engine import Emission
 from core.sqlite_store import SQLiteStore
-from core.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING
 from harness_bridge.turns import Assembler, Turn
+from harness_bridge.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING
 
 CHANNEL = "820000000000000001"
 DM_CHANNEL = "830000000000000001"
@@ -60,7 +61,7 @@ class Composer:
         self._changed = asyncio.Condition()
 
     async def sink(self, emissions: list[Emission]) -> None:
-        for emission in emissions:
+        for emission in map(record_of, emissions):
             if emission.kind != "rpc":
                 continue  # reactions and other platform actions are the outbox's
             assembler = self.assemblers[emission.agent]

@@ -32,13 +32,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.catchup import catch_up
 from c2a.host import Host
 from c2a.platforms import installed
+from c2a.records import record_of
 from core.clock import VirtualClock
 from core.engine import Emission
 from core.errors import ManifestError
 from core.manifest import Workspace, parse_manifest
 from core.sqlite_store import SQLiteStore
-from core.wire import parse_deliver
+from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import render_event
+from harness_bridge.wire import parse_deliver
 
 AGENTS = tuple(SLACK_IDS)
 BOT_TOKENS = {agent: f"xoxb-{agent}-test" for agent in AGENTS}
@@ -74,7 +76,7 @@ class Process:
         self.params: dict[tuple[str, str], dict[str, Any]] = {}
 
     async def sink(self, emissions: list[Emission]) -> None:
-        for e in emissions:
+        for e in map(record_of, emissions):
             if e.kind == "rpc" and e.body.get("method") == "chat/deliver":
                 self.delivered.append((e.agent, e.body["params"]["eventId"]))
                 self.params[(e.agent, e.body["params"]["eventId"])] = e.body["params"]
@@ -185,7 +187,9 @@ def test_a_restart_after_a_long_outage_catches_up_the_window_once(
         [stored] = [
             d for d in await second.store.deliveries(while_down) if d.decision.agent == "lead"
         ]
-        again = await second.host.engine.redeliver(stored, 2, compact=False)
+        again = deliver_request(
+            await second.host.engine.deliveries.delivery(stored), compact=False, attempt=2
+        )
         assert again["params"]["timing"] == timing
         rendered = render_event(parse_deliver(again["params"]))
         assert (

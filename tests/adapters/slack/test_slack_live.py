@@ -41,6 +41,7 @@ from adapters.slack.live import (
     SlackWorkspaceConnections,
 )
 from c2a.host import Host
+from c2a.records import record_of
 from core.clock import SystemClock
 from core.engine import Emission
 from core.errors import ManifestError
@@ -102,7 +103,7 @@ class Rig:
     def rpcs(self, method: str) -> list[tuple[str, dict[str, Any]]]:
         return [
             (e.agent, e.body["params"])
-            for e in self.emitted
+            for e in map(record_of, self.emitted)
             if e.kind == "rpc" and e.body.get("method") == method
         ]
 

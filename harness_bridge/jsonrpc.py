@@ -4,8 +4,9 @@ Here are the request, notification and response models, the one parse path from 
 wire to one of them (`parse_line`: anything else becomes a `BadLine` value saying why and how
 JSON-RPC wants it answered, never an exception), the capabilities each side declares, the
 protocol versions this implementation speaks with how one is negotiated, and `WireModel`, the
-base of every wire model (camelCase on the wire, frozen, unknown fields dropped). `core.wire`
-builds chat/deliver and the notifications on top and re-exports all of this.
+base of every wire model (camelCase on the wire, frozen, unknown fields dropped).
+`harness_bridge.wire` models chat/deliver and the notifications on top and re-exports all of
+this. Only the harness bridge speaks JSON-RPC: the host's core hands it typed values.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from core.decision import Directedness, InjectionMode, Policy, Priority
-from core.wire import (
+from harness_bridge.wire import (
     COMPACT_VIEW,
     FULL_ENVELOPE,
     METHOD_CANCELLED,

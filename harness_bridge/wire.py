@@ -1,10 +1,14 @@
-"""The C2A wire model: the chat/deliver envelope and notifications, with their JSON Schemas.
+"""The C2A wire model: the chat/deliver envelope and notifications, exported as JSON Schemas by
+`harness_bridge.schema`.
 
-JSON-RPC 2.0, `initialize`, the capabilities and `WireModel` live in `core.jsonrpc` and are
-re-exported here, so `core.wire` still names every wire model. Python names are snake_case; the
-wire is camelCase (`event_id` <-> `eventId`), except the few names the spec spells otherwise
-(`tool_mailbox`, `from`). Every model is frozen and drops unknown fields, because the protocol
-says unknown fields are ignored. Dump with `WireModel.to_wire()` (`mode="json", by_alias=True,
+This is the specification's shape of each message, for harnesses to validate what they read (and
+to publish as JSON Schema); the host builds the messages it sends as plain dicts, faster, in
+`harness_bridge.envelope`, and the tests hold those to these models. JSON-RPC 2.0, `initialize`,
+the capabilities and `WireModel` live in `harness_bridge.jsonrpc` and are re-exported here, so
+this module names every wire model. Python names are snake_case; the wire is camelCase
+(`event_id` <-> `eventId`), except the few names the spec spells otherwise (`tool_mailbox`,
+`from`). Every model is frozen and drops unknown fields, because the protocol says unknown
+fields are ignored. Dump with `WireModel.to_wire()` (`mode="json", by_alias=True,
 exclude_none=True`).
 
 Two views of chat/deliver exist. `DeliverParams` is the full envelope of spec 2026-06-02.
@@ -15,17 +19,16 @@ Two views of chat/deliver exist. `DeliverParams` is the full envelope of spec 20
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, field_validator
 
 from core.decision import Directedness, InjectionMode, Policy, Priority
-from core.jsonrpc import (
+from core.revisions import LATE_AFTER
+from harness_bridge.jsonrpc import (
     COMPACT_VIEW,
     FULL_ENVELOPE,
     METHOD_INITIALIZE,
@@ -94,12 +97,10 @@ __all__ = [
     "WireModel",
     "common_capabilities",
     "compact_policy",
-    "json_schemas",
     "negotiate_version",
     "parse_deliver",
     "text_of",
     "to_compact",
-    "write_json_schemas",
 ]
 
 METHOD_DELIVER: Final = "chat/deliver"
@@ -108,9 +109,6 @@ METHOD_PROGRESS: Final = "notifications/progress"
 METHOD_TYPING: Final = "notifications/typing"
 
 CompactPolicy = Literal["must_respond", "may_respond", "must_not_respond"]
-
-LATE_AFTER: Final = timedelta(minutes=1)
-"""An event the host received more than this after it was sent is late (`Timing.received_at`)."""
 
 
 def _check_rfc3339(value: str) -> str:
@@ -384,38 +382,3 @@ class TypingParams(WireModel):
     @classmethod
     def _until_is_rfc3339(cls, value: str) -> str:
         return _check_rfc3339(value)
-
-
-# --- JSON Schema export ---------------------------------------------------------------------
-
-_SCHEMA_MODELS: Final[tuple[type[WireModel], ...]] = (
-    InitializeParams,
-    InitializeResult,
-    DeliverParams,
-    CompactDeliverParams,
-    CancelledParams,
-    ProgressParams,
-    TypingParams,
-)
-
-
-def json_schemas() -> dict[str, dict[str, Any]]:
-    """Model name -> JSON Schema (validation mode, wire names) for the published messages."""
-    return {model.__name__: model.model_json_schema(by_alias=True) for model in _SCHEMA_MODELS}
-
-
-def write_json_schemas(directory: Path) -> list[Path]:
-    """Write `<name>.schema.json` for each schema into `directory` (created if missing).
-
-    Output is deterministic (sorted keys, indent 2, trailing newline); returns the paths written.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for name, schema in json_schemas().items():
-        path = directory / f"{name}.schema.json"
-        path.write_text(
-            json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-            encoding="utf-8",
-        )
-        written.append(path)
-    return written

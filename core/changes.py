@@ -1,0 +1,52 @@
+"""What a change to a message, or the hint that one is coming, means for the agents: an edit
+revises the decisions and supersedes what each agent was told, a delete cancels every
+delivery of the message, and typing is forwarded as a passing hint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+
+from core.decision import Decision
+from core.emission import Cancel, Emission, Typing
+from core.events import ChatEvent
+from core.revisions import revise_for_edit
+
+__all__ = ["TYPING_LASTS", "cancel_all", "revise_edit", "typing_hints"]
+
+TYPING_LASTS = timedelta(seconds=10)
+
+
+def revise_edit(
+    decisions: list[Decision], delivered: dict[str, Decision], answered: set[str]
+) -> tuple[list[Decision], list[Emission]]:
+    """The decisions for an edit, revised for what each agent was told of the message
+    (`delivered`) and whether it answered, with a cancellation of each superseded delivery."""
+    revised: list[Decision] = []
+    cancels: list[Emission] = []
+    for decision in decisions:
+        prior = delivered.get(decision.agent)
+        supersedes = prior.event_id if prior is not None else None
+        revised.append(revise_for_edit(decision, prior, decision.agent in answered, supersedes))
+        if supersedes is not None:
+            cancels.append(Cancel(decision.agent, supersedes, "superseded"))
+    return revised, cancels
+
+
+def cancel_all(
+    delivered: dict[str, Decision], agents: Sequence[str], reason: str
+) -> list[Emission]:
+    """A cancellation for every agent that was told of a message, in manifest order."""
+    order = {agent: index for index, agent in enumerate(agents)}
+    return [
+        Cancel(agent, delivered[agent].event_id, reason)
+        for agent in sorted(delivered, key=order.__getitem__)
+    ]
+
+
+def typing_hints(event: ChatEvent, targets: list[str], author: str | None) -> list[Emission]:
+    """Someone typing, for each of `targets` but the author: it lasts `TYPING_LASTS`."""
+    until = event.created_at + TYPING_LASTS
+    conversation, who = event.conversation, event.author.id
+    return [Typing(agent, conversation, who, until) for agent in targets if agent != author]

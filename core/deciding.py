@@ -1,0 +1,130 @@
+"""Deciding one event for its audience: the rules for each agent, one claim among the agents
+free to answer, plain channel chatter decided once per shape, and a late reply revising the
+late questions it answered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from core.attention import ChatterShape, assess, chatter_shape
+from core.attention_context import Context
+from core.clock import parse_time
+from core.codec import LEDGER_KINDS, event_from_data
+from core.constraints import constrain, select_responder
+from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
+from core.events import ChatEvent, EventKind
+from core.manifest import Workspace
+from core.revisions import answered_in_gap, is_late
+from core.state import State
+from core.store import Store
+
+__all__ = ["Decider"]
+
+_MESSAGE = EventKind.MESSAGE
+_MUST = Policy.MUST_RESPOND
+_Answer = tuple[Directedness, Policy, InjectionMode, str, Priority]
+
+
+class Decider:
+    """Decides the events of one workspace; claims are taken in the store."""
+
+    def __init__(self, workspace: Workspace, store: Store) -> None:
+        self.workspace = workspace
+        self.store = store
+        # The rules' answer to plain channel chatter, per shape and agent (`_chatter`).
+        self._chatter_answers: dict[ChatterShape, dict[str, _Answer]] = {}
+
+    async def decide(
+        self, event: ChatEvent, audience: list[str], ctx: Context, state: State
+    ) -> list[Decision]:
+        """One decision per agent of `audience`, in its order."""
+        shape = chatter_shape(event, ctx)
+        if shape is not None:
+            answers = self._chatter_answers.setdefault(shape, {})
+            return [self._chatter(event, agent, answers, ctx) for agent in audience]
+        assessed = {
+            agent: constrain(assess(event, agent, ctx), event, agent, ctx) for agent in audience
+        }
+        # Only agents still free to answer after the constraints compete for the claim.
+        candidates = [agent for agent, a in assessed.items() if a.candidate]
+        decisions = {agent: a.decision for agent, a in assessed.items()}
+        if candidates:
+            holder = await self._holder(event, candidates, ctx, state)
+            for agent in candidates:
+                decision = decisions[agent]
+                if agent == holder:
+                    decisions[agent] = replace(
+                        decision, mode=InjectionMode.BUFFERED, claimed_by=agent
+                    )
+                else:
+                    decisions[agent] = replace(
+                        decision,
+                        policy=Policy.MUST_NOT_RESPOND,
+                        reason="claimed_by_other",
+                        claimed_by=holder,
+                    )
+        if event.content_withheld:
+            # Without the text a model turn cannot answer it: knock, saying the text is missing.
+            for agent, decision in decisions.items():
+                if decision.mode in (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE):
+                    decisions[agent] = replace(decision, mode=InjectionMode.NOTIFY)
+        return [decisions[agent] for agent in audience]
+
+    def _chatter(
+        self, event: ChatEvent, agent: str, answers: dict[str, _Answer], ctx: Context
+    ) -> Decision:
+        """Plain channel chatter, most of any channel's traffic: the rules decide the first
+        event of each shape for each agent, and later ones of the shape reuse that answer (from
+        `answers`) with their own id."""
+        answer = answers.get(agent)
+        if answer is not None:
+            return Decision(event.event_id, agent, *answer)
+        decision = constrain(assess(event, agent, ctx), event, agent, ctx).decision
+        answer = (
+            decision.directedness,
+            decision.policy,
+            decision.mode,
+            decision.reason,
+            decision.priority,
+        )
+        if decision == Decision(event.event_id, agent, *answer):  # nothing more to it
+            answers[agent] = answer
+        return decision
+
+    async def _holder(
+        self, event: ChatEvent, candidates: list[str], ctx: Context, state: State
+    ) -> str:
+        """The agent holding the event's claim, selecting and claiming one if nobody does."""
+        held = state.claim_holder(event.event_id, ctx.now)
+        if held is not None:
+            return held
+        settings = self.workspace.settings
+        chosen = select_responder(
+            candidates, state.busy, settings.selection, self.workspace.agent_ids
+        )
+        result = await self.store.claim(event.event_id, chosen, ctx.now, settings.claim_ttl_ms)
+        state.note_claim(event.event_id, result.holder, result.expires_at)
+        return result.holder
+
+    async def answered_in_gap(
+        self, reply: ChatEvent, ctx: Context, first: bool, state: State
+    ) -> None:
+        """A late reply, new to the ledger, answers late questions still waiting for their
+        agents: each such `must_respond` becomes `may_respond`
+        (`core.attention.answered_in_gap`)."""
+        if not first or reply.kind is not _MESSAGE or not is_late(reply, ctx.now):
+            return
+        store = self.store
+        for agent in self.workspace.agent_ids:
+            for delivery in await store.pending(agent):
+                if delivery.decision.policy is not _MUST:
+                    continue
+                entry = await store.entry(delivery.seq)
+                if entry is None or entry.kind != LEDGER_KINDS[_MESSAGE]:
+                    continue
+                question = event_from_data(entry.data)
+                received = parse_time(entry.ts)
+                revised = answered_in_gap(delivery.decision, question, received, reply, ctx)
+                if revised is not None and await store.revise_pending(delivery.seq, revised):
+                    state.note_revised(question, revised)

@@ -1,0 +1,202 @@
+"""Deliveries as typed values: what one agent is told about one event, made at ingest and made
+again, the same, from the ledger for every (re)send.
+
+`Framer` turns an event and a decision into a `core.emission.Delivery`: the event's `Facts`
+(once per event), whom the event is aimed at for this agent and, for a knock, the host-written
+topic (nothing in a knock is taken from message text). `DeliveryPort` is all a harness's
+deliverer asks of the host: the pending deliveries of an agent, the `Delivery` of a stored one,
+and the bookkeeping of each attempt. `LedgerDeliveries` implements it over the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Protocol
+
+from core.clock import Clock, format_time, parse_time
+from core.codec import event_from_data
+from core.decision import Decision, Directedness, InjectionMode, Policy
+from core.emission import Delivery, Facts
+from core.errors import StoreError
+from core.events import ChatEvent, EventKind
+from core.followup import REMINDER_KIND
+from core.intent import Intent, IntentClassifier, topic
+from core.manifest import Workspace
+from core.revisions import is_late
+from core.signals import GlyphMap
+from core.store import Store, StoredDelivery
+
+__all__ = ["CONTENT_UNAVAILABLE", "DeliveryPort", "Framer", "LedgerDeliveries"]
+
+CONTENT_UNAVAILABLE = "a message whose content is unavailable (the platform withheld the text)"
+_TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
+_REACTIONS = (EventKind.REACTION_ADDED, EventKind.REACTION_REMOVED)
+# Reading an enum member off its class costs a lookup on every use; the hot paths read these.
+_NOTIFY, _TO_ME, _MUST_NOT = InjectionMode.NOTIFY, Directedness.TO_ME, Policy.MUST_NOT_RESPOND
+
+
+class Framer:
+    """Makes the `Delivery` values of one workspace."""
+
+    def __init__(self, workspace: Workspace, glyphs: GlyphMap, classifier: IntentClassifier):
+        self.workspace = workspace
+        self.glyphs = glyphs
+        self.classifier = classifier
+
+    def facts(self, event: ChatEvent) -> Facts:
+        """What every agent's delivery of `event` shares; made once per event."""
+        reaction = event.reaction
+        signal = (
+            self.glyphs.signal_for(event.platform, reaction or "")
+            if event.kind in _REACTIONS
+            else None
+        )
+        author = self.workspace.agent_for(event.platform, event.author.id)
+        return Facts(author, self.mentions(event), signal)
+
+    def delivery(
+        self,
+        event: ChatEvent,
+        decision: Decision,
+        seq: int,
+        facts: Facts,
+        intents: Callable[[], frozenset[Intent]],
+        received: datetime,
+        reminder_seq: int | None = None,
+    ) -> Delivery:
+        """One agent's delivery of `event` (ledger sequence `seq`, received at `received`);
+        `intents` reads the event's intents, which only a knock's topic needs."""
+        return Delivery(
+            decision,
+            event,
+            seq,
+            facts,
+            received if is_late(event, received) else None,
+            self._recipient(event, decision),
+            self._topic(event, intents) if decision.mode is _NOTIFY else None,
+            reminder_seq,
+        )
+
+    def intents(self, event: ChatEvent) -> frozenset[Intent]:
+        """The event's intents, read from its text."""
+        return self.classifier.classify(event.text) if event.kind in _TEXT_KINDS else frozenset()
+
+    def mentions(self, event: ChatEvent) -> tuple[str, ...]:
+        """The event's mentions in the host's vocabulary (see `Facts`)."""
+        if not event.mentions:
+            return ()
+        workspace = self.workspace
+        platform = event.platform
+        tokens: list[str] = []
+        for user in event.mentions.users:
+            agent = workspace.agent_for(platform, user)
+            tokens.append(f"agent:{agent}" if agent else f"user:{user}")
+        for group in event.mentions.roles:
+            roles = workspace.roles_named(platform, (group,))
+            owner = next(
+                (a for a in workspace.agent_ids if workspace.managed_role(platform, a) == group),
+                None,
+            )
+            if owner is not None:
+                tokens.append(f"agent:{owner}")
+            tokens.extend(f"role:{role}" for role in roles)
+            if not roles and owner is None:
+                tokens.append(f"group:{group}")
+        tokens.extend(f"broadcast:{b.value}" for b in event.mentions.broadcast)
+        return tuple(tokens)
+
+    def _recipient(self, event: ChatEvent, decision: Decision) -> str | None:
+        if decision.directedness is _TO_ME:
+            return f"agent:{decision.agent}"
+        if decision.reason == "role_mention":
+            workspace = self.workspace
+            roles = workspace.roles_named(event.platform, event.mentions.roles)
+            mine = [r for r in roles if decision.agent in workspace.agents_by_role.get(r, ())]
+            return f"role:{mine[0]}" if mine else None
+        if decision.claimed_by is not None and decision.policy is not _MUST_NOT:
+            return f"agent:{decision.claimed_by}"
+        return None
+
+    @staticmethod
+    def _topic(event: ChatEvent, intents: Callable[[], frozenset[Intent]]) -> str:
+        if event.content_withheld:
+            return CONTENT_UNAVAILABLE
+        if event.kind in _TEXT_KINDS:
+            return topic(intents(), has_files=event.files > 0, is_reply=event.reply_to is not None)
+        if event.kind in _REACTIONS:
+            return "a reaction on your message"
+        if event.kind is EventKind.THREAD_CREATED:
+            return "a new thread"
+        return "a membership change"
+
+
+class DeliveryPort(Protocol):
+    """What a harness's deliverer asks of the host; each bookkeeping call commits on its own."""
+
+    async def pending(self, agent: str) -> list[StoredDelivery]:
+        """The agent's deliveries not yet acknowledged, oldest first."""
+        ...
+
+    async def delivery(self, stored: StoredDelivery) -> Delivery:
+        """The `Delivery` a stored delivery tells, made from the ledger."""
+        ...
+
+    async def note_attempt(self, stored: StoredDelivery, attempt: int) -> None: ...
+
+    async def delivered(self, stored: StoredDelivery, attempt: int) -> None: ...
+
+    async def failed(self, stored: StoredDelivery, reason: str) -> None: ...
+
+
+class LedgerDeliveries:
+    """`DeliveryPort` over the ledger: a stored delivery is told the same way every time, with
+    the same event id and idempotency key as the first time."""
+
+    def __init__(self, store: Store, clock: Clock, framer: Framer) -> None:
+        self.store = store
+        self.clock = clock
+        self.framer = framer
+
+    async def pending(self, agent: str) -> list[StoredDelivery]:
+        return await self.store.pending(agent)
+
+    async def delivery(self, stored: StoredDelivery) -> Delivery:
+        """A reminder tells the content of the event it reminds of, under its own id."""
+        store = self.store
+        entry = await store.entry(stored.seq)
+        reminds = entry.data.get("reminds") if entry and entry.kind == REMINDER_KIND else None
+        if reminds is not None:
+            seq = await store.sequence_of(reminds)
+            entry = await store.entry(seq) if seq is not None else None
+        if entry is None:
+            raise StoreError(
+                f"delivery {stored.decision.idempotency_key} names seq {stored.seq}, "
+                "which the ledger lacks"
+            )
+        event = event_from_data(entry.data)
+        framer = self.framer
+        return framer.delivery(
+            event,
+            stored.decision,
+            entry.seq,
+            framer.facts(event),
+            lambda: framer.intents(event),
+            parse_time(entry.ts),
+            stored.seq if reminds is not None else None,
+        )
+
+    async def note_attempt(self, stored: StoredDelivery, attempt: int) -> None:
+        async with self.store.transaction():
+            await self.store.note_attempt(stored.decision.event_id, stored.decision.agent, attempt)
+
+    async def delivered(self, stored: StoredDelivery, attempt: int) -> None:
+        decision = stored.decision
+        async with self.store.transaction():
+            await self.store.mark_delivered(decision.event_id, decision.agent, attempt)
+
+    async def failed(self, stored: StoredDelivery, reason: str) -> None:
+        decision = stored.decision
+        stamp = format_time(self.clock.now())
+        async with self.store.transaction():
+            await self.store.mark_failed(decision.event_id, decision.agent, reason, stamp)
