@@ -1,5 +1,5 @@
 """The one SQLite connection every part of the SQLite store shares: opening it (WAL, the
-schema), the transaction, and rows held back to be written in bulk when it commits.
+schema's migrations), the transaction, and rows held back to be written in bulk when it commits.
 
 The parts (`core.sqlite.ledger`, `.deliveries`, ...) are mixins on `Connection`, so one
 `SQLiteStore` object, one connection and one transaction serve them all: the engine writes an
@@ -10,14 +10,14 @@ objects could only share by passing the connection around.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
-import orjson
-
 from core.errors import StoreError
-from core.sqlite.schema import SCHEMA, SCHEMA_VERSION
+from core.migrations import RECORD_TABLE, to_apply
+from core.sqlite.schema import MIGRATIONS, RECORD, RECORDED, VERSION_BEFORE
+from core.store_rows import dumps
 
 __all__ = ["Connection", "dumps"]
 
@@ -41,11 +41,7 @@ class Connection:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
             db.execute("PRAGMA foreign_keys=ON")
-            db.executescript(SCHEMA)
-            db.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-                (str(SCHEMA_VERSION),),
-            )
+            _migrate(db, self.path)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the ledger at {self.path}: {exc}") from None
         self._db = db
@@ -115,6 +111,29 @@ class Connection:
             yield from batch
 
 
-def dumps(value: Mapping[str, Any]) -> str:
-    """A JSON column's text."""
-    return orjson.dumps(value).decode()
+def _migrate(db: sqlite3.Connection, where: str) -> None:
+    """Bring the file's schema up to the newest migration, each in its own transaction with
+    its record; a file from before the record is taken to be at the version `meta` names."""
+    db.execute(RECORD)
+    current = db.execute(f"SELECT max(version) FROM {RECORD_TABLE}").fetchone()[0]
+    if current is None:
+        current = _version_before(db)
+        db.executemany(RECORDED, [(m.version, m.name) for m in MIGRATIONS[:current]])
+    for migration in to_apply(current, MIGRATIONS, where):
+        try:
+            db.executescript(f"BEGIN IMMEDIATE;\n{migration.sql}")
+            db.execute(RECORDED, (migration.version, migration.name))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+
+def _version_before(db: sqlite3.Connection) -> int:
+    """The schema version a file written before migrations were recorded is at (0: none)."""
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
+    if found.fetchone() is None:
+        return 0
+    row = db.execute(VERSION_BEFORE).fetchone()
+    return 0 if row is None else int(row[0])
