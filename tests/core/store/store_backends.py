@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+import pytest
+
 from core.sqlite_store import SQLiteStore
 from core.store import Store
 
@@ -22,15 +24,15 @@ class Backend(Protocol):
         ...
 
 
-class SQLiteBackend:
-    """SQLite on a file in the test's temporary folder."""
+class Opened:
+    """`run` for a backend that makes a new store object for each run."""
 
-    def __init__(self, folder: Path) -> None:
-        self.path = str(folder / "ledger.sqlite3")
+    def store(self) -> Store:
+        raise NotImplementedError
 
     def run(self, scenario: Callable[[Store], Awaitable[T]]) -> T:
         async def opened() -> T:
-            store = SQLiteStore(self.path)
+            store = self.store()
             await store.open()
             try:
                 return await scenario(store)
@@ -40,4 +42,29 @@ class SQLiteBackend:
         return asyncio.run(opened())
 
 
-BACKENDS: dict[str, Callable[[Path], Backend]] = {"sqlite": SQLiteBackend}
+class SQLiteBackend(Opened):
+    """SQLite on a file in the test's temporary folder."""
+
+    def __init__(self, request: pytest.FixtureRequest, folder: Path) -> None:
+        self.path = str(folder / "ledger.sqlite3")
+
+    def store(self) -> Store:
+        return SQLiteStore(self.path)
+
+
+class PostgresBackend(Opened):
+    """PostgreSQL on a database of the test's own, in the session's throwaway cluster."""
+
+    def __init__(self, request: pytest.FixtureRequest, folder: Path) -> None:
+        self.url: str = request.getfixturevalue("postgres_cluster").database()
+
+    def store(self) -> Store:
+        from core.postgres_store import PostgresStore
+
+        return PostgresStore(self.url)
+
+
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest, Path], Backend]] = {
+    "sqlite": SQLiteBackend,
+    "postgresql": PostgresBackend,
+}

@@ -1,0 +1,45 @@
+"""The PostgreSQL `GatewaySessions`: the `gateway_sessions` table, one row per platform, bot
+and shard."""
+
+from __future__ import annotations
+
+from core.postgres.connection import Connection
+from core.store import GatewaySession
+
+__all__ = ["PostgresGatewaySessions"]
+
+
+class PostgresGatewaySessions(Connection):
+    """A save is one upsert, whose `CASE` keeps the same session's `seq` from going back."""
+
+    async def save_gateway_session(self, platform: str, session: GatewaySession) -> None:
+        await self.db.execute(
+            "INSERT INTO gateway_sessions AS kept (platform, bot, shard, session_id, resume_url, "
+            "seq, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (platform, bot, shard) DO UPDATE SET "
+            "seq = CASE WHEN kept.session_id = excluded.session_id "
+            "THEN greatest(kept.seq, excluded.seq) ELSE excluded.seq END, "
+            "updated_at = CASE WHEN kept.session_id = excluded.session_id "
+            "AND kept.seq > excluded.seq THEN kept.updated_at ELSE excluded.updated_at END, "
+            "session_id = excluded.session_id, resume_url = excluded.resume_url",
+            (
+                platform,
+                session.bot,
+                session.shard,
+                session.session_id,
+                session.resume_url,
+                session.seq,
+                session.updated_at,
+            ),
+        )
+
+    async def gateway_sessions(self, platform: str, bot: str) -> list[GatewaySession]:
+        rows = await self._all(
+            "SELECT bot, shard, session_id, resume_url, seq, updated_at FROM gateway_sessions "
+            "WHERE platform = %s AND bot = %s ORDER BY shard",
+            (platform, bot),
+        )
+        return [
+            GatewaySession(str(r[0]), int(r[1]), str(r[2]), str(r[3]), int(r[4]), str(r[5]))
+            for r in rows
+        ]
