@@ -23,6 +23,11 @@ class Backend(Protocol):
         """Open a store on the test's database, run `scenario` on it, close it."""
         ...
 
+    def run_together(self, count: int, scenario: Callable[[list[Store]], Awaitable[T]]) -> T:
+        """Open `count` stores on the test's database, each its own connection (as several
+        hosts would), run `scenario` on them, close them."""
+        ...
+
 
 class Opened:
     """`run` for a backend that makes a new store object for each run."""
@@ -31,13 +36,21 @@ class Opened:
         raise NotImplementedError
 
     def run(self, scenario: Callable[[Store], Awaitable[T]]) -> T:
+        async def alone(stores: list[Store]) -> T:
+            return await scenario(stores[0])
+
+        return self.run_together(1, alone)
+
+    def run_together(self, count: int, scenario: Callable[[list[Store]], Awaitable[T]]) -> T:
         async def opened() -> T:
-            store = self.store()
-            await store.open()
+            stores = [self.store() for _ in range(count)]
             try:
-                return await scenario(store)
+                for store in stores:
+                    await store.open()
+                return await scenario(stores)
             finally:
-                await store.close()
+                for store in stores:
+                    await store.close()
 
         return asyncio.run(opened())
 
