@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from core.errors import ManifestError
+from core.store_choice import StoreSetting
 from core.yaml_safe import key_path, read_yaml
 
 __all__ = [
@@ -277,6 +278,7 @@ class Manifest(_Strict):
 
     version: Literal[1]
     workspace: str = Field(min_length=1)
+    store: StoreSetting | None = None
     slack: SlackWorkspace | None = None
     discord: DiscordWorkspace | None = None
     webchat: WebchatWorkspace | None = None
