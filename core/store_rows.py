@@ -14,16 +14,20 @@ from typing import Any
 import orjson
 
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
-from core.store import LedgerEntry, StoredDelivery
+from core.store import GatewaySession, LedgerEntry, OutboxEntry, StoredDelivery
 
 __all__ = [
     "DELIVERY_COLUMNS",
     "EVENT_COLUMNS",
+    "OUTBOX_COLUMNS",
     "READ_COLUMNS",
     "SEEN_WHERE",
     "delivery_from_row",
     "dumps",
     "entry_from_row",
+    "gateway_from_row",
+    "gateway_row",
+    "outbox_from_row",
     "prefixed",
 ]
 
@@ -33,6 +37,8 @@ DELIVERY_COLUMNS = (
     "claimed_by, continues, supersedes"
 )
 READ_COLUMNS = f"{DELIVERY_COLUMNS}, status, attempt, disposition"
+# What is due leaves out `result`, which only a sent action has.
+OUTBOX_COLUMNS = "idempotency_key, agent, action, status, attempts, result"
 # The condition each of `seen_by`'s filters puts on the events (e) and deliveries (d) joined,
 # `{}` standing for the backend's placeholder.
 SEEN_WHERE = {
@@ -87,4 +93,31 @@ def delivery_from_row(row: tuple[Any, ...]) -> StoredDelivery:
         status=str(row[12]),
         attempt=int(row[13]),
         disposition=Disposition(row[14]) if row[14] else None,
+    )
+
+
+def outbox_from_row(row: tuple[Any, ...]) -> OutboxEntry:
+    """An outbound action from the `OUTBOX_COLUMNS` of a row (or the first five of them)."""
+    result = orjson.loads(row[5]) if len(row) > 5 and row[5] else None
+    return OutboxEntry(row[0], row[1], orjson.loads(row[2]), row[3], int(row[4]), result)
+
+
+def gateway_row(platform: str, session: GatewaySession) -> tuple[Any, ...]:
+    """A gateway session as the values of (platform, bot, shard, session_id, resume_url, seq,
+    updated_at)."""
+    return (
+        platform,
+        session.bot,
+        session.shard,
+        session.session_id,
+        session.resume_url,
+        session.seq,
+        session.updated_at,
+    )
+
+
+def gateway_from_row(row: tuple[Any, ...]) -> GatewaySession:
+    """A gateway session from a row of (bot, shard, session_id, resume_url, seq, updated_at)."""
+    return GatewaySession(
+        str(row[0]), int(row[1]), str(row[2]), str(row[3]), int(row[4]), str(row[5])
     )

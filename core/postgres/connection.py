@@ -11,8 +11,6 @@ share it. JSON columns are read back as text, so a row reads as a SQLite row doe
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any, LiteralString
 
 import psycopg
@@ -23,11 +21,12 @@ from psycopg.types.string import TextLoader
 from core.errors import StoreError
 from core.migrations import RECORD_TABLE, to_apply
 from core.postgres.schema import LOCK, MIGRATIONS, RECORD, RECORDED
+from core.store_transaction import Nested
 
 __all__ = ["Connection", "where"]
 
 
-class Connection:
+class Connection(Nested):
     """The shared connection. `url` is a libpq connection string (`postgresql://...`);
     `schema`, when given, is the PostgreSQL schema the tables live in (made if missing), so
     several workspaces can share one database; else the connection's `search_path` decides."""
@@ -66,28 +65,15 @@ class Connection:
             raise StoreError("the ledger is not open")
         return self._db
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[None]:
-        """One transaction; nested blocks (and blocks of other tasks meanwhile) join it."""
-        db = self.db
-        if self._depth:
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
-        self._depth = 1  # before the first await, so a task starting meanwhile joins
+    async def _begin(self) -> None:
+        await self.db.execute("BEGIN")
+
+    async def _rollback(self) -> None:
+        await self.db.execute("ROLLBACK")
+
+    async def _commit(self) -> None:
         try:
-            await db.execute("BEGIN")
-            yield
-        except BaseException:
-            self._depth = 0
-            await db.execute("ROLLBACK")
-            raise
-        self._depth = 0
-        try:
-            await db.execute("COMMIT")
+            await self.db.execute("COMMIT")
         except psycopg.Error as exc:
             raise StoreError(f"cannot commit to the ledger: {exc}") from None
 

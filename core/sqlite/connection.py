@@ -10,19 +10,19 @@ objects could only share by passing the connection around.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from core.errors import StoreError
 from core.migrations import RECORD_TABLE, to_apply
 from core.sqlite.schema import MIGRATIONS, RECORD, RECORDED, VERSION_BEFORE
 from core.store_rows import dumps
+from core.store_transaction import Nested
 
 __all__ = ["Connection", "dumps"]
 
 
-class Connection:
+class Connection(Nested):
     """The shared connection. `path` is a file, or `":memory:"` for a throwaway ledger."""
 
     def __init__(
@@ -57,32 +57,19 @@ class Connection:
             raise StoreError("the ledger is not open")
         return self._db
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[None]:
-        """One transaction; nested blocks join the outer one."""
-        db = self.db
-        if self._depth:
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
-        db.execute("BEGIN IMMEDIATE")
-        self._depth = 1
-        try:
-            yield
-        except BaseException:
-            self._depth = 0
-            self._unwritten.clear()
-            db.execute("ROLLBACK")
-            raise
-        self._depth = 0
+    async def _begin(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    async def _rollback(self) -> None:
+        self._unwritten.clear()
+        self.db.execute("ROLLBACK")
+
+    async def _commit(self) -> None:
         try:
             self._flush()
-            db.execute("COMMIT")
+            self.db.execute("COMMIT")
         except sqlite3.Error as exc:
-            db.execute("ROLLBACK")
+            self.db.execute("ROLLBACK")
             raise StoreError(f"cannot commit to the ledger: {exc}") from None
 
     def deferred(self, statement: str) -> list[tuple[Any, ...]]:
