@@ -7,7 +7,7 @@ LOCAL_STAMP := $(VENV)/.installed-local
 LOCAL_LOG := $(VENV)/local-install.log
 
 .PHONY: run replay test lint bench bench-attention train-attention bench-first-answer bench-prompts \
-	clean browser
+	clean browser postgresql
 
 # The browser test drives Debian's Chromium through its ChromeDriver; the emoji font lets the
 # page's reaction glyphs show in screenshots. Installed once, with apt (as root, or with sudo).
@@ -95,7 +95,20 @@ browser:
 	echo "Installing $(BROWSER_PACKAGES) for the browser test (Debian packages, about a minute)..."; \
 	$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $(BROWSER_PACKAGES) >/dev/null
 
-test: lint browser $(LOCAL_STAMP)
+# The PostgreSQL store's tests start a throwaway server of their own (initdb in a temporary
+# folder, a Unix socket only), from Debian's `postgresql` package, installed once with apt (as
+# root, or with sudo); they fail, never skip, without it.
+POSTGRES_PACKAGES := postgresql
+
+postgresql:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo=sudo; \
+	else echo "c2a: the PostgreSQL store's tests need Debian's $(POSTGRES_PACKAGES); install it as root: apt-get install $(POSTGRES_PACKAGES)" >&2; exit 1; fi; \
+	if ! command -v apt-get >/dev/null; then echo "c2a: no apt-get here; install PostgreSQL's server (initdb, pg_ctl) and put its bin folder on PATH" >&2; exit 1; fi; \
+	echo "Installing $(POSTGRES_PACKAGES) for the PostgreSQL store's tests (a Debian package, under a minute)..."; \
+	$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $(POSTGRES_PACKAGES) >/dev/null
+
+test: lint browser postgresql $(LOCAL_STAMP)
 	$(BIN)/pytest
 
 bench: $(STAMP)

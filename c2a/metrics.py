@@ -24,7 +24,7 @@ from core.emission import Delivery, Emission, Escalation, Queued
 from core.errors import PermanentSendError, TransientSendError
 from core.outbox import Sender
 from core.sqlite_store import SQLiteStore
-from core.store import ClaimResult
+from core.store import ClaimResult, Store
 
 __all__ = ["CountedSenders", "CountedStore", "Labels", "Metrics", "serve_metrics", "turns_read"]
 
@@ -117,30 +117,34 @@ def _escape(value: str) -> str:
 # ---- the hooks -----------------------------------------------------------------------------
 
 
-class CountedStore(SQLiteStore):
-    """The run's ledger, counting claims and delivery re-attempts as they are written, and
-    reading its queue depths for a scrape."""
+class CountedStore:
+    """The run's ledger, whichever backend holds it, counting claims and delivery re-attempts
+    as they are written, and reading its queue depths for a scrape. Everything else is the
+    store's own (`__getattr__`), so this is a `Store` wherever one is taken."""
 
-    def __init__(self, path: str, metrics: Metrics, workspace: str) -> None:
-        super().__init__(path)
+    def __init__(self, store: Store, metrics: Metrics, workspace: str) -> None:
+        self.store = store
         self.metrics = metrics
         self.workspace = workspace
 
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
     async def claim(self, item: str, agent: str, now: datetime, ttl_ms: int) -> ClaimResult:
-        result = await super().claim(item, agent, now, ttl_ms)
+        result = await self.store.claim(item, agent, now, ttl_ms)
         outcome = "granted" if result.granted else "refused"
         self.metrics.count("c2a_claims_total", workspace=self.workspace, result=outcome)
         return result
 
     async def note_attempt(self, event_id: str, agent: str, attempt: int) -> None:
-        await super().note_attempt(event_id, agent, attempt)
+        await self.store.note_attempt(event_id, agent, attempt)
         if attempt > 1:
             self.metrics.count("c2a_retries_total", workspace=self.workspace, what="delivery")
 
     def queue_depths(self, agents: Iterable[str]) -> dict[Labels, float]:
         """Deliveries pending and outbox entries due (`pending` or `ambiguous`), per agent;
-        nothing while the ledger is closed."""
-        if self._db is None:
+        nothing while the ledger is closed, nor yet on PostgreSQL, whose reads are async."""
+        if not isinstance(self.store, SQLiteStore) or self.store._db is None:
             return {}
         queries = {
             "deliveries": "SELECT agent, count(*) FROM deliveries WHERE status = 'pending' "
@@ -150,7 +154,7 @@ class CountedStore(SQLiteStore):
         }
         depths: dict[Labels, float] = {}
         for queue, sql in queries.items():
-            found = {str(agent): n for agent, n in self._db.execute(sql)}
+            found = {str(agent): n for agent, n in self.store._db.execute(sql)}
             for agent in dict.fromkeys([*agents, *found]):
                 key = labels(workspace=self.workspace, agent=agent, queue=queue)
                 depths[key] = float(found.get(agent, 0))

@@ -1,6 +1,7 @@
 """`c2a run`: the composition root that runs one or more workspaces live in one process.
 
-For each workspace manifest it opens a SQLite ledger (`<data_dir>/<workspace>.sqlite3`), a
+For each workspace manifest it opens its ledger (`core.store_choice`: PostgreSQL when the
+manifest or `$C2A_DATABASE_URL` names it, else SQLite in `<data_dir>/<workspace>.sqlite3`), a
 `Host`, every agent's harness backend, the connection of every installed platform the
 workspace uses (`c2a.platforms`; each platform's `connect` decides from the manifest), the
 senders feeding an outbox loop, and the engine's sweep loop. Everything that a person can get
@@ -41,6 +42,7 @@ from core.manifest import Workspace
 from core.outbox import Outbox, Sender
 from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
+from core.store_choice import open_store, store_url
 from harness_bridge.backends.model_status import DescribesModel
 from harness_bridge.backends.registry import Harness, available, build
 
@@ -86,7 +88,9 @@ class WorkspaceRun:
         self.name = workspace.manifest.workspace
         self.environ = environ
         self.clock = SystemClock()
-        self.store = CountedStore(str(data_dir / f"{self.name}.sqlite3"), self.metrics, self.name)
+        url = store_url(workspace.manifest.store, environ)
+        ledger = open_store(url, str(data_dir / f"{self.name}.sqlite3"), schema=self.name)
+        self.store = CountedStore(ledger, self.metrics, self.name)
         self.redactor = Redactor.for_manifest(workspace.manifest, environ, workspace.secrets)
         redact_logs(self.redactor)
         self.host = Host(

@@ -1,5 +1,5 @@
 """The one SQLite connection every part of the SQLite store shares: opening it (WAL, the
-schema), the transaction, and rows held back to be written in bulk when it commits.
+schema's migrations), the transaction, and rows held back to be written in bulk when it commits.
 
 The parts (`core.sqlite.ledger`, `.deliveries`, ...) are mixins on `Connection`, so one
 `SQLiteStore` object, one connection and one transaction serve them all: the engine writes an
@@ -10,19 +10,19 @@ objects could only share by passing the connection around.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any, Literal
 
-import orjson
-
 from core.errors import StoreError
-from core.sqlite.schema import SCHEMA, SCHEMA_VERSION
+from core.migrations import RECORD_TABLE, to_apply
+from core.sqlite.schema import MIGRATIONS, RECORD, RECORDED, VERSION_BEFORE
+from core.store_rows import dumps
+from core.store_transaction import Nested
 
 __all__ = ["Connection", "dumps"]
 
 
-class Connection:
+class Connection(Nested):
     """The shared connection. `path` is a file, or `":memory:"` for a throwaway ledger."""
 
     def __init__(
@@ -41,11 +41,7 @@ class Connection:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
             db.execute("PRAGMA foreign_keys=ON")
-            db.executescript(SCHEMA)
-            db.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-                (str(SCHEMA_VERSION),),
-            )
+            _migrate(db, self.path)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the ledger at {self.path}: {exc}") from None
         self._db = db
@@ -61,32 +57,19 @@ class Connection:
             raise StoreError("the ledger is not open")
         return self._db
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[None]:
-        """One transaction; nested blocks join the outer one."""
-        db = self.db
-        if self._depth:
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
-        db.execute("BEGIN IMMEDIATE")
-        self._depth = 1
-        try:
-            yield
-        except BaseException:
-            self._depth = 0
-            self._unwritten.clear()
-            db.execute("ROLLBACK")
-            raise
-        self._depth = 0
+    async def _begin(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    async def _rollback(self) -> None:
+        self._unwritten.clear()
+        self.db.execute("ROLLBACK")
+
+    async def _commit(self) -> None:
         try:
             self._flush()
-            db.execute("COMMIT")
+            self.db.execute("COMMIT")
         except sqlite3.Error as exc:
-            db.execute("ROLLBACK")
+            self.db.execute("ROLLBACK")
             raise StoreError(f"cannot commit to the ledger: {exc}") from None
 
     def deferred(self, statement: str) -> list[tuple[Any, ...]]:
@@ -115,6 +98,29 @@ class Connection:
             yield from batch
 
 
-def dumps(value: Mapping[str, Any]) -> str:
-    """A JSON column's text."""
-    return orjson.dumps(value).decode()
+def _migrate(db: sqlite3.Connection, where: str) -> None:
+    """Bring the file's schema up to the newest migration, each in its own transaction with
+    its record; a file from before the record is taken to be at the version `meta` names."""
+    db.execute(RECORD)
+    current = db.execute(f"SELECT max(version) FROM {RECORD_TABLE}").fetchone()[0]
+    if current is None:
+        current = _version_before(db)
+        db.executemany(RECORDED, [(m.version, m.name) for m in MIGRATIONS[:current]])
+    for migration in to_apply(current, MIGRATIONS, where):
+        try:
+            db.executescript(f"BEGIN IMMEDIATE;\n{migration.sql}")
+            db.execute(RECORDED, (migration.version, migration.name))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+
+def _version_before(db: sqlite3.Connection) -> int:
+    """The schema version a file written before migrations were recorded is at (0: none)."""
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
+    if found.fetchone() is None:
+        return 0
+    row = db.execute(VERSION_BEFORE).fetchone()
+    return 0 if row is None else int(row[0])

@@ -5,10 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Unpack
 
-from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
+from core.decision import Decision, Disposition
 from core.sqlite.connection import Connection
-from core.sqlite.ledger import EVENT_COLUMNS, entry_from_row
 from core.store import LedgerEntry, SeenWhere, StoredDelivery
+from core.store_rows import (
+    DELIVERY_COLUMNS,
+    EVENT_COLUMNS,
+    READ_COLUMNS,
+    SEEN_WHERE,
+    delivery_from_row,
+    entry_from_row,
+    prefixed,
+)
 
 __all__ = ["SQLiteDeliveries"]
 
@@ -17,19 +25,7 @@ __all__ = ["SQLiteDeliveries"]
 _SEQ_OF = "(SELECT seq FROM events WHERE id = ?)"
 _BY_EVENT = f"seq = {_SEQ_OF} AND agent = ?"
 
-_DELIVERY_COLUMNS = (
-    "event_id, agent, seq, directedness, policy, mode, reason, priority, deadline_ms, "
-    "claimed_by, continues, supersedes"
-)
-_READ_COLUMNS = f"{_DELIVERY_COLUMNS}, status, attempt, disposition"
-# The condition each of `seen_by`'s filters puts on the events (e) and deliveries (d) joined.
-_SEEN_WHERE = {
-    "conversation": "e.conversation = ?",
-    "thread": "e.thread = ?",
-    "before_seq": "e.seq < ?",
-    "after_seq": "e.seq > ?",
-    "mode": "d.mode = ?",
-}
+_SEEN_WHERE = {name: condition.format("?") for name, condition in SEEN_WHERE.items()}
 # Most decisions have no deadline, claim, continuation or edit: their rows leave those four
 # columns to default to NULL, since binding a None costs sqlite3 an adapter lookup per value.
 _INSERT_PLAIN = (
@@ -38,7 +34,7 @@ _INSERT_PLAIN = (
 )
 _NONE_SET = (None, None, None, None)
 _INSERT_FULL = (
-    f"INSERT INTO deliveries ({_DELIVERY_COLUMNS}, decided_at) "
+    f"INSERT INTO deliveries ({DELIVERY_COLUMNS}, decided_at) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
@@ -92,9 +88,9 @@ class SQLiteDeliveries(Connection):
         """Delivery records matching `where` (the rest of the statement after WHERE)."""
         self._flush()
         rows = self.db.execute(
-            f"SELECT {_READ_COLUMNS} FROM deliveries WHERE {where}", args
+            f"SELECT {READ_COLUMNS} FROM deliveries WHERE {where}", args
         ).fetchall()
-        return [_delivery(row) for row in rows]
+        return [delivery_from_row(row) for row in rows]
 
     async def seen_by(
         self, agent: str, *, limit: int = 50, **where: Unpack[SeenWhere]
@@ -104,12 +100,12 @@ class SQLiteDeliveries(Connection):
         used = [(_SEEN_WHERE[name], value) for name, value in given.items() if value is not None]
         conditions = " AND ".join(["d.agent = ?", *(condition for condition, _ in used)])
         rows = self.db.execute(
-            f"SELECT {_prefixed('e', EVENT_COLUMNS)}, {_prefixed('d', _READ_COLUMNS)} "
+            f"SELECT {prefixed('e', EVENT_COLUMNS)}, {prefixed('d', READ_COLUMNS)} "
             "FROM deliveries d JOIN events e ON e.seq = d.seq "
             f"WHERE {conditions} ORDER BY e.seq DESC LIMIT ?",
             (agent, *(value for _, value in used), limit),
         ).fetchall()
-        return [(entry_from_row(row[:6]), _delivery(row[6:])) for row in reversed(rows)]
+        return [(entry_from_row(row[:6]), delivery_from_row(row[6:])) for row in reversed(rows)]
 
     async def revise_pending(self, seq: int, decision: Decision) -> bool:
         self._flush()
@@ -149,31 +145,3 @@ class SQLiteDeliveries(Connection):
             f"UPDATE deliveries SET {columns} WHERE {_BY_EVENT}", (*values, event_id, agent)
         )
         return cursor.rowcount
-
-
-def _prefixed(table: str, columns: str) -> str:
-    """`a, b` as `t.a, t.b`."""
-    return ", ".join(f"{table}.{column.strip()}" for column in columns.split(","))
-
-
-def _delivery(row: tuple[Any, ...]) -> StoredDelivery:
-    decision = Decision(
-        event_id=str(row[0]),
-        agent=str(row[1]),
-        directedness=Directedness(row[3]),
-        policy=Policy(row[4]),
-        mode=InjectionMode(row[5]),
-        reason=str(row[6]),
-        priority=Priority(row[7]),
-        deadline_ms=row[8],
-        claimed_by=row[9],
-        continues=row[10],
-        supersedes=row[11],
-    )
-    return StoredDelivery(
-        decision=decision,
-        seq=int(row[2]),
-        status=str(row[12]),
-        attempt=int(row[13]),
-        disposition=Disposition(row[14]) if row[14] else None,
-    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from core.sqlite.connection import Connection
 from core.store import GatewaySession
+from core.store_rows import gateway_from_row, gateway_row
 
 __all__ = ["SQLiteGatewaySessions"]
 
@@ -22,15 +23,7 @@ class SQLiteGatewaySessions(Connection):
             "updated_at = CASE WHEN session_id = excluded.session_id AND seq > excluded.seq "
             "THEN updated_at ELSE excluded.updated_at END, "
             "session_id = excluded.session_id, resume_url = excluded.resume_url",
-            (
-                platform,
-                session.bot,
-                session.shard,
-                session.session_id,
-                session.resume_url,
-                session.seq,
-                session.updated_at,
-            ),
+            gateway_row(platform, session),
         )
 
     async def gateway_sessions(self, platform: str, bot: str) -> list[GatewaySession]:
@@ -39,7 +32,4 @@ class SQLiteGatewaySessions(Connection):
             "WHERE platform = ? AND bot = ? ORDER BY shard",
             (platform, bot),
         )
-        return [
-            GatewaySession(str(r[0]), int(r[1]), str(r[2]), str(r[3]), int(r[4]), str(r[5]))
-            for r in rows
-        ]
+        return [gateway_from_row(row) for row in rows]

@@ -9,10 +9,9 @@ import orjson
 
 from core.sqlite.connection import Connection, dumps
 from core.store import ConversationMark, LedgerEntry
+from core.store_rows import EVENT_COLUMNS, entry_from_row
 
-__all__ = ["EVENT_COLUMNS", "SQLiteLedger", "entry_from_row"]
-
-EVENT_COLUMNS = "seq, id, ts, kind, by, data"
+__all__ = ["SQLiteLedger"]
 
 
 class SQLiteLedger(Connection):
@@ -112,15 +111,3 @@ class SQLiteLedger(Connection):
                 ConversationMark(str(conversation), str(where), str(event_id), str(ts), place)
             )
         return marks
-
-
-def entry_from_row(row: tuple[Any, ...]) -> LedgerEntry:
-    """A ledger record from the `EVENT_COLUMNS` of a row."""
-    return LedgerEntry(
-        seq=int(row[0]),
-        id=str(row[1]),
-        ts=str(row[2]),
-        kind=str(row[3]),
-        by=str(row[4]),
-        data=orjson.loads(row[5]),
-    )

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
-from core.sqlite.connection import Connection, dumps
+from core.sqlite.connection import Connection
 from core.store import OutboxEntry
+from core.store_rows import OUTBOX_COLUMNS, dumps, outbox_from_row
 
 __all__ = ["SQLiteOutbox"]
 
@@ -31,18 +30,14 @@ class SQLiteOutbox(Connection):
             "WHERE status IN ('pending', 'ambiguous') ORDER BY n LIMIT ?",
             (limit,),
         ).fetchall()
-        return [OutboxEntry(r[0], r[1], orjson.loads(r[2]), r[3], int(r[4])) for r in rows]
+        return [outbox_from_row(row) for row in rows]
 
     async def outbox_get(self, key: str) -> OutboxEntry | None:
         row = self.db.execute(
-            "SELECT idempotency_key, agent, action, status, attempts, result FROM outbox "
-            "WHERE idempotency_key = ?",
+            f"SELECT {OUTBOX_COLUMNS} FROM outbox WHERE idempotency_key = ?",
             (key,),
         ).fetchone()
-        if row is None:
-            return None
-        result = orjson.loads(row[5]) if row[5] else None
-        return OutboxEntry(row[0], row[1], orjson.loads(row[2]), row[3], int(row[4]), result)
+        return None if row is None else outbox_from_row(row)
 
     async def outbox_mark(
         self, key: str, status: str, at: str, result: Mapping[str, Any] | None = None

@@ -1,13 +1,31 @@
-"""The ledger's SQLite schema: every table, created idempotently, so an existing file opens as
-it is and a new one gets them all."""
+"""The ledger's SQLite schema as numbered migrations (`core.migrations` says how they apply).
+
+Migration 1 is the schema every file had before migrations were numbered; its statements are
+idempotent, and such a file is recognised by the `schema_version` it keeps in `meta` and
+recorded as at that version without running anything. A later change of the schema is a new
+migration at the end of `MIGRATIONS`, never an edit of one already released.
+"""
 
 from __future__ import annotations
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION"]
+from core.migrations import RECORD_TABLE, Migration
 
-SCHEMA_VERSION = 1
+__all__ = ["MIGRATIONS", "RECORD", "RECORDED", "VERSION_BEFORE"]
 
-SCHEMA = """
+# The table recording what is applied, how a migration is recorded, and how a file from
+# before it is recognised: by the version its `meta` table names.
+RECORD = f"""CREATE TABLE IF NOT EXISTS {RECORD_TABLE} (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)"""
+RECORDED = (
+    f"INSERT INTO {RECORD_TABLE} (version, name, applied_at) "
+    "VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))"
+)
+VERSION_BEFORE = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'"
+
+_TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY,
@@ -97,4 +115,7 @@ CREATE TABLE IF NOT EXISTS quarantine (
     reason TEXT NOT NULL,
     payload TEXT NOT NULL
 );
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '1');
 """
+
+MIGRATIONS = (Migration(1, "the ledger's tables", _TABLES),)

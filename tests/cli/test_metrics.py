@@ -33,6 +33,7 @@ from core.events import Author, ChatEvent, Conversation, ConversationKind, Event
 from core.manifest import Workspace, parse_manifest
 from core.outbox import Outbox
 from core.signals import Signal
+from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.openai import TurnResult
 
 
@@ -178,7 +179,7 @@ def test_the_ledger_and_the_senders_count_claims_retries_and_sends_and_depths_ar
     async def run() -> str:
         metrics = Metrics()
         workspace = two_agents()
-        store = CountedStore(":memory:", metrics, "acme")
+        store = CountedStore(SQLiteStore(":memory:"), metrics, "acme")
         metrics.read("c2a_queue_depth", lambda: store.queue_depths(workspace.agent_ids))
 
         async def sink(emissions: list[Emission]) -> None:

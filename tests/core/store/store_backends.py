@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+import pytest
+
 from core.sqlite_store import SQLiteStore
 from core.store import Store
 
@@ -21,23 +23,61 @@ class Backend(Protocol):
         """Open a store on the test's database, run `scenario` on it, close it."""
         ...
 
+    def run_together(self, count: int, scenario: Callable[[list[Store]], Awaitable[T]]) -> T:
+        """Open `count` stores on the test's database, each its own connection (as several
+        hosts would), run `scenario` on them, close them."""
+        ...
 
-class SQLiteBackend:
-    """SQLite on a file in the test's temporary folder."""
 
-    def __init__(self, folder: Path) -> None:
-        self.path = str(folder / "ledger.sqlite3")
+class Opened:
+    """`run` for a backend that makes a new store object for each run."""
+
+    def store(self) -> Store:
+        raise NotImplementedError
 
     def run(self, scenario: Callable[[Store], Awaitable[T]]) -> T:
+        async def alone(stores: list[Store]) -> T:
+            return await scenario(stores[0])
+
+        return self.run_together(1, alone)
+
+    def run_together(self, count: int, scenario: Callable[[list[Store]], Awaitable[T]]) -> T:
         async def opened() -> T:
-            store = SQLiteStore(self.path)
-            await store.open()
+            stores = [self.store() for _ in range(count)]
             try:
-                return await scenario(store)
+                for store in stores:
+                    await store.open()
+                return await scenario(stores)
             finally:
-                await store.close()
+                for store in stores:
+                    await store.close()
 
         return asyncio.run(opened())
 
 
-BACKENDS: dict[str, Callable[[Path], Backend]] = {"sqlite": SQLiteBackend}
+class SQLiteBackend(Opened):
+    """SQLite on a file in the test's temporary folder."""
+
+    def __init__(self, request: pytest.FixtureRequest, folder: Path) -> None:
+        self.path = str(folder / "ledger.sqlite3")
+
+    def store(self) -> Store:
+        return SQLiteStore(self.path)
+
+
+class PostgresBackend(Opened):
+    """PostgreSQL on a database of the test's own, in the session's throwaway cluster."""
+
+    def __init__(self, request: pytest.FixtureRequest, folder: Path) -> None:
+        self.url: str = request.getfixturevalue("postgres_cluster").database()
+
+    def store(self) -> Store:
+        from core.postgres_store import PostgresStore
+
+        return PostgresStore(self.url)
+
+
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest, Path], Backend]] = {
+    "sqlite": SQLiteBackend,
+    "postgresql": PostgresBackend,
+}

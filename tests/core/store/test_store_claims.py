@@ -1,5 +1,5 @@
 """The `Claims` contract: one holder per item until its claim expires, and racing claims give
-one holder."""
+one holder, also when they race from separate connections to one database."""
 
 from __future__ import annotations
 
@@ -52,3 +52,23 @@ def test_racing_claims_give_one_holder(backend: Backend) -> None:
     results = backend.run(scenario)
     assert sum(result.granted for result in results) == 1
     assert len({result.holder for result in results}) == 1
+
+
+def test_claims_racing_from_separate_connections_give_one_holder(backend: Backend) -> None:
+    async def scenario(stores: list[Store]) -> list[ClaimResult]:
+        async def ask(store: Store, item: str, agent: str) -> ClaimResult:
+            async with store.transaction():
+                return await store.claim(item, agent, NOW, TTL_MS)
+
+        # Every connection asks for every item, twice, each time for another agent.
+        asks = [(store, f"e{n % 3}") for n in range(6) for store in stores]
+        return list(
+            await asyncio.gather(*(ask(s, item, f"w-{n}") for n, (s, item) in enumerate(asks)))
+        )
+
+    results = backend.run_together(3, scenario)
+    for item in range(3):
+        asked = [result for n, result in enumerate(results) if n // 3 % 3 == item]
+        assert len(asked) == 6
+        assert sum(result.granted for result in asked) == 1
+        assert len({result.holder for result in asked}) == 1

@@ -1,0 +1,46 @@
+"""The PostgreSQL `AuditLog`: the `audit`, `escalations` and `quarantine` tables,
+append-only."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from core.postgres.connection import Connection
+from core.store_rows import dumps
+
+__all__ = ["PostgresAuditLog"]
+
+
+class PostgresAuditLog(Connection):
+    """An escalation's primary key is (reason, conversation, event), so PostgreSQL itself
+    keeps the second copy out. PostgreSQL's text holds no NUL character, which unreadable
+    input may carry: a quarantined payload keeps each as U+FFFD."""
+
+    async def audit(
+        self, agent: str, what: str, outcome: str, detail: Mapping[str, Any], at: str
+    ) -> None:
+        await self.db.execute(
+            "INSERT INTO audit (at, agent, what, outcome, detail) VALUES (%s, %s, %s, %s, %s)",
+            (at, agent, what, outcome, dumps(detail)),
+        )
+
+    async def record_escalation(
+        self, agent: str, reason: str, conversation: str, event_id: str, at: str
+    ) -> bool:
+        written = await self._count(
+            "INSERT INTO escalations (agent, reason, conversation, event_id, created_at) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (agent, reason, conversation, event_id, at),
+        )
+        return written == 1
+
+    async def quarantine(self, source: str, reason: str, payload: str, at: str) -> None:
+        await self.db.execute(
+            "INSERT INTO quarantine (received_at, source, reason, payload) VALUES (%s, %s, %s, %s)",
+            (at, source, _no_nul(reason), _no_nul(payload)),
+        )
+
+
+def _no_nul(text: str) -> str:
+    return text.replace("\x00", "\ufffd")

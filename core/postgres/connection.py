@@ -1,0 +1,125 @@
+"""The one PostgreSQL connection every part of the PostgreSQL store shares: opening it (the
+schema's migrations, under an advisory lock), and the transaction.
+
+As in `core.sqlite.connection`, the parts are mixins on `Connection`, so one `PostgresStore`,
+one connection and one transaction serve them all. The connection is in autocommit mode and
+`transaction()` sends `BEGIN` and `COMMIT` itself, which lets a block inside another join it,
+as the `Store` Protocol says; psycopg's connection serialises the statements of the tasks that
+share it. JSON columns are read back as text, so a row reads as a SQLite row does
+(`core.store_rows`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, LiteralString
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.types.string import TextLoader
+
+from core.errors import StoreError
+from core.migrations import RECORD_TABLE, to_apply
+from core.postgres.schema import LOCK, MIGRATIONS, RECORD, RECORDED
+from core.store_transaction import Nested
+
+__all__ = ["Connection", "where"]
+
+
+class Connection(Nested):
+    """The shared connection. `url` is a libpq connection string (`postgresql://...`);
+    `schema`, when given, is the PostgreSQL schema the tables live in (made if missing), so
+    several workspaces can share one database; else the connection's `search_path` decides."""
+
+    def __init__(self, url: str, schema: str | None = None) -> None:
+        self.url = url
+        self.schema = schema
+        self._db: psycopg.AsyncConnection[tuple[Any, ...]] | None = None
+        self._depth = 0
+
+    async def open(self) -> None:
+        try:
+            db = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot open the ledger at {where(self.url)}: {exc}") from None
+        for json_type in ("json", "jsonb"):
+            db.adapters.register_loader(json_type, TextLoader)
+        try:
+            await db.execute("SET TIME ZONE 'UTC'")
+            await _migrate(db, self.schema, where(self.url))
+        except BaseException as exc:
+            await db.close()
+            if isinstance(exc, psycopg.Error):
+                raise StoreError(f"cannot open the ledger at {where(self.url)}: {exc}") from None
+            raise
+        self._db = db
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    @property
+    def db(self) -> psycopg.AsyncConnection[tuple[Any, ...]]:
+        if self._db is None:
+            raise StoreError("the ledger is not open")
+        return self._db
+
+    async def _begin(self) -> None:
+        await self.db.execute("BEGIN")
+
+    async def _rollback(self) -> None:
+        await self.db.execute("ROLLBACK")
+
+    async def _commit(self) -> None:
+        try:
+            await self.db.execute("COMMIT")
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot commit to the ledger: {exc}") from None
+
+    async def _one(
+        self, query: LiteralString, args: tuple[Any, ...] = ()
+    ) -> tuple[Any, ...] | None:
+        """The first row of a query, None when there is none."""
+        cursor = await self.db.execute(query, args)
+        return await cursor.fetchone()
+
+    async def _all(self, query: LiteralString, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Every row of a query."""
+        cursor = await self.db.execute(query, args)
+        return await cursor.fetchall()
+
+    async def _count(self, query: LiteralString, args: tuple[Any, ...] = ()) -> int:
+        """How many rows a statement wrote."""
+        cursor = await self.db.execute(query, args)
+        return cursor.rowcount
+
+
+async def _migrate(
+    db: psycopg.AsyncConnection[tuple[Any, ...]], schema: str | None, at: str
+) -> None:
+    """Bring the database's schema up to the newest migration, in one transaction, holding an
+    advisory lock so that hosts starting together migrate it once."""
+    async with db.transaction():
+        await db.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK,))
+        if schema is not None:
+            name = sql.Identifier(schema)
+            await db.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(name))
+            await db.execute(sql.SQL("SET search_path TO {}").format(name))
+        await db.execute(RECORD)
+        cursor = await db.execute(f"SELECT coalesce(max(version), 0) FROM {RECORD_TABLE}")
+        row = await cursor.fetchone()
+        for migration in to_apply(int(row[0]) if row else 0, MIGRATIONS, at):
+            await db.execute(migration.sql.encode())
+            await db.execute(RECORDED, (migration.version, migration.name))
+
+
+def where(url: str) -> str:
+    """The database a URL names, without its user or password: for messages and logs."""
+    try:
+        parts = conninfo_to_dict(url)
+    except psycopg.Error:
+        return "a PostgreSQL URL that does not parse"
+    host = parts.get("host") or "localhost"
+    port = f":{parts['port']}" if parts.get("port") else ""
+    return f"postgresql://{host}{port}/{parts.get('dbname') or ''}"

@@ -1,0 +1,120 @@
+"""The ledger's PostgreSQL schema as numbered migrations (`core.migrations` says how they
+apply).
+
+Migration 1 is the same tables as SQLite's migration 1 with PostgreSQL's types: identity
+columns for `seq` and the queue orders, `json` for what SQLite keeps as JSON text (`json`, not
+`jsonb`, keeps an event's keys in the order they were written), and `timestamptz` for a claim's
+times, so `claim` decides expiry in SQL. The outbox's due rows have an index of their own, for
+`SELECT ... FOR UPDATE SKIP LOCKED` when several hosts drain it. Text times (`ts`, `at`) stay
+RFC 3339 text, compared as SQLite compares them.
+"""
+
+from __future__ import annotations
+
+from core.migrations import RECORD_TABLE, Migration
+
+__all__ = ["LOCK", "MIGRATIONS", "RECORD", "RECORDED"]
+
+# The advisory lock a host holds while it migrates, so two hosts starting on one database
+# migrate it once (a fixed number: "c2a" in ASCII).
+LOCK = 0x633261
+RECORD = f"""CREATE TABLE IF NOT EXISTS {RECORD_TABLE} (
+    version integer PRIMARY KEY,
+    name text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+)"""
+RECORDED = f"INSERT INTO {RECORD_TABLE} (version, name) VALUES (%s, %s)"
+
+_TABLES = """
+CREATE TABLE events (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    ts text NOT NULL,
+    kind text NOT NULL,
+    by text NOT NULL,
+    data json NOT NULL,
+    conversation text NOT NULL DEFAULT '',
+    thread text NOT NULL DEFAULT ''
+);
+CREATE INDEX events_by_conversation ON events (conversation, thread, seq);
+CREATE TABLE receipts (
+    event_id text NOT NULL,
+    agent text NOT NULL,
+    PRIMARY KEY (event_id, agent)
+);
+CREATE TABLE deliveries (
+    event_id text NOT NULL,
+    agent text NOT NULL,
+    seq bigint NOT NULL,
+    directedness text NOT NULL,
+    policy text NOT NULL,
+    mode text NOT NULL,
+    reason text NOT NULL,
+    priority text NOT NULL,
+    deadline_ms bigint,
+    claimed_by text,
+    continues text,
+    supersedes text,
+    decided_at text NOT NULL,
+    status text NOT NULL DEFAULT 'pending',  -- pending until the harness acknowledges
+    attempt integer NOT NULL DEFAULT 0,
+    disposition text,
+    disposition_reason text,
+    disposed_at text,
+    PRIMARY KEY (seq, agent)
+);
+CREATE INDEX deliveries_pending ON deliveries (agent, seq) WHERE status = 'pending';
+CREATE TABLE claims (
+    item text PRIMARY KEY,
+    agent text NOT NULL,
+    claimed_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL
+);
+CREATE TABLE outbox (
+    n bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    idempotency_key text NOT NULL UNIQUE,
+    agent text NOT NULL,
+    action json NOT NULL,
+    status text NOT NULL DEFAULT 'pending',  -- pending, sending, sent, failed, ambiguous
+    attempts integer NOT NULL DEFAULT 0,
+    result json,
+    created_at text NOT NULL,
+    updated_at text NOT NULL
+);
+CREATE INDEX outbox_due ON outbox (n) WHERE status IN ('pending', 'ambiguous');
+CREATE TABLE escalations (
+    agent text NOT NULL,
+    reason text NOT NULL,
+    conversation text NOT NULL,
+    event_id text NOT NULL,
+    created_at text NOT NULL,
+    PRIMARY KEY (reason, conversation, event_id)
+);
+CREATE TABLE audit (
+    n bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at text NOT NULL,
+    agent text NOT NULL,
+    what text NOT NULL,
+    outcome text NOT NULL,
+    detail json NOT NULL
+);
+CREATE TABLE gateway_sessions (
+    platform text NOT NULL,
+    bot text NOT NULL,
+    shard integer NOT NULL,  -- -1 for an unsharded connection
+    session_id text NOT NULL,
+    resume_url text NOT NULL,
+    seq bigint NOT NULL,  -- the last dispatch whose event the ledger holds
+    updated_at text NOT NULL,
+    PRIMARY KEY (platform, bot, shard)
+);
+CREATE TABLE quarantine (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    received_at text NOT NULL,
+    source text NOT NULL,
+    reason text NOT NULL,
+    payload text NOT NULL
+);
+"""
+
+MIGRATIONS = (Migration(1, "the ledger's tables", _TABLES),)
