@@ -95,6 +95,23 @@ def test_a_closing_from_the_partner_is_no_turn() -> None:
     assert verdict(last(lines)) == ("to_me_likely", "must_not_respond", "tool_mailbox", "thanks")
 
 
+def test_a_backchannel_or_short_acknowledgement_from_the_partner_is_no_turn() -> None:
+    for text in ("yeah", "hmm, right", "ok i try", "okay very kool thanks"):
+        lines = ASKED + [say(80, text)]
+        assert verdict(last(lines)) == (
+            "to_me_likely",
+            "must_not_respond",
+            "tool_mailbox",
+            "thanks",
+        ), text
+
+
+def test_a_partners_short_question_is_still_a_turn() -> None:
+    for text in ("ok, and then?", "ok so what now", "yes"):
+        lines = ASKED + [say(80, text)]
+        assert verdict(last(lines))[1:3] == ("may_respond", "buffered"), text
+
+
 def test_a_closing_with_words_addressed_to_the_agent_is_an_acknowledgement() -> None:
     for text in ("ok I'll try that", "got it, thanks", "thanks, that worked", "ok it works now"):
         lines = ASKED[:1] + [say(20, f"<@{LEAD}> {text}")]
