@@ -12,6 +12,7 @@ from builders import (
     W1,
     axes,
     delivered,
+    local_workspace,
     run,
 )
 from builders import (
@@ -121,3 +122,14 @@ def test_a_closing_with_words_addressed_to_the_agent_is_an_acknowledgement() -> 
 def test_an_agents_own_chatter_and_other_agents_are_never_likely() -> None:
     lines = ASKED + [say(40, "it says unit not found", user=W1)]
     assert verdict(last(lines))[0] == "to_other"
+
+
+def test_a_fragment_joins_its_questions_turn_and_costs_no_budget_of_its_own() -> None:
+    # One turn an hour: the question takes it; its next fragment (rule 6) joins that turn
+    # instead of being queued as over budget, and a second question is over budget.
+    workspace = local_workspace(budget={"turns": 1, "window_s": 3600})
+    lines = [say(10, f"<@{LEAD}> can you"), say(15, "check the deploy logs")]
+    lines += [say(120, f"<@{LEAD}> and the other one?")]
+    records, _, _ = run(joined() + lines, workspace)
+    reasons = [p["attention"]["reason"] for p in delivered(records)["lead"][-3:]]
+    assert reasons == ["direct_mention", "continuation", "over_budget"]
