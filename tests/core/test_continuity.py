@@ -133,3 +133,27 @@ def test_a_fragment_joins_its_questions_turn_and_costs_no_budget_of_its_own() ->
     records, _, _ = run(joined() + lines, workspace)
     reasons = [p["attention"]["reason"] for p in delivered(records)["lead"][-3:]]
     assert reasons == ["direct_mention", "continuation", "over_budget"]
+
+
+COMMANDED = [say(10, "!paste"), say(12, "paste your logs at paste.example", user=LEAD)]
+COMMANDED += [say(20 + i, f"unrelated line {i}", user=HUMAN2) for i in range(3)]
+
+
+def test_a_command_goes_to_the_agent_that_answers_commands() -> None:
+    records, _, _ = run(joined() + COMMANDED + [say(90, "!info nginx | bob")])
+    lead, worker = delivered(records)["lead"][-1], delivered(records)["worker-1"][-1]
+    assert verdict(lead) == ("to_me_likely", "may_respond", "buffered", "command")
+    assert verdict(worker)[3] == "unaddressed"
+
+
+def test_a_command_is_chatter_in_a_channel_where_no_agent_answers_them() -> None:
+    assert verdict(last([say(10, "!paste")]))[3] == "unaddressed"
+    lines = [say(10, "!paste"), say(12, "unrelated", user=HUMAN2), say(13, "hi", user=HUMAN2)]
+    lines += [say(14, "hello", user=LEAD), *COMMANDED[2:], say(40, "!info nginx")]
+    assert verdict(last(lines))[3] == "unaddressed"  # the lead spoke, but not to the command
+
+
+def test_an_agent_that_stops_answering_commands_stops_getting_them() -> None:
+    ignored = [say(30 + 10 * i, f"!factoid{i}", user=HUMAN2) for i in range(4)]
+    lines = COMMANDED + ignored + [say(90, "!info nginx", user=HUMAN2)]
+    assert verdict(last(lines))[3] == "unaddressed"
