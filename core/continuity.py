@@ -76,7 +76,7 @@ class Window:
     """How long an exchange lasts, and how far apart one person's lines stay one burst."""
 
     lines: int = 8
-    room_lines: int = 2  # how long an agent's line to the room waits for answers
+    room_lines: int = 1  # how long an agent's line to the room waits for answers
     min_seconds: float = 60.0
     burst_seconds: float = 60.0
 
@@ -344,6 +344,7 @@ class Continuity:
             partner = talk.partner.get(agent)
             if partner is not None and self._alive(talk, partner[1], now):
                 talk.exchanges[agent, partner[0]] = mark
+                talk.people.add(partner[0])
 
 
 def _decayed(count: tuple[float, int] | None, line: int) -> float:

@@ -79,6 +79,18 @@ def test_a_line_long_after_the_agents_room_line_is_chatter() -> None:
     assert verdict(last(lines))[3] == "unaddressed"
 
 
+def test_only_the_line_right_after_the_agents_room_line_answers_it() -> None:
+    lines = [say(10, "has anyone seen the flaky clock test?", user=LEAD)]
+    lines += [say(11, "lunch?", user=HUMAN), say(20, "yes, it fails at midnight", user=HUMAN2)]
+    assert verdict(last(lines))[3] == "unaddressed"
+
+
+def test_a_partner_the_agent_answered_to_the_room_stays_a_partner_past_that_line() -> None:
+    chatter = [say(82 + i, f"other talk {i}", user=HUMAN2) for i in range(3)]
+    lines = ASKED + chatter + [say(88, "it says unit not found")]
+    assert verdict(last(lines))[3] == "conversation_partner"
+
+
 def test_a_burst_starts_one_turn_its_next_lines_go_to_the_mailbox() -> None:
     lines = ASKED + [say(80, "it says unit not found"), say(90, "on ubuntu 22.04")]
     records, _, _ = run(joined() + lines)
