@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from core.attention_context import Context
+from core.closings import is_closing
 from core.continuity import Cue
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
@@ -174,8 +175,8 @@ def _flat(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
 def _likely(event: ChatEvent, agent: str, cue: Cue, ctx: Context) -> Assessment:
     """A line probably for this agent by conversation continuity (`core.continuity`), or a
     question to the room the scorer (`core.scorer`) found likely for it: a turn the agent may
-    answer, saying why, unless it is a closing or its burst already had one."""
-    if ctx.has_intent(Intent.THANKS):
+    answer, saying why, unless it is a closing (`core.closings`) or its burst already had one."""
+    if ctx.has_intent(Intent.THANKS) or is_closing(event.text):
         return _plain(event, agent, TO_ME_LIKELY, MUST_NOT, MAILBOX, "thanks")
     if cue.burst_turned:
         return _plain(event, agent, TO_ME_LIKELY, MAY, MAILBOX, "same_burst")

@@ -61,6 +61,7 @@ def constrain(assessment: Assessment, event: ChatEvent, agent: str, ctx: Context
         decision.mode in (BUFFERED, IMMEDIATE)
         and event.author.kind is AuthorKind.HUMAN
         and decision.policy in (MUST, MAY)
+        and decision.continues is None
     ):
         budget = ws.budget(agent)
         used = state.open_turns(agent, event.author.id, ctx.now, timedelta(seconds=budget.window_s))

@@ -8,7 +8,10 @@ last named instead, and each person's current burst of lines. From that it tells
 which agents a new unnamed line is likely for (`Continuity.cues`): the `to_me_likely` band.
 It also keeps what the learned scorer (`core.scorer`) reads of the room: how active each agent
 has been, how often it took up a question asked to the room, and when each person first spoke;
-a question to the room is a cue (`room_question`) only when the caller asks for those.
+a question to the room is a cue (`room_question`) only when the caller asks for those. And it
+learns which agent answers bot commands (`!paste`, `!info nginx | alice`): the first agent to
+speak within two lines of a command answered it, and a command is a cue (`command`) for an
+agent with a recent record of that (each command since counts it down by a fifth).
 
 Windows adapt to the channel's pace: an exchange survives `Window.lines` lines of the channel,
 and at most the time the channel takes for twice that many lines (never less than
@@ -25,7 +28,7 @@ from typing import Final, NamedTuple
 
 from core.events import AuthorKind, ChatEvent, ConversationKind
 
-__all__ = ["ASKS_THE_ROOM", "Continuity", "Cue", "Talk", "Window", "asks_the_room"]
+__all__ = ["ASKS_THE_ROOM", "COMMAND", "Continuity", "Cue", "Talk", "Window", "asks_the_room"]
 
 _CHANNEL = ConversationKind.CHANNEL
 _HUMAN = AuthorKind.HUMAN
@@ -38,6 +41,7 @@ PARTNER = "conversation_partner"
 ROOM = "answer_to_my_line"
 NAMED = "named_in_text"
 ROOM_QUESTION = "room_question"
+COMMAND = "command"
 # Each channel line keeps this share of an agent's activity and room answers: half in 23 lines.
 _DECAY = 0.97
 # A question to the room is taken up by an agent naming its asker within this many lines.
@@ -45,6 +49,21 @@ _TAKEN_UP_LINES = 12
 
 # A message that asks the room ("lunch anyone?", "who is around?").
 ASKS_THE_ROOM: Final = re.compile(r"\b(?:any(?:one|body)|every(?:one|body)|who)\b", re.IGNORECASE)
+
+
+# A command to a chat bot: `!word` first in the line (`!paste`, `!info nginx | alice`).
+_COMMAND: Final = re.compile(r"\s*!\s?[^\W\d_]")
+# An agent answered a command when it was the first agent to speak within this many lines of it.
+_COMMAND_LINES = 2
+# Each new command keeps this share of an agent's record of answering them; at least
+# `_COMMAND_AGENT` of it makes a command likely for the agent.
+_COMMAND_DECAY = 0.8
+_COMMAND_AGENT = 0.5
+
+
+def is_command(text: str) -> bool:
+    """Whether a line is a command to a chat bot: `!` and a word first."""
+    return text[:1] in "! " and _COMMAND.match(text) is not None
 
 
 def asks_the_room(text: str) -> bool:
@@ -57,7 +76,7 @@ class Window:
     """How long an exchange lasts, and how far apart one person's lines stay one burst."""
 
     lines: int = 8
-    room_lines: int = 2  # how long an agent's line to the room waits for answers
+    room_lines: int = 1  # how long an agent's line to the room waits for answers
     min_seconds: float = 60.0
     burst_seconds: float = 60.0
 
@@ -109,6 +128,10 @@ class Talk:
     # agent -> questions to the room it took up (named the asker soon after), decayed
     taken_up: dict[str, tuple[float, int]] = field(default_factory=dict)
     asked: dict[str, int] = field(default_factory=dict)  # person -> their last room question
+    command: int = -1  # the line of the last command not yet answered
+    commands: int = 0  # commands seen
+    # agent -> commands it answered, decayed by each command since (value, commands then)
+    answers: dict[str, tuple[float, int]] = field(default_factory=dict)
     first: dict[str, int] = field(default_factory=dict)  # person -> their first line
 
 
@@ -158,10 +181,12 @@ class Continuity:
             return {}
         talk = talk or Talk()
         author, window = event.author.id, self.window
+        command = bool(talk.answers) and is_command(event.text)
         # Most lines continue no exchange: say so before working anything out.
         if (
             not named
             and not asks
+            and not command
             and (talk.room_line < 0 or talk.line - talk.room_line > window.room_lines)
             and author not in talk.people
         ):
@@ -193,6 +218,8 @@ class Continuity:
                 reason, mark = ROOM, room_mark
             if reason is None and agent in named:
                 reason = NAMED
+            if reason is None and command and _answers(talk, agent) >= _COMMAND_AGENT:
+                reason = COMMAND
             if reason is None and asks:
                 reason = ROOM_QUESTION
             if reason is None:
@@ -263,6 +290,9 @@ class Continuity:
             talk.first.setdefault(author, line)
             if not addressed and not to_agents and asks_the_room(event.text):
                 talk.asked[author] = line
+            if is_command(event.text):
+                talk.command = line
+                talk.commands += 1
             for agent in to_agents:
                 # Someone speaking to an agent waits for its answer; an exchange already
                 # under way goes on.
@@ -292,6 +322,9 @@ class Continuity:
         mark = Mark(line, now)
         talk.agent_line = line
         talk.spoke[agent] = line
+        if talk.command >= 0 and line - talk.command <= _COMMAND_LINES:
+            talk.answers[agent] = (_answers(talk, agent) + 1.0, talk.commands)
+            talk.command = -1
         talk.activity[agent] = (_decayed(talk.activity.get(agent), line) + 1, line)
         for person in people:
             asked = talk.asked.get(person, -1)
@@ -311,6 +344,7 @@ class Continuity:
             partner = talk.partner.get(agent)
             if partner is not None and self._alive(talk, partner[1], now):
                 talk.exchanges[agent, partner[0]] = mark
+                talk.people.add(partner[0])
 
 
 def _decayed(count: tuple[float, int] | None, line: int) -> float:
@@ -319,6 +353,15 @@ def _decayed(count: tuple[float, int] | None, line: int) -> float:
         return 0.0
     value, at = count
     return value * _DECAY ** (line - at)
+
+
+def _answers(talk: Talk, agent: str) -> float:
+    """The agent's record of answering commands as it stands now."""
+    count = talk.answers.get(agent)
+    if count is None:
+        return 0.0
+    value, at = count
+    return value * _COMMAND_DECAY ** (talk.commands - at)
 
 
 def _continues(burst: Burst, talk: Talk, now: float, window: Window) -> bool:

@@ -1,14 +1,15 @@
 """The learned scorer of the `to_me_likely` band: is a question to the room for this agent?
 
 Continuity (`core.continuity`) decides by rule the lines that continue a conversation with an
-agent (its partner's, the answers to its line to the room, its name in the text). A question
-to the room (`?`, anyone, who...) that no rule decided is a `room_question` cue for every agent,
-with what the engine knows at decision time: the channel's pace, whether the asker ever talked
-with the agent, how lately and how much the agent spoke, how often it took up such questions,
-whether the asker is new or busy with another agent. This module turns that into a few numbers
-(`features`) and weighs them with a logistic regression trained on real chat
-(`bench/train_attention.py`, which writes `scorer_weights.json` beside this file). A question
-whose probability reaches the threshold is a turn the agent may answer; the rest is chatter.
+agent (its partner's, the answers to its line to the room, its name in the text, the bot
+commands it answers). A question to the room (`?`, anyone, who...) that no rule decided is a
+`room_question` cue for every agent, with what the engine knows at decision time: the
+channel's pace, whether the asker ever talked with the agent, how lately and how much the
+agent spoke, how often it took up such questions, whether the asker is new or busy with
+another agent. This module turns that into a few numbers (`features`) and weighs them with a
+logistic regression trained on real chat (`bench/train_attention.py`, which writes
+`scorer_weights.json` beside this file). A question whose probability reaches the threshold is
+a turn the agent may answer; the rest is chatter.
 
 It never sees a line an explicit rule decided (a mention, a DM, a reply, a thread, continuity,
 a rule that forbids). Plain floats and one `exp` per cue: a few microseconds, and the same

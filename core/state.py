@@ -296,7 +296,7 @@ class State:
             if decision.policy in _OPEN:
                 self.obligations[decision.event_id, decision.agent] = True
                 self.busy[decision.agent] = self.busy.get(decision.agent, 0) + 1
-            if by_human and decision.mode in _TURNS:
+            if by_human and decision.mode in _TURNS and decision.continues is None:
                 stamps = self.turns.setdefault((decision.agent, event.author.id), deque())
                 stamps.append(event.created_at)
             if decision.reason == "loop_limit":

@@ -12,6 +12,7 @@ from builders import (
     W1,
     axes,
     delivered,
+    local_workspace,
     run,
 )
 from builders import (
@@ -78,6 +79,18 @@ def test_a_line_long_after_the_agents_room_line_is_chatter() -> None:
     assert verdict(last(lines))[3] == "unaddressed"
 
 
+def test_only_the_line_right_after_the_agents_room_line_answers_it() -> None:
+    lines = [say(10, "has anyone seen the flaky clock test?", user=LEAD)]
+    lines += [say(11, "lunch?", user=HUMAN), say(20, "yes, it fails at midnight", user=HUMAN2)]
+    assert verdict(last(lines))[3] == "unaddressed"
+
+
+def test_a_partner_the_agent_answered_to_the_room_stays_a_partner_past_that_line() -> None:
+    chatter = [say(82 + i, f"other talk {i}", user=HUMAN2) for i in range(3)]
+    lines = ASKED + chatter + [say(88, "it says unit not found")]
+    assert verdict(last(lines))[3] == "conversation_partner"
+
+
 def test_a_burst_starts_one_turn_its_next_lines_go_to_the_mailbox() -> None:
     lines = ASKED + [say(80, "it says unit not found"), say(90, "on ubuntu 22.04")]
     records, _, _ = run(joined() + lines)
@@ -95,6 +108,23 @@ def test_a_closing_from_the_partner_is_no_turn() -> None:
     assert verdict(last(lines)) == ("to_me_likely", "must_not_respond", "tool_mailbox", "thanks")
 
 
+def test_a_backchannel_or_short_acknowledgement_from_the_partner_is_no_turn() -> None:
+    for text in ("yeah", "hmm, right", "ok i try", "okay very kool thanks"):
+        lines = ASKED + [say(80, text)]
+        assert verdict(last(lines)) == (
+            "to_me_likely",
+            "must_not_respond",
+            "tool_mailbox",
+            "thanks",
+        ), text
+
+
+def test_a_partners_short_question_is_still_a_turn() -> None:
+    for text in ("ok, and then?", "ok so what now", "yes"):
+        lines = ASKED + [say(80, text)]
+        assert verdict(last(lines))[1:3] == ("may_respond", "buffered"), text
+
+
 def test_a_closing_with_words_addressed_to_the_agent_is_an_acknowledgement() -> None:
     for text in ("ok I'll try that", "got it, thanks", "thanks, that worked", "ok it works now"):
         lines = ASKED[:1] + [say(20, f"<@{LEAD}> {text}")]
@@ -104,3 +134,38 @@ def test_a_closing_with_words_addressed_to_the_agent_is_an_acknowledgement() -> 
 def test_an_agents_own_chatter_and_other_agents_are_never_likely() -> None:
     lines = ASKED + [say(40, "it says unit not found", user=W1)]
     assert verdict(last(lines))[0] == "to_other"
+
+
+def test_a_fragment_joins_its_questions_turn_and_costs_no_budget_of_its_own() -> None:
+    # One turn an hour: the question takes it; its next fragment (rule 6) joins that turn
+    # instead of being queued as over budget, and a second question is over budget.
+    workspace = local_workspace(budget={"turns": 1, "window_s": 3600})
+    lines = [say(10, f"<@{LEAD}> can you"), say(15, "check the deploy logs")]
+    lines += [say(120, f"<@{LEAD}> and the other one?")]
+    records, _, _ = run(joined() + lines, workspace)
+    reasons = [p["attention"]["reason"] for p in delivered(records)["lead"][-3:]]
+    assert reasons == ["direct_mention", "continuation", "over_budget"]
+
+
+COMMANDED = [say(10, "!paste"), say(12, "paste your logs at paste.example", user=LEAD)]
+COMMANDED += [say(20 + i, f"unrelated line {i}", user=HUMAN2) for i in range(3)]
+
+
+def test_a_command_goes_to_the_agent_that_answers_commands() -> None:
+    records, _, _ = run(joined() + COMMANDED + [say(90, "!info nginx | bob")])
+    lead, worker = delivered(records)["lead"][-1], delivered(records)["worker-1"][-1]
+    assert verdict(lead) == ("to_me_likely", "may_respond", "buffered", "command")
+    assert verdict(worker)[3] == "unaddressed"
+
+
+def test_a_command_is_chatter_in_a_channel_where_no_agent_answers_them() -> None:
+    assert verdict(last([say(10, "!paste")]))[3] == "unaddressed"
+    lines = [say(10, "!paste"), say(12, "unrelated", user=HUMAN2), say(13, "hi", user=HUMAN2)]
+    lines += [say(14, "hello", user=LEAD), *COMMANDED[2:], say(40, "!info nginx")]
+    assert verdict(last(lines))[3] == "unaddressed"  # the lead spoke, but not to the command
+
+
+def test_an_agent_that_stops_answering_commands_stops_getting_them() -> None:
+    ignored = [say(30 + 10 * i, f"!factoid{i}", user=HUMAN2) for i in range(4)]
+    lines = COMMANDED + ignored + [say(90, "!info nginx", user=HUMAN2)]
+    assert verdict(last(lines))[3] == "unaddressed"
