@@ -2,13 +2,14 @@
 
 Both `core.sqlite` and `core.postgres` keep the same tables with the same column names and
 return JSON columns as text, so a row read from either is turned into a `LedgerEntry` or a
-`StoredDelivery` here, once. Only the placeholders (`?` or `%s`) and each database's own
-statements differ, and those stay in each backend.
+`StoredDelivery` here, once, and a decision becomes a row here. `seen_by`'s query differs only
+in its placeholder (`?` or `%s`) and is written here too; each database's other statements stay
+in its backend.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -19,29 +20,32 @@ from core.store import GatewaySession, LedgerEntry, OutboxEntry, StoredDelivery
 __all__ = [
     "DELIVERY_COLUMNS",
     "EVENT_COLUMNS",
+    "FILLED_COLUMNS",
     "OUTBOX_COLUMNS",
     "READ_COLUMNS",
-    "SEEN_WHERE",
+    "decision_values",
     "delivery_from_row",
+    "delivery_insert",
     "dumps",
     "entry_from_row",
     "gateway_from_row",
     "gateway_row",
     "outbox_from_row",
     "prefixed",
+    "seen_from_rows",
+    "seen_statement",
 ]
 
 EVENT_COLUMNS = "seq, id, ts, kind, by, data"
-DELIVERY_COLUMNS = (
-    "event_id, agent, seq, directedness, policy, mode, reason, priority, deadline_ms, "
-    "claimed_by, continues, supersedes"
-)
+# The delivery columns a decision always fills, then all of them (`decision_values`).
+FILLED_COLUMNS = "event_id, agent, seq, directedness, policy, mode, reason, priority"
+DELIVERY_COLUMNS = f"{FILLED_COLUMNS}, deadline_ms, claimed_by, continues, supersedes"
 READ_COLUMNS = f"{DELIVERY_COLUMNS}, status, attempt, disposition"
 # What is due leaves out `result`, which only a sent action has.
 OUTBOX_COLUMNS = "idempotency_key, agent, action, status, attempts, result"
 # The condition each of `seen_by`'s filters puts on the events (e) and deliveries (d) joined,
 # `{}` standing for the backend's placeholder.
-SEEN_WHERE = {
+_SEEN_WHERE = {
     "conversation": "e.conversation = {}",
     "thread": "e.thread = {}",
     "before_seq": "e.seq < {}",
@@ -58,6 +62,54 @@ def dumps(value: Mapping[str, Any]) -> str:
 def prefixed(table: str, columns: str) -> str:
     """`a, b` as `t.a, t.b`."""
     return ", ".join(f"{table}.{column.strip()}" for column in columns.split(","))
+
+
+def decision_values(seq: int, d: Decision) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """A decision's `DELIVERY_COLUMNS` values: the `FILLED_COLUMNS`, then the four most
+    decisions leave NULL (deadline, claim, continuation, edit)."""
+    # (`str()` of a StrEnum member is its value, read several times faster than `.value`.)
+    filled = (
+        d.event_id,
+        d.agent,
+        seq,
+        str(d.directedness),
+        str(d.policy),
+        str(d.mode),
+        d.reason,
+        str(d.priority),
+    )
+    return filled, (d.deadline_ms, d.claimed_by, d.continues, d.supersedes)
+
+
+def delivery_insert(placeholder: str, *, filled_only: bool = False) -> str:
+    """The INSERT of one delivery: its `DELIVERY_COLUMNS` (only the `FILLED_COLUMNS` with
+    `filled_only`) and `decided_at`, each value a `placeholder` (`?` or `%s`)."""
+    columns = FILLED_COLUMNS if filled_only else DELIVERY_COLUMNS
+    values = ", ".join([placeholder] * (columns.count(",") + 2))
+    return f"INSERT INTO deliveries ({columns}, decided_at) VALUES ({values})"
+
+
+def seen_statement(
+    placeholder: str, agent: str, limit: int, where: Mapping[str, object]
+) -> tuple[str, tuple[Any, ...]]:
+    """`seen_by`'s query and its arguments: the latest `limit` deliveries to `agent` joined with
+    their events, newest first, narrowed by each filter of `where` that is not None.
+    `placeholder` is the backend's (`?` or `%s`)."""
+    used = {name: value for name, value in where.items() if value is not None}
+    conditions = " AND ".join(
+        [f"d.agent = {placeholder}", *(_SEEN_WHERE[name].format(placeholder) for name in used)]
+    )
+    query = (
+        f"SELECT {prefixed('e', EVENT_COLUMNS)}, {prefixed('d', READ_COLUMNS)} "
+        "FROM deliveries d JOIN events e ON e.seq = d.seq "
+        f"WHERE {conditions} ORDER BY e.seq DESC LIMIT {placeholder}"
+    )
+    return query, (agent, *used.values(), limit)
+
+
+def seen_from_rows(rows: Sequence[tuple[Any, ...]]) -> list[tuple[LedgerEntry, StoredDelivery]]:
+    """`seen_by`'s answer from the rows of `seen_statement`'s query: oldest first."""
+    return [(entry_from_row(row[:6]), delivery_from_row(row[6:])) for row in reversed(rows)]
 
 
 def entry_from_row(row: tuple[Any, ...]) -> LedgerEntry:

@@ -57,14 +57,9 @@ class Owner(resume.SessionOwner, Protocol):
 def agent_intents(*, message_content: bool) -> discord.Intents:
     """The gateway intents of an agent's bot: guilds, messages and reactions in guilds and DMs,
     typing, and Message Content when asked for. `members` (privileged) is not needed."""
+    # discord.py's `messages`, `reactions` and `typing` each cover the guild and the DM intent.
     return discord.Intents(
-        guilds=True,
-        guild_messages=True,
-        dm_messages=True,
-        guild_reactions=True,
-        dm_reactions=True,
-        typing=True,
-        message_content=message_content,
+        guilds=True, messages=True, reactions=True, typing=True, message_content=message_content
     )
 
 

@@ -72,35 +72,17 @@ class ResumingWebSocket(discord.gateway.DiscordWebSocket):
     owner: SessionOwner | None = None
 
     @classmethod
-    async def from_client(
-        cls,
-        client: discord.Client,
-        *,
-        initial: bool = False,
-        gateway: yarl.URL | None = None,
-        shard_id: int | None = None,
-        session: str | None = None,
-        sequence: int | None = None,
-        resume: bool = False,
-        encoding: str = "json",
-        compress: bool = True,
-    ) -> Self:
+    async def from_client(cls, client: discord.Client, **options: Any) -> Self:
+        # `options` are discord.py's own (`initial`, `gateway`, `shard_id`, `session`,
+        # `sequence`, `resume`, ...), passed on as they come unless a kept session replaces them.
         owner = _owner(client)
-        kept = owner.resume_from(shard_key(shard_id)) if owner and not resume else None
+        kept = None
+        if owner is not None and not options.get("resume"):
+            kept = owner.resume_from(shard_key(options.get("shard_id")))
         if kept is not None:
-            resume, session, sequence = True, kept.session_id, kept.seq
-            gateway = yarl.URL(kept.resume_url)
-        socket = await super().from_client(
-            client,
-            initial=initial,
-            gateway=gateway,
-            shard_id=shard_id,
-            session=session,
-            sequence=sequence,
-            resume=resume,
-            encoding=encoding,
-            compress=compress,
-        )
+            options.update(resume=True, session=kept.session_id, sequence=kept.seq)
+            options["gateway"] = yarl.URL(kept.resume_url)
+        socket = await super().from_client(client, **options)
         socket.owner = owner
         return socket
 

@@ -5,18 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, LiteralString, Unpack
 
+from core import store_rows
 from core.decision import Decision, Disposition
 from core.postgres.connection import Connection
 from core.store import LedgerEntry, SeenWhere, StoredDelivery
-from core.store_rows import (
-    DELIVERY_COLUMNS,
-    EVENT_COLUMNS,
-    READ_COLUMNS,
-    SEEN_WHERE,
-    delivery_from_row,
-    entry_from_row,
-    prefixed,
-)
 
 __all__ = ["PostgresDeliveries"]
 
@@ -24,11 +16,7 @@ __all__ = ["PostgresDeliveries"]
 # through the events table's unique index.
 _SEQ_OF = "(SELECT seq FROM events WHERE id = %s)"
 _BY_EVENT = f"seq = {_SEQ_OF} AND agent = %s"
-_SEEN = {name: condition.format("%s") for name, condition in SEEN_WHERE.items()}
-_INSERT = (
-    f"INSERT INTO deliveries ({DELIVERY_COLUMNS}, decided_at) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-)
+_INSERT = store_rows.delivery_insert("%s")
 
 
 class PostgresDeliveries(Connection):
@@ -36,24 +24,8 @@ class PostgresDeliveries(Connection):
     written at once, so every read sees them."""
 
     async def record_decisions(self, seq: int, decisions: list[Decision], at: str) -> None:
-        rows = [
-            (
-                d.event_id,
-                d.agent,
-                seq,
-                str(d.directedness),
-                str(d.policy),
-                str(d.mode),
-                d.reason,
-                str(d.priority),
-                d.deadline_ms,
-                d.claimed_by,
-                d.continues,
-                d.supersedes,
-                at,
-            )
-            for d in decisions
-        ]
+        values = (store_rows.decision_values(seq, d) for d in decisions)
+        rows = [(*filled, *optional, at) for filled, optional in values]
         if rows:
             async with self.db.cursor() as cursor:
                 await cursor.executemany(_INSERT, rows)
@@ -81,22 +53,18 @@ class PostgresDeliveries(Connection):
         self, where: LiteralString, args: tuple[Any, ...]
     ) -> list[StoredDelivery]:
         """Delivery records matching `where` (the rest of the statement after WHERE)."""
-        rows = await self._all(f"SELECT {READ_COLUMNS} FROM deliveries WHERE {where}", args)
-        return [delivery_from_row(row) for row in rows]
+        rows = await self._all(
+            f"SELECT {store_rows.READ_COLUMNS} FROM deliveries WHERE {where}", args
+        )
+        return [store_rows.delivery_from_row(row) for row in rows]
 
     async def seen_by(
         self, agent: str, *, limit: int = 50, **where: Unpack[SeenWhere]
     ) -> list[tuple[LedgerEntry, StoredDelivery]]:
         given: Mapping[str, object] = where
-        used = [(_SEEN[name], value) for name, value in given.items() if value is not None]
-        conditions = " AND ".join(["d.agent = %s", *(condition for condition, _ in used)])
-        rows = await self._all(
-            f"SELECT {prefixed('e', EVENT_COLUMNS)}, {prefixed('d', READ_COLUMNS)} "
-            "FROM deliveries d JOIN events e ON e.seq = d.seq "
-            f"WHERE {conditions} ORDER BY e.seq DESC LIMIT %s",
-            (agent, *(value for _, value in used), limit),
+        return store_rows.seen_from_rows(
+            await self._all(*store_rows.seen_statement("%s", agent, limit, given))
         )
-        return [(entry_from_row(row[:6]), delivery_from_row(row[6:])) for row in reversed(rows)]
 
     async def revise_pending(self, seq: int, decision: Decision) -> bool:
         changed = await self._count(

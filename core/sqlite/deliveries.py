@@ -5,18 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Unpack
 
+from core import store_rows
 from core.decision import Decision, Disposition
 from core.sqlite.connection import Connection
 from core.store import LedgerEntry, SeenWhere, StoredDelivery
-from core.store_rows import (
-    DELIVERY_COLUMNS,
-    EVENT_COLUMNS,
-    READ_COLUMNS,
-    SEEN_WHERE,
-    delivery_from_row,
-    entry_from_row,
-    prefixed,
-)
 
 __all__ = ["SQLiteDeliveries"]
 
@@ -25,18 +17,11 @@ __all__ = ["SQLiteDeliveries"]
 _SEQ_OF = "(SELECT seq FROM events WHERE id = ?)"
 _BY_EVENT = f"seq = {_SEQ_OF} AND agent = ?"
 
-_SEEN_WHERE = {name: condition.format("?") for name, condition in SEEN_WHERE.items()}
 # Most decisions have no deadline, claim, continuation or edit: their rows leave those four
 # columns to default to NULL, since binding a None costs sqlite3 an adapter lookup per value.
-_INSERT_PLAIN = (
-    "INSERT INTO deliveries (event_id, agent, seq, directedness, policy, mode, reason, priority, "
-    "decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
+_INSERT_PLAIN = store_rows.delivery_insert("?", filled_only=True)
 _NONE_SET = (None, None, None, None)
-_INSERT_FULL = (
-    f"INSERT INTO deliveries ({DELIVERY_COLUMNS}, decided_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
+_INSERT_FULL = store_rows.delivery_insert("?")
 
 
 class SQLiteDeliveries(Connection):
@@ -44,20 +29,9 @@ class SQLiteDeliveries(Connection):
     or changes a delivery first writes what is held back."""
 
     async def record_decisions(self, seq: int, decisions: list[Decision], at: str) -> None:
-        # (`str()` of a StrEnum member is its value, read several times faster than `.value`.)
         plain, full = self.deferred(_INSERT_PLAIN), self.deferred(_INSERT_FULL)
         for d in decisions:
-            row = (
-                d.event_id,
-                d.agent,
-                seq,
-                str(d.directedness),
-                str(d.policy),
-                str(d.mode),
-                d.reason,
-                str(d.priority),
-            )
-            optional = (d.deadline_ms, d.claimed_by, d.continues, d.supersedes)
+            row, optional = store_rows.decision_values(seq, d)
             if optional == _NONE_SET:
                 plain.append((*row, at))
             else:
@@ -88,24 +62,18 @@ class SQLiteDeliveries(Connection):
         """Delivery records matching `where` (the rest of the statement after WHERE)."""
         self._flush()
         rows = self.db.execute(
-            f"SELECT {READ_COLUMNS} FROM deliveries WHERE {where}", args
+            f"SELECT {store_rows.READ_COLUMNS} FROM deliveries WHERE {where}", args
         ).fetchall()
-        return [delivery_from_row(row) for row in rows]
+        return [store_rows.delivery_from_row(row) for row in rows]
 
     async def seen_by(
         self, agent: str, *, limit: int = 50, **where: Unpack[SeenWhere]
     ) -> list[tuple[LedgerEntry, StoredDelivery]]:
         self._flush()
         given: Mapping[str, object] = where
-        used = [(_SEEN_WHERE[name], value) for name, value in given.items() if value is not None]
-        conditions = " AND ".join(["d.agent = ?", *(condition for condition, _ in used)])
-        rows = self.db.execute(
-            f"SELECT {prefixed('e', EVENT_COLUMNS)}, {prefixed('d', READ_COLUMNS)} "
-            "FROM deliveries d JOIN events e ON e.seq = d.seq "
-            f"WHERE {conditions} ORDER BY e.seq DESC LIMIT ?",
-            (agent, *(value for _, value in used), limit),
-        ).fetchall()
-        return [(entry_from_row(row[:6]), delivery_from_row(row[6:])) for row in reversed(rows)]
+        return store_rows.seen_from_rows(
+            self.db.execute(*store_rows.seen_statement("?", agent, limit, given)).fetchall()
+        )
 
     async def revise_pending(self, seq: int, decision: Decision) -> bool:
         self._flush()

@@ -53,6 +53,26 @@ def test_the_intents_listed_are_the_ones_the_live_connection_asks_for() -> None:
     assert asked.message_content and not asked.members and not asked.presences
 
 
+@pytest.mark.parametrize("message_content", [True, False])
+def test_an_agent_asks_for_guilds_messages_reactions_and_typing_in_guilds_and_dms(
+    message_content: bool,
+) -> None:
+    asked = agent_intents(message_content=message_content)
+
+    expected = {
+        "guilds",
+        "guild_messages",
+        "dm_messages",
+        "guild_reactions",
+        "dm_reactions",
+        "guild_typing",
+        "dm_typing",
+    }
+    assert {name for name, on in asked if on} == expected | (
+        {"message_content"} if message_content else set()
+    )
+
+
 def test_a_definition_whose_integer_is_not_the_sum_is_refused(tmp_path: Path) -> None:
     data = yaml.safe_load(INVITE_DEFINITION.read_text(encoding="utf-8"))
     data["named"]["mention_everyone"] = "Mention Everyone"
