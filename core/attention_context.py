@@ -42,6 +42,7 @@ class Context:
     state: Final[State]
     classifier: Final[IntentClassifier]
     text: Final[str | None]  # what the intents are read from; None for an event without text
+    platform: Final[str]  # whose markup `text` is written in
     glyphs: Final[GlyphMap]
     now: Final[datetime]
     author_agent: Final[str | None] = None
@@ -61,7 +62,9 @@ class Context:
         names someone else never asks."""
         if self._intents is None:
             text = self.text
-            self._intents = self.classifier.classify(text) if text is not None else frozenset()
+            self._intents = (
+                self.classifier.classify(text, self.platform) if text is not None else frozenset()
+            )
         return self._intents
 
     def has_intent(self, intent: Intent) -> bool:
@@ -69,7 +72,7 @@ class Context:
         chatter is asked only whether it is a status."""
         if self._intents is not None:
             return intent in self._intents
-        return self.text is not None and self.classifier.has(self.text, intent)
+        return self.text is not None and self.classifier.has(self.text, intent, self.platform)
 
     @classmethod
     def build(
@@ -122,6 +125,7 @@ class Context:
             state=state,
             classifier=classifier,
             text=text,
+            platform=event.platform,
             glyphs=glyphs,
             now=now,
             author_agent=author_agent,

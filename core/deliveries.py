@@ -80,7 +80,11 @@ class Framer:
 
     def intents(self, event: ChatEvent) -> frozenset[Intent]:
         """The event's intents, read from its text."""
-        return self.classifier.classify(event.text) if event.kind in _TEXT_KINDS else frozenset()
+        return (
+            self.classifier.classify(event.text, event.platform)
+            if event.kind in _TEXT_KINDS
+            else frozenset()
+        )
 
     def mentions(self, event: ChatEvent) -> tuple[str, ...]:
         """The event's mentions in the host's vocabulary (see `Facts`)."""

@@ -387,4 +387,5 @@ def _rules_for(workspace: Workspace) -> IntentClassifier:
     overrides = {
         name: override.model_dump() for name, override in workspace.manifest.intent.items()
     }
-    return DEFAULT_RULES.with_overrides(overrides) if overrides else DEFAULT_RULES
+    rules = DEFAULT_RULES.with_overrides(overrides) if overrides else DEFAULT_RULES
+    return rules.with_markup(workspace.markup)

@@ -161,7 +161,8 @@ class FollowUp:
 
     def _topic(self, data: dict[str, Any]) -> str:
         text = str(data.get("text", ""))
-        return topic(self.classifier.classify(text), has_files=bool(data.get("files")))
+        intents = self.classifier.classify(text, str(data.get("platform", "")))
+        return topic(intents, has_files=bool(data.get("files")))
 
     async def _notices(self, agent: str, stamp: str) -> list[Emission]:
         """A short notice, once per event, to people waiting on an agent whose harness is down."""

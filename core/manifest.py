@@ -10,7 +10,7 @@ It never holds a token, only the names of the environment variables that do. Its
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from core.manifest_schema import (
     manifest_model,
 )
 from core.manifest_sections import ManifestSection, PlatformSettings
+from core.markup import Markup
 from core.platform import Platform
 from core.redact import SecretShape
 from core.signals import GlyphMap, glyph_map
@@ -98,7 +99,8 @@ class Workspace:
 
     `by_user` maps (platform, user id) to the agent; `roles_by_group` (platform, group id) to
     the roles it stands for; `sections` is what each platform adds to the manifest, `glyphs`
-    its reactions, and `secrets` the shapes of its secrets, for every redactor built for it."""
+    its reactions, `secrets` the shapes of its secrets, for every redactor built for it, and
+    `markup` the markup its text is written in, for the intent rules."""
 
     manifest: Manifest
     agent_ids: tuple[str, ...]
@@ -109,6 +111,7 @@ class Workspace:
     glyphs: GlyphMap
     sections: Mapping[str, ManifestSection]
     secrets: tuple[SecretShape, ...] = ()
+    markup: Mapping[str, Markup] = field(default_factory=dict)
 
     @classmethod
     def from_manifest(
@@ -153,6 +156,7 @@ class Workspace:
             glyphs=glyph_map(reactions, manifest.signals),
             sections=sections,
             secrets=tuple(shape for p in platforms.values() for shape in p.secrets),
+            markup={name: platform.markup for name, platform in platforms.items()},
         )
 
     @property

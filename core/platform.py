@@ -10,6 +10,7 @@ them and passes each piece down to where it is needed:
 | `reactions` | `core.signals.glyph_map`: the platform's glyphs, emoji forms and stop glyphs |
 | `manifest` | `core.manifest`: its manifest sections, validated and indexed by agent |
 | `secrets` | `core.redact`: the shapes of its tokens and webhooks, found wherever pasted |
+| `markup` | `core.intent`: how its text writes mentions, emoji, code and quotes (`core.markup`) |
 | `connect` | `c2a run`: the live side (receiving, and the `Sender` the outbox sends through) |
 
 `connect` is given a `RunContext` (what one workspace's run has built) and returns a
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from core.clock import Clock
 from core.events import ChatEvent
 from core.manifest_sections import ManifestSection
+from core.markup import PLAIN_TEXT, Markup
 from core.outbox import Sender
 from core.redact import SecretShape
 from core.signals import Reactions
@@ -102,4 +104,5 @@ class Platform:
     reactions: Reactions
     manifest: ManifestSection = field(default_factory=ManifestSection)
     secrets: tuple[SecretShape, ...] = ()
+    markup: Markup = PLAIN_TEXT
     connect: ConnectionFactory | None = None

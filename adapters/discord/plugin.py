@@ -18,6 +18,7 @@ from adapters.discord.normalise import normalise
 from adapters.discord.secrets import SHAPES
 from adapters.discord.send import DiscordSender
 from core.errors import ManifestError
+from core.markup import CHAT_MARKUP
 from core.outbox import Sender
 from core.platform import Platform, RunContext
 from core.signals import unicode_reactions
@@ -92,6 +93,7 @@ PLATFORM = Platform(
     normalise=normalise,
     reactions=unicode_reactions(),
     manifest=SECTION,
+    markup=CHAT_MARKUP,
     secrets=SHAPES,
     connect=connect,
 )

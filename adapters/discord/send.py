@@ -3,10 +3,9 @@ discord.py, one logged-in client per agent (each agent is its own bot).
 
 Actions, matched on their type:
 
-- `Post`: the parts `adapters.discord.render` makes, in order, into the action's thread or
-  conversation; the first replies (`message_reference`) to the message answered. Visibility
-  `dm` (and `ephemeral`, which a bot cannot post outside an interaction) goes to a DM with the
-  `user:` recipient or the author answered, unless the conversation is that DM. Each part
+- `Post`: the parts `adapters.discord.render` makes, in order, where
+  `adapters.discord.places` says (the thread, the conversation or a DM, the first part
+  replying to the message answered). Each part
   carries a nonce derived from the key with `enforce_nonce`, so a retry within Discord's nonce
   window returns the first message instead of posting a second.
 - `React`: the workspace's glyph for the signal, then the agent's own reactions that the signal
@@ -17,18 +16,16 @@ Actions, matched on their type:
 
 Failures are mapped at this boundary (`adapters.discord.failures`).
 
-`find` looks in the channel's history (after the message answered, else the latest messages)
-for this bot's messages holding the rendered parts in order: a message whose `nonce` Discord
-returned must carry the part's nonce, otherwise its content must equal the part (history does
-not return nonces). Parts found while others are missing are remembered, so the `send` that
-follows posts only the rest.
+`find` looks for this bot's messages holding the rendered parts in order in the channel's
+history (`adapters.discord.places`). Parts found while others are missing are remembered, so
+the `send` that follows posts only the rest.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 import discord
 
@@ -36,6 +33,7 @@ from adapters.discord.failures import Retry, describe, failure, raise_as
 from adapters.discord.indicator import Typing
 from adapters.discord.live import read_tokens, use_endpoints
 from adapters.discord.manifest import DiscordWorkspace
+from adapters.discord.places import Places, channel_id, own_id, sent
 from adapters.discord.render import (
     AllowedMentionsPayload,
     RenderedMessage,
@@ -49,10 +47,6 @@ from core.manifest import Workspace
 from core.signals import GlyphMap
 
 __all__ = ["DiscordSender"]
-
-_Messageable = discord.PartialMessageable | discord.DMChannel
-
-_PRIVATE: Final = frozenset({"dm", "ephemeral"})
 
 
 class DiscordSender:
@@ -82,9 +76,8 @@ class DiscordSender:
         self._clients = clients
         self._owned: list[discord.Client] = []
         self._retrying = Retry(attempts, backoff)
-        self._history_limit = history_limit
+        self.places = Places(self._retrying, history_limit)
         self.typing = Typing(self._retrying, typing_timeout)
-        self._dm: dict[int, bool] = {}  # channel id -> is a DM; a channel's type never changes
         self._landed: dict[str, dict[int, str]] = {}  # key -> part index -> message id
 
     @classmethod
@@ -159,8 +152,8 @@ class DiscordSender:
             return None  # the send that follows says why it cannot be done
         key = action.key
         try:
-            channel, _ = await self._destination(client, action, rendered)
-            found = await self._look(client, channel, rendered)
+            channel, _ = await self.places.destination(client, action, rendered)
+            found = await self.places.posted(client, channel, rendered)
         except (discord.Forbidden, discord.NotFound, PermanentSendError):
             return None  # nothing to find there; the send will say why it fails
         except Exception as exc:
@@ -172,7 +165,7 @@ class DiscordSender:
                 self._landed[key] = found
             return None
         self._landed.pop(key, None)
-        return _sent(channel, found)
+        return sent(channel, found)
 
     # -- send ---------------------------------------------------------------------------------
 
@@ -181,7 +174,7 @@ class DiscordSender:
         client = self._client(action.agent)
         key = action.key
         try:
-            channel, reference = await self._destination(client, action, rendered)
+            channel, reference = await self.places.destination(client, action, rendered)
         except Exception as exc:
             raise_as(exc, f"finding where to send {key}", idempotent=True)
 
@@ -218,62 +211,7 @@ class DiscordSender:
             landed[index] = str(message.id)
         del self._landed[key]
         await self.typing.stop(action.agent, channel.id)
-        return _sent(channel, landed)
-
-    async def _destination(
-        self, client: discord.Client, action: Post, rendered: RenderedMessage
-    ) -> tuple[_Messageable, discord.MessageReference | None]:
-        """The channel to post in and the reference of the first part."""
-        where = _channel_id(action.thread or action.conversation)
-        channel = client.get_partial_messageable(where)
-        if action.visibility in _PRIVATE and not await self._is_dm(client, where):
-            recipient = _dm_recipient(action.mentions)
-            answered = rendered.reply_to
-            if recipient is None and answered is not None:
-                message = await self._retrying(lambda: channel.fetch_message(int(answered)))
-                recipient = message.author.id
-            if recipient is None:
-                raise PermanentSendError(
-                    "a Discord DM needs a user: recipient or a message to answer",
-                    {"visibility": action.visibility},
-                )
-            user = discord.Object(recipient)
-            return await self._retrying(lambda: client.create_dm(user)), None
-        if rendered.reply_to is None:
-            return channel, None
-        reference = discord.MessageReference(
-            message_id=int(rendered.reply_to), channel_id=where, fail_if_not_exists=False
-        )
-        return channel, reference
-
-    async def _is_dm(self, client: discord.Client, channel_id: int) -> bool:
-        if channel_id not in self._dm:
-            channel = await self._retrying(lambda: client.fetch_channel(channel_id))
-            self._dm[channel_id] = isinstance(channel, discord.DMChannel)
-        return self._dm[channel_id]
-
-    async def _look(
-        self, client: discord.Client, channel: _Messageable, rendered: RenderedMessage
-    ) -> dict[int, str]:
-        """The parts this bot already posted: matched in order, from after the message
-        answered (oldest first) or among the latest `history_limit` messages."""
-        me = _me(client)
-        if rendered.reply_to is not None:
-            after = discord.Object(int(rendered.reply_to))
-            history = channel.history(limit=self._history_limit, after=after, oldest_first=True)
-            mine = [m async for m in history if m.author.id == me]
-        else:
-            history = channel.history(limit=self._history_limit)
-            mine = [m async for m in history if m.author.id == me][::-1]
-        found: dict[int, str] = {}
-        position = 0
-        for index, part in enumerate(rendered.parts):
-            match = next((i for i in range(position, len(mine)) if _is(mine[i], part)), None)
-            if match is None:
-                break  # parts are posted in order: a missing one means none after it either
-            found[index] = str(mine[match].id)
-            position = match + 1
-        return found
+        return sent(channel, landed)
 
     # -- react --------------------------------------------------------------------------------
 
@@ -283,10 +221,10 @@ class DiscordSender:
         except RenderError as exc:
             raise PermanentSendError(str(exc), exc.details) from exc
         client = self._client(action.agent)
-        channel = client.get_partial_messageable(_channel_id(action.conversation))
-        message = channel.get_partial_message(_channel_id(action.message_id))
+        channel = client.get_partial_messageable(channel_id(action.conversation))
+        message = channel.get_partial_message(channel_id(action.message_id))
         what = f"the {reaction.signal.value} reaction on message {message.id}"
-        me = discord.Object(_me(client))
+        me = discord.Object(own_id(client))
         removed: list[str] = []
         try:
             await self._retrying(lambda: message.add_reaction(reaction.glyph))
@@ -312,9 +250,9 @@ class DiscordSender:
         """Edit (same rendering and allowed mentions as a post) or delete an agent's message.
         Both are harmless to repeat; deleting a message that is already gone is success."""
         client = self._client(action.agent)
-        where = _channel_id(action.thread or action.conversation)
+        where = channel_id(action.thread or action.conversation)
         message = client.get_partial_messageable(where).get_partial_message(
-            _channel_id(action.message_id)
+            channel_id(action.message_id)
         )
         if isinstance(action, Delete):
             try:
@@ -340,7 +278,7 @@ class DiscordSender:
 
     async def _set_typing(self, action: Working) -> dict[str, Any]:
         client = self._client(action.agent)
-        where = _channel_id(action.thread or action.conversation)
+        where = channel_id(action.thread or action.conversation)
         if not action.on:
             return await self.typing.stop(action.agent, where)
         channel = client.get_partial_messageable(where)
@@ -364,26 +302,6 @@ class DiscordSender:
         return client
 
 
-def _channel_id(value: object) -> int:
-    if isinstance(value, str) and value.isdecimal():
-        return int(value)
-    raise PermanentSendError(f"not a Discord channel or message id: {value!r}", {"id": value})
-
-
-def _dm_recipient(mentions: tuple[str, ...]) -> int | None:
-    for recipient in mentions:
-        kind, _, user_id = recipient.partition(":")
-        if kind == "user" and user_id.isdecimal():
-            return int(user_id)
-    return None
-
-
-def _me(client: discord.Client) -> int:
-    if client.user is None:
-        raise TransientSendError("the Discord client is not logged in")
-    return client.user.id
-
-
 def _allowed(payload: AllowedMentionsPayload) -> discord.AllowedMentions:
     return discord.AllowedMentions(
         everyone=False,
@@ -391,15 +309,3 @@ def _allowed(payload: AllowedMentionsPayload) -> discord.AllowedMentions:
         roles=[discord.Object(int(i)) for i in payload["roles"]],
         replied_user=payload["replied_user"],
     )
-
-
-def _is(message: discord.Message, part: RenderedPart) -> bool:
-    """Whether `message` is `part`: by nonce where Discord returned one, else by content."""
-    if message.nonce is not None:
-        return str(message.nonce) == part.nonce
-    return message.content.strip() == part.text.strip()
-
-
-def _sent(channel: _Messageable, landed: Mapping[int, str]) -> dict[str, Any]:
-    ids = [landed[index] for index in sorted(landed)]
-    return {"messageId": ids[0], "messageIds": ids, "channelId": str(channel.id)}

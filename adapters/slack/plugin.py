@@ -16,6 +16,7 @@ from adapters.slack.manifest import SECTION, SlackAgent
 from adapters.slack.normalise import normalise
 from adapters.slack.secrets import SHAPES
 from adapters.slack.send import SlackSender, verify
+from core.markup import CHAT_MARKUP
 from core.outbox import Sender
 from core.platform import Platform, RunContext
 
@@ -80,6 +81,7 @@ PLATFORM = Platform(
     normalise=normalise,
     reactions=REACTIONS,
     manifest=SECTION,
+    markup=CHAT_MARKUP,
     secrets=SHAPES,
     connect=connect,
 )

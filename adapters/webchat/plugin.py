@@ -15,6 +15,7 @@ from adapters.webchat.normalise import normalise
 from adapters.webchat.send import WebchatSender
 from adapters.webchat.server import WebChat
 from core.errors import ManifestError
+from core.markup import CHAT_MARKUP
 from core.outbox import Sender
 from core.platform import Platform, RunContext
 from core.signals import unicode_reactions
@@ -93,5 +94,6 @@ PLATFORM = Platform(
     normalise=normalise,
     reactions=unicode_reactions(overrides_from="discord"),
     manifest=SECTION,
+    markup=CHAT_MARKUP,
     connect=connect,
 )

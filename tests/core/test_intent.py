@@ -1,6 +1,7 @@
 import pytest
 from fuzz.bounds import timed
 
+from c2a.platforms import BUILTIN, installed
 from core.intent import (
     DEFAULT_PATTERNS,
     DEFAULT_RULES,
@@ -11,9 +12,16 @@ from core.intent import (
     topic,
 )
 
+# Each built-in platform with the markup its adapter brings: every test below holds for each.
+MARKUPS = {name: platform.markup for name, platform in installed().items() if name in BUILTIN}
+RULES = DEFAULT_RULES.with_markup(MARKUPS)
 
-def intents(text: str) -> frozenset[Intent]:
-    return DEFAULT_RULES.classify(text)
+
+def intents(text: str, rules: IntentRules = RULES) -> frozenset[Intent]:
+    """The intents of `text`, the same on every built-in platform."""
+    found = {name: rules.classify(text, name) for name in MARKUPS}
+    assert len(set(found.values())) == 1, found
+    return next(iter(found.values()))
 
 
 # Thanks
@@ -291,25 +299,55 @@ def test_stop_inside_a_quote_is_not_stop() -> None:
     assert Intent.STOP not in intents("> stop\nwhy did the bot say this?")
 
 
+# Markup: each platform's text is read in the markup its adapter brings
+
+
+def test_a_platform_without_markup_reads_its_text_as_plain_text() -> None:
+    # A toy platform writes no `<...>` tokens, shortcodes, escapes, code or quotes.
+    assert RULES.classify("thanks <@U1>", "toy") == frozenset()
+    assert RULES.classify(":pray:", "toy") == frozenset()
+    assert RULES.classify("&gt; stop", "toy") == frozenset()
+    assert Intent.ASSIGNMENT in RULES.classify("> can you deploy", "toy")
+    assert intents("> can you deploy") == frozenset()  # quoted on the built-in platforms
+    assert Intent.QUESTION in RULES.classify("`why?`", "toy")
+
+
+def test_plain_text_still_sets_aside_links_names_and_emoji() -> None:
+    assert RULES.classify("@ana thanks 🙏 :)", "toy") == {Intent.THANKS}
+    assert RULES.classify("thanks https://example.com", "toy") == frozenset()
+    assert RULES.classify("🙏", "toy") == {Intent.THANKS}
+
+
+def test_the_same_markup_read_for_a_platform_is_read_for_any_name_it_is_given() -> None:
+    rules = DEFAULT_RULES.with_markup({"toy": MARKUPS["slack"]})
+    assert rules.classify("thanks <@U1>", "toy") == {Intent.THANKS}
+    assert DEFAULT_RULES.classify("thanks <@U1>", "slack") == frozenset()  # no markup given
+
+
+def test_overridden_rules_keep_their_markup() -> None:
+    rules = RULES.with_overrides({"thanks": {"add": ["merci"]}})
+    assert intents("merci <@U1> :pray:", rules) == {Intent.THANKS}
+
+
 # Overrides
 
 
 def test_added_thanks_phrase_is_thanks() -> None:
-    rules = DEFAULT_RULES.with_overrides({"thanks": {"add": ["merci", "merci beaucoup"]}})
-    assert rules.classify("Merci beaucoup !") == {Intent.THANKS}
-    assert DEFAULT_RULES.classify("merci") == frozenset()
+    rules = RULES.with_overrides({"thanks": {"add": ["merci", "merci beaucoup"]}})
+    assert intents("Merci beaucoup !", rules) == {Intent.THANKS}
+    assert intents("merci") == frozenset()
 
 
 def test_removed_thanks_phrase_is_no_longer_thanks() -> None:
-    rules = DEFAULT_RULES.with_overrides({"thanks": {"remove": ["cool"]}})
-    assert rules.classify("cool") == frozenset()
-    assert rules.classify("thanks") == {Intent.THANKS}
+    rules = RULES.with_overrides({"thanks": {"remove": ["cool"]}})
+    assert intents("cool", rules) == frozenset()
+    assert intents("thanks", rules) == {Intent.THANKS}
 
 
 def test_added_pattern_is_matched() -> None:
-    rules = DEFAULT_RULES.with_overrides({"urgent": {"patterns_add": ["sev ?[12]"]}})
-    assert Intent.URGENT in rules.classify("SEV2 declared for payments")
-    assert Intent.URGENT not in DEFAULT_RULES.classify("SEV2 declared for payments")
+    rules = RULES.with_overrides({"urgent": {"patterns_add": ["sev ?[12]"]}})
+    assert Intent.URGENT in intents("SEV2 declared for payments", rules)
+    assert Intent.URGENT not in intents("SEV2 declared for payments")
 
 
 def test_unknown_intent_in_overrides_is_refused() -> None:
@@ -358,7 +396,7 @@ def test_a_bad_pattern_is_refused_naming_it() -> None:
 def test_keywords_only_skip_searches_that_cannot_succeed(text: str) -> None:
     # The same patterns written differently have no keywords, so they are always searched.
     patterns = {i: tuple(f"(?:{p})" for p in DEFAULT_PATTERNS[i]) for i in Intent}
-    assert intents(text) == IntentRules(patterns=patterns).classify(text)
+    assert intents(text) == intents(text, IntentRules(patterns=patterns).with_markup(MARKUPS))
 
 
 # The interface
@@ -366,7 +404,8 @@ def test_keywords_only_skip_searches_that_cannot_succeed(text: str) -> None:
 
 def test_rules_satisfy_the_classifier_protocol() -> None:
     classifier: IntentClassifier = IntentRules()
-    assert classifier.classify("thanks") == {Intent.THANKS}
+    assert classifier.classify("thanks", "any") == {Intent.THANKS}
+    assert classifier.has("thanks", Intent.THANKS, "any")
 
 
 @pytest.mark.parametrize(
@@ -379,7 +418,7 @@ def test_classify_never_raises(text: str) -> None:
 
 def test_classify_is_deterministic() -> None:
     text = "URGENT: prod is down, can you take a look?"
-    assert intents(text) == intents(text) == IntentRules().classify(text)
+    assert intents(text) == intents(text) == intents(text, IntentRules().with_markup(MARKUPS))
 
 
 # Topics
@@ -465,9 +504,10 @@ def test_describing_something_going_away_is_not_a_request_to_leave() -> None:
     ],
 )
 def test_has_agrees_with_classify_on_every_intent(text: str) -> None:
-    found = DEFAULT_RULES.classify(text)
-    for intent in Intent:
-        assert DEFAULT_RULES.has(text, intent) == (intent in found), intent
+    for platform in (*MARKUPS, "plain"):
+        found = RULES.classify(text, platform)
+        for intent in Intent:
+            assert RULES.has(text, intent, platform) == (intent in found), (platform, intent)
 
 
 # Long messages
@@ -484,9 +524,9 @@ LONG_MESSAGES = {
 
 @pytest.mark.parametrize("text", LONG_MESSAGES.values(), ids=LONG_MESSAGES.keys())
 def test_a_long_message_is_read_in_time(text: str) -> None:
-    timed("classify", lambda: DEFAULT_RULES.classify(text))
+    timed("classify", lambda: RULES.classify(text, "slack"))
     for intent in Intent:
-        timed("has", lambda: DEFAULT_RULES.has(text, intent))  # noqa: B023 (called at once)
+        timed("has", lambda: RULES.has(text, intent, "slack"))  # noqa: B023 (called at once)
 
 
 def test_a_message_longer_than_the_read_limit_is_read_by_its_start() -> None:
@@ -503,4 +543,4 @@ def test_a_cut_message_never_ends_where_it_was_cut() -> None:
 def test_a_flood_of_messages_full_of_guarded_phrases_is_read_in_time() -> None:
     # Each guard used to scan the text from its start: over 30 ms per message of this length.
     flood = [f"{i} " + "not blocked " * (READ_LIMIT // 12) for i in range(150)]
-    timed("classify", lambda: [DEFAULT_RULES.classify(text) for text in flood])
+    timed("classify", lambda: [RULES.classify(text, "slack") for text in flood])

@@ -15,10 +15,15 @@ import yaml
 from c2a.platforms import BUILTIN, installed
 from c2a.run import WorkspaceRun, run_workspaces
 from core.actions import React
+from core.clock import VirtualClock
+from core.engine import Engine
 from core.errors import ManifestError
+from core.intent import Intent
 from core.manifest import Workspace, parse_manifest
+from core.markup import PLAIN_TEXT
 from core.platform import PLATFORM_GROUP
 from core.signals import Signal
+from core.sqlite_store import SQLiteStore
 
 HERE = Path(__file__).parent
 TOY_MANIFEST: dict[str, Any] = {
@@ -115,6 +120,19 @@ def test_the_toy_manifest_section_is_read_indexed_and_described(toy_installed: P
     assert "toy server play.example" in lines
     assert "agent lead (lead: escalations go here): toy toy-lead; roles ops" in lines
     assert "role ops: toy group g-ops -> lead" in lines
+
+
+def test_the_toy_brings_no_markup_so_its_text_is_read_as_plain_text(toy_installed: Path) -> None:
+    platforms = installed()
+    workspace = Workspace.from_manifest(
+        parse_manifest(TOY_MANIFEST, platforms=platforms), platforms
+    )
+    assert workspace.markup["toy"] is PLAIN_TEXT
+    rules = Engine(workspace, SQLiteStore(":memory:"), VirtualClock()).classifier
+    # `<@U1>` is a mention where the built-in platforms write it, text on the toy.
+    assert rules.classify("thanks <@U1>", "slack") == {Intent.THANKS}
+    assert rules.classify("thanks <@U1>", "toy") == frozenset()
+    assert rules.classify("thanks @lead", "toy") == {Intent.THANKS}
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,126 @@
+"""Where a Discord post goes, and which of its parts an earlier attempt already posted.
+
+A post goes to its thread or conversation, replying (`message_reference`) to the message
+answered; visibility `dm` (and `ephemeral`, which a bot cannot post outside an interaction)
+goes to a DM with the `user:` recipient or the author answered, unless the conversation is
+that DM. An earlier attempt is looked for in the channel's history (after the message
+answered, else the latest messages): this bot's messages holding the rendered parts in order,
+a message whose `nonce` Discord returned by that nonce, any other by its content (history
+does not return nonces).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import discord
+
+from adapters.discord.failures import Retry
+from adapters.discord.render import RenderedMessage, RenderedPart
+from core.actions import Post
+from core.errors import PermanentSendError, TransientSendError
+
+__all__ = ["Messageable", "Places", "channel_id", "own_id", "sent"]
+
+Messageable = discord.PartialMessageable | discord.DMChannel
+
+_PRIVATE: Final = frozenset({"dm", "ephemeral"})
+
+
+class Places:
+    """Finds where posts go and what of them is there, through `retrying`; `history_limit`
+    bounds how many messages a look reads. Remembers which channels are DMs (a channel's type
+    never changes)."""
+
+    def __init__(self, retrying: Retry, history_limit: int) -> None:
+        self._retrying = retrying
+        self._history_limit = history_limit
+        self._dm: dict[int, bool] = {}  # channel id -> is a DM
+
+    async def destination(
+        self, client: discord.Client, action: Post, rendered: RenderedMessage
+    ) -> tuple[Messageable, discord.MessageReference | None]:
+        """The channel to post in and the reference of the first part."""
+        where = channel_id(action.thread or action.conversation)
+        channel = client.get_partial_messageable(where)
+        if action.visibility in _PRIVATE and not await self._is_dm(client, where):
+            recipient = _dm_recipient(action.mentions)
+            answered = rendered.reply_to
+            if recipient is None and answered is not None:
+                message = await self._retrying(lambda: channel.fetch_message(int(answered)))
+                recipient = message.author.id
+            if recipient is None:
+                raise PermanentSendError(
+                    "a Discord DM needs a user: recipient or a message to answer",
+                    {"visibility": action.visibility},
+                )
+            user = discord.Object(recipient)
+            return await self._retrying(lambda: client.create_dm(user)), None
+        if rendered.reply_to is None:
+            return channel, None
+        reference = discord.MessageReference(
+            message_id=int(rendered.reply_to), channel_id=where, fail_if_not_exists=False
+        )
+        return channel, reference
+
+    async def _is_dm(self, client: discord.Client, channel_id: int) -> bool:
+        if channel_id not in self._dm:
+            channel = await self._retrying(lambda: client.fetch_channel(channel_id))
+            self._dm[channel_id] = isinstance(channel, discord.DMChannel)
+        return self._dm[channel_id]
+
+    async def posted(
+        self, client: discord.Client, channel: Messageable, rendered: RenderedMessage
+    ) -> dict[int, str]:
+        """The parts this bot already posted: matched in order, from after the message
+        answered (oldest first) or among the latest `history_limit` messages."""
+        me = own_id(client)
+        if rendered.reply_to is not None:
+            after = discord.Object(int(rendered.reply_to))
+            history = channel.history(limit=self._history_limit, after=after, oldest_first=True)
+            mine = [m async for m in history if m.author.id == me]
+        else:
+            history = channel.history(limit=self._history_limit)
+            mine = [m async for m in history if m.author.id == me][::-1]
+        found: dict[int, str] = {}
+        position = 0
+        for index, part in enumerate(rendered.parts):
+            match = next((i for i in range(position, len(mine)) if _is(mine[i], part)), None)
+            if match is None:
+                break  # parts are posted in order: a missing one means none after it either
+            found[index] = str(mine[match].id)
+            position = match + 1
+        return found
+
+
+def channel_id(value: object) -> int:
+    if isinstance(value, str) and value.isdecimal():
+        return int(value)
+    raise PermanentSendError(f"not a Discord channel or message id: {value!r}", {"id": value})
+
+
+def _dm_recipient(mentions: tuple[str, ...]) -> int | None:
+    for recipient in mentions:
+        kind, _, user_id = recipient.partition(":")
+        if kind == "user" and user_id.isdecimal():
+            return int(user_id)
+    return None
+
+
+def own_id(client: discord.Client) -> int:
+    if client.user is None:
+        raise TransientSendError("the Discord client is not logged in")
+    return client.user.id
+
+
+def _is(message: discord.Message, part: RenderedPart) -> bool:
+    """Whether `message` is `part`: by nonce where Discord returned one, else by content."""
+    if message.nonce is not None:
+        return str(message.nonce) == part.nonce
+    return message.content.strip() == part.text.strip()
+
+
+def sent(channel: Messageable, landed: Mapping[int, str]) -> dict[str, Any]:
+    ids = [landed[index] for index in sorted(landed)]
+    return {"messageId": ids[0], "messageIds": ids, "channelId": str(channel.id)}
