@@ -37,6 +37,7 @@ from c2a.platforms import installed, load_workspace, normalisers
 from core.clock import SystemClock
 from core.emission import Cancel, Emission, Queued, Typing
 from core.engine import Outcome
+from core.engine_port import EnginePort
 from core.errors import C2AError, ManifestError
 from core.manifest import Workspace
 from core.outbox import Outbox, Sender
@@ -44,7 +45,7 @@ from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
 from core.store_choice import open_store, store_url
 from harness_bridge.backends.model_status import DescribesModel
-from harness_bridge.backends.registry import Harness, available, build
+from harness_bridge.backends.registry import Harness, HarnessContext, available, build
 
 __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspaces"]
 
@@ -121,10 +122,12 @@ class WorkspaceRun:
 
     def prepare(self) -> None:
         """Build what needs no network and check every setting; raises C2AError."""
-        manifest = self.workspace.manifest
+        manifest, engine = self.workspace.manifest, self.host.engine
+        streaming = frozenset(n for n, p in self.platforms.items() if p.streams_drafts)
         for agent, config in manifest.agents.items():
             if config.harness is not None:
-                self.harnesses[agent] = build(agent, self.host.engine, config.harness.settings())
+                seat = HarnessContext(EnginePort(engine, agent), engine.deliveries, streaming)
+                self.harnesses[agent] = build(seat, config.harness.settings())
         context = RunContext(
             workspace=self.workspace,
             engine=self.host.engine,

@@ -11,6 +11,7 @@ them and passes each piece down to where it is needed:
 | `manifest` | `core.manifest`: its manifest sections, validated and indexed by agent |
 | `secrets` | `core.redact`: the shapes of its tokens and webhooks, found wherever pasted |
 | `connect` | `c2a run`: the live side (receiving, and the `Sender` the outbox sends through) |
+| `streams_drafts` | the harnesses: a reply is shown as it is written, redrawn by draft edits |
 
 `connect` is given a `RunContext` (what one workspace's run has built) and returns a
 `Connection`, or None when the workspace does not use the platform. It checks its settings
@@ -103,3 +104,4 @@ class Platform:
     manifest: ManifestSection = field(default_factory=ManifestSection)
     secrets: tuple[SecretShape, ...] = ()
     connect: ConnectionFactory | None = None
+    streams_drafts: bool = False

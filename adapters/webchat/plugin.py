@@ -94,4 +94,5 @@ PLATFORM = Platform(
     reactions=unicode_reactions(overrides_from="discord"),
     manifest=SECTION,
     connect=connect,
+    streams_drafts=True,
 )
