@@ -122,8 +122,8 @@ class WorkspaceRun:
         streaming = frozenset(n for n, p in self.platforms.items() if p.streams_drafts)
         for agent, config in manifest.agents.items():
             if config.harness is not None:
-                seat = HarnessContext(EnginePort(engine, agent), engine.deliveries, streaming)
-                self.harnesses[agent] = build(seat, config.harness.settings())
+                given = HarnessContext(EnginePort(engine, agent), engine.deliveries, streaming)
+                self.harnesses[agent] = build(given, config.harness.settings())
         context = RunContext(
             workspace=self.workspace,
             engine=self.host.engine,

@@ -54,7 +54,7 @@ from acp.schema import (
     PromptResponse,
     TextContentBlock,
 )
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.agent_port import AgentPort
 from harness_bridge.backends.acp_client import PermissionPolicy, cancel, progress_note
@@ -64,7 +64,7 @@ from harness_bridge.backends.acp_sessions import (
     sessions_file,
 )
 from harness_bridge.backends.openai import TurnResult, session_of
-from harness_bridge.backends.registry import HarnessContext, settings_error
+from harness_bridge.backends.registry import HarnessContext, validate
 from harness_bridge.prompt import render_turn
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.turns import Turn
@@ -331,10 +331,7 @@ class AcpHarness(InProcessHarness):
 def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> AcpHarness:
     """The `c2a.backends` entry point: build the harness from a manifest's settings."""
     agent, port = context.agent, context.port
-    try:
-        parsed = AcpSettings.model_validate(dict(settings))
-    except ValidationError as exc:
-        raise settings_error(agent, exc) from None
+    parsed = validate(AcpSettings, agent, settings)
     loop = AcpModelLoop(
         port,
         parsed.command,

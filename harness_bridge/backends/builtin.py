@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.agent_port import AgentPort
 from core.deliveries import DeliveryPort
@@ -24,7 +24,7 @@ from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import ModelClient
 from harness_bridge.backends.model_status import ModelStatus
 from harness_bridge.backends.openai import OpenAIModelLoop
-from harness_bridge.backends.registry import HarnessContext, settings_error
+from harness_bridge.backends.registry import HarnessContext, validate
 from harness_bridge.backends.text_reply import TextModel, TextReplyLoop
 from harness_bridge.runtime import InProcessHarness, ModelLoop
 from harness_bridge.tools import TOOL_NAMES, ChatTools
@@ -37,7 +37,6 @@ __all__ = [
     "Reply",
     "from_settings",
     "loop_harness",
-    "validate",
 ]
 
 
@@ -66,17 +65,6 @@ class OpenAISettings(LoopSettings):
     model: str = Field(min_length=1)
     api_key_env: str | None = None
     timeout_s: float = Field(default=120.0, gt=0)
-
-
-Settings = TypeVar("Settings", bound=BaseModel)
-
-
-def validate(kind: type[Settings], agent: str, settings: Mapping[str, Any]) -> Settings:
-    """The agent's settings read as `kind`; ManifestError naming each bad key."""
-    try:
-        return kind.model_validate(dict(settings))
-    except ValidationError as exc:
-        raise settings_error(agent, exc) from None
 
 
 class ClosingLoop(ModelLoop, Protocol):

@@ -32,14 +32,14 @@ from typing import Any, Final, Literal
 from pydantic import Field, field_validator
 
 from core.errors import ManifestError
-from harness_bridge.backends.builtin import LoopSettings, loop_harness, validate
+from harness_bridge.backends.builtin import LoopSettings, loop_harness
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import ModelError
 from harness_bridge.backends.discover import find_server, ports_from
 from harness_bridge.backends.local_install import Install
 from harness_bridge.backends.local_model import LocalModelClient
 from harness_bridge.backends.model_status import ModelStatus
-from harness_bridge.backends.registry import Harness, HarnessContext
+from harness_bridge.backends.registry import Harness, HarnessContext, validate
 from harness_bridge.backends.waiting import WaitingHarness
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.tools import TOOL_NAMES

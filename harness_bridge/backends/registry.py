@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from core.agent_port import AgentPort
 from core.deliveries import DeliveryPort
@@ -28,10 +28,12 @@ __all__ = [
     "HarnessFactory",
     "available",
     "build",
-    "settings_error",
+    "validate",
 ]
 
 GROUP = "c2a.backends"
+
+Settings = TypeVar("Settings", bound=BaseModel)
 
 
 class Harness(Protocol):
@@ -80,11 +82,14 @@ def build(context: HarnessContext, settings: Mapping[str, Any]) -> Harness:
     )
 
 
-def settings_error(agent: str, exc: ValidationError) -> ManifestError:
-    """A backend's settings error as one manifest error naming each key path."""
-    return ManifestError(
-        "; ".join(
-            f"agents.{agent}.harness.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-            for e in exc.errors()
-        )
-    )
+def validate(kind: type[Settings], agent: str, settings: Mapping[str, Any]) -> Settings:
+    """The agent's settings read as `kind`; one ManifestError naming each bad key path."""
+    try:
+        return kind.model_validate(dict(settings))
+    except ValidationError as exc:
+        raise ManifestError(
+            "; ".join(
+                f"agents.{agent}.harness.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                for e in exc.errors()
+            )
+        ) from None

@@ -17,11 +17,11 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.agent_port import AgentPort
 from core.deliveries import DeliveryPort
-from harness_bridge.backends.registry import HarnessContext, settings_error
+from harness_bridge.backends.registry import HarnessContext, validate
 from harness_bridge.delivery import Deliverer
 from harness_bridge.jsonrpc import Capabilities, ClientInfo
 from harness_bridge.link_tools import serve_tools
@@ -64,10 +64,7 @@ class StdioSettings(BaseModel):
 
 def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> StdioHarness:
     """The `c2a.backends` entry point: build the harness from a manifest's settings."""
-    try:
-        parsed = StdioSettings.model_validate(dict(settings))
-    except ValidationError as exc:
-        raise settings_error(context.agent, exc) from None
+    parsed = validate(StdioSettings, context.agent, settings)
     return StdioHarness(
         context.port,
         context.deliveries,

@@ -18,9 +18,10 @@ from world import DM, ROLE, THANKS, harness_context, scenario
 from core.clock import SystemClock, VirtualClock
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
-from harness_bridge.backends.builtin import BuiltinHarness, loop_harness, validate
+from harness_bridge.backends.builtin import BuiltinHarness, loop_harness
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.local import LocalSettings
+from harness_bridge.backends.registry import validate
 from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.streamed_reply import StreamedReply
