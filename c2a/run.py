@@ -4,9 +4,11 @@ For each workspace manifest it opens its ledger (`core.store_choice`: PostgreSQL
 manifest or `$C2A_DATABASE_URL` names it, else SQLite in `<data_dir>/<workspace>.sqlite3`), a
 `Host`, every agent's harness backend, the connection of every installed platform the
 workspace uses (`c2a.platforms`; each platform's `connect` decides from the manifest), the
-senders feeding an outbox loop, and the engine's sweep loop. Everything that a person can get
-wrong (a wrong manifest key, an unset token variable, a harness nobody answers for) is checked
-before anything connects and raised as one `C2AError` line.
+senders feeding an outbox loop, and the engine's sweep loop (the loops: `c2a.run_loops`; where
+each emission goes: `c2a.run_dispatch`). Each agent's harness is built from a port made here
+from the engine (`harness_bridge.backends.registry.HarnessContext`). Everything that a person
+can get wrong (a wrong manifest key, an unset token variable, a harness nobody answers for) is
+checked before anything connects and raised as one `C2AError` line.
 
 Shutdown, when `stop` is set: platform connections close first (no new events), the outbox
 gets `outbox_grace` seconds to send what is due, harnesses get `harness_grace` seconds to stop,
@@ -31,12 +33,14 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from c2a.host import Host
-from c2a.logs import DECISIONS, decision_fields, decision_text, redact_logs
+from c2a.logs import redact_logs
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
 from c2a.platforms import installed, load_workspace, normalisers
+from c2a.run_dispatch import Dispatch
+from c2a.run_loops import OutboxLoop, supervise, sweep
 from core.clock import SystemClock
-from core.emission import Cancel, Emission, Queued, Typing
 from core.engine import Outcome
+from core.engine_port import EnginePort
 from core.errors import C2AError, ManifestError
 from core.manifest import Workspace
 from core.outbox import Outbox, Sender
@@ -44,16 +48,13 @@ from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
 from core.store_choice import open_store, store_url
 from harness_bridge.backends.model_status import DescribesModel
-from harness_bridge.backends.registry import Harness, available, build
+from harness_bridge.backends.registry import Harness, HarnessContext, available, build
 
 __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspaces"]
 
 log = logging.getLogger("c2a.run")
 
 DEFAULT_DATA_DIR = ".c2a"
-OUTBOX_EVERY = 0.25  # a harness's queued action (typing, a streamed reply) waits at most this
-SWEEP_EVERY = 5.0
-RESTART_AFTER = 5.0
 PROBE_TIMEOUT = 3.0
 
 
@@ -62,9 +63,6 @@ class HarnessUnreachable(C2AError):
     command is not installed."""
 
     code = "harness_unreachable"
-
-
-# ---- logging -------------------------------------------------------------------------------
 
 
 class WorkspaceRun:
@@ -93,38 +91,39 @@ class WorkspaceRun:
         self.store = CountedStore(ledger, self.metrics, self.name)
         self.redactor = Redactor.for_manifest(workspace.manifest, environ, workspace.secrets)
         redact_logs(self.redactor)
-        self.host = Host(
-            workspace,
-            self.store,
-            self.clock,
-            self._sink,
-            self.redactor,
-            normalisers=normalisers(self.platforms),
-        )
         self.harnesses: dict[str, Harness] = {}
         self.senders: dict[str, Sender] = {}
         self.outbox = Outbox(
             self.store, self.clock, CountedSenders(self.senders, self.metrics, self.name)
+        )
+        self.outbox_loop = OutboxLoop(self.name, self.outbox)
+        self.dispatch = Dispatch(self.name, self.metrics, self.harnesses, self.outbox_loop.wake)
+        self.host = Host(
+            workspace,
+            self.store,
+            self.clock,
+            self.dispatch,
+            self.redactor,
+            normalisers=normalisers(self.platforms),
         )
         self.metrics.read("c2a_queue_depth", lambda: self.store.queue_depths(workspace.agent_ids))
         self.metrics.read(
             "c2a_model_turns_total", turns_read(self.name, self.harnesses), kind="counter"
         )
         self.connections: dict[str, Connection] = {}
-        self._outbox_wake = asyncio.Event()
         self._harness_tasks: list[asyncio.Task[None]] = []
         self._loops: list[asyncio.Task[None]] = []
-        self._outbox_task: asyncio.Task[None] | None = None
-        self._stopping = False
 
     # -- before anything connects
 
     def prepare(self) -> None:
         """Build what needs no network and check every setting; raises C2AError."""
-        manifest = self.workspace.manifest
+        manifest, engine = self.workspace.manifest, self.host.engine
+        streaming = frozenset(n for n, p in self.platforms.items() if p.streams_drafts)
         for agent, config in manifest.agents.items():
             if config.harness is not None:
-                self.harnesses[agent] = build(agent, self.host.engine, config.harness.settings())
+                given = HarnessContext(EnginePort(engine, agent), engine.deliveries, streaming)
+                self.harnesses[agent] = build(given, config.harness.settings())
         context = RunContext(
             workspace=self.workspace,
             engine=self.host.engine,
@@ -175,12 +174,13 @@ class WorkspaceRun:
         """Open the ledger, start harnesses and loops, then connect the platforms."""
         await self.host.start()
         await self.outbox.recover()
+        engine = self.host.engine
         for agent, harness in self.harnesses.items():
-            self._harness_tasks.append(
-                asyncio.create_task(self._supervise(agent, harness), name=f"harness-{agent}")
-            )
-        self._outbox_task = asyncio.create_task(self._outbox_loop(), name=f"outbox-{self.name}")
-        self._loops.append(asyncio.create_task(self._sweep_loop(), name=f"sweep-{self.name}"))
+            supervised = supervise(self.name, agent, harness, engine)
+            self._harness_tasks.append(asyncio.create_task(supervised, name=f"harness-{agent}"))
+        self.outbox_loop.start()
+        swept = sweep(self.name, self.store, engine, self.dispatch)
+        self._loops.append(asyncio.create_task(swept, name=f"sweep-{self.name}"))
         for name, connection in self.connections.items():
             await connection.start()
             self._take_sender(name, connection)
@@ -205,26 +205,13 @@ class WorkspaceRun:
 
     async def close_connections(self) -> None:
         """Stop taking events: every platform connection closes."""
-        self._stopping = True
+        self.outbox_loop.stop()
         for connection in self.connections.values():
             await connection.close()
 
     async def finish_outbox(self, grace: float) -> None:
         """One last drain of what is due, bounded by `grace` seconds; then the loop stops."""
-        task = self._outbox_task
-        if task is None:
-            return
-        self._outbox_wake.set()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(task), grace)
-        if not task.done():
-            log.warning(
-                "%s: the outbox did not finish in %.0f s; the rest is sent on the next start",
-                self.name,
-                grace,
-            )
-            task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        await self.outbox_loop.finish(grace)
 
     async def stop_harnesses(self, grace: float) -> None:
         for task in [*self._harness_tasks, *self._loops]:
@@ -243,7 +230,7 @@ class WorkspaceRun:
             await connection.finish()
         await self.host.close()
 
-    # -- the sink and the loops
+    # -- what the platforms and `/healthz` call
 
     async def receive(
         self, platform: str, payload: Mapping[str, Any], via: str | None = None
@@ -258,74 +245,6 @@ class WorkspaceRun:
         """This workspace for `/healthz`: which agents' harnesses are down."""
         down = sorted(self.host.engine.unavailable)
         return {"agents": len(self.workspace.manifest.agents), "unavailable": down}
-
-    async def _sink(self, emissions: list[Emission]) -> None:
-        self.metrics.observe(self.name, emissions)
-        woken: set[str] = set()
-        for emission in emissions:
-            fields = decision_fields(self.name, emission)
-            if fields is not None:
-                DECISIONS.info(decision_text(fields), extra={"decision": fields})
-            match emission:
-                case Queued():
-                    self._outbox_wake.set()
-                case Cancel() | Typing():
-                    await self._notify(emission)
-                    woken.add(emission.agent)
-                case _:  # a delivery is read from the ledger by the deliverer it wakes
-                    woken.add(emission.agent)
-        for agent in woken:
-            if agent in self.harnesses:
-                self.harnesses[agent].wake()
-
-    async def _notify(self, emission: Cancel | Typing) -> None:
-        """Cancellations and typing go straight to a connected harness."""
-        deliverer = getattr(self.harnesses.get(emission.agent), "deliverer", None)
-        if deliverer is None:
-            return
-        with contextlib.suppress(Exception):  # a harness that went away resumes from the ledger
-            await deliverer.tell(emission)
-
-    async def _supervise(self, agent: str, harness: Harness) -> None:
-        """Run a harness; if it dies, mark the agent unavailable and start it again."""
-        while True:
-            try:
-                await harness.run()
-                return
-            except Exception as exc:
-                log.warning(
-                    "%s: harness of %s stopped (%s); restarting in %.0f s",
-                    self.name,
-                    agent,
-                    exc or type(exc).__name__,
-                    RESTART_AFTER,
-                )
-                self.host.engine.mark_unavailable(agent)
-            await asyncio.sleep(RESTART_AFTER)
-            self.host.engine.mark_available(agent)
-
-    async def _outbox_loop(self) -> None:
-        while True:
-            self._outbox_wake.clear()
-            try:
-                await self.outbox.drain()
-            except Exception as exc:  # one bad round must not end sending
-                log.error("%s: outbox round failed: %s", self.name, exc)
-            if self._stopping:
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._outbox_wake.wait(), OUTBOX_EVERY)
-
-    async def _sweep_loop(self) -> None:
-        while True:
-            await asyncio.sleep(SWEEP_EVERY)
-            try:
-                async with self.store.transaction():
-                    emissions = await self.host.engine.sweep()
-                if emissions:
-                    await self._sink(emissions)
-            except Exception as exc:
-                log.error("%s: sweep failed: %s", self.name, exc)
 
 
 async def _probe_url(agent: str, url: str) -> None:

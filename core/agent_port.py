@@ -27,6 +27,7 @@ __all__ = [
     "Outgoing",
     "Queued",
     "ToolCall",
+    "TurnEvent",
 ]
 
 
@@ -107,6 +108,20 @@ class MessageState:
 
     status: str
     message_id: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnEvent:
+    """One event of a turn as the working indicator needs it: where it was said (`platform`,
+    `conversation` of `conversation_kind`, `thread`), its message, and the policy it came with."""
+
+    event_id: str
+    platform: str
+    conversation: str
+    conversation_kind: str
+    policy: Policy
+    thread: str | None = None
+    message_id: str | None = None
 
 
 class AgentPort(Protocol):
@@ -193,6 +208,16 @@ class AgentPort(Protocol):
 
     async def fail(self, event_ids: Sequence[str], reason: str) -> list[str]:
         """Record `failed` with `reason` on those of `event_ids` still unsettled; returns them."""
+        ...
+
+    async def working(self, events: Sequence[TurnEvent], on: bool) -> None:
+        """Show (`on`) or clear the working indicator on those of a turn's `events` it may
+        answer; it never records a disposition."""
+        ...
+
+    async def progress(self, events: Sequence[TurnEvent], note: str, step: str) -> None:
+        """Keep the working indicator up while a long turn works, saying on what (`note`); each
+        `step`, unique within the turn, is one outbound action."""
         ...
 
     async def record_call(self, call: ToolCall) -> None:

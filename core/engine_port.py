@@ -18,8 +18,16 @@ from typing import Any
 
 import orjson
 
-from core.actions import Delete, Edit, Post, React, from_record
-from core.agent_port import EventFilter, EventView, MessageState, Outgoing, Queued, ToolCall
+from core.actions import Action, Delete, Edit, Post, React, from_record
+from core.agent_port import (
+    EventFilter,
+    EventView,
+    MessageState,
+    Outgoing,
+    Queued,
+    ToolCall,
+    TurnEvent,
+)
 from core.clock import Clock, format_time
 from core.decision import Disposition, Policy
 from core.engine import Engine
@@ -34,6 +42,7 @@ from core.guards import (
     mentions,
     reaction_disposition,
 )
+from core.indicator import progress_actions, working_actions
 from core.signals import Signal
 from core.store import ClaimResult, LedgerEntry, OutboxEntry, StoredDelivery
 
@@ -251,6 +260,12 @@ class EnginePort:
                     recorded.append(event_id)
         return recorded
 
+    async def working(self, events: Sequence[TurnEvent], on: bool) -> None:
+        await self._queue_all(working_actions(self._agent, events, on))
+
+    async def progress(self, events: Sequence[TurnEvent], note: str, step: str) -> None:
+        await self._queue_all(progress_actions(self._agent, events, note, step))
+
     async def record_call(self, call: ToolCall) -> None:
         """Redacted, since a model's arguments and a refusal's reason may quote a secret."""
         shown = dict(call.arguments or {})
@@ -285,6 +300,12 @@ class EnginePort:
         async with self._engine.store.transaction():
             queued = await self._engine.queue_action(action, self._now())
         return Queued(action.key, queued)
+
+    async def _queue_all(self, actions: Sequence[Action]) -> None:
+        stamp = self._now()
+        async with self._engine.store.transaction():
+            for action in actions:
+                await self._engine.queue_action(action, stamp)
 
     async def _own_message(self, key: str) -> tuple[Post, str]:
         """A message this agent sent that has landed, and its platform id (edits and deletes

@@ -12,6 +12,7 @@ them and passes each piece down to where it is needed:
 | `secrets` | `core.redact`: the shapes of its tokens and webhooks, found wherever pasted |
 | `markup` | `core.intent`: how its text writes mentions, emoji, code and quotes (`core.markup`) |
 | `connect` | `c2a run`: the live side (receiving, and the `Sender` the outbox sends through) |
+| `streams_drafts` | the harnesses: a reply is shown as it is written, redrawn by draft edits |
 
 `connect` is given a `RunContext` (what one workspace's run has built) and returns a
 `Connection`, or None when the workspace does not use the platform. It checks its settings
@@ -106,3 +107,4 @@ class Platform:
     secrets: tuple[SecretShape, ...] = ()
     markup: Markup = PLAIN_TEXT
     connect: ConnectionFactory | None = None
+    streams_drafts: bool = False

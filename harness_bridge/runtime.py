@@ -8,8 +8,9 @@ turn is running, is injected into that turn, and any other waits for its own pat
 digest); a completed turn that ends in text while it still owes an answer posts that text as
 its reply (`ChatTools.reply_with_text`: the guarded `chat_send_message` path), and one that owes
 none posts nothing and logs it; a finished turn that failed records the `failed` disposition
-with its reason. Everything the harness does in chat goes through the agent's port
-(`core.agent_port`); the engine is only handed on to the deliverer and the working indicator.
+with its reason. Everything the harness does in chat, the working indicator included, goes
+through the agent's port (`core.agent_port`); what it is told comes through a
+`core.deliveries.DeliveryPort`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Protocol
 
 from core.agent_port import AgentPort
 from core.clock import Clock
-from core.engine import Engine
+from core.deliveries import DeliveryPort
 from harness_bridge.backends.openai import TurnResult, record_failure, session_of
 from harness_bridge.backends.stdio import HOST_CAPABILITIES, HOST_INFO
 from harness_bridge.delivery import Deliverer
@@ -55,7 +56,7 @@ class InProcessHarness:
     def __init__(
         self,
         port: AgentPort,
-        engine: Engine,
+        deliveries: DeliveryPort,
         loop: ModelLoop,
         clock: Clock,
         *,
@@ -64,7 +65,7 @@ class InProcessHarness:
     ) -> None:
         self.agent = port.agent
         self.port = port
-        self.engine = engine  # for the deliverer and the working indicator only
+        self.deliveries = deliveries
         self.loop = loop
         # Tools on the loop's own port share its send budget with the final text.
         self.tools = ChatTools(port)
@@ -96,7 +97,7 @@ class InProcessHarness:
         host.start()
         session = await initialize(host, HOST_INFO, HOST_CAPABILITIES)
         self._host, self._harness = host, harness
-        self.deliverer = Deliverer(self.agent, self.engine.deliveries, host, session)
+        self.deliverer = Deliverer(self.agent, self.deliveries, host, session)
         self._tasks.append(asyncio.create_task(self._timer(), name=f"turns-{self.agent}"))
         return self.deliverer
 
@@ -175,13 +176,13 @@ class InProcessHarness:
         lock = self._sessions.setdefault(session_of(turn.events[0]), asyncio.Lock())
         try:
             async with lock:
-                await working(self.engine, self.agent, turn.events, on=True)
+                await working(self.port, turn.events, on=True)
                 try:
                     result = await self.loop.run(turn)
                     if result.status == "completed":
                         await self._reply(result)
                 finally:
-                    await working(self.engine, self.agent, turn.events, on=False)
+                    await working(self.port, turn.events, on=False)
         except Exception as exc:  # the model is unreachable: the events stay pending
             log.warning("turn for %s did not run: %s", self.agent, exc)
             return

@@ -5,13 +5,14 @@ Every step goes through the agent's port (`core.agent_port`), which guards it. T
 are posted by `ChatTools.reply_with_text` (policy, claims, send budget, idempotency key,
 audit); the caller's `on_posted` runs then (the harness clears its typing indicator). While the
 model writes, at most one redraw per `every` seconds is queued as a *draft* edit
-(`AgentPort.edit` with a draft number): an outbox `edit` action marked `draft`, which the web
-chat shows on the page only, so the ledger never holds the half-written versions. The whole
+(`AgentPort.edit` with a draft number): an outbox `edit` action marked `draft`, which the
+platform shows on the page only, so the ledger never holds the half-written versions. The whole
 text is the one real edit (`chat_edit_message`), recorded like any edit, once the first post
 has landed; a reply written before its first post was queued is simply posted whole. A draft
 or an edit that fails is only logged: it never posts a second message.
 
-Only the web chat streams (`STREAMING_PLATFORMS`); elsewhere the whole text is posted at the end.
+Only a platform that takes drafts streams (it says so: `core.platform.Platform.streams_drafts`,
+passed down by the composition root); elsewhere the whole text is posted at the end.
 """
 
 from __future__ import annotations
@@ -24,11 +25,10 @@ from typing import Final
 
 from harness_bridge.tools import ChatTools, ToolError
 
-__all__ = ["STREAMING_PLATFORMS", "StreamedReply"]
+__all__ = ["StreamedReply"]
 
 log = logging.getLogger(__name__)
 
-STREAMING_PLATFORMS: Final = frozenset({"webchat"})
 EDIT_EVERY_S: Final = 0.4  # at most a few redraws a second
 LANDED_WITHIN_S: Final = 30.0  # how long the final edit waits for the first post to land
 _POLL_S: Final = 0.05
@@ -36,7 +36,8 @@ _POLL_S: Final = 0.05
 
 class StreamedReply:
     """One turn's reply to `event_ids`, fed the model's text piece by piece (`add`), then
-    `finish`ed. `live` streams it (the web chat); otherwise only `finish` posts."""
+    `finish`ed. `live` streams it (a platform that takes drafts); otherwise only `finish`
+    posts."""
 
     def __init__(
         self,

@@ -96,4 +96,5 @@ PLATFORM = Platform(
     manifest=SECTION,
     markup=CHAT_MARKUP,
     connect=connect,
+    streams_drafts=True,
 )

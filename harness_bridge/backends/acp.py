@@ -19,10 +19,10 @@ log record (`harness_bridge.stderr_log`).
   the agent advertises `loadSession`; otherwise (or when loading fails) a new session is opened
   and its first prompt carries the rules again.
 - Progress. `session/update` notifications during a prompt (message and thought chunks, tool
-  calls, plans) become progress on the platform through the working indicator: Slack's thread
-  status says what the agent is doing ("reading", "step 2 of 5"), Discord's typing is kept up;
-  at most one every `progress_every_s` seconds a turn. The agent's text is never posted: only
-  the chat tools speak.
+  calls, plans) become progress on the platform through the working indicator: a platform that
+  shows words says what the agent is doing ("reading", "step 2 of 5"), one that shows only
+  typing keeps it up; at most one every `progress_every_s` seconds a turn. The agent's text is
+  never posted: only the chat tools speak.
 - Changes mid-turn. A `notifications/cancelled` (edit, delete, claim by another agent, ...) of
   an event in the running turn takes it out of the turn and sends `session/cancel`; an edit's
   new version joins the turn (`inject`). When the agent has stopped, the turn is prompted again
@@ -54,10 +54,9 @@ from acp.schema import (
     PromptResponse,
     TextContentBlock,
 )
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from core.engine import Engine
-from core.engine_port import EnginePort
+from core.agent_port import AgentPort
 from harness_bridge.backends.acp_client import PermissionPolicy, cancel, progress_note
 from harness_bridge.backends.acp_sessions import (
     AgentProcess,
@@ -65,7 +64,7 @@ from harness_bridge.backends.acp_sessions import (
     sessions_file,
 )
 from harness_bridge.backends.openai import TurnResult, session_of
-from harness_bridge.backends.registry import settings_error
+from harness_bridge.backends.registry import HarnessContext, validate
 from harness_bridge.prompt import render_turn
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.turns import Turn
@@ -136,8 +135,7 @@ class AcpModelLoop:
 
     def __init__(
         self,
-        agent: str,
-        engine: Engine,
+        port: AgentPort,
         command: list[str],
         mcp_server: McpServerStdio,
         *,
@@ -147,13 +145,13 @@ class AcpModelLoop:
         sessions_path: str | Path | None = None,
         progress_every_s: float = 10.0,
     ) -> None:
-        self.agent = agent
-        self.engine = engine
+        self.agent = port.agent
+        self.port = port
         self.policy = PermissionPolicy(list(allow or []))
         self.progress_every_s = progress_every_s
         self._running: dict[str, _Running] = {}
         self.process = AgentProcess(
-            agent, command, mcp_server, self, env=env, cwd=cwd, sessions_path=sessions_path
+            self.agent, command, mcp_server, self, env=env, cwd=cwd, sessions_path=sessions_path
         )
         self._background: set[asyncio.Task[None]] = set()
 
@@ -281,11 +279,8 @@ class AcpModelLoop:
 
     async def _unsettled(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The events this agent has not settled in the ledger (answered, deferred...)."""
-        kept = []
-        for params in events:
-            if await EnginePort(self.engine, self.agent).unsettled([params["eventId"]]):
-                kept.append(params)
-        return kept
+        unsettled = set(await self.port.unsettled([params["eventId"] for params in events]))
+        return [params for params in events if params["eventId"] in unsettled]
 
     # ---- from the agent ----------------------------------------------------------------------
 
@@ -312,7 +307,7 @@ class AcpModelLoop:
         running.progress_at = now
         running.steps += 1
         step = f"{running.nonce}:{running.steps}"
-        await progress(self.engine, self.agent, tuple(running.events), note, step)
+        await progress(self.port, running.events, note, step)
 
 
 class AcpHarness(InProcessHarness):
@@ -333,15 +328,12 @@ class AcpHarness(InProcessHarness):
             await self.loop.aclose()
 
 
-def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> AcpHarness:
+def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> AcpHarness:
     """The `c2a.backends` entry point: build the harness from a manifest's settings."""
-    try:
-        parsed = AcpSettings.model_validate(dict(settings))
-    except ValidationError as exc:
-        raise settings_error(agent, exc) from None
+    agent, port = context.agent, context.port
+    parsed = validate(AcpSettings, agent, settings)
     loop = AcpModelLoop(
-        agent,
-        engine,
+        port,
         parsed.command,
         mcp_server_entry(agent, parsed.manifest, parsed.store),
         allow=parsed.allow,
@@ -350,5 +342,4 @@ def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> Ac
         sessions_path=sessions_file(parsed.store, agent),
         progress_every_s=parsed.progress_every_s,
     )
-    port = EnginePort(engine, agent)
-    return AcpHarness(port, engine, loop, port.clock, quiet_ms=parsed.quiet_ms)
+    return AcpHarness(port, context.deliveries, loop, port.clock, quiet_ms=parsed.quiet_ms)

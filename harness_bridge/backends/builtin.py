@@ -14,18 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.agent_port import AgentPort
-from core.engine import Engine
-from core.engine_port import EnginePort
+from core.deliveries import DeliveryPort
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import ModelClient
 from harness_bridge.backends.model_status import ModelStatus
 from harness_bridge.backends.openai import OpenAIModelLoop
-from harness_bridge.backends.registry import settings_error
+from harness_bridge.backends.registry import HarnessContext, validate
 from harness_bridge.backends.text_reply import TextModel, TextReplyLoop
 from harness_bridge.runtime import InProcessHarness, ModelLoop
 from harness_bridge.tools import TOOL_NAMES, ChatTools
@@ -38,7 +37,6 @@ __all__ = [
     "Reply",
     "from_settings",
     "loop_harness",
-    "validate",
 ]
 
 
@@ -69,17 +67,6 @@ class OpenAISettings(LoopSettings):
     timeout_s: float = Field(default=120.0, gt=0)
 
 
-Settings = TypeVar("Settings", bound=BaseModel)
-
-
-def validate(kind: type[Settings], agent: str, settings: Mapping[str, Any]) -> Settings:
-    """The agent's settings read as `kind`; ManifestError naming each bad key."""
-    try:
-        return kind.model_validate(dict(settings))
-    except ValidationError as exc:
-        raise settings_error(agent, exc) from None
-
-
 class ClosingLoop(ModelLoop, Protocol):
     """A model loop that holds a client to close."""
 
@@ -93,12 +80,12 @@ class BuiltinHarness(InProcessHarness):
     def __init__(
         self,
         port: AgentPort,
-        engine: Engine,
+        deliveries: DeliveryPort,
         loop: ClosingLoop,
         quiet_ms: int,
         status: ModelStatus | None = None,
     ) -> None:
-        super().__init__(port, engine, loop, port.clock, quiet_ms=quiet_ms)
+        super().__init__(port, deliveries, loop, port.clock, quiet_ms=quiet_ms)
         self.model_loop = loop
         self.status = status or ModelStatus("a model", "the built-in model loop")
 
@@ -115,8 +102,7 @@ class Client(ModelClient, TextModel, Protocol):
 
 
 def loop_harness(
-    agent: str,
-    engine: Engine,
+    context: HarnessContext,
     parsed: LoopSettings,
     client: Client,
     tools: Sequence[str] = TOOL_NAMES,
@@ -125,14 +111,13 @@ def loop_harness(
 ) -> BuiltinHarness:
     """The agent's harness: the built-in loop with `parsed`, answered by `client`; on the tool
     path offering the chat `tools` named. `reply` is the path unless `parsed.reply` names one;
-    `status` describes the model. Here the engine becomes the agent's port; the engine itself
-    goes on only to delivery and the working indicator."""
-    port = EnginePort(engine, agent)
+    `status` describes the model."""
+    port, deliveries = context.port, context.deliveries
     chat_tools = ChatTools(port)
     if (parsed.reply or reply) == "text":
-        cleared = partial(working, engine, agent, on=False)
-        text = TextReplyLoop(chat_tools, client, cleared)
-        return BuiltinHarness(port, engine, text, parsed.quiet_ms, status)
+        cleared = partial(working, port, on=False)
+        text = TextReplyLoop(chat_tools, client, cleared, streaming=context.streaming)
+        return BuiltinHarness(port, deliveries, text, parsed.quiet_ms, status)
     loop = OpenAIModelLoop(
         "",  # the client is given: the loop builds none, so it needs no URL or model
         "",
@@ -142,12 +127,12 @@ def loop_harness(
         max_tool_rounds=parsed.max_tool_rounds,
         instructions=parsed.instructions,
     )
-    return BuiltinHarness(port, engine, loop, parsed.quiet_ms, status)
+    return BuiltinHarness(port, deliveries, loop, parsed.quiet_ms, status)
 
 
-def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> InProcessHarness:
+def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> InProcessHarness:
     """The `c2a.backends` entry point for `openai`."""
-    parsed = validate(OpenAISettings, agent, settings)
+    parsed = validate(OpenAISettings, context.agent, settings)
     client = ChatClient(
         parsed.base_url,
         parsed.model,
@@ -156,4 +141,4 @@ def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> In
         options=parsed.options,
     )
     status = ModelStatus(parsed.model, f"the server at {parsed.base_url}")
-    return loop_harness(agent, engine, parsed, client, status=status)
+    return loop_harness(context, parsed, client, status=status)

@@ -31,16 +31,15 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator
 
-from core.engine import Engine
 from core.errors import ManifestError
-from harness_bridge.backends.builtin import LoopSettings, loop_harness, validate
+from harness_bridge.backends.builtin import LoopSettings, loop_harness
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import ModelError
 from harness_bridge.backends.discover import find_server, ports_from
 from harness_bridge.backends.local_install import Install
 from harness_bridge.backends.local_model import LocalModelClient
 from harness_bridge.backends.model_status import ModelStatus
-from harness_bridge.backends.registry import Harness
+from harness_bridge.backends.registry import Harness, HarnessContext, validate
 from harness_bridge.backends.waiting import WaitingHarness
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.tools import TOOL_NAMES
@@ -82,8 +81,9 @@ class LocalSettings(LoopSettings):
         return tools
 
 
-def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> Harness:
+def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> Harness:
     """The `c2a.backends` entry point for `local`."""
+    agent = context.agent
     parsed = validate(LocalSettings, agent, settings)
     url = os.environ.get(parsed.endpoint_env, "").strip()
     model = os.environ.get(parsed.model_env, "").strip()
@@ -93,7 +93,7 @@ def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> Ha
                 f"agents.{agent}.harness: {parsed.endpoint_env}={url!r} is not an http(s) URL"
             )
         where = f"the server at {url} ({parsed.endpoint_env})"
-        return _on_server(agent, engine, parsed, url, model or DEFAULT_MODEL, where, "")
+        return _on_server(context, parsed, url, model or DEFAULT_MODEL, where, "")
     found = find_server(ports_from(os.environ), model or None)
     if found is not None:
         log.info(
@@ -106,22 +106,21 @@ def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> Ha
         )
         where = f"{found.server} at {found.base_url}, found on this machine"
         hint = f"set {parsed.model_env}=NAME to use another of its models"
-        return _on_server(agent, engine, parsed, found.base_url, found.model, where, hint)
+        return _on_server(context, parsed, found.base_url, found.model, where, hint)
     install = Install.from_environ(os.environ)
     if install is not None and install.state() != "installed":
         return WaitingHarness(
             agent,
             install,
-            lambda: _in_process(agent, engine, parsed),
+            lambda: _in_process(context, parsed),
             _in_process_status(parsed),
             binding="llama_cpp",
         )
-    return _in_process(agent, engine, parsed)
+    return _in_process(context, parsed)
 
 
 def _on_server(
-    agent: str,
-    engine: Engine,
+    context: HarnessContext,
     parsed: LocalSettings,
     url: str,
     model: str,
@@ -131,18 +130,18 @@ def _on_server(
     client = ChatClient(url, model, options=parsed.options)
     status = ModelStatus(model, where, hint=hint)
     tools = parsed.tools or TOOL_NAMES
-    return loop_harness(agent, engine, parsed, client, tools, "text", status)
+    return loop_harness(context, parsed, client, tools, "text", status)
 
 
-def _in_process(agent: str, engine: Engine, parsed: LocalSettings) -> InProcessHarness:
+def _in_process(context: HarnessContext, parsed: LocalSettings) -> InProcessHarness:
     try:
         local = LocalModelClient(parsed.model_path, options=parsed.options)
     except ModelError as exc:
-        raise ManifestError(f"agents.{agent}.harness: {exc}") from None
+        raise ManifestError(f"agents.{context.agent}.harness: {exc}") from None
     if parsed.instructions is None:
         parsed = parsed.model_copy(update={"instructions": IN_PROCESS_INSTRUCTIONS})
     tools = parsed.tools or IN_PROCESS_TOOLS
-    return loop_harness(agent, engine, parsed, local, tools, "text", _in_process_status(parsed))
+    return loop_harness(context, parsed, local, tools, "text", _in_process_status(parsed))
 
 
 def _in_process_status(parsed: LocalSettings) -> ModelStatus:

@@ -1,7 +1,7 @@
 """What answers an agent, as its harness describes it: the model's name, where it runs, whether
 it can answer yet (an embedded model may still be being built), and how to switch to another.
 
-The web chat shows it (`view`), fed by `c2a run` from each harness that `DescribesModel`.
+`c2a run` hands it (`view`) to the platforms that show it, from each harness that `DescribesModel`.
 """
 
 from __future__ import annotations

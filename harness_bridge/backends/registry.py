@@ -2,24 +2,38 @@
 
 Backends are Python entry points in the group `c2a.backends` (the built-in ones are declared
 in pyproject.toml), so a new backend is a new package, not an edit here. Each entry point is a
-factory `(agent, engine, settings) -> Harness`; it validates its own settings and raises
-ManifestError naming what is wrong.
+factory `(context, settings) -> Harness`: the `HarnessContext` is what the composition root
+made for the agent (its chat port, the deliveries it is sent, what its platforms take), never
+the engine itself. A factory validates its own settings and raises ManifestError naming what
+is wrong.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from core.engine import Engine
+from core.agent_port import AgentPort
+from core.deliveries import DeliveryPort
 from core.errors import ManifestError
 
-__all__ = ["GROUP", "Harness", "HarnessFactory", "available", "build", "settings_error"]
+__all__ = [
+    "GROUP",
+    "Harness",
+    "HarnessContext",
+    "HarnessFactory",
+    "available",
+    "build",
+    "validate",
+]
 
 GROUP = "c2a.backends"
+
+Settings = TypeVar("Settings", bound=BaseModel)
 
 
 class Harness(Protocol):
@@ -31,7 +45,23 @@ class Harness(Protocol):
     def wake(self) -> None: ...
 
 
-HarnessFactory = Callable[[str, Engine, Mapping[str, Any]], Harness]
+@dataclass(frozen=True, slots=True)
+class HarnessContext:
+    """What one agent's harness is built from: `port`, everything the agent may do in chat
+    (and the host's clock); `deliveries`, what the host tells it; `streaming`, the platforms
+    that take a reply streamed as drafts while it is written
+    (`core.platform.Platform.streams_drafts`)."""
+
+    port: AgentPort
+    deliveries: DeliveryPort
+    streaming: frozenset[str] = frozenset()
+
+    @property
+    def agent(self) -> str:
+        return self.port.agent
+
+
+HarnessFactory = Callable[[HarnessContext, Mapping[str, Any]], Harness]
 
 
 def available() -> list[str]:
@@ -39,24 +69,27 @@ def available() -> list[str]:
     return sorted(point.name for point in entry_points(group=GROUP))
 
 
-def build(agent: str, engine: Engine, settings: Mapping[str, Any]) -> Harness:
+def build(context: HarnessContext, settings: Mapping[str, Any]) -> Harness:
     """The harness the settings ask for; ManifestError for an unknown backend."""
     name = settings.get("backend")
     for point in entry_points(group=GROUP):
         if point.name == name:
             factory: HarnessFactory = point.load()
-            return factory(agent, engine, settings)
+            return factory(context, settings)
     raise ManifestError(
-        f"agents.{agent}.harness.backend: unknown backend {name!r}; installed: "
+        f"agents.{context.agent}.harness.backend: unknown backend {name!r}; installed: "
         f"{', '.join(available()) or 'none'}"
     )
 
 
-def settings_error(agent: str, exc: ValidationError) -> ManifestError:
-    """A backend's settings error as one manifest error naming each key path."""
-    return ManifestError(
-        "; ".join(
-            f"agents.{agent}.harness.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-            for e in exc.errors()
-        )
-    )
+def validate(kind: type[Settings], agent: str, settings: Mapping[str, Any]) -> Settings:
+    """The agent's settings read as `kind`; one ManifestError naming each bad key path."""
+    try:
+        return kind.model_validate(dict(settings))
+    except ValidationError as exc:
+        raise ManifestError(
+            "; ".join(
+                f"agents.{agent}.harness.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                for e in exc.errors()
+            )
+        ) from None

@@ -17,12 +17,11 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.agent_port import AgentPort
-from core.engine import Engine
-from core.engine_port import EnginePort
-from harness_bridge.backends.registry import settings_error
+from core.deliveries import DeliveryPort
+from harness_bridge.backends.registry import HarnessContext, validate
 from harness_bridge.delivery import Deliverer
 from harness_bridge.jsonrpc import Capabilities, ClientInfo
 from harness_bridge.link_tools import serve_tools
@@ -63,15 +62,12 @@ class StdioSettings(BaseModel):
     restart_after_s: float = Field(default=2.0, ge=0)
 
 
-def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> StdioHarness:
+def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> StdioHarness:
     """The `c2a.backends` entry point: build the harness from a manifest's settings."""
-    try:
-        parsed = StdioSettings.model_validate(dict(settings))
-    except ValidationError as exc:
-        raise settings_error(agent, exc) from None
+    parsed = validate(StdioSettings, context.agent, settings)
     return StdioHarness(
-        EnginePort(engine, agent),
-        engine,
+        context.port,
+        context.deliveries,
         parsed.command,
         env=parsed.env,
         restart_after=parsed.restart_after_s,
@@ -79,13 +75,13 @@ def from_settings(agent: str, engine: Engine, settings: Mapping[str, Any]) -> St
 
 
 class StdioHarness:
-    """One agent's external harness process; its chat tools are `port`'s, and `engine` is
-    only handed on to the deliverer."""
+    """One agent's external harness process; its chat tools are `port`'s, and what it is told
+    comes from `deliveries`."""
 
     def __init__(
         self,
         port: AgentPort,
-        engine: Engine,
+        deliveries: DeliveryPort,
         command: Sequence[str],
         *,
         env: Mapping[str, str] | None = None,
@@ -93,7 +89,7 @@ class StdioHarness:
     ) -> None:
         self.agent = port.agent
         self.port = port
-        self.engine = engine
+        self.deliveries = deliveries
         self.command = list(command)
         self.env = dict(env or {})
         self.restart_after = restart_after
@@ -129,7 +125,7 @@ class StdioHarness:
             session.version,
         )
         self.connection = connection
-        self.deliverer = Deliverer(self.agent, self.engine.deliveries, connection, session)
+        self.deliverer = Deliverer(self.agent, self.deliveries, connection, session)
         self.port.mark_available()
         return self.deliverer
 

@@ -27,7 +27,7 @@ from typing import Any, Final, Protocol
 from core.decision import Policy
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.prompt import choice_messages, plain_line, text_messages
-from harness_bridge.streamed_reply import STREAMING_PLATFORMS, StreamedReply
+from harness_bridge.streamed_reply import StreamedReply
 from harness_bridge.tools import ChatTools, ToolError
 from harness_bridge.turns import Turn
 from harness_bridge.wire import parse_deliver
@@ -68,14 +68,23 @@ Cleared = Callable[[tuple[dict[str, Any], ...]], Awaitable[None]]
 
 class TextReplyLoop:
     """One agent's turns on the text path (a `ModelLoop`). `cleared(events)` takes a turn's
-    working indicator down once its answer starts to show."""
+    working indicator down once its answer starts to show; an answer on one of the `streaming`
+    platforms (those that take drafts) shows as it is written."""
 
-    def __init__(self, tools: ChatTools, model: TextModel, cleared: Cleared | None = None) -> None:
+    def __init__(
+        self,
+        tools: ChatTools,
+        model: TextModel,
+        cleared: Cleared | None = None,
+        *,
+        streaming: frozenset[str] = frozenset(),
+    ) -> None:
         self.agent = tools.agent
         self.port = tools.port
         self.tools = tools
         self.model = model
         self.cleared = cleared
+        self.streaming = streaming
 
     async def aclose(self) -> None:
         await self.model.aclose()
@@ -116,7 +125,7 @@ class TextReplyLoop:
 
     async def _answer(self, turn: Turn) -> None:
         recent, new = await self._lines(turn)
-        live = turn.events[-1]["source"]["platform"] in STREAMING_PLATFORMS
+        live = turn.events[-1]["source"]["platform"] in self.streaming
         cleared = self.cleared
         on_posted = partial(cleared, turn.events) if cleared is not None else None
         reply = StreamedReply(self.tools, turn.event_ids, live=live, on_posted=on_posted)

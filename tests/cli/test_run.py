@@ -4,6 +4,7 @@ loop against a scripted model, the SQLite ledger on disk; and its one-line start
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
 import logging
@@ -20,7 +21,10 @@ from fakes.slack import FakeSlack
 
 from c2a.cli import main
 from c2a.logs import JsonFormatter
-from c2a.run import WorkspaceRun, run_workspaces
+from c2a.platforms import installed
+from c2a.run import WorkspaceRun, load_workspaces, run_workspaces
+from harness_bridge.backends.builtin import BuiltinHarness
+from harness_bridge.backends.text_reply import TextReplyLoop
 
 BOT_TOKEN = "xoxb-lead-test"
 APP_TOKEN = "xapp-1-lead-test"
@@ -197,6 +201,31 @@ def test_a_model_server_nobody_runs_exits_2_saying_what_to_do(
     assert len(err) == 1
     assert "agents.lead.harness.base_url" in err[0]
     assert "start the model server" in err[0]
+
+
+@pytest.mark.parametrize("drafting", ["webchat", "slack"])
+def test_each_harness_gets_its_agents_port_and_the_platforms_that_say_they_take_drafts(
+    tmp_path: Path, drafting: str
+) -> None:
+    harness = {"backend": "openai", "base_url": "http://x/v1", "model": "m", "reply": "text"}
+    manifest = write_manifest(
+        tmp_path, api_url="http://x/api/", model_url="http://x/v1", harness=harness
+    )
+    platforms = {
+        name: dataclasses.replace(platform, streams_drafts=name == drafting)
+        for name, platform in installed().items()
+    }
+    [workspace] = load_workspaces([manifest], platforms)
+    run = WorkspaceRun(workspace, tmp_path, ENV, platforms=platforms)
+    run.prepare()
+    lead = run.harnesses["lead"]
+    assert isinstance(lead, BuiltinHarness) and isinstance(lead.loop, TextReplyLoop)
+    assert lead.port.agent == "lead" and lead.deliveries is run.host.engine.deliveries
+    assert lead.loop.streaming == {drafting}
+
+
+def test_only_the_web_chat_says_it_takes_drafts() -> None:
+    assert [name for name, p in installed().items() if p.streams_drafts] == ["webchat"]
 
 
 def test_two_manifests_naming_one_workspace_are_refused(

@@ -28,20 +28,21 @@ from builders import (
     slack_join,
     slack_message,
 )
-from world import BASE
+from world import BASE, harness_context
 
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.emission import Cancel, Typing
 from core.engine import Engine
+from core.engine_port import EnginePort
 from core.errors import ManifestError
+from core.indicator import STATUS_TEXT
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.acp import AcpHarness, AcpModelLoop, from_settings
 from harness_bridge.backends.acp_sessions import mcp_server_entry, sessions_file
 from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import RESPONSE_RULES
 from harness_bridge.turns import Turn
-from harness_bridge.working import STATUS_TEXT
 
 FAKE = str(Path(__file__).with_name("fake_acp_agent.py"))
 TIMEOUT_S = 120  # subprocesses start slowly on a busy machine
@@ -133,7 +134,7 @@ def scenario(tmp_path: Path, test: Callable[[Bed], Awaitable[None]], *bodies: An
 @contextlib.asynccontextmanager
 async def running(bed: Bed, **settings: Any) -> AsyncIterator[AcpHarness]:
     """The lead's acp harness, started and given every pending delivery."""
-    harness = from_settings("lead", bed.engine, bed.settings(**settings))
+    harness = from_settings(harness_context(bed.engine, "lead"), bed.settings(**settings))
     deliverer = await harness.start()
     try:
         await deliverer.resume()
@@ -168,8 +169,7 @@ async def turn_of(engine: Engine, event_id: str) -> Turn:
 def loop_for(bed: Bed, **env: str) -> AcpModelLoop:
     settings = bed.settings(env=env)
     return AcpModelLoop(
-        "lead",
-        bed.engine,
+        EnginePort(bed.engine, "lead"),
         settings["command"],
         mcp_server_entry("lead", settings["manifest"], settings["store"]),
         allow=["chat_send_message"],
@@ -383,13 +383,15 @@ def test_sessions_outlive_the_host(tmp_path: Path, load: bool) -> None:
 def test_settings_are_validated(tmp_path: Path) -> None:
     async def test(bed: Bed) -> None:
         good = {"backend": "acp", "command": ["agent"], "manifest": "m", "store": "d/t.sqlite3"}
-        harness = from_settings("lead", bed.engine, {**good, "allow": ["chat_react"]})
+        harness = from_settings(
+            harness_context(bed.engine, "lead"), {**good, "allow": ["chat_react"]}
+        )
         assert harness.loop.policy.allow == {"chat_react"}
         assert harness.loop.sessions_path == Path("d/t.acp-lead.json")
         await harness.loop.aclose()
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.allow"):
-            from_settings("lead", bed.engine, {**good, "allow": ["*"]})
+            from_settings(harness_context(bed.engine, "lead"), {**good, "allow": ["*"]})
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.command"):
-            from_settings("lead", bed.engine, {**good, "command": []})
+            from_settings(harness_context(bed.engine, "lead"), {**good, "command": []})
 
     scenario(tmp_path, test)

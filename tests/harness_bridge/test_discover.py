@@ -15,6 +15,7 @@ from aiohttp import web
 from builders import local_workspace, slack_body, slack_message
 from fakes.openai_server import FakeOpenAI, streamed, text_chunk
 from fakes.threaded import in_thread
+from world import harness_context
 
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
@@ -157,7 +158,7 @@ def test_without_C2A_MODEL_URL_the_local_backend_answers_through_the_server_it_f
         # else runs), so the server runs on a loop of its own.
         with in_thread(FakeOpenAI(script, models=["qwen2.5:7b"])) as server:
             monkeypatch.setenv("C2A_MODEL_PORTS", f"{free_port()},{server.port}")
-            harness = build("lead", engine, {"backend": "local", "quiet_ms": 0})
+            harness = build(harness_context(engine, "lead"), {"backend": "local", "quiet_ms": 0})
             assert isinstance(harness, BuiltinHarness)
             status = harness.model_status()
             assert (status.model, status.state) == ("qwen2.5:7b", "ready")

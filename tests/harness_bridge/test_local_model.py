@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from builders import local_workspace, slack_body, slack_message
 from fakes.openai_server import FakeOpenAI, call, completion
+from world import harness_context
 
 from adapters.slack import normalise
 from c2a.cli import main
@@ -94,7 +95,9 @@ def test_smollm2_answers_a_must_respond_dm_with_a_tool_call_naming_it(
     async def test(engine: Engine, store: SQLiteStore) -> None:
         (delivery,) = await engine.store.deliveries(DM)
         assert delivery.decision.policy is Policy.MUST_RESPOND and delivery.disposition is None
-        harness = build("lead", engine, {"backend": "local", "quiet_ms": 0, "reply": "tools"})
+        harness = build(
+            harness_context(engine, "lead"), {"backend": "local", "quiet_ms": 0, "reply": "tools"}
+        )
         assert isinstance(harness, InProcessHarness)
         started = time.perf_counter()
         await run_harness(harness)
@@ -195,20 +198,26 @@ def test_every_client_shares_one_model_and_a_cancelled_waiter_leaves_the_queue()
 def test_bad_local_settings_name_the_key() -> None:
     async def test(engine: Engine, store: SQLiteStore) -> None:
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.base_url: Extra"):
-            build("lead", engine, {"backend": "local", "base_url": "http://x/v1"})
+            build(harness_context(engine, "lead"), {"backend": "local", "base_url": "http://x/v1"})
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.quiet_ms"):
-            build("lead", engine, {"backend": "local", "quiet_ms": -1})
+            build(harness_context(engine, "lead"), {"backend": "local", "quiet_ms": -1})
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.reply: Input should be"):
-            build("lead", engine, {"backend": "local", "reply": "chat"})
+            build(harness_context(engine, "lead"), {"backend": "local", "reply": "chat"})
         openai = {"backend": "openai", "base_url": "http://x/v1", "model": "m", "reply": "both"}
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.reply: Input should be"):
-            build("lead", engine, openai)
+            build(harness_context(engine, "lead"), openai)
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.endpoint_env"):
-            build("lead", engine, {"backend": "local", "endpoint_env": ""})
+            build(harness_context(engine, "lead"), {"backend": "local", "endpoint_env": ""})
         with pytest.raises(ManifestError, match=r"harness\.tools: .*unknown tools \['chat_fly'\]"):
-            build("lead", engine, {"backend": "local", "tools": ["chat_react", "chat_fly"]})
+            build(
+                harness_context(engine, "lead"),
+                {"backend": "local", "tools": ["chat_react", "chat_fly"]},
+            )
         with pytest.raises(ManifestError, match=r"the model file /nowhere/m\.gguf does not exist"):
-            build("lead", engine, {"backend": "local", "model_path": "/nowhere/m.gguf"})
+            build(
+                harness_context(engine, "lead"),
+                {"backend": "local", "model_path": "/nowhere/m.gguf"},
+            )
 
     dm_world(test, 10)
 
@@ -220,9 +229,9 @@ def test_in_process_the_model_gets_the_answering_tools_and_is_told_to_use_them(
 
     async def test(engine: Engine, store: SQLiteStore) -> None:
         tools = {"backend": "local", "reply": "tools"}
-        small = build("lead", engine, tools)
-        told = build("lead", engine, tools | {"instructions": "Be brief."})
-        wide = build("lead", engine, tools | {"tools": list(TOOL_NAMES)})
+        small = build(harness_context(engine, "lead"), tools)
+        told = build(harness_context(engine, "lead"), tools | {"instructions": "Be brief."})
+        wide = build(harness_context(engine, "lead"), tools | {"tools": list(TOOL_NAMES)})
         for harness in (small, told, wide):
             assert isinstance(harness, BuiltinHarness)
         assert [s["name"] for s in small.model_loop.specs] == list(IN_PROCESS_TOOLS)
@@ -241,7 +250,7 @@ def test_without_the_extra_building_says_how_to_install_it(
 
     async def test(engine: Engine, store: SQLiteStore) -> None:
         with pytest.raises(ManifestError) as error:
-            build("lead", engine, {"backend": "local"})
+            build(harness_context(engine, "lead"), {"backend": "local"})
         assert (
             str(error.value) == f"agents.lead.harness: llama_cpp is not installed: {INSTALL_HINT}"
         )
@@ -280,7 +289,7 @@ def test_an_endpoint_in_the_environment_answers_instead_of_the_model(
             monkeypatch.setenv("C2A_MODEL_URL", server.base_url)
             monkeypatch.setenv("C2A_MODEL", "tiny")
             settings = {"backend": "local", "quiet_ms": 0, "reply": "tools"}
-            harness = build("lead", engine, settings)
+            harness = build(harness_context(engine, "lead"), settings)
             assert isinstance(harness, InProcessHarness)
             await run_harness(harness)
         assert [r["model"] for r in server.requests] == ["tiny", "tiny"]
@@ -289,7 +298,7 @@ def test_an_endpoint_in_the_environment_answers_instead_of_the_model(
         assert answers(store) == [("chat_send_message", "ok", reply | {"text": "[6 characters]"})]
         monkeypatch.setenv("C2A_MODEL_URL", "localhost:8080")
         with pytest.raises(ManifestError, match="C2A_MODEL_URL='localhost:8080' is not an http"):
-            build("lead", engine, {"backend": "local"})
+            build(harness_context(engine, "lead"), {"backend": "local"})
 
     dm_world(test, 10)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from world import scenario
+from world import harness_context, scenario
 
 from core.engine import Engine
 from core.errors import ManifestError
@@ -20,10 +20,13 @@ def test_the_built_in_backends_are_installed_entry_points() -> None:
 
 def test_a_backend_is_built_by_name_from_its_settings() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        stdio = build("lead", engine, {"backend": "stdio", "command": ["python3", "h.py"]})
+        stdio = build(
+            harness_context(engine, "lead"), {"backend": "stdio", "command": ["python3", "h.py"]}
+        )
         assert isinstance(stdio, StdioHarness) and stdio.command == ["python3", "h.py"]
         builtin = build(
-            "lead", engine, {"backend": "openai", "base_url": "http://127.0.0.1:1/v1", "model": "m"}
+            harness_context(engine, "lead"),
+            {"backend": "openai", "base_url": "http://127.0.0.1:1/v1", "model": "m"},
         )
         assert isinstance(builtin, InProcessHarness)
         await builtin.stop()
@@ -34,10 +37,13 @@ def test_a_backend_is_built_by_name_from_its_settings() -> None:
 def test_bad_settings_and_unknown_backends_name_the_key() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.command"):
-            build("lead", engine, {"backend": "stdio"})
+            build(harness_context(engine, "lead"), {"backend": "stdio"})
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.base_url"):
-            build("lead", engine, {"backend": "openai", "base_url": "ftp://x", "model": "m"})
+            build(
+                harness_context(engine, "lead"),
+                {"backend": "openai", "base_url": "ftp://x", "model": "m"},
+            )
         with pytest.raises(ManifestError, match="unknown backend 'carrier-pigeon'"):
-            build("lead", engine, {"backend": "carrier-pigeon"})
+            build(harness_context(engine, "lead"), {"backend": "carrier-pigeon"})
 
     scenario(test)

@@ -40,7 +40,9 @@ def test_a_dm_becomes_one_turn_and_one_reply() -> None:
             FakeOpenAI(script) as server,
             OpenAIModelLoop(server.base_url, "fake-model", tools["lead"]) as loop,
         ):
-            harness = InProcessHarness(tools["lead"].port, engine, loop, SystemClock(), quiet_ms=50)
+            harness = InProcessHarness(
+                tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50
+            )
             deliverer = await harness.start()
             try:
                 assert await deliverer.resume() >= 2
@@ -81,7 +83,9 @@ class Recording:
 def test_only_events_that_start_a_turn_are_injected_into_a_running_one() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         loop = Recording()
-        harness = InProcessHarness(tools["lead"].port, engine, loop, SystemClock(), quiet_ms=50)
+        harness = InProcessHarness(
+            tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50
+        )
         deliverer = await harness.start()
         try:
             assert (
@@ -106,7 +110,9 @@ def test_a_plain_text_answer_is_the_reply_and_a_turn_owing_none_posts_nothing(
             FakeOpenAI(script) as server,
             OpenAIModelLoop(server.base_url, "fake-model", tools["lead"]) as loop,
         ):
-            harness = InProcessHarness(tools["lead"].port, engine, loop, SystemClock(), quiet_ms=50)
+            harness = InProcessHarness(
+                tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50
+            )
             deliverer = await harness.start()
             try:
                 await deliverer.resume()

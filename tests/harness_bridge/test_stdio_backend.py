@@ -35,7 +35,9 @@ def sends(store: SQLiteStore) -> list[tuple[str, str]]:
 
 def test_the_example_harness_answers_a_dm_once_through_the_tools() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        harness = StdioHarness(EnginePort(engine, "lead"), engine, [sys.executable, str(EXAMPLE)])
+        harness = StdioHarness(
+            EnginePort(engine, "lead"), engine.deliveries, [sys.executable, str(EXAMPLE)]
+        )
         deliverer = await harness.start()
         try:
             assert await deliverer.resume() >= 2  # the DM and the thanks, acknowledged
@@ -47,7 +49,9 @@ def test_the_example_harness_answers_a_dm_once_through_the_tools() -> None:
         finally:
             await harness.stop()
         # A new process gets nothing again: everything was acknowledged.
-        harness = StdioHarness(EnginePort(engine, "lead"), engine, [sys.executable, str(EXAMPLE)])
+        harness = StdioHarness(
+            EnginePort(engine, "lead"), engine.deliveries, [sys.executable, str(EXAMPLE)]
+        )
         deliverer = await harness.start()
         try:
             assert await deliverer.resume() == 0
@@ -61,7 +65,10 @@ def test_the_example_harness_answers_a_dm_once_through_the_tools() -> None:
 def test_a_harness_that_cannot_start_marks_the_agent_unavailable() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         harness = StdioHarness(
-            EnginePort(engine, "lead"), engine, ["/nonexistent/harness"], restart_after=60
+            EnginePort(engine, "lead"),
+            engine.deliveries,
+            ["/nonexistent/harness"],
+            restart_after=60,
         )
         task = asyncio.create_task(harness.run())
         async with asyncio.timeout(5):
@@ -78,7 +85,7 @@ HOSTILE = Path(__file__).with_name("hostile_harness.py")
 
 def hostile(engine: Engine, mode: str, *argv: str) -> StdioHarness:
     return StdioHarness(
-        EnginePort(engine, "lead"), engine, [sys.executable, str(HOSTILE), mode, *argv]
+        EnginePort(engine, "lead"), engine.deliveries, [sys.executable, str(HOSTILE), mode, *argv]
     )
 
 

@@ -13,14 +13,15 @@ from typing import Any
 
 import pytest
 from fakes.openai_server import FakeOpenAI, completion
-from world import DM, ROLE, THANKS, scenario
+from world import DM, ROLE, THANKS, harness_context, scenario
 
 from core.clock import SystemClock, VirtualClock
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
-from harness_bridge.backends.builtin import BuiltinHarness, loop_harness, validate
+from harness_bridge.backends.builtin import BuiltinHarness, loop_harness
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.local import LocalSettings
+from harness_bridge.backends.registry import validate
 from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.streamed_reply import StreamedReply
@@ -29,13 +30,15 @@ from harness_bridge.working import working
 
 
 class Scripted:
-    """A `TextModel` that answers from a script and records what it was asked."""
+    """A `TextModel` that answers from a script and records what it was asked; `written`, if
+    set, runs once the whole answer is written, before the model returns it."""
 
     def __init__(self, answer: str = "It is green.", choice: str = "no") -> None:
         self.answer = answer
         self.choice = choice
         self.asked: list[Sequence[Mapping[str, Any]]] = []
         self.choices: list[Sequence[Mapping[str, Any]]] = []
+        self.written: Callable[[], None] | None = None
 
     async def stream_text(
         self,
@@ -47,6 +50,8 @@ class Scripted:
         self.asked.append(messages)
         for word in self.answer.split(" "):
             await on_text(word + " ")
+        if self.written is not None:
+            self.written()
         return self.answer
 
     async def choose(self, messages: Sequence[Mapping[str, Any]], options: Sequence[str]) -> str:
@@ -57,9 +62,12 @@ class Scripted:
         return None
 
 
-async def run_agent(engine: Engine, tools: ChatTools, model: Scripted) -> None:
-    loop = TextReplyLoop(tools, model, partial(working, engine, tools.agent, on=False))
-    harness = InProcessHarness(tools.port, engine, loop, SystemClock(), quiet_ms=50)
+async def run_agent(
+    engine: Engine, tools: ChatTools, model: Scripted, streaming: frozenset[str] = frozenset()
+) -> None:
+    cleared = partial(working, tools.port, on=False)
+    loop = TextReplyLoop(tools, model, cleared, streaming=streaming)
+    harness = InProcessHarness(tools.port, engine.deliveries, loop, SystemClock(), quiet_ms=50)
     deliverer = await harness.start()
     try:
         await deliverer.resume()
@@ -166,17 +174,43 @@ def test_a_streamed_reply_whose_edits_fail_still_posts_exactly_one_message(
         scenario(test)
 
 
+@pytest.mark.parametrize("streaming", [frozenset({"slack"}), frozenset({"webchat"})])
+def test_only_a_platform_that_takes_drafts_sees_the_answer_while_it_is_written(
+    streaming: frozenset[str],
+) -> None:
+    """The world is on Slack: declared as taking drafts, the first words are posted as they
+    come; otherwise the answer is posted whole once written. Either way it is posted once."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        def sent() -> list[tuple[str, str | None, str | None]]:
+            return [row for row in outbox(store, "lead") if row[0] == "send"]
+
+        model = Scripted("Green.")
+        sent_while_writing: list[tuple[str, str | None, str | None]] = []
+        model.written = lambda: sent_while_writing.extend(sent())
+        await run_agent(engine, tools["lead"], model, streaming)
+        live = [("send", DM, "Green.")] if "slack" in streaming else []
+        assert sent_while_writing == live
+        assert sent() == [("send", DM, "Green.")]
+
+    scenario(test)
+
+
 def test_the_reply_setting_picks_the_path_with_a_default_per_backend() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         model: Any = Scripted()
         local = validate(LocalSettings, "lead", {"backend": "local"})
-        text = loop_harness("lead", engine, local, model, reply="text")
+        text = loop_harness(harness_context(engine, "lead"), local, model, reply="text")
         told = validate(LocalSettings, "lead", {"backend": "local", "reply": "tools"})
-        tools_path = loop_harness("lead", engine, told, model, reply="text")
-        openai_default = loop_harness("lead", engine, local, model)
+        tools_path = loop_harness(harness_context(engine, "lead"), told, model, reply="text")
+        openai_default = loop_harness(harness_context(engine, "lead"), local, model)
         assert isinstance(text, BuiltinHarness) and isinstance(text.loop, TextReplyLoop)
         assert not isinstance(tools_path.loop, TextReplyLoop)
         assert not isinstance(openai_default.loop, TextReplyLoop)
+        drafting = harness_context(engine, "lead", frozenset({"toy"}))
+        streamed = loop_harness(drafting, local, model, reply="text").loop
+        assert isinstance(streamed, TextReplyLoop) and streamed.streaming == {"toy"}
+        assert isinstance(text.loop, TextReplyLoop) and text.loop.streaming == frozenset()
 
     scenario(test)
 

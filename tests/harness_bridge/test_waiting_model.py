@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from builders import local_workspace, slack_body, slack_message
 from fakes.openai_server import FakeOpenAI, call, completion
+from world import harness_context
 
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
@@ -87,7 +88,7 @@ def test_while_the_install_runs_the_local_backend_waits_and_says_building(
     monkeypatch.setenv("C2A_MODEL_INSTALL", str(install.log))
 
     async def test(engine: Engine, store: SQLiteStore) -> None:
-        harness = build("lead", engine, {"backend": "local"})
+        harness = build(harness_context(engine, "lead"), {"backend": "local"})
         assert isinstance(harness, WaitingHarness)
         status = harness.model_status()
         assert (status.model, status.where, status.state) == (
@@ -112,7 +113,7 @@ def test_turns_wait_for_the_model_then_what_waited_is_answered(tmp_path: Path) -
 
             def ready_harness() -> Harness:
                 settings = {"backend": "openai", "base_url": server.base_url, "model": "m"}
-                return build("lead", engine, {**settings, "quiet_ms": 0})
+                return build(harness_context(engine, "lead"), {**settings, "quiet_ms": 0})
 
             harness = WaitingHarness("lead", install, ready_harness, BUNDLED, poll=0.02)
 

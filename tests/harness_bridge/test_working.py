@@ -1,5 +1,6 @@
-"""The working indicator: one `Working` action per event it may answer, shown and always
-cleared; how each platform shows it is its sender's choice (tests/adapters)."""
+"""The working indicator, asked of the agent's port: one `Working` action per event it may
+answer, shown and always cleared; how each platform shows it is its sender's choice
+(tests/adapters)."""
 
 from __future__ import annotations
 
@@ -35,9 +36,9 @@ def actions(store: SQLiteStore) -> list[Working]:
 
 def test_a_mention_shows_the_indicator_with_its_words_and_clears_it() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        await working(engine, "lead", (event("slack", "channel"),), on=True)
-        await progress(engine, "lead", (event("slack", "channel"),), "thinking", "1")
-        await working(engine, "lead", (event("slack", "channel"),), on=False)
+        await working(tools["lead"].port, (event("slack", "channel"),), on=True)
+        await progress(tools["lead"].port, (event("slack", "channel"),), "thinking", "1")
+        await working(tools["lead"].port, (event("slack", "channel"),), on=False)
         shown, going, cleared = actions(store)
         assert shown == Working(
             agent="lead",
@@ -59,8 +60,8 @@ def test_a_mention_shows_the_indicator_with_its_words_and_clears_it() -> None:
 def test_the_indicator_has_a_hard_timeout_and_no_platform_of_its_own() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         for platform in ("discord", "slack"):
-            await working(engine, "lead", (event(platform, "dm"),), on=True)
-            await working(engine, "lead", (event(platform, "dm"),), on=False)
+            await working(tools["lead"].port, (event(platform, "dm"),), on=True)
+            await working(tools["lead"].port, (event(platform, "dm"),), on=False)
         found = actions(store)
         assert [(a.platform, a.on) for a in found] == [
             ("discord", True),
@@ -76,7 +77,7 @@ def test_the_indicator_has_a_hard_timeout_and_no_platform_of_its_own() -> None:
 def test_nothing_is_shown_for_what_needs_no_answer() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         for policy in ("ack_only", "must_not_respond"):
-            await working(engine, "lead", (event("slack", "channel", policy),), on=True)
+            await working(tools["lead"].port, (event("slack", "channel", policy),), on=True)
         assert actions(store) == []
 
     scenario(test)
@@ -85,7 +86,9 @@ def test_nothing_is_shown_for_what_needs_no_answer() -> None:
 def test_a_turn_that_may_answer_shows_the_indicator_from_its_start() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         # A role mention is may_respond for the agent selected to answer it.
-        await working(engine, "worker-1", (event("webchat", "channel", "may_respond"),), on=True)
+        await working(
+            tools["worker-1"].port, (event("webchat", "channel", "may_respond"),), on=True
+        )
         ((start,),) = [actions(store)]
         assert (start.platform, start.on) == ("webchat", True)
 

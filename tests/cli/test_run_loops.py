@@ -1,0 +1,66 @@
+"""The outbox's sending rounds in a workspace's run: woken by what is queued, one bad round
+does not end sending, and `finish` sends what is due once more, bounded by its grace."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from c2a.run_loops import OutboxLoop
+
+
+class Rounds:
+    """An outbox whose rounds are counted; the first fails, and each can be held up."""
+
+    def __init__(self) -> None:
+        self.rounds = 0
+        self.hold = asyncio.Event()
+        self.hold.set()
+
+    async def drain(self) -> None:
+        self.rounds += 1
+        await self.hold.wait()
+        if self.rounds == 1:
+            raise RuntimeError("the platform said no")
+
+
+def test_a_woken_loop_sends_at_once_and_finish_sends_once_more(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def scenario() -> int:
+        outbox: Any = Rounds()
+        loop = OutboxLoop("ws", outbox)
+        loop.start()
+        while outbox.rounds < 1:  # the first round fails, and sending goes on
+            await asyncio.sleep(0)
+        loop.wake()
+        while outbox.rounds < 2:
+            await asyncio.sleep(0)
+        await loop.finish(5.0)  # one round more, then the loop ends
+        assert loop.task is not None and loop.task.done()
+        return int(outbox.rounds)
+
+    with caplog.at_level(logging.ERROR, logger="c2a.run"):
+        assert asyncio.run(scenario()) == 3
+    assert "ws: outbox round failed: the platform said no" in caplog.text
+
+
+def test_a_round_that_outlasts_the_grace_is_cancelled_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def scenario() -> asyncio.Task[None] | None:
+        outbox: Any = Rounds()
+        outbox.rounds = 1  # past the failing first round
+        outbox.hold.clear()
+        loop = OutboxLoop("ws", outbox)
+        loop.start()
+        await loop.finish(0.01)
+        return loop.task
+
+    with caplog.at_level(logging.WARNING, logger="c2a.run"):
+        task = asyncio.run(scenario())
+    assert task is not None and task.cancelled()
+    assert "the outbox did not finish in 0 s" in caplog.text
