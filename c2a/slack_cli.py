@@ -17,7 +17,7 @@ import yaml
 
 from adapters.slack.live import EVENTS_PATH
 from adapters.slack.manifest import SlackAgent
-from adapters.slack.send import verify
+from adapters.slack.webapi import verify
 from c2a.platforms import load_workspace
 from core.errors import ManifestError
 from core.manifest import AGENT_ID

@@ -36,7 +36,7 @@ from core.signals import GlyphMap, Signal
 from core.state import State
 from core.store import ClaimResult, Store
 
-__all__ = ["Emission", "Engine", "Outcome"]
+__all__ = ["Engine", "Outcome"]
 
 _CHAT_KINDS = frozenset(LEDGER_KINDS.values())
 LEFT_KIND = "x.c2a.left"

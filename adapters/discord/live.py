@@ -51,12 +51,11 @@ from adapters.discord import resume
 from adapters.discord.catchup import catch_up
 from adapters.discord.clients import (
     ContentMode,
-    agent_intents,
     new_client,
     read_tokens,
     use_endpoints,
 )
-from adapters.discord.frames import FORWARDED, Item, to_item, withheld
+from adapters.discord.frames import Item, to_item, withheld
 from adapters.discord.manifest import DiscordCatchUp, DiscordWorkspace
 from adapters.discord.normalise import PLATFORM
 from adapters.discord.sessions import KeptSessions
@@ -66,15 +65,10 @@ from core.manifest import Workspace
 from core.store import GatewaySession, Store
 
 __all__ = [
-    "FORWARDED",
     "NO_MESSAGE_CONTENT",
-    "ContentMode",
     "DiscordAgentConnection",
     "Receive",
-    "agent_intents",
-    "read_tokens",
     "start_connections",
-    "use_endpoints",
 ]
 
 log = logging.getLogger(__name__)

@@ -29,9 +29,9 @@ from typing import Any
 
 import discord
 
+from adapters.discord.clients import read_tokens, use_endpoints
 from adapters.discord.failures import Retry, describe, failure, raise_as
 from adapters.discord.indicator import Typing
-from adapters.discord.live import read_tokens, use_endpoints
 from adapters.discord.manifest import DiscordWorkspace
 from adapters.discord.places import Places, channel_id, own_id, sent
 from adapters.discord.render import (

@@ -51,7 +51,7 @@ from adapters.slack.history import (
     ts_of,
 )
 from adapters.slack.manifest import SlackAgent, SlackCatchUp, SlackWorkspace
-from adapters.slack.send import api_error
+from adapters.slack.webapi import api_error
 from core.clock import parse_time
 from core.codec import LEDGER_KINDS
 from core.events import EventKind

@@ -31,7 +31,8 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from adapters.slack.send import METHOD_SCOPES, api_error
+from adapters.slack.scopes import METHOD_SCOPES
+from adapters.slack.webapi import api_error
 from core.clock import Clock
 from core.manifest import Workspace
 

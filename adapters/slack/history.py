@@ -21,7 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from adapters.slack.manifest import SlackCatchUp
-from adapters.slack.send import api_error
+from adapters.slack.webapi import api_error
 
 __all__ = [
     "READ_ERRORS",

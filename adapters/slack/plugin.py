@@ -15,7 +15,8 @@ from adapters.slack.live import SlackWorkspaceConnections
 from adapters.slack.manifest import SECTION, SlackAgent
 from adapters.slack.normalise import normalise
 from adapters.slack.secrets import SHAPES
-from adapters.slack.send import SlackSender, verify
+from adapters.slack.send import SlackSender
+from adapters.slack.webapi import verify
 from core.markup import CHAT_MARKUP
 from core.outbox import Sender
 from core.platform import Platform, RunContext

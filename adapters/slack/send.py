@@ -24,26 +24,14 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.indicators import Reactions
 from adapters.slack.pacing import ChannelPacer, Sleep
-from adapters.slack.posts import METADATA_EVENT_TYPE, Lookup, Messages, Replied
-from adapters.slack.scopes import BOT_EVENT_SCOPES, METHOD_SCOPES, REQUIRED_SCOPES, scope_problem
-from adapters.slack.webapi import WebApi, api_error, verify
+from adapters.slack.posts import Lookup, Messages, Replied
+from adapters.slack.webapi import WebApi
 from core.actions import Action, Delete, Edit, Post, React, Working
 from core.clock import Clock
 from core.manifest import Workspace
 from core.signals import GlyphMap
 
-__all__ = [
-    "BOT_EVENT_SCOPES",
-    "METADATA_EVENT_TYPE",
-    "METHOD_SCOPES",
-    "REQUIRED_SCOPES",
-    "ChannelPacer",
-    "Lookup",
-    "SlackSender",
-    "api_error",
-    "scope_problem",
-    "verify",
-]
+__all__ = ["SlackSender"]
 
 
 class SlackSender:

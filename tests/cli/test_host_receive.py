@@ -16,7 +16,7 @@ from builders import LEAD, local_workspace, slack_body, slack_message
 from c2a.host import Host
 from c2a.platforms import installed
 from core.clock import VirtualClock
-from core.engine import Emission
+from core.emission import Emission
 from core.events import ChatEvent
 from core.sqlite_store import SQLiteStore
 

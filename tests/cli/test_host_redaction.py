@@ -14,7 +14,7 @@ from secret_samples import CONFIGURED_SECRET, SECRETS, every_secret
 
 from c2a.host import Host
 from core.clock import VirtualClock, parse_time
-from core.engine import Emission
+from core.emission import Emission
 from core.sqlite_store import SQLiteStore
 
 

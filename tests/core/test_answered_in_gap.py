@@ -33,7 +33,7 @@ from builders import (
 from c2a.host import Host
 from core.clock import VirtualClock
 from core.decision import Policy
-from core.engine import Emission
+from core.emission import Emission
 from core.sqlite_store import SQLiteStore
 from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import parse_rendered, render_event

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from adapters.slack.catchup import catch_up
 from c2a.host import Host
 from core.clock import VirtualClock
-from core.engine import Emission
+from core.emission import Emission
 from core.sqlite_store import SQLiteStore
 
 SEEN_TS = "1767225600.000100"  # the ledger's newest message in C0GEN

@@ -27,7 +27,7 @@ from adapters.webchat.server import WebChat
 from c2a.host import Host
 from c2a.platforms import installed
 from core.clock import SystemClock
-from core.engine import Emission
+from core.emission import Emission
 from core.errors import AccessRefused, ManifestError
 from core.manifest import parse_manifest
 from core.sqlite_store import SQLiteStore

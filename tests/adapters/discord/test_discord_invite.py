@@ -11,7 +11,7 @@ import pytest
 import yaml
 from builders import GUILD, LOCAL
 
-from adapters.discord.live import agent_intents
+from adapters.discord.clients import agent_intents
 from c2a.discord_cli import INVITE_DEFINITION, load_invite_definition, register
 from core.errors import ManifestError
 

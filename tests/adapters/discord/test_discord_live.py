@@ -28,18 +28,13 @@ from builders import (
 )
 from fakes.discord import MESSAGE_CONTENT, FakeDiscord
 
-from adapters.discord.live import (
-    NO_MESSAGE_CONTENT,
-    ContentMode,
-    DiscordAgentConnection,
-    start_connections,
-    use_endpoints,
-)
+from adapters.discord.clients import ContentMode, use_endpoints
+from adapters.discord.live import NO_MESSAGE_CONTENT, DiscordAgentConnection, start_connections
 from adapters.discord.normalise import normalise
 from c2a.host import Host
 from c2a.records import record_of
 from core.clock import VirtualClock
-from core.engine import Emission
+from core.emission import Emission
 from core.errors import ManifestError
 from core.manifest import Workspace
 from core.sqlite_store import SQLiteStore

@@ -26,7 +26,7 @@ from c2a.host import Host
 from c2a.platforms import installed
 from c2a.records import record_of
 from core.clock import VirtualClock
-from core.engine import Emission
+from core.emission import Emission
 from core.errors import ManifestError
 from core.manifest import Workspace, parse_manifest
 from core.sqlite_store import SQLiteStore

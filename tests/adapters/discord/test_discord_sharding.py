@@ -24,18 +24,14 @@ from aiohttp import web
 from builders import D_HUMAN, D_LEAD, DISCORD_IDS, GUILD, discord_message, local_workspace
 from fakes.discord import MESSAGE_CONTENT, FakeDiscord
 
-from adapters.discord.live import (
-    NO_MESSAGE_CONTENT,
-    ContentMode,
-    DiscordAgentConnection,
-    start_connections,
-)
+from adapters.discord.clients import ContentMode
+from adapters.discord.live import NO_MESSAGE_CONTENT, DiscordAgentConnection, start_connections
 from adapters.discord.normalise import normalise
 from adapters.discord.sharding import Sharding
 from c2a.host import Host
 from c2a.platforms import installed
 from core.clock import VirtualClock
-from core.engine import Emission
+from core.emission import Emission
 from core.errors import ManifestError
 from core.manifest import Workspace, parse_manifest
 from core.sqlite_store import SQLiteStore

@@ -18,7 +18,7 @@ from adapters.discord.normalise import normalise
 from c2a.host import Host
 from c2a.records import record_of
 from core.clock import VirtualClock, format_time
-from core.engine import Emission
+from core.emission import Emission
 from core.sqlite_store import SQLiteStore
 from harness_bridge.turns import Assembler, Turn
 from harness_bridge.wire import METHOD_CANCELLED, METHOD_DELIVER, METHOD_TYPING

@@ -43,7 +43,7 @@ from adapters.slack.live import (
 from c2a.host import Host
 from c2a.records import record_of
 from core.clock import SystemClock
-from core.engine import Emission
+from core.emission import Emission
 from core.errors import ManifestError
 from core.manifest import Workspace
 from core.sqlite_store import SQLiteStore

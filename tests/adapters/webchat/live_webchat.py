@@ -16,7 +16,7 @@ from adapters.webchat.send import WebchatSender
 from adapters.webchat.server import Models, WebChat
 from c2a.host import Host
 from core.clock import SystemClock
-from core.engine import Emission
+from core.emission import Emission
 from core.manifest import Workspace
 from core.sqlite_store import SQLiteStore
 
