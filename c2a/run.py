@@ -120,9 +120,11 @@ class WorkspaceRun:
         """Build what needs no network and check every setting; raises C2AError."""
         manifest, engine = self.workspace.manifest, self.host.engine
         streaming = frozenset(n for n, p in self.platforms.items() if p.streams_drafts)
+        limits = {n: p.draft_limit for n, p in self.platforms.items() if p.draft_limit}
         for agent, config in manifest.agents.items():
             if config.harness is not None:
-                given = HarnessContext(EnginePort(engine, agent), engine.deliveries, streaming)
+                port = EnginePort(engine, agent)
+                given = HarnessContext(port, engine.deliveries, streaming, limits)
                 self.harnesses[agent] = build(given, config.harness.settings())
         context = RunContext(
             workspace=self.workspace,

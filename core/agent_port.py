@@ -104,10 +104,12 @@ class ToolCall:
 @dataclass(frozen=True, slots=True)
 class MessageState:
     """Where a message the agent sent stands in the outbox (`pending`, `sending`, `sent`,
-    `failed`, ...), and its platform id once it has landed."""
+    `failed`, ...), its platform id once it has landed, and the thread it landed in when the
+    platform placed it in one."""
 
     status: str
     message_id: str | None
+    thread: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -208,7 +208,8 @@ class EnginePort:
         entry = await self._engine.store.outbox_get(key)
         if entry is None or entry.agent != self._agent:
             return None
-        return MessageState(entry.status, _message_id(entry))
+        thread = (entry.result or {}).get("thread")
+        return MessageState(entry.status, _message_id(entry), str(thread) if thread else None)
 
     # ---- around a turn -----------------------------------------------------------------------
 

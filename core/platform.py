@@ -13,6 +13,7 @@ them and passes each piece down to where it is needed:
 | `markup` | `core.intent`: how its text writes mentions, emoji, code and quotes (`core.markup`) |
 | `connect` | `c2a run`: the live side (receiving, and the `Sender` the outbox sends through) |
 | `streams_drafts` | the harnesses: a reply is shown as it is written, redrawn by draft edits |
+| `draft_limit` | the harnesses: the most characters a streamed message grows to (None: no limit) |
 
 `connect` is given a `RunContext` (what one workspace's run has built) and returns a
 `Connection`, or None when the workspace does not use the platform. It checks its settings
@@ -108,3 +109,4 @@ class Platform:
     markup: Markup = PLAIN_TEXT
     connect: ConnectionFactory | None = None
     streams_drafts: bool = False
+    draft_limit: int | None = None

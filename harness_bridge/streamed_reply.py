@@ -1,15 +1,28 @@
 """A reply that appears as the model writes it: posted at its first words, redrawn in place as
-it grows, finished with the whole text.
+it grows, finished with the whole text, continued in a new message when it outgrows one.
 
 Every step goes through the agent's port (`core.agent_port`), which guards it. The first words
 are posted by `ChatTools.reply_with_text` (policy, claims, send budget, idempotency key,
-audit); the caller's `on_posted` runs then (the harness clears its typing indicator). While the
-model writes, at most one redraw per `every` seconds is queued as a *draft* edit
-(`AgentPort.edit` with a draft number): an outbox `edit` action marked `draft`, which the
-platform shows on the page only, so the ledger never holds the half-written versions. The whole
-text is the one real edit (`chat_edit_message`), recorded like any edit, once the first post
-has landed; a reply written before its first post was queued is simply posted whole. A draft
-or an edit that fails is only logged: it never posts a second message.
+audit); the caller's `on_posted` runs then (the harness clears its working indicator). While
+the model writes, the message is redrawn by *draft* edits (`AgentPort.edit` with a draft
+number): outbox `edit` actions marked `draft`, which the platform shows on the page only, so
+the ledger never holds the half-written versions. A message's whole text is its one real edit
+(`chat_edit_message`), recorded like any edit, once its post has landed; a reply written
+before its first post was queued is simply posted whole. A draft or an edit that fails is only
+logged: an edit never posts a message.
+
+The pace of the redraws is decided here, and only here, for every platform: at most one draft
+per `every` seconds (one a second) on a message, and only once the one before it has landed.
+A draft found still unsent when the next is due (the platform answered 429 and the outbox is
+retrying it, or the outbox is behind) halves the pace, down to one redraw per
+`SLOWEST_EVERY_S`, counted from then; each draft that lands in time brings it back towards
+`every`. The final edit keeps the same distance from the last draft.
+
+On a platform with a message limit (`limit`, from `core.platform.Platform.draft_limit`) a
+message is never drawn past it: when the text outgrows it, the message is finished with the
+text up to the last line or word end that fits (`cut`), and the rest continues in a new
+message (`chat_send_message` in the same conversation and thread, keyed after the first
+message, so a retry is recognised), which is streamed the same way.
 
 Only a platform that takes drafts streams (it says so: `core.platform.Platform.streams_drafts`,
 passed down by the composition root); elsewhere the whole text is posted at the end.
@@ -25,19 +38,32 @@ from typing import Final
 
 from harness_bridge.tools import ChatTools, ToolError
 
-__all__ = ["StreamedReply"]
+__all__ = ["EDIT_EVERY_S", "SLOWEST_EVERY_S", "StreamedReply", "cut"]
 
 log = logging.getLogger(__name__)
 
-EDIT_EVERY_S: Final = 0.4  # at most a few redraws a second
-LANDED_WITHIN_S: Final = 30.0  # how long the final edit waits for the first post to land
+EDIT_EVERY_S: Final = 1.0  # at most one redraw a second per message
+SLOWEST_EVERY_S: Final = 8.0  # the slowest pace a rate-limited message backs off to
+LANDED_WITHIN_S: Final = 30.0  # how long an edit waits for what it follows to land
 _POLL_S: Final = 0.05
+_LANDED: Final = frozenset({"sent", "failed"})
+
+
+def cut(text: str, limit: int) -> tuple[str, int]:
+    """`text`'s head of at most `limit` characters, ended at its last line end, else its last
+    space, else at `limit`; and where the rest starts in `text`."""
+    window = text[: limit + 1]
+    for mark in ("\n", " "):
+        at = window.rfind(mark, 0, limit + 1)
+        if at > 0 and text[:at].strip():
+            return text[:at].rstrip(), at + 1
+    return text[:limit], limit
 
 
 class StreamedReply:
     """One turn's reply to `event_ids`, fed the model's text piece by piece (`add`), then
     `finish`ed. `live` streams it (a platform that takes drafts); otherwise only `finish`
-    posts."""
+    posts. `now` and `sleep` are the clock it paces by."""
 
     def __init__(
         self,
@@ -45,8 +71,10 @@ class StreamedReply:
         event_ids: Sequence[str],
         *,
         live: bool,
+        limit: int | None = None,
         every: float = EDIT_EVERY_S,
         now: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         on_posted: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.tools = tools
@@ -54,76 +82,159 @@ class StreamedReply:
         self.on_posted = on_posted
         self.event_ids = list(event_ids)
         self.live = live
+        self.limit = limit
         self.every = every
         self.now = now
+        self.sleep = sleep
         self.text = ""
-        self.key: str | None = None
+        self.keys: list[str] = []  # every message of the reply, in order
+        self.key: str | None = None  # the message being drawn
         self.drafts = 0
-        self._posted = ""  # the text of the first post, as recorded
+        self.gap = every  # the pace now: `every`, or slower after a draft was held up
+        self._start = 0  # where the message being drawn starts in `text`
+        self._place: tuple[str, str | None] | None = None  # conversation, thread
+        self._posted = ""  # the text of the message's post, as recorded
         self._shown = ""  # the text on the page, drafts included
+        self._latest: str | None = None  # the key of the last draft queued
         self._last = 0.0
 
     async def add(self, piece: str) -> None:
-        """More of the model's text; posts or redraws when it is time."""
+        """More of the model's text; posts, redraws or continues when it is time."""
         self.text += piece
-        if not self.live or not self.text.strip():
+        if not self.live:
+            return
+        await self._continue_past_limit()
+        current = self.text[self._start :].strip()
+        if not self.live or not current:
             return
         if self.key is None:
-            await self._post(self.text)
-        elif self.now() - self._last >= self.every:
-            await self._draft()
+            await self._post(current)
+        elif self.now() - self._last >= self.gap:
+            await self._draft(current)
 
     async def finish(self, fallback: str) -> str | None:
         """Post or complete the reply with the whole text (`fallback` if the model wrote
-        nothing); returns the message's idempotency key, None when nothing was posted."""
-        final = self.text.strip() or fallback
+        nothing); returns its first message's idempotency key, None when nothing was posted."""
+        if self.live:
+            await self._continue_past_limit()
+        rest = self.text[self._start :].strip()
+        final = rest or ("" if self.keys else fallback)
         if self.key is None:
-            await self._post(final)
-            return self.key
-        if final != self._posted:
+            if final:
+                await self._post(final)
+        elif final and final != self._posted:
             await self._final_edit(final)
-        return self.key
+        return self.keys[0] if self.keys else None
+
+    async def _continue_past_limit(self) -> None:
+        """While the message being drawn has outgrown the limit: finish it with what fits,
+        and go on with the rest in a new message."""
+        while self.live and self.limit is not None:
+            current = self.text[self._start :]
+            if len(current.strip()) <= self.limit:
+                return
+            lead = len(current) - len(current.lstrip())
+            head, rest_at = cut(current[lead:], self.limit)
+            if self.key is None:
+                await self._post(head)
+            elif head != self._posted:
+                await self._final_edit(head)
+            self._start += lead + rest_at
+            self.key = None
 
     async def _post(self, text: str) -> None:
+        if self.keys:
+            sent = await self._more(text)
+        else:
+            self._place = await self._where(text)
+            sent = await self._first(text)
+        if sent is None:
+            self.live = False  # nothing to redraw; `finish` will try once more, whole
+            return
+        self.key = sent
+        self.keys.append(sent)
+        self._posted = self._shown = text
+        self._latest, self._last = sent, self.now()
+        if self.on_posted is not None and len(self.keys) == 1:
+            await self.on_posted()
+
+    async def _where(self, text: str) -> tuple[str, str | None] | None:
+        reply = await self.port.final_reply(self.event_ids, text)
+        return None if reply is None else (reply.conversation, reply.thread)
+
+    async def _first(self, text: str) -> str | None:
         try:
             sent = await self.tools.reply_with_text(self.event_ids, text)
         except ToolError as exc:
             log.warning("reply of %s refused: %s", self.tools.agent, exc)
-            self.live = False  # nothing to redraw; `finish` will try once more, whole
-            return
-        if sent is None:
-            self.live = False
-            return
-        self.key = str(sent["idempotencyKey"])
-        self._posted = self._shown = text.strip()
-        self._last = self.now()
-        if self.on_posted is not None:
-            await self.on_posted()
+            return None
+        return None if sent is None else str(sent["idempotencyKey"])
 
-    async def _draft(self) -> None:
-        shown = self.text.strip()
+    async def _more(self, text: str) -> str | None:
+        """A continuation: in the conversation and thread the first message landed in."""
+        first = self.keys[0]
+        if self._place is None or not await self._landed(first):
+            log.warning(
+                "the reply of %s was cut short: its first part never landed", self.tools.agent
+            )
+            return None
+        state = await self.port.message(first)
+        conversation, thread = self._place
+        target = {"conversation": conversation, "thread": (state and state.thread) or thread}
+        key = f"{first}:part:{len(self.keys) + 1}"
+        arguments = {"target": target, "text": text, "idempotencyKey": key}
+        try:
+            await self.tools.call("chat_send_message", arguments)
+        except ToolError as exc:
+            log.warning("the reply of %s was cut short: %s", self.tools.agent, exc)
+            return None
+        return key
+
+    async def _draft(self, shown: str) -> None:
         if shown == self._shown or self.key is None:
             return
         state = await self.port.message(self.key)
         if state is None or state.status != "sent" or not state.message_id:
             return  # not on the page yet: the next piece tries again
+        if self._latest != self.key and not await self._landed_now(self._latest):
+            self.gap = min(self.gap * 2, SLOWEST_EVERY_S)  # held up: slow down, from now
+            self._last = self.now()
+            return
+        self.gap = max(self.every, self.gap / 2)
         self.drafts += 1
-        await self.port.edit(self.key, shown, draft=self.drafts)
-        self._shown, self._last = shown, self.now()
+        queued = await self.port.edit(self.key, shown, draft=self.drafts)
+        self._shown, self._latest, self._last = shown, queued.key, self.now()
 
     async def _final_edit(self, final: str) -> None:
-        """The whole text as the message's one recorded edit, once the post has landed."""
+        """The whole text as the message's one recorded edit, once its post and its last
+        draft have landed, and not sooner after that draft than the pace allows."""
         assert self.key is not None
-        deadline = self.now() + LANDED_WITHIN_S
-        state = await self.port.message(self.key)
-        while state is not None and state.status not in ("sent", "failed"):
-            if self.now() >= deadline:
-                break
-            await asyncio.sleep(_POLL_S)
-            state = await self.port.message(self.key)
+        await self._landed(self.key)
+        if self._latest not in (None, self.key):
+            await self._landed(self._latest)
+            wait = self._last + self.gap - self.now()
+            if wait > 0:
+                await self.sleep(wait)
         try:
             await self.tools.call("chat_edit_message", {"idempotencyKey": self.key, "text": final})
         except ToolError as exc:
             log.warning("the reply of %s was left unfinished: %s", self.tools.agent, exc)
             return
         self._posted = self._shown = final
+        self._last = self.now()
+
+    async def _landed_now(self, key: str | None) -> bool:
+        if key is None:
+            return True
+        state = await self.port.message(key)
+        return state is None or state.status in _LANDED
+
+    async def _landed(self, key: str) -> bool:
+        """Waits up to `LANDED_WITHIN_S` for the action under `key` to be sent (or to fail);
+        whether it was."""
+        deadline = self.now() + LANDED_WITHIN_S
+        while not await self._landed_now(key):
+            if self.now() >= deadline:
+                return False
+            await self.sleep(_POLL_S)
+        return True

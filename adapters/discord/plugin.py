@@ -23,7 +23,7 @@ from core.outbox import Sender
 from core.platform import Platform, RunContext
 from core.signals import unicode_reactions
 
-__all__ = ["CONNECT_TIMEOUT", "PLATFORM", "DiscordConnection"]
+__all__ = ["CONNECT_TIMEOUT", "DRAFT_LIMIT", "PLATFORM", "DiscordConnection"]
 
 CONNECT_TIMEOUT = 30.0
 
@@ -88,6 +88,11 @@ def connect(ctx: RunContext) -> DiscordConnection | None:
     return DiscordConnection(ctx)
 
 
+DRAFT_LIMIT = 1_800
+"""The most characters a streamed reply's message grows to before it continues in a new one:
+a message holds `MESSAGE_LIMIT` (2,000) once rendered, with room
+for what rendering adds (escapes, links)."""
+
 PLATFORM = Platform(
     name="discord",
     normalise=normalise,
@@ -96,4 +101,6 @@ PLATFORM = Platform(
     markup=CHAT_MARKUP,
     secrets=SHAPES,
     connect=connect,
+    streams_drafts=True,
+    draft_limit=DRAFT_LIMIT,
 )

@@ -21,7 +21,7 @@ from core.markup import CHAT_MARKUP
 from core.outbox import Sender
 from core.platform import Platform, RunContext
 
-__all__ = ["PLATFORM", "SlackConnection"]
+__all__ = ["DRAFT_LIMIT", "PLATFORM", "SlackConnection"]
 
 
 class SlackConnection:
@@ -77,6 +77,11 @@ def connect(ctx: RunContext) -> SlackConnection | None:
     return SlackConnection(ctx)
 
 
+DRAFT_LIMIT = 2_500
+"""The most characters a streamed reply's message grows to before it continues in a new one:
+its text is cut at `MAX_CHARS` (3,000) once rendered, with room
+for what rendering adds (escapes, links)."""
+
 PLATFORM = Platform(
     name="slack",
     normalise=normalise,
@@ -85,4 +90,6 @@ PLATFORM = Platform(
     markup=CHAT_MARKUP,
     secrets=SHAPES,
     connect=connect,
+    streams_drafts=True,
+    draft_limit=DRAFT_LIMIT,
 )

@@ -116,7 +116,9 @@ def loop_harness(
     chat_tools = ChatTools(port)
     if (parsed.reply or reply) == "text":
         cleared = partial(working, port, on=False)
-        text = TextReplyLoop(chat_tools, client, cleared, streaming=context.streaming)
+        text = TextReplyLoop(
+            chat_tools, client, cleared, streaming=context.streaming, limits=context.draft_limits
+        )
         return BuiltinHarness(port, deliveries, text, parsed.quiet_ms, status)
     loop = OpenAIModelLoop(
         "",  # the client is given: the loop builds none, so it needs no URL or model

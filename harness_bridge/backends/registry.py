@@ -11,7 +11,7 @@ is wrong.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Protocol, TypeVar
 
@@ -50,11 +50,13 @@ class HarnessContext:
     """What one agent's harness is built from: `port`, everything the agent may do in chat
     (and the host's clock); `deliveries`, what the host tells it; `streaming`, the platforms
     that take a reply streamed as drafts while it is written
-    (`core.platform.Platform.streams_drafts`)."""
+    (`core.platform.Platform.streams_drafts`); `draft_limits`, the most characters one streamed
+    message grows to on each of them that has a limit (`Platform.draft_limit`)."""
 
     port: AgentPort
     deliveries: DeliveryPort
     streaming: frozenset[str] = frozenset()
+    draft_limits: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def agent(self) -> str:

@@ -69,7 +69,8 @@ Cleared = Callable[[tuple[dict[str, Any], ...]], Awaitable[None]]
 class TextReplyLoop:
     """One agent's turns on the text path (a `ModelLoop`). `cleared(events)` takes a turn's
     working indicator down once its answer starts to show; an answer on one of the `streaming`
-    platforms (those that take drafts) shows as it is written."""
+    platforms (those that take drafts) shows as it is written, each message growing to at most
+    the platform's `limits` before the answer continues in a new one."""
 
     def __init__(
         self,
@@ -78,6 +79,7 @@ class TextReplyLoop:
         cleared: Cleared | None = None,
         *,
         streaming: frozenset[str] = frozenset(),
+        limits: Mapping[str, int] | None = None,
     ) -> None:
         self.agent = tools.agent
         self.port = tools.port
@@ -85,6 +87,7 @@ class TextReplyLoop:
         self.model = model
         self.cleared = cleared
         self.streaming = streaming
+        self.limits = dict(limits or {})
 
     async def aclose(self) -> None:
         await self.model.aclose()
@@ -125,10 +128,16 @@ class TextReplyLoop:
 
     async def _answer(self, turn: Turn) -> None:
         recent, new = await self._lines(turn)
-        live = turn.events[-1]["source"]["platform"] in self.streaming
+        platform = turn.events[-1]["source"]["platform"]
         cleared = self.cleared
         on_posted = partial(cleared, turn.events) if cleared is not None else None
-        reply = StreamedReply(self.tools, turn.event_ids, live=live, on_posted=on_posted)
+        reply = StreamedReply(
+            self.tools,
+            turn.event_ids,
+            live=platform in self.streaming,
+            limit=self.limits.get(platform),
+            on_posted=on_posted,
+        )
         await self.model.stream_text(
             text_messages(self.agent, recent, new), reply.add, max_tokens=MAX_ANSWER_TOKENS
         )

@@ -224,8 +224,12 @@ def test_each_harness_gets_its_agents_port_and_the_platforms_that_say_they_take_
     assert lead.loop.streaming == {drafting}
 
 
-def test_only_the_web_chat_says_it_takes_drafts() -> None:
-    assert [name for name, p in installed().items() if p.streams_drafts] == ["webchat"]
+def test_the_chat_platforms_take_drafts_and_slack_and_discord_say_how_long() -> None:
+    platforms = installed()
+    drafting = sorted(name for name, p in platforms.items() if p.streams_drafts)
+    assert drafting == ["discord", "slack", "webchat"]
+    limits = {name: p.draft_limit for name, p in platforms.items() if p.draft_limit}
+    assert limits == {"slack": 2_500, "discord": 1_800}
 
 
 def test_two_manifests_naming_one_workspace_are_refused(
