@@ -13,10 +13,10 @@ logged: an edit never posts a message.
 
 The pace of the redraws is decided here, and only here, for every platform: at most one draft
 per `every` seconds (one a second) on a message, and only once the one before it has landed.
-A draft found still unsent when the next is due (the platform answered 429 and the outbox is
-retrying it, or the outbox is behind) halves the pace, down to one redraw per
-`SLOWEST_EVERY_S`, counted from then; each draft that lands in time brings it back towards
-`every`. The final edit keeps the same distance from the last draft.
+A draft found still unsent when the next is due (the outbox is behind) or given up (a
+platform's sender drops a draft the platform answered 429: the next redraw replaces it) halves
+the pace, down to one redraw per `SLOWEST_EVERY_S`, counted from then; each draft that lands in
+time brings it back towards `every`. The final edit keeps the same distance from the last draft.
 
 On a platform with a message limit (`limit`, from `core.platform.Platform.draft_limit`) a
 message is never drawn past it: when the text outgrows it, the message is finished with the
@@ -196,9 +196,12 @@ class StreamedReply:
         state = await self.port.message(self.key)
         if state is None or state.status != "sent" or not state.message_id:
             return  # not on the page yet: the next piece tries again
-        if self._latest != self.key and not await self._landed_now(self._latest):
-            self.gap = min(self.gap * 2, SLOWEST_EVERY_S)  # held up: slow down, from now
+        held = await self._status(self._latest) if self._latest != self.key else "sent"
+        if held != "sent":  # still unsent, or given up (a 429): slow down, from now
+            self.gap = min(self.gap * 2, SLOWEST_EVERY_S)
             self._last = self.now()
+            if held == "failed":
+                self._latest = self.key  # counted once
             return
         self.gap = max(self.every, self.gap / 2)
         self.drafts += 1
@@ -223,17 +226,15 @@ class StreamedReply:
         self._posted = self._shown = final
         self._last = self.now()
 
-    async def _landed_now(self, key: str | None) -> bool:
-        if key is None:
-            return True
-        state = await self.port.message(key)
-        return state is None or state.status in _LANDED
+    async def _status(self, key: str | None) -> str:
+        state = None if key is None else await self.port.message(key)
+        return "sent" if state is None else state.status
 
     async def _landed(self, key: str) -> bool:
         """Waits up to `LANDED_WITHIN_S` for the action under `key` to be sent (or to fail);
         whether it was."""
         deadline = self.now() + LANDED_WITHIN_S
-        while not await self._landed_now(key):
+        while await self._status(key) not in _LANDED:
             if self.now() >= deadline:
                 return False
             await self.sleep(_POLL_S)

@@ -20,7 +20,7 @@ from adapters.slack.render import Placement, message_ref, place, render_message
 from adapters.slack.webapi import WebApi
 from core.actions import Delete, Edit, Post, Working
 from core.clock import Clock
-from core.errors import PermanentSendError, RenderError
+from core.errors import PermanentSendError, RenderError, TransientSendError
 from core.events import ChatEvent
 from core.manifest import Workspace
 
@@ -59,6 +59,7 @@ class Messages:
     pacer: ChannelPacer
     clock: Clock
     lookback: timedelta = timedelta(days=1)
+    drafts: WebApi | None = None  # a draft edit's calls, when they are to give up on a 429
     _first_try: dict[str, float] = field(default_factory=dict, init=False)
     _landed: dict[str, dict[int, str]] = field(default_factory=dict, init=False)
 
@@ -117,13 +118,21 @@ class Messages:
         return _posted(where, [found[i] for i in sorted(found)])
 
     async def edit(self, action: Edit) -> dict[str, Any]:
-        """chat.update with the new text, which must fit in one message."""
+        """chat.update with the new text, which must fit in one message. A draft (through
+        `drafts`, which waits out no 429) that Slack does not take now is dropped at once
+        (PermanentSendError): the streamed reply redraws later, more slowly."""
         channel = action.conversation.partition("/")[0]
         texts = self._render(action.agent, action.text, action.mentions)
         if len(texts) > 1:
             raise PermanentSendError(f"slack {action.agent}: an edit must fit in one message")
         params = {"channel": channel, "ts": action.message_id, "text": texts[0]}
-        await self.api.call(action.agent, "chat.update", params)
+        if not action.draft:
+            await self.api.call(action.agent, "chat.update", params)
+        else:
+            try:
+                await (self.drafts or self.api).call(action.agent, "chat.update", params)
+            except TransientSendError as exc:
+                raise PermanentSendError(f"{exc}; the draft is dropped for the next") from exc
         return {"messageId": action.message_id, "conversation": channel}
 
     async def delete(self, action: Delete) -> dict[str, Any]:

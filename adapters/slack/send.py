@@ -72,9 +72,12 @@ class SlackSender:
             max_retry_after=max_retry_after,
             rate_limit_attempts=rate_limit_attempts,
         )
+        # A draft met by a 429 is dropped, not waited for: the streamed reply sees it fail
+        # and slows its redraws (`harness_bridge.streamed_reply` owns the pace).
+        drafts = WebApi(workspace, environ, sleep=sleep, timeout=timeout, rate_limit_attempts=1)
         replied = Replied(workspace, lookup)
         self._api = api
-        self._messages = Messages(api, replied, self.pacer, clock, lookback)
+        self._messages = Messages(api, replied, self.pacer, clock, lookback, drafts=drafts)
         self._reactions = Reactions(api, self.glyphs, replied)
 
     @property

@@ -1,0 +1,142 @@
+"""A streamed reply on Slack end to end: the agent's port, the outbox and the real slack-sdk
+sender against the fake Slack, fed a long answer on a virtual clock."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import defaultdict
+from datetime import timedelta
+
+from builders import LEAD, TEAM, W1, W2, local_workspace, slack_body, slack_join, slack_message
+from fakes.slack import FakeSlack
+
+from adapters.slack import normalise
+from adapters.slack.pacing import ChannelPacer
+from adapters.slack.plugin import DRAFT_LIMIT
+from adapters.slack.send import SlackSender
+from core.clock import VirtualClock, parse_time
+from core.engine import Engine
+from core.engine_port import EnginePort
+from core.outbox import Outbox
+from core.sqlite_store import SQLiteStore
+from harness_bridge.streamed_reply import StreamedReply
+from harness_bridge.tools import ChatTools
+
+TOKENS = {"lead": "xoxb-lead-test", "worker-1": "xoxb-w1-test", "worker-2": "xoxb-w2-test"}
+ENV = {
+    "SLACK_LEAD_BOT_TOKEN": TOKENS["lead"],
+    "SLACK_W1_BOT_TOKEN": TOKENS["worker-1"],
+    "SLACK_W2_BOT_TOKEN": TOKENS["worker-2"],
+}
+USERS = {"lead": LEAD, "worker-1": W1, "worker-2": W2}
+ASKED = "1767225601.000100"
+WORDS = 3_000
+
+
+def answer() -> list[str]:
+    """A long answer as a model writes it, a word at a time, a paragraph every 40 words."""
+    return [f"word{i}" + ("\n\n" if i % 40 == 39 else " ") for i in range(WORDS)]
+
+
+def streamed(rate_limited: int) -> None:
+    """Streams `answer()` as the lead answering a mention in #general, with the first
+    `rate_limited` redraws answered 429; checks what Slack holds at the end."""
+
+    async def go() -> None:
+        async with FakeSlack() as slack:
+            for agent, token in TOKENS.items():
+                slack.add_bot(token, USERS[agent], f"B{USERS[agent][1:]}", TEAM)
+            for _ in range(rate_limited):
+                slack.fail_next("chat.update", status=429, headers={"Retry-After": "3"})
+            workspace = local_workspace(slack={"team_id": TEAM, "api_url": slack.api_url})
+            clock = VirtualClock(parse_time("2026-01-01T00:00:10Z"))
+            store = SQLiteStore(":memory:")
+            await store.open()
+            engine = Engine(workspace, store, clock)
+            asked = slack_message(ASKED, f"<@{LEAD}> write the whole report")
+            event = normalise(slack_body(asked))
+            joined = [normalise(slack_body(slack_join(user))) for user in USERS.values()]
+            assert event is not None
+            async with store.transaction():
+                for seen in [*joined, event]:
+                    assert seen is not None
+                    await engine.ingest(seen)
+
+            def now() -> float:
+                return clock.now().timestamp()
+
+            async def wait(seconds: float) -> None:
+                clock.advance(timedelta(seconds=seconds))
+
+            sender = SlackSender(
+                workspace,
+                ENV,
+                lookup=engine.event,
+                clock=clock,
+                pacer=ChannelPacer(monotonic=now, sleep=wait),
+                sleep=wait,
+            )
+            outbox = Outbox(store, clock, {"slack": sender})
+            updates: dict[str, list[float]] = defaultdict(list)
+            seen = 0
+
+            async def drain() -> None:
+                nonlocal seen
+                await outbox.drain()
+                calls = slack.calls_to("chat.update")
+                for call in calls[seen:]:
+                    updates[str(call.params["ts"])].append(now())
+                seen = len(calls)
+
+            async def later(seconds: float) -> None:
+                await wait(seconds)
+                await drain()
+
+            tools = ChatTools(EnginePort(engine, "lead"))
+            reply = StreamedReply(
+                tools, [event.event_id], live=True, limit=DRAFT_LIMIT, now=now, sleep=later
+            )
+            for word in answer():
+                await reply.add(word)
+                await drain()
+                await wait(0.05)  # twenty words a second
+            await reply.finish("nothing")
+            await drain()
+
+            delivered(slack, reply, updates, store, rate_limited)
+            await store.close()
+
+    asyncio.run(asyncio.wait_for(go(), 120))
+
+
+def delivered(
+    slack: FakeSlack,
+    reply: StreamedReply,
+    updates: dict[str, list[float]],
+    store: SQLiteStore,
+    rate_limited: int,
+) -> None:
+    """The whole answer, exact, across the messages the reply posted once each, in the thread
+    asked in; each message redrawn at most once a second; every 429'd draft given up."""
+    said = [m for m in slack.messages.get("C0GEN", []) if m.get("user") == LEAD]
+    texts = [str(m["text"]) for m in said]
+    assert "\n\n".join(texts).split() == "".join(answer()).split()
+    assert len(said) == len(reply.keys) >= 6  # continued, each part posted once
+    assert all(len(text) <= DRAFT_LIMIT for text in texts)
+    assert {m.get("thread_ts") for m in said} == {ASKED}  # all in the thread asked in
+    for times in updates.values():
+        assert all(b - a >= 1.0 for a, b in itertools.pairwise(times))
+    assert len(slack.calls_to("chat.postMessage")) == len(said)
+    rows = store.db.execute(
+        "SELECT status, action FROM outbox WHERE action LIKE '%\"edit\"%'"
+    ).fetchall()
+    assert sum(1 for status, _ in rows if status == "failed") == rate_limited
+
+
+def test_a_long_streamed_reply_is_edited_in_place_at_most_once_a_second_then_continued() -> None:
+    streamed(rate_limited=0)
+
+
+def test_redraws_answered_429_post_nothing_twice_and_the_final_text_is_exact() -> None:
+    streamed(rate_limited=3)
