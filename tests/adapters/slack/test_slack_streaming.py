@@ -8,8 +8,9 @@ import itertools
 from collections import defaultdict
 from datetime import timedelta
 
-from builders import LEAD, TEAM, W1, W2, local_workspace, slack_body, slack_join, slack_message
+from builders import LEAD, TEAM, local_workspace, slack_body, slack_join, slack_message
 from fakes.slack import FakeSlack
+from test_slack_send import ENV, TOKENS, USERS
 
 from adapters.slack import normalise
 from adapters.slack.pacing import ChannelPacer
@@ -23,13 +24,6 @@ from core.sqlite_store import SQLiteStore
 from harness_bridge.streamed_reply import StreamedReply
 from harness_bridge.tools import ChatTools
 
-TOKENS = {"lead": "xoxb-lead-test", "worker-1": "xoxb-w1-test", "worker-2": "xoxb-w2-test"}
-ENV = {
-    "SLACK_LEAD_BOT_TOKEN": TOKENS["lead"],
-    "SLACK_W1_BOT_TOKEN": TOKENS["worker-1"],
-    "SLACK_W2_BOT_TOKEN": TOKENS["worker-2"],
-}
-USERS = {"lead": LEAD, "worker-1": W1, "worker-2": W2}
 ASKED = "1767225601.000100"
 WORDS = 3_000
 
