@@ -39,7 +39,7 @@ from core.emission import Cancel, Emission, Queued, Typing
 from core.engine import Outcome
 from core.errors import C2AError, ManifestError
 from core.manifest import Workspace
-from core.outbox import Outbox, Sender
+from core.outbox import Outbox, QueueBell, Sender
 from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
 from core.store_choice import open_store, store_url
@@ -51,7 +51,7 @@ __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspa
 log = logging.getLogger("c2a.run")
 
 DEFAULT_DATA_DIR = ".c2a"
-OUTBOX_EVERY = 0.25  # a harness's queued action (typing, a streamed reply) waits at most this
+OUTBOX_EVERY = 0.25  # retries; a queued action is sent as soon as its commit rings (QueueBell)
 SWEEP_EVERY = 5.0
 RESTART_AFTER = 5.0
 PROBE_TIMEOUT = 3.0
@@ -90,7 +90,7 @@ class WorkspaceRun:
         self.clock = SystemClock()
         url = store_url(workspace.manifest.store, environ)
         ledger = open_store(url, str(data_dir / f"{self.name}.sqlite3"), schema=self.name)
-        self.store = CountedStore(ledger, self.metrics, self.name)
+        self.store = QueueBell(CountedStore(ledger, self.metrics, self.name))
         self.redactor = Redactor.for_manifest(workspace.manifest, environ, workspace.secrets)
         redact_logs(self.redactor)
         self.host = Host(
@@ -104,14 +104,16 @@ class WorkspaceRun:
         self.harnesses: dict[str, Harness] = {}
         self.senders: dict[str, Sender] = {}
         self.outbox = Outbox(
-            self.store, self.clock, CountedSenders(self.senders, self.metrics, self.name)
+            self.store,
+            self.clock,
+            CountedSenders(self.senders, self.metrics, self.name),
+            due=self.store.due,
         )
         self.metrics.read("c2a_queue_depth", lambda: self.store.queue_depths(workspace.agent_ids))
         self.metrics.read(
             "c2a_model_turns_total", turns_read(self.name, self.harnesses), kind="counter"
         )
         self.connections: dict[str, Connection] = {}
-        self._outbox_wake = asyncio.Event()
         self._harness_tasks: list[asyncio.Task[None]] = []
         self._loops: list[asyncio.Task[None]] = []
         self._outbox_task: asyncio.Task[None] | None = None
@@ -179,7 +181,8 @@ class WorkspaceRun:
             self._harness_tasks.append(
                 asyncio.create_task(self._supervise(agent, harness), name=f"harness-{agent}")
             )
-        self._outbox_task = asyncio.create_task(self._outbox_loop(), name=f"outbox-{self.name}")
+        outbox = self.outbox.run(OUTBOX_EVERY, lambda: self._stopping)
+        self._outbox_task = asyncio.create_task(outbox, name=f"outbox-{self.name}")
         self._loops.append(asyncio.create_task(self._sweep_loop(), name=f"sweep-{self.name}"))
         for name, connection in self.connections.items():
             await connection.start()
@@ -214,7 +217,7 @@ class WorkspaceRun:
         task = self._outbox_task
         if task is None:
             return
-        self._outbox_wake.set()
+        self.outbox.wake()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(task), grace)
         if not task.done():
@@ -268,7 +271,7 @@ class WorkspaceRun:
                 DECISIONS.info(decision_text(fields), extra={"decision": fields})
             match emission:
                 case Queued():
-                    self._outbox_wake.set()
+                    self.outbox.wake()
                 case Cancel() | Typing():
                     await self._notify(emission)
                     woken.add(emission.agent)
@@ -303,18 +306,6 @@ class WorkspaceRun:
                 self.host.engine.mark_unavailable(agent)
             await asyncio.sleep(RESTART_AFTER)
             self.host.engine.mark_available(agent)
-
-    async def _outbox_loop(self) -> None:
-        while True:
-            self._outbox_wake.clear()
-            try:
-                await self.outbox.drain()
-            except Exception as exc:  # one bad round must not end sending
-                log.error("%s: outbox round failed: %s", self.name, exc)
-            if self._stopping:
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._outbox_wake.wait(), OUTBOX_EVERY)
 
     async def _sweep_loop(self) -> None:
         while True:
