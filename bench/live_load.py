@@ -49,7 +49,7 @@ class Figures:
     p50_ms: float
     p99_ms: float
     max_ms: float
-    throughput: float  # messages/s, first send to last arrival
+    throughput: float  # messages/s that reached every agent, first send to last arrival
     cpu_us_per_event: float
     rss_mb: float
 
@@ -118,7 +118,7 @@ def summarise(
         p50_ms=percentile(latencies, 50),
         p99_ms=percentile(latencies, 99),
         max_ms=max(latencies, default=math.nan),
-        throughput=len(sent) / (end - start) if end > start else 0.0,
+        throughput=len(first) / agents / (end - start) if end > start else 0.0,
         cpu_us_per_event=cpu_s / events * 1e6 if events else math.nan,
         rss_mb=rss,
     )

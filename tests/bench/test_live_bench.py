@@ -46,6 +46,7 @@ def test_latency_runs_from_the_first_write_to_each_agents_first_receipt() -> Non
     assert math.isclose(figures.p50_ms, 2.0, abs_tol=1e-6)
     assert math.isclose(figures.cpu_us_per_event, 1000.0)
     assert math.isclose(figures.offered, 2.0)
+    assert math.isclose(figures.throughput, 1.5 / 0.501)  # 3 of 4 arrived, in 501 ms
 
 
 def test_receipts_are_read_from_every_recorder_file(tmp_path: Path) -> None:
