@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from c2a import gc_tuning
 from c2a.host import Host
 from c2a.logs import DECISIONS, decision_fields, decision_text, redact_logs
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
@@ -395,6 +396,7 @@ async def run_workspaces(
         for run in runs:
             begun.append(run)
             await run.start()
+        gc_tuning.tune()  # what start-up made lives as long as the run: the collector skips it
         if metrics_port is not None:
             server = await serve_metrics(metrics, lambda: _health(runs), metrics_port)
             port = server.addresses[0][1]
@@ -410,6 +412,7 @@ async def run_workspaces(
         for server in begun_servers:
             await server.cleanup()
         await _shutdown(begun, outbox_grace, harness_grace)
+        gc_tuning.restore()
 
 
 def _private_directory(directory: Path) -> None:
