@@ -14,7 +14,8 @@ receiving its `chat/deliver` (the bare library: its handler being called), CLOCK
 both sides. Printed for each side and rate: p50, p99 and max latency, sustained throughput
 (messages from the first write to the last arrival), CPU per platform event and RSS of the
 process under test (not its harnesses), what arrived of what was expected, and the ratios.
-`--code DIR` runs `c2a run` from another checkout (the code before a change, say).
+`--code DIR` runs `c2a run` from another checkout (the code before a change, say);
+`--profile FILE` runs it under cProfile (`FILE.<platform>.<suffix>`, for `pstats`).
 Asserts nothing: the figures go to docs/benchmarks.md, with `uptime` beside them.
 """
 
@@ -48,6 +49,7 @@ SETTLE_S = 10.0  # a phase ends when nothing more arrived for this long (a satur
 # takes events in before it delivers: its deliveries can pause for seconds)
 CONNECT_S = 60.0
 STOP_S = 3.0
+PROFILE: Path | None = None  # --profile: c2a run under cProfile, its stats written here
 
 
 @dataclass
@@ -57,9 +59,12 @@ class Side:
     name: str
     process: subprocess.Popen[bytes]
     outputs: list[Path]
+    stop_s: float = STOP_S  # a profiled process writes its profile on the way out
 
-    def receipts_count(self) -> int:
-        return sum(len(p.read_bytes().splitlines()) for p in self.outputs if p.exists())
+    def arrived(self, sent: dict[str, float]) -> int:
+        """How many (agent, message) pairs of `sent` have arrived; other deliveries (the
+        reactions Discord sends back for the host's own `seen` signals) are not counted."""
+        return len({(r.agent, r.key) for r in read_receipts(self.outputs) if r.key in sent})
 
     def stop(self) -> None:
         """Ask it to stop, and kill it after a moment: its figures are taken already."""
@@ -68,7 +73,7 @@ class Side:
                 self.process.stdin.close()
             self.process.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(STOP_S)
+                self.process.wait(self.stop_s)
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
@@ -93,7 +98,11 @@ def start_product(load: PlatformLoad, work: Path, code: Path = ROOT) -> Side:
     path.write_text(yaml.safe_dump(manifest))
     command = [sys.executable, "-m", "c2a.cli", "run", "--manifest", str(path)]
     command += ["--data-dir", str(work / "data")]
-    return Side("c2a", _spawn(command, load.environment(), work / "product.log", code), outputs)
+    if PROFILE is not None:
+        profile = PROFILE.with_suffix(f".{load.name}{PROFILE.suffix}")
+        command[1:1] = ["-m", "cProfile", "-o", str(profile)]
+    process = _spawn(command, load.environment(), work / "product.log", code)
+    return Side("c2a", process, outputs, 60.0 if PROFILE else STOP_S)
 
 
 def start_bare(load: PlatformLoad, work: Path) -> Side:
@@ -127,7 +136,7 @@ async def settle(count: Callable[[], int], target: int, cap: float, stall: float
             last, still_since = now, time.monotonic()
         elif time.monotonic() - still_since > stall:
             return
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.5)
 
 
 async def phase(
@@ -135,7 +144,6 @@ async def phase(
 ) -> Figures:
     """One rate on one side: the load, then waiting for what it sent to arrive."""
     sent: dict[str, float] = {}
-    before = side.receipts_count()
 
     async def send(i: int) -> None:
         key, at = await load.send(phase.counter + i)
@@ -145,8 +153,8 @@ async def phase(
     cpu_before = cpu_seconds(pid)
     last_send = await paced(rate, seconds, send)
     phase.counter += len(sent)
-    target = before + len(sent) * len(AGENTS)
-    await settle(side.receipts_count, target, seconds * 3 + CONNECT_S, stall)
+    target = len(sent) * len(AGENTS)
+    await settle(lambda: side.arrived(sent), target, seconds * 3 + CONNECT_S, stall)
     cpu = cpu_seconds(pid) - cpu_before
     return summarise(
         sent,
@@ -236,6 +244,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--platforms", default="slack,discord")
     parser.add_argument(
+        "--profile", type=Path, help="profile c2a run (cProfile) to FILE.<platform>.<suffix>"
+    )
+    parser.add_argument(
         "--code",
         type=Path,
         default=ROOT,
@@ -247,4 +258,5 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 if __name__ == "__main__":
     args = parse_args()
     rates = [float(r) for r in args.rates.split(",")]
+    PROFILE = args.profile
     asyncio.run(main(rates, args.seconds, args.platforms.split(","), args.code.resolve()))
