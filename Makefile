@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.installed-local
 LOCAL_LOG := $(VENV)/local-install.log
 
-.PHONY: run replay test lint bench bench-attention train-attention bench-first-answer bench-prompts \
+.PHONY: run replay test lint bench bench-live bench-attention train-attention bench-first-answer bench-prompts \
 	clean browser postgresql
 
 # The browser test drives Debian's Chromium through its ChromeDriver; the emoji font lets the
@@ -113,6 +113,12 @@ test: lint browser postgresql $(LOCAL_STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/irc_replay.py
+
+# `c2a run` against the bare slack-bolt / discord.py on the fake Slack and Discord, three agents,
+# open-loop load at fixed rates (docs/benchmarks.md). LIVE_ARGS: e.g. `--rates 200 --seconds 5`.
+LIVE_ARGS ?=
+bench-live: $(STAMP)
+	$(BIN)/python bench/live_bench.py $(LIVE_ARGS)
 
 # Attention against what people answered, per split and seat, with the continuity curve; the
 # corpus is read from ../shared/data/irc-disentanglement/ (DATA=... to point elsewhere).

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from c2a import gc_tuning
 from c2a.host import Host
 from c2a.logs import redact_logs
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
@@ -43,7 +44,7 @@ from core.engine import Outcome
 from core.engine_port import EnginePort
 from core.errors import C2AError, ManifestError
 from core.manifest import Workspace
-from core.outbox import Outbox, Sender
+from core.outbox import Outbox, QueueBell, Sender
 from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
 from core.store_choice import open_store, store_url
@@ -88,13 +89,16 @@ class WorkspaceRun:
         self.clock = SystemClock()
         url = store_url(workspace.manifest.store, environ)
         ledger = open_store(url, str(data_dir / f"{self.name}.sqlite3"), schema=self.name)
-        self.store = CountedStore(ledger, self.metrics, self.name)
+        self.store = QueueBell(CountedStore(ledger, self.metrics, self.name))
         self.redactor = Redactor.for_manifest(workspace.manifest, environ, workspace.secrets)
         redact_logs(self.redactor)
         self.harnesses: dict[str, Harness] = {}
         self.senders: dict[str, Sender] = {}
         self.outbox = Outbox(
-            self.store, self.clock, CountedSenders(self.senders, self.metrics, self.name)
+            self.store,
+            self.clock,
+            CountedSenders(self.senders, self.metrics, self.name),
+            due=self.store.due,
         )
         self.outbox_loop = OutboxLoop(self.name, self.outbox)
         self.dispatch = Dispatch(self.name, self.metrics, self.harnesses, self.outbox_loop.wake)
@@ -325,6 +329,7 @@ async def run_workspaces(
         for run in runs:
             begun.append(run)
             await run.start()
+        gc_tuning.tune()  # what start-up made lives as long as the run: the collector skips it
         if metrics_port is not None:
             server = await serve_metrics(metrics, lambda: _health(runs), metrics_port)
             port = server.addresses[0][1]
@@ -340,6 +345,7 @@ async def run_workspaces(
         for server in begun_servers:
             await server.cleanup()
         await _shutdown(begun, outbox_grace, harness_grace)
+        gc_tuning.restore()
 
 
 def _private_directory(directory: Path) -> None:

@@ -22,28 +22,29 @@ __all__ = ["OUTBOX_EVERY", "RESTART_AFTER", "SWEEP_EVERY", "OutboxLoop", "superv
 
 log = logging.getLogger("c2a.run")
 
-OUTBOX_EVERY = 0.25  # a harness's queued action (typing, a streamed reply) waits at most this
+OUTBOX_EVERY = 0.25  # retries; a queued action is sent as soon as its commit rings (QueueBell)
 SWEEP_EVERY = 5.0
 RESTART_AFTER = 5.0
 
 
 class OutboxLoop:
-    """The sending rounds of one workspace's outbox (`name` in its logs): a round whenever it
-    is woken (something was queued), else every `OUTBOX_EVERY` seconds."""
+    """The sending rounds of one workspace's outbox (`name` in its logs), as a task: a round as
+    soon as a queued action's commit rings (`core.outbox.QueueBell`) or `wake` is called, else
+    every `OUTBOX_EVERY` seconds for retries (`Outbox.run`)."""
 
     def __init__(self, name: str, outbox: Outbox) -> None:
         self.name = name
         self.outbox = outbox
         self.task: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
         self._stopping = False
 
     def start(self) -> None:
-        self.task = asyncio.create_task(self._rounds(), name=f"outbox-{self.name}")
+        rounds = self.outbox.run(OUTBOX_EVERY, lambda: self._stopping, self.name)
+        self.task = asyncio.create_task(rounds, name=f"outbox-{self.name}")
 
     def wake(self) -> None:
         """Something is due: send it now rather than at the next tick."""
-        self._wake.set()
+        self.outbox.wake()
 
     def stop(self) -> None:
         """No round after the one running (or the one `finish` asks for)."""
@@ -55,7 +56,7 @@ class OutboxLoop:
         if task is None:
             return
         self.stop()
-        self._wake.set()
+        self.outbox.wake()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(task), grace)
         if not task.done():
@@ -66,18 +67,6 @@ class OutboxLoop:
             )
             task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-
-    async def _rounds(self) -> None:
-        while True:
-            self._wake.clear()
-            try:
-                await self.outbox.drain()
-            except Exception as exc:  # one bad round must not end sending
-                log.error("%s: outbox round failed: %s", self.name, exc)
-            if self._stopping:
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), OUTBOX_EVERY)
 
 
 async def sweep(

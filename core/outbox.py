@@ -6,6 +6,11 @@ sent. An attempt is marked `sending` (committed) before the platform is called a
 a crash in between leaves it `sending`, which becomes `ambiguous` on restart, and an ambiguous
 action is looked for on the platform before it is ever sent again.
 
+An action is handed to its sender as soon as the transaction that queued it commits:
+`QueueBell` stands in front of the ledger and rings the outbox's `due` event then, and
+`Outbox.run` waits on that event. Its poll (`every`) is only the fallback that retries what
+failed transiently or could not be checked yet.
+
 The outbox stores records (`core.actions.to_record`); each is read back into its typed
 `Action` before a sender sees it, and a record that cannot be read (a field missing or of the
 wrong kind) is marked failed for good, its reason logged: retrying cannot mend it.
@@ -13,8 +18,10 @@ wrong kind) is marked failed for good, its reason logged: retrying cannot mend i
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol
 
 from core.actions import Action, from_record
@@ -22,7 +29,7 @@ from core.clock import Clock, format_time
 from core.errors import PermanentSendError, StoreError, TransientSendError
 from core.store import OutboxEntry, Store
 
-__all__ = ["Outbox", "Sender"]
+__all__ = ["Outbox", "QueueBell", "Sender"]
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +46,80 @@ class Sender(Protocol):
     async def find(self, action: Action) -> dict[str, Any] | None: ...
 
 
+class QueueBell:
+    """The ledger, ringing `due` once a transaction that queued an outbound action has
+    committed (at once for one queued outside any transaction). Everything else is the store's
+    own (`__getattr__`), so this is a `Store` wherever one is taken.
+
+    Transactions nest and are joined by other tasks' blocks, so the ring waits until every
+    block opened through the bell has ended: by then the outermost one has committed. A block
+    that rolled back rings too; the outbox then finds nothing new, which costs one read."""
+
+    def __init__(self, store: Store, due: asyncio.Event | None = None) -> None:
+        self.store = store
+        self.due = due or asyncio.Event()
+        self._open = 0
+        self._queued = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        self._open += 1
+        try:
+            async with self.store.transaction():
+                yield
+        finally:
+            self._open -= 1
+            self._ring_if_queued()
+
+    async def put_outbox(self, key: str, agent: str, action: Mapping[str, Any], at: str) -> bool:
+        queued = await self.store.put_outbox(key, agent, action, at)
+        self._queued = self._queued or queued
+        self._ring_if_queued()
+        return queued
+
+    def _ring_if_queued(self) -> None:
+        if self._queued and not self._open:
+            self._queued = False
+            self.due.set()
+
+
 class Outbox:
     """Drives the outbox through the platforms' senders."""
 
-    def __init__(self, store: Store, clock: Clock, senders: Mapping[str, Sender]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        senders: Mapping[str, Sender],
+        *,
+        due: asyncio.Event | None = None,
+    ) -> None:
+        """`due` is the event that says something was queued (a `QueueBell`'s)."""
         self.store = store
         self.clock = clock
         self.senders = senders
+        self.due = due or asyncio.Event()
+
+    def wake(self) -> None:
+        """Something is due now: the running loop drains at once."""
+        self.due.set()
+
+    async def run(self, every: float, stopping: Callable[[], bool], name: str = "outbox") -> None:
+        """Drain whenever woken, and every `every` seconds for retries, until `stopping()` is
+        true after a drain. A round that fails is logged (as `name`'s); the next one goes on."""
+        while True:
+            self.due.clear()
+            try:
+                await self.drain()
+            except Exception as exc:  # one bad round must not end sending
+                log.error("%s: outbox round failed: %s", name, exc)
+            if stopping():
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.due.wait(), every)
 
     async def recover(self) -> int:
         """Call once at start: attempts interrupted by a crash become `ambiguous`."""

@@ -10,21 +10,26 @@ from typing import Any
 import pytest
 
 from c2a.run_loops import OutboxLoop
+from core.clock import VirtualClock
+from core.outbox import Outbox
+from core.sqlite_store import SQLiteStore
 
 
-class Rounds:
+class Rounds(Outbox):
     """An outbox whose rounds are counted; the first fails, and each can be held up."""
 
     def __init__(self) -> None:
+        super().__init__(SQLiteStore(":memory:"), VirtualClock(), {})
         self.rounds = 0
         self.hold = asyncio.Event()
         self.hold.set()
 
-    async def drain(self) -> None:
+    async def drain(self) -> int:
         self.rounds += 1
         await self.hold.wait()
         if self.rounds == 1:
             raise RuntimeError("the platform said no")
+        return 0
 
 
 def test_a_woken_loop_sends_at_once_and_finish_sends_once_more(
@@ -43,7 +48,7 @@ def test_a_woken_loop_sends_at_once_and_finish_sends_once_more(
         assert loop.task is not None and loop.task.done()
         return int(outbox.rounds)
 
-    with caplog.at_level(logging.ERROR, logger="c2a.run"):
+    with caplog.at_level(logging.ERROR, logger="core.outbox"):
         assert asyncio.run(scenario()) == 3
     assert "ws: outbox round failed: the platform said no" in caplog.text
 

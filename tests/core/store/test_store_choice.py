@@ -69,7 +69,7 @@ def test_a_workspace_run_keeps_its_ledger_where_the_manifest_says(
 
     async def run_once(event_id: str) -> list[str]:
         run = WorkspaceRun(workspace, tmp_path, environ)
-        assert isinstance(run.store.store, PostgresStore)
+        assert isinstance(run.store.store.store, PostgresStore)  # behind the bell, counted
         await run.store.open()
         try:
             await run.store.append(event_id, "message", "human:u", {}, "t")
