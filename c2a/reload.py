@@ -3,10 +3,11 @@ removed, channels, roles, settings and intent changed, nothing in flight lost.
 
 A reload is prepared before anything changes: the manifest is validated, the harnesses of
 added agents (and of agents whose harness settings changed) are built and probed, and each
-platform whose part of the manifest changed (its section, an agent's identity on it, or for a
-platform that names agents by id the set of agents) gets its new connection built. Anything
-wrong there (a key, an unset variable, a model server nobody answers at) refuses the whole
-reload: one error line says why, and the running manifest is kept, untouched.
+platform whose connection or sender reads something that changed (`_part`: its section, the
+agents' identities on it, channels, roles, signals) gets its new connection built, so that no
+platform is left half on the old manifest. Anything wrong there (a key, an unset variable, a
+model server nobody answers at) refuses the whole reload: one error line says why, and the
+running manifest is kept, untouched.
 
 Then the engine takes the new workspace while no event is being received (`Gate`): events
 that arrive meanwhile wait for the swap and are taken by the new rules. Harnesses of removed or
@@ -116,13 +117,19 @@ def changed_platforms(old: Manifest, new: Manifest, platforms: Mapping[str, Plat
     ]
 
 
-def _part(manifest: Manifest, name: str, platform: Platform) -> tuple[Any, Any]:
+def _part(manifest: Manifest, name: str, platform: Platform) -> tuple[Any, ...]:
+    """What a platform's connection and sender read of the manifest: its own section, each
+    agent's identity on it (for a platform that names agents by id, which agents there are),
+    and what every sender renders by: channels, roles and who has them, signal glyphs."""
     section = platform.manifest
     settings = manifest.section(name, section.settings) if section.settings else None
-    if section.agent is None:  # agents are named by their ids there
-        return settings, tuple(manifest.agents)
-    agent = section.agent
-    return settings, {a: config.section(name, agent) for a, config in manifest.agents.items()}
+    agents = manifest.agents
+    if section.agent is None:
+        identities: Any = tuple(agents)
+    else:
+        identities = {a: config.section(name, section.agent) for a, config in agents.items()}
+    rendered = (manifest.channels, manifest.roles, manifest.signals)
+    return settings, identities, rendered, {a: config.roles for a, config in agents.items()}
 
 
 @dataclass

@@ -101,10 +101,13 @@ def _manifest(**changes: Any) -> Any:
     return data
 
 
-def test_only_a_platforms_own_part_of_the_manifest_reconnects_it() -> None:
+def test_only_what_a_platform_reads_of_the_manifest_reconnects_it() -> None:
+    platforms = installed()
     before = local_workspace().manifest
+    attention = local_workspace(attention={"deadline_ms": 60_000}).manifest
+    assert changed_platforms(before, attention, platforms) == []
     channels = local_workspace(channels={"C0NEW": {}}).manifest
-    assert changed_platforms(before, channels, installed()) == []
+    assert set(changed_platforms(before, channels, platforms)) == set(platforms)
     agents = _manifest()["agents"]
     agents["worker-1"]["slack"]["app_token_env"] = "ANOTHER_VARIABLE"
     token = local_workspace(agents=agents).manifest

@@ -3,8 +3,8 @@ slack-bolt against the fake Slack, the SQLite ledger on disk, and the recording 
 `test_run_sigterm` for an agent the reload adds.
 
 One process takes, in turn: a reload that adds a Slack agent with a harness and removes another
-(Slack is reconnected); a reload that changes a role while events keep arriving (every one is
-taken); a manifest that does not validate (refused in one line, the running one kept); and
+(Slack is reconnected); a reload that gives an agent a name while events keep arriving (every
+one is taken); a manifest that does not validate (refused in one line, the running one kept); and
 SIGTERM, after which it exits 0.
 """
 
@@ -34,9 +34,9 @@ ENV = {
     **{f"{PREFIX[a]}_APP_TOKEN": f"xapp-1-{a}-reload" for a in AGENTS},
 }
 BURST = 20
-SUBTEAM = "S0BACK"
+NAME = "reviewer"
+CALL = f"{NAME}, can you look at the diff?"
 CHANNELS = {"C0GEN": {}, "C0OPS": {}}
-ROLES = {"backend": {"slack_usergroups": [SUBTEAM]}}
 RELOADED = ": reloaded "  # the line a reload that was taken logs
 
 
@@ -44,7 +44,7 @@ def app_token(agent: str) -> str:
     return ENV[f"{PREFIX[agent]}_APP_TOKEN"]
 
 
-def agent(name: str, record: Path | None = None, roles: list[str] | None = None) -> dict[str, Any]:
+def agent(name: str, record: Path | None = None, names: list[str] | None = None) -> dict[str, Any]:
     config: dict[str, Any] = {
         "slack": {
             "user_id": AGENTS[name],
@@ -54,8 +54,8 @@ def agent(name: str, record: Path | None = None, roles: list[str] | None = None)
     }
     if name == "lead":
         config["lead"] = True
-    if roles:
-        config["roles"] = roles
+    if names:
+        config["names"] = names
     if record is not None:
         script = TESTS / "cli" / "test_run_sigterm.py"
         path = os.pathsep.join(str(p) for p in (TESTS.parent, TESTS, TESTS / "cli"))
@@ -93,7 +93,9 @@ def decisions(log: Path, event_id: str) -> dict[str, dict[str, Any]]:
     return {
         line["agent"]: line
         for line in lines
-        if line["logger"] == "c2a.decisions" and line.get("event_id") == event_id
+        if line["logger"] == "c2a.decisions"
+        and line.get("event_id") == event_id
+        and "directedness" in line  # not the seen reaction's line
     }
 
 
@@ -154,12 +156,13 @@ async def add_one_remove_one(rig: Rig) -> dict[str, Any]:
     return agents
 
 
-async def a_role_while_events_arrive(rig: Rig, agents: dict[str, Any]) -> None:
-    """worker-1 joins the role of a user group; the events sent meanwhile are all taken."""
-    before = await rig.send(f"<!subteam^{SUBTEAM}> anyone?", "lead")
-    await until(rig.decided(before, "worker-1"), "the group mention")
-    agents["worker-1"] = agent("worker-1", rig.record, roles=["backend"])
-    rig.write(agents, channels=CHANNELS, roles=ROLES)
+async def a_name_while_events_arrive(rig: Rig, agents: dict[str, Any]) -> None:
+    """worker-1 is given a name people call it by; the events sent meanwhile are all taken
+    (no platform reads names: nothing reconnects)."""
+    before = await rig.send(CALL, "lead")
+    await until(rig.decided(before, "worker-1"), "the call by name")
+    agents["worker-1"] = agent("worker-1", rig.record, names=[NAME])
+    rig.write(agents, channels=CHANNELS)
     acknowledged = len(rig.slack.acks)
     rig.process.send_signal(signal.SIGHUP)
     burst = [mention(f"<@U0LEAD> during {i}", "lead") for i in range(BURST)]
@@ -168,24 +171,25 @@ async def a_role_while_events_arrive(rig: Rig, agents: dict[str, Any]) -> None:
     await until(lambda: len(messages(rig.log, RELOADED)) == 2, "the second reload")
     await until(lambda: len(rig.slack.acks) == acknowledged + BURST, "every event acknowledged")
     assert {event_id for event_id, _ in burst} <= stored(rig.data)
-    after = await rig.send(f"<!subteam^{SUBTEAM}> anyone?", "lead")
-    await until(rig.decided(after, "worker-1"), "the group mention")
-    assert decisions(rig.log, before)["worker-1"]["directedness"] != "to_my_role"
-    assert decisions(rig.log, after)["worker-1"]["directedness"] == "to_my_role"
+    assert messages(rig.log, RELOADED)[-1].endswith("platforms reconnected: none")
+    after = await rig.send(CALL, "lead")
+    await until(rig.decided(after, "worker-1"), "the call by name")
+    assert decisions(rig.log, before)["worker-1"]["directedness"] != "to_me"
+    assert decisions(rig.log, after)["worker-1"]["directedness"] == "to_me"
 
 
 async def a_manifest_that_does_not_validate(rig: Rig, agents: dict[str, Any]) -> None:
-    """Refused; the running manifest (worker-1 in the role) is kept."""
-    agents["worker-1"]["lede"] = True
-    rig.write(agents, channels=CHANNELS, roles=ROLES)
+    """Refused; the running manifest (worker-1 with its name) is kept."""
+    agents["worker-1"] = {**agent("worker-1", rig.record), "lede": True}
+    rig.write(agents, channels=CHANNELS)
     rig.process.send_signal(signal.SIGHUP)
     await until(lambda: messages(rig.log, "reload refused"), "the refusal")
-    last = await rig.send(f"<!subteam^{SUBTEAM}> still?", "lead")
+    last = await rig.send(CALL, "lead")
     await until(rig.decided(last, "worker-1"), "the kept manifest")
-    assert decisions(rig.log, last)["worker-1"]["directedness"] == "to_my_role"
+    assert decisions(rig.log, last)["worker-1"]["directedness"] == "to_me"
 
 
-def test_sighup_reloads_agents_and_roles_keeps_what_arrives_and_refuses_a_bad_manifest(
+def test_sighup_reloads_agents_and_names_keeps_what_arrives_and_refuses_a_bad_manifest(
     tmp_path: Path,
 ) -> None:
     data, log, manifest = tmp_path / "data", tmp_path / "run.log", tmp_path / "hup.yaml"
@@ -203,7 +207,7 @@ def test_sighup_reloads_agents_and_roles_keeps_what_arrives_and_refuses_a_bad_ma
                 await slack.wait_connected(2)
                 await until(lambda: messages(log, "running"), "the start")
                 agents = await add_one_remove_one(rig)
-                await a_role_while_events_arrive(rig, agents)
+                await a_name_while_events_arrive(rig, agents)
                 await a_manifest_that_does_not_validate(rig, agents)
                 process.send_signal(signal.SIGTERM)
                 return await exited(process)
