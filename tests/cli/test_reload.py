@@ -9,10 +9,14 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 import yaml
 from builders import LOCAL, local_workspace
+from webchat_run import webchat_run
 
+from adapters.webchat.access import TOKEN_ENV
+from adapters.webchat.server import WebChat
 from c2a.platforms import installed
 from c2a.reload import Gate, changed_platforms, reconfigure, reload_workspace
 from c2a.run import WorkspaceRun, load_workspaces
@@ -140,3 +144,41 @@ def test_a_refused_reload_keeps_the_running_manifest_and_says_why_in_one_line(
     [line] = [r for r in caplog.records if "reload refused" in r.getMessage()]
     assert line.levelno == logging.ERROR
     assert reason in line.getMessage() and "\n" not in line.getMessage()
+
+
+def test_a_reload_that_removes_an_agent_reconnects_the_web_chat_which_takes_posts_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "local.yaml"
+    data = {k: v for k, v in _manifest().items() if k not in ("slack", "discord")}
+    for config in data["agents"].values():
+        del config["slack"], config["discord"]
+    path.write_text(yaml.safe_dump(data))
+    environ = {TOKEN_ENV: "a-fixed-token-for-the-reload-test-0123456789"}
+
+    async def scenario() -> tuple[WebChat, WebChat, list[str]]:
+        reload = asyncio.Event()
+        async with asyncio.timeout(20), webchat_run(path, tmp_path, environ, reload) as started:
+            run, old, _ = started
+            del data["agents"]["worker-2"]
+            path.write_text(yaml.safe_dump(data))
+            reload.set()
+            while "reloaded" not in caplog.text:
+                await asyncio.sleep(0.02)
+            new: WebChat = run.connections["webchat"].chat  # type: ignore[attr-defined]
+            async with (
+                aiohttp.ClientSession() as http,
+                http.ws_connect(new.link("/ws"), origin=new.origin) as socket,
+            ):
+                post = {"op": "post", "as": "ana", "channel": "general", "text": "still here?"}
+                await socket.send_json(post)
+                while not new.history.messages:
+                    await asyncio.sleep(0.02)
+        return old, new, list(run.workspace.agent_ids)
+
+    with caplog.at_level(logging.INFO, logger="c2a.run"):
+        old, new, agents = asyncio.run(scenario())
+    assert agents == ["lead", "worker-1"]
+    assert new is not old
+    assert "platforms reconnected: webchat" in caplog.text
+    assert [m.text for m in new.history] == ["still here?"]
