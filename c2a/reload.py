@@ -90,22 +90,22 @@ class Gate:
 
 async def reconfigure(engine: Engine, workspace: Workspace, redactor: Redactor) -> None:
     """`engine` deciding by `workspace` from now on: every part it builds from a workspace is
-    built again (as a new engine would build it), what others hold of it is kept and pointed at
-    the new workspace, and its state is folded again from the ledger. Who is in which channel,
-    as the platforms' lookups said at their start (not in the ledger), is kept for the agents
-    still there."""
-    members = engine.state.members
+    built again, as a new engine builds it, its state folded from the ledger; who is in which
+    channel, as the platforms' lookups said at their start (not in the ledger), is kept for
+    the agents still there. Then, with no wait in between (so a harness's tool call or the
+    sweep sees the old engine or the new, never half of each), those parts replace the old
+    ones, and what others hold of the engine is kept and pointed at the new workspace."""
     fresh = Engine(workspace, engine.store, engine.clock, redactor=redactor)
+    await fresh.rebuild()
+    agents = set(workspace.agent_ids)
+    for scope, seen in engine.state.members.items():
+        fresh.note_members(scope, seen & agents)
     for name, value in vars(fresh).items():
         if name not in _HELD:
             setattr(engine, name, value)
     engine.deliveries.framer = fresh.framer
     engine.followup.workspace = workspace
     engine.followup.classifier = fresh.classifier
-    await engine.rebuild()
-    agents = set(workspace.agent_ids)
-    for scope, seen in members.items():
-        engine.note_members(scope, seen & agents)
 
 
 def changed_platforms(old: Manifest, new: Manifest, platforms: Mapping[str, Platform]) -> list[str]:
