@@ -76,7 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     rep.set_defaults(run=_replay)
 
     live = commands.add_parser(
-        "run", help="run workspaces live: platform connections, ledger, harnesses, outbox"
+        "run",
+        help="run workspaces live: platform connections, ledger, harnesses, outbox "
+        "(SIGHUP: read the manifests again)",
     )
     live.add_argument(
         "--manifest",
@@ -152,16 +154,18 @@ def _run(args: argparse.Namespace) -> int:
     configure_logging(args.log_format)
 
     async def main() -> None:
-        stop = asyncio.Event()
+        stop, reload = asyncio.Event(), asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
+        loop.add_signal_handler(signal.SIGHUP, reload.set)  # read the manifests again
         await run_workspaces(
             args.manifest,
             stop=stop,
             data_dir=args.data_dir,
             metrics_port=args.metrics_port,
             webchat_port=args.webchat_port,
+            reload=reload,
         )
 
     asyncio.run(main())

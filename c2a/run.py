@@ -8,7 +8,8 @@ senders feeding an outbox loop, and the engine's sweep loop (the loops: `c2a.run
 each emission goes: `c2a.run_dispatch`). Each agent's harness is built from a port made here
 from the engine (`harness_bridge.backends.registry.HarnessContext`). Everything that a person
 can get wrong (a wrong manifest key, an unset token variable, a harness nobody answers for) is
-checked before anything connects and raised as one `C2AError` line.
+checked before anything connects and raised as one `C2AError` line. A SIGHUP reads every
+manifest again and takes it live (`c2a.reload`).
 
 Shutdown, when `stop` is set: platform connections close first (no new events), the outbox
 gets `outbox_grace` seconds to send what is due, harnesses get `harness_grace` seconds to stop,
@@ -37,13 +38,14 @@ from c2a.host import Host
 from c2a.logs import redact_logs
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
 from c2a.platforms import installed, load_workspace, normalisers
+from c2a.reload import Gate, watch_reloads
 from c2a.run_dispatch import Dispatch
 from c2a.run_loops import OutboxLoop, supervise, sweep
 from core.clock import SystemClock
 from core.engine import Outcome
 from core.engine_port import EnginePort
 from core.errors import C2AError, ManifestError
-from core.manifest import Workspace
+from core.manifest import AgentConfig, Workspace
 from core.outbox import Outbox, QueueBell, Sender
 from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
@@ -110,44 +112,52 @@ class WorkspaceRun:
             self.redactor,
             normalisers=normalisers(self.platforms),
         )
-        self.metrics.read("c2a_queue_depth", lambda: self.store.queue_depths(workspace.agent_ids))
+        self.metrics.read(
+            "c2a_queue_depth", lambda: self.store.queue_depths(self.workspace.agent_ids)
+        )
         self.metrics.read(
             "c2a_model_turns_total", turns_read(self.name, self.harnesses), kind="counter"
         )
         self.connections: dict[str, Connection] = {}
-        self._harness_tasks: list[asyncio.Task[None]] = []
+        self.gate = Gate()
+        self.harness_tasks: dict[str, asyncio.Task[None]] = {}
         self._loops: list[asyncio.Task[None]] = []
 
     # -- before anything connects
 
     def prepare(self) -> None:
         """Build what needs no network and check every setting; raises C2AError."""
-        manifest, engine = self.workspace.manifest, self.host.engine
+        for agent, config in self.workspace.manifest.agents.items():
+            if config.harness is not None:
+                self.harnesses[agent] = self.build_harness(agent, config.harness.settings())
+        context = self.context(self.workspace, self.redactor)
+        for name, platform in self.platforms.items():
+            connection = platform.connect(context) if platform.connect else None
+            if connection is not None:
+                self.connections[name] = connection
+                self.take_sender(name, connection)
+
+    def build_harness(self, agent: str, settings: Mapping[str, Any]) -> Harness:
+        """`agent`'s harness, on a port of this run's engine; raises C2AError."""
         streaming = frozenset(n for n, p in self.platforms.items() if p.streams_drafts)
         limits = {n: p.draft_limit for n, p in self.platforms.items() if p.draft_limit}
-        for agent, config in manifest.agents.items():
-            if config.harness is not None:
-                port = EnginePort(engine, agent)
-                given = HarnessContext(port, engine.deliveries, streaming, limits)
-                self.harnesses[agent] = build(given, config.harness.settings())
-        context = RunContext(
-            workspace=self.workspace,
+        port, deliveries = EnginePort(self.host.engine, agent), self.host.engine.deliveries
+        return build(HarnessContext(port, deliveries, streaming, limits), dict(settings))
+
+    def context(self, workspace: Workspace, redactor: Redactor) -> RunContext:
+        return RunContext(  # what a platform's `connect` is given
+            workspace=workspace,
             engine=self.host.engine,
             store=self.store,
             clock=self.clock,
             receive=self.receive,
             environ=self.environ,
-            redactor=self.redactor,
+            redactor=redactor,
             data_dir=self.data_dir,
             options={"webchat_port": self.webchat_port, "models": self.models},
         )
-        for name, platform in self.platforms.items():
-            connection = platform.connect(context) if platform.connect else None
-            if connection is not None:
-                self.connections[name] = connection
-                self._take_sender(name, connection)
 
-    def _take_sender(self, name: str, connection: Connection) -> None:
+    def take_sender(self, name: str, connection: Connection) -> None:
         sender = connection.sender
         if sender is not None:
             self.senders[name] = sender
@@ -160,9 +170,10 @@ class WorkspaceRun:
             if isinstance(harness, DescribesModel)
         }
 
-    async def probe_harnesses(self) -> None:
-        """Fail fast, with what to do, when an agent's harness cannot possibly run."""
-        for agent, config in self.workspace.manifest.agents.items():
+    async def probe_harnesses(self, agents: Mapping[str, AgentConfig] | None = None) -> None:
+        """Fail fast, saying what to do, when a harness (of `agents`, else all) cannot run."""
+        configured = self.workspace.manifest.agents if agents is None else agents
+        for agent, config in configured.items():
             settings = config.harness.settings() if config.harness else {}
             if isinstance(settings.get("base_url"), str):
                 await _probe_url(agent, settings["base_url"])
@@ -180,16 +191,14 @@ class WorkspaceRun:
         """Open the ledger, start harnesses and loops, then connect the platforms."""
         await self.host.start()
         await self.outbox.recover()
-        engine = self.host.engine
         for agent, harness in self.harnesses.items():
-            supervised = supervise(self.name, agent, harness, engine)
-            self._harness_tasks.append(asyncio.create_task(supervised, name=f"harness-{agent}"))
+            self.start_harness(agent, harness)
         self.outbox_loop.start()
-        swept = sweep(self.name, self.store, engine, self.dispatch)
+        swept = sweep(self.name, self.store, self.host.engine, self.dispatch)
         self._loops.append(asyncio.create_task(swept, name=f"sweep-{self.name}"))
         for name, connection in self.connections.items():
             await connection.start()
-            self._take_sender(name, connection)
+            self.take_sender(name, connection)
         for agent, model in self.models().items():
             log.info(
                 "%s: %s answers with %s (%s)", self.name, agent, model["model"], model["where"]
@@ -202,12 +211,14 @@ class WorkspaceRun:
             ", ".join(self.senders) or "none",
         )
         for connection in self.connections.values():
-            line = connection.ready()
-            if line is not None:
-                # A line may hold a secret (the web chat's URL has its token), so the logs
-                # (redacted) cannot carry it: the person at the terminal is given it whole,
-                # once, as the last line of the start.
-                print(f"c2a: {self.name}: {line}", file=sys.stderr, flush=True)
+            self.say_ready(connection)
+
+    def say_ready(self, connection: Connection) -> None:
+        """A connection's ready line, if any: it may hold a secret (the web chat's URL has its
+        token), so it goes whole to the terminal, never to the (redacted) logs."""
+        line = connection.ready()
+        if line is not None:
+            print(f"c2a: {self.name}: {line}", file=sys.stderr, flush=True)
 
     async def close_connections(self) -> None:
         """Stop taking events: every platform connection closes."""
@@ -219,10 +230,16 @@ class WorkspaceRun:
         """One last drain of what is due, bounded by `grace` seconds; then the loop stops."""
         await self.outbox_loop.finish(grace)
 
+    def start_harness(self, agent: str, harness: Harness) -> None:
+        """Run `agent`'s harness, started again whenever it dies."""
+        self.harnesses[agent] = harness
+        supervised = supervise(self.name, agent, harness, self.host.engine)
+        self.harness_tasks[agent] = asyncio.create_task(supervised, name=f"harness-{agent}")
+
     async def stop_harnesses(self, grace: float) -> None:
-        for task in [*self._harness_tasks, *self._loops]:
+        tasks = [*self.harness_tasks.values(), *self._loops]
+        for task in tasks:
             task.cancel()
-        tasks = [*self._harness_tasks, *self._loops]
         if not tasks:
             return
         _, pending = await asyncio.wait(tasks, timeout=grace)
@@ -241,8 +258,10 @@ class WorkspaceRun:
     async def receive(
         self, platform: str, payload: Mapping[str, Any], via: str | None = None
     ) -> Outcome | None:
-        """The host's receive, counted for `/metrics`."""
-        outcome = await self.host.receive(platform, payload, via)
+        """The host's receive, counted for `/metrics`; it waits while a reload changes the
+        engine."""
+        async with self.gate.passing():
+            outcome = await self.host.receive(platform, payload, via)
         if outcome is not None and outcome.status == "new":
             self.metrics.count("c2a_events_total", workspace=self.name, platform=platform)
         return outcome
@@ -306,10 +325,12 @@ async def run_workspaces(
     started: Callable[[list[WorkspaceRun]], Awaitable[None] | None] | None = None,
     metrics_port: int | None = None,
     webchat_port: int | None = None,
+    reload: asyncio.Event | None = None,
 ) -> None:
-    """Run every workspace until `stop` is set, then shut down in order. Raises C2AError
-    (one line for a person) when a manifest, a token variable or a harness is wrong; in that
-    case nothing is left running."""
+    """Run every workspace until `stop` is set, then shut down in order; each time `reload` is
+    set, read every manifest again (`c2a.reload`). Raises C2AError (one line for a person) when
+    a manifest, a token variable or a harness is wrong at the start; in that case nothing is
+    left running."""
     env = os.environ if environ is None else environ
     directory = Path(data_dir)
     metrics = Metrics()
@@ -325,6 +346,7 @@ async def run_workspaces(
     _private_directory(directory)
     begun: list[WorkspaceRun] = []
     begun_servers: list[web.AppRunner] = []
+    begun_tasks: list[asyncio.Task[None]] = []
     try:
         for run in runs:
             begun.append(run)
@@ -339,9 +361,15 @@ async def run_workspaces(
             result = started(runs)
             if result is not None:
                 await result
+        if reload is not None:
+            watched = watch_reloads(list(zip(runs, manifests, strict=True)), reload)
+            begun_tasks.append(asyncio.create_task(watched, name="reloads"))
         await stop.wait()
         log.info("stopping: closing platform connections")
     finally:
+        for task in begun_tasks:  # a reload under way is cut short: the ledger has what it took
+            task.cancel()
+        await asyncio.gather(*begun_tasks, return_exceptions=True)
         for server in begun_servers:
             await server.cleanup()
         await _shutdown(begun, outbox_grace, harness_grace)

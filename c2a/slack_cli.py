@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from adapters.slack.live import EVENTS_PATH
-from adapters.slack.manifest import SlackAgent
+from adapters.slack.manifest import SlackAgent, SlackWorkspace
 from adapters.slack.webapi import verify
 from c2a.platforms import load_workspace
 from core.errors import ManifestError
@@ -40,7 +40,10 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     manifest.add_argument("--agent", required=True, help="the agent id; it names the app")
     manifest.add_argument(
-        "--http", action="store_true", help="receive over the HTTP Events API, not Socket Mode"
+        "--http",
+        action="store_true",
+        help="receive over the HTTP Events API, not Socket Mode (implied by --manifest when "
+        "its slack.mode is http)",
     )
     manifest.add_argument(
         "--request-url",
@@ -80,16 +83,19 @@ def app_manifest(
 
 def _manifest(args: argparse.Namespace) -> int:
     header = [f"# Slack app manifest for the c2a agent {args.agent}"]
+    http: bool = args.http
     if args.manifest:
         workspace = load_workspace(args.manifest)
         agents = workspace.manifest.agents
         if args.agent not in agents:
             known = ", ".join(agents)
             raise ManifestError(f"{args.manifest}: no agent {args.agent!r}; agents: {known}")
-        header += _variables(args.agent, SlackAgent.of(agents[args.agent]), args.http)
-    if args.http and not args.request_url:
+        settings = SlackWorkspace.of(workspace.manifest)
+        http = http or (settings is not None and settings.mode == "http")
+        header += _variables(args.agent, SlackAgent.of(agents[args.agent]), http)
+    if http and not args.request_url:
         header.append("# replace the placeholder request_url with the host's public URL")
-    data = app_manifest(args.agent, http=args.http, request_url=args.request_url)
+    data = app_manifest(args.agent, http=http, request_url=args.request_url)
     sys.stdout.write("\n".join(header) + "\n")
     sys.stdout.write(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return 0

@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
@@ -43,7 +43,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters import Receive
-from adapters.slack.manifest import SlackAgent, SlackWorkspace
+from adapters.slack.manifest import Mode, SlackAgent, SlackWorkspace
 from adapters.slack.normalise import PLATFORM
 from adapters.slack.signed_request import MAX_BODY_BYTES, read_signed
 from core.errors import ManifestError, PayloadError
@@ -53,7 +53,6 @@ __all__ = [
     "BOT_EVENTS",
     "DEFAULT_API_URL",
     "EVENTS_PATH",
-    "Mode",
     "Receive",
     "ReceiveStats",
     "SlackAgentConnection",
@@ -63,8 +62,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-
-Mode = Literal["socket", "http"]
 
 # The bot events every agent's Slack app subscribes to; each gets a listener (see above).
 BOT_EVENTS = (
@@ -282,19 +279,20 @@ class SlackWorkspaceConnections:
         workspace: Workspace,
         receive: Receive,
         *,
-        mode: Mode = "socket",
+        mode: Mode | None = None,
         environ: Mapping[str, str] | None = None,
-        host: str = "127.0.0.1",
-        port: int = 3000,
+        host: str | None = None,
+        port: int | None = None,
     ) -> Self:
         """A connection for each agent with a Slack binding that names a bot token variable.
+        `mode`, `host` and `port` default to the manifest's (`slack.mode`, `slack.listen`).
 
         Raises `ManifestError` naming the agent and the variable when a variable the mode needs
         is not named or not set (its value is never shown).
         """
         env = os.environ if environ is None else environ
-        settings = SlackWorkspace.of(workspace.manifest)
-        api_url = settings.api_url if settings else None
+        settings = SlackWorkspace.of(workspace.manifest) or _DEFAULTS
+        mode = mode or settings.mode
         connections = []
         for agent, config in workspace.manifest.agents.items():
             slack = SlackAgent.of(config)
@@ -311,11 +309,16 @@ class SlackWorkspaceConnections:
                 bot_token=_secret(env, agent, "bot_token_env", slack.bot_token_env),
                 app_token=app_token,
                 signing_secret=signing_secret,
-                api_url=api_url,
+                api_url=settings.api_url,
                 mode=mode,
             )
             connections.append(connection)
-        return cls(connections, host=host, port=port)
+        listen = settings.listen
+        return cls(
+            connections,
+            host=listen.host if host is None else host,
+            port=listen.port if port is None else port,
+        )
 
     async def start(self) -> None:
         """Connect every Socket Mode agent, then serve every HTTP-mode agent."""
@@ -355,6 +358,9 @@ class SlackWorkspaceConnections:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+_DEFAULTS = SlackWorkspace(team_id="T0")  # what a manifest without a `slack:` section means
 
 
 def _secret(env: Mapping[str, str], agent: str, key: str, variable: str | None) -> str:

@@ -224,7 +224,7 @@ def assert_a_clean_stop(outcome: Outcome, records: list[logging.LogRecord]) -> N
     [connection] = run.connections["discord"].agents
     assert connection.failure is None
     assert connection.client is not None and connection.client.is_closed()
-    assert all(task.done() for task in run._harness_tasks + run._loops)
+    assert all(task.done() for task in [*run.harness_tasks.values(), *run._loops])
     assert run.outbox_loop.task is not None and run.outbox_loop.task.done()
     assert any(r.name == "c2a.run" and r.getMessage() == "stopped" for r in records)
     assert not [r for r in records if r.levelno >= logging.ERROR]

@@ -18,10 +18,13 @@ START_S = 15.0
 
 @asynccontextmanager
 async def webchat_run(
-    manifest: Path, data_dir: Path, environ: Mapping[str, str] | None = None
+    manifest: Path,
+    data_dir: Path,
+    environ: Mapping[str, str] | None = None,
+    reload: asyncio.Event | None = None,
 ) -> AsyncIterator[tuple[WorkspaceRun, WebChat, aiohttp.ClientWebSocketResponse]]:
-    """Run `manifest` (the web chat on a free port) until the block ends, and open its
-    websocket with the printed URL's token, from the page's own origin."""
+    """Run `manifest` (the web chat on a free port; read again when `reload` is set) until the
+    block ends, and open its websocket with the printed URL's token, from the page's origin."""
     stop = asyncio.Event()
     runs: list[WorkspaceRun] = []
     task = asyncio.create_task(
@@ -32,6 +35,7 @@ async def webchat_run(
             data_dir=data_dir,
             started=runs.extend,
             webchat_port=0,
+            reload=reload,
         )
     )
     try:

@@ -35,11 +35,11 @@ from fakes.slack import FakeSlack, sign
 
 from adapters.slack.live import (
     BOT_EVENTS,
-    Mode,
     Receive,
     SlackAgentConnection,
     SlackWorkspaceConnections,
 )
+from adapters.slack.manifest import Mode
 from c2a.host import Host
 from c2a.records import record_of
 from core.clock import SystemClock
@@ -670,3 +670,23 @@ def test_http_mode_without_a_signing_secret_is_refused() -> None:
         )
     with pytest.raises(ValueError, match="signing secret"):
         SlackAgentConnection("lead", receive, bot_token="xoxb-test", mode="http")
+
+
+def test_the_manifest_chooses_the_mode_and_the_listening_address() -> None:
+    async def receive(platform: str, payload: Mapping[str, Any], via: str | None) -> None:
+        return None
+
+    listen = {"host": "0.0.0.0", "port": 8088}
+    chosen = workspace("http://127.0.0.1:9/api/")
+    data = chosen.manifest.model_dump(mode="json", exclude_none=True)
+    http = local_workspace(
+        slack={"team_id": TEAM, "mode": "http", "listen": listen}, agents=data["agents"]
+    )
+    served = SlackWorkspaceConnections.from_workspace(http, receive, environ=ENV)
+    assert (served.host, served.port) == ("0.0.0.0", 8088)
+    assert {c.mode for c in served.connections.values()} == {"http"}
+    default = SlackWorkspaceConnections.from_workspace(local_workspace(), receive, environ=ENV)
+    assert (default.host, default.port) == ("127.0.0.1", 3000)
+    assert {c.mode for c in default.connections.values()} == {"socket"}
+    with pytest.raises(Exception, match="mode"):
+        local_workspace(slack={"team_id": TEAM, "mode": "webhook"})

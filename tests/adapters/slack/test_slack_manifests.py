@@ -110,6 +110,23 @@ def test_c2a_slack_manifest_http_fills_the_agents_request_url(
     assert data["settings"]["socket_mode_enabled"] is False
 
 
+def test_a_workspace_in_http_mode_gets_an_http_app_manifest_without_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workspace = yaml.safe_load(LOCAL.read_text(encoding="utf-8"))
+    workspace["slack"]["mode"] = "http"
+    workspace["agents"]["lead"]["slack"]["signing_secret_env"] = "SLACK_LEAD_SIGNING_SECRET"
+    path = tmp_path / "overhttp.yaml"
+    path.write_text(yaml.safe_dump(workspace), encoding="utf-8")
+    assert cli(["slack", "manifest", "--agent", "lead", "--manifest", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "#   SLACK_LEAD_SIGNING_SECRET = the app's Signing Secret" in out
+    assert "app-level token" not in out
+    settings = yaml.safe_load(out)["settings"]
+    assert settings["socket_mode_enabled"] is False
+    assert settings["event_subscriptions"]["request_url"].endswith("/slack/events/lead")
+
+
 def test_c2a_slack_manifest_refuses_an_agent_the_workspace_lacks() -> None:
     with pytest.raises(ManifestError, match="no agent 'ghost'; agents: lead, worker-1, worker-2"):
         cli(["slack", "manifest", "--agent", "ghost", "--manifest", str(LOCAL)])
