@@ -20,6 +20,7 @@ from typing import Any
 
 from builders import LEAD, TEAM, local_workspace
 from fakes.slack import FakeSlack
+from outbox_pump import pumped
 from test_acp_backend import THANKS, Bed, loop_for, scenario, thanks, turn_of
 
 from adapters.slack.asks import listen_for_presses
@@ -56,16 +57,10 @@ async def slack_for(bed: Bed) -> AsyncIterator[FakeSlack]:
         listen_for_presses(connection.app, bed.engine.approvals)
         await connection.start()
 
-        async def pump() -> None:
-            while True:
-                await outbox.drain()
-                await asyncio.sleep(0.02)
-
-        pumping = asyncio.create_task(pump())
         try:
-            yield slack
+            async with pumped(outbox):
+                yield slack
         finally:
-            pumping.cancel()
             await connection.close()
 
 

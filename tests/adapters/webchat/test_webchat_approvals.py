@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 from builders import LOCAL
 from live_webchat import Chat, running
+from outbox_pump import pumped
 
 from adapters.webchat.normalise import dm_channel, event_id
 from core.engine_port import EnginePort
@@ -49,6 +50,16 @@ def loop_of(chat: Chat, tmp_path: Path, record: Path) -> AcpModelLoop:
     )
 
 
+async def ask_frame(chat: Chat, *, open_: bool) -> dict[str, Any]:
+    """The first `ask` frame showing buttons (`open_`) or clearing them, however long the
+    agent subprocess takes to start (the caller bounds the wait)."""
+    while True:
+        for frame in chat.frames:
+            if frame["op"] == "ask" and bool(frame["choices"]) is open_:
+                return frame
+        await asyncio.sleep(0.02)
+
+
 async def press(chat: Chat, user: str, frame: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     body = {"as": user, "request": frame["request"], "choice": "yes"}
     async with (
@@ -71,33 +82,24 @@ def test_on_the_web_chat_a_non_approver_is_refused_and_an_approver_s_press_lets_
             said = await chat.chat.say("ana", dm_channel("ana", "lead"), "please run the tests")
             turn = asyncio.create_task(loop.run(await lead_turn(chat, said.id)))
 
-            async def pump() -> None:
-                while True:
-                    await outbox.drain()
-                    await asyncio.sleep(0.02)
-
-            pumping = asyncio.create_task(pump())
-            try:
-                async with asyncio.timeout(120):
-                    asked = await chat.frame(lambda f: f["op"] == "ask" and bool(f["choices"]))
-                    assert [c["label"] for c in asked["choices"]] == ["Allow once", "Reject"]
-                    assert await press(chat, "ben", asked) == (
-                        403,
-                        {"refused": "ben, only lead's approvers can answer this."},
-                    )
-                    assert not turn.done()
-                    assert await press(chat, "ana", asked) == (200, {"decided": "yes"})
-                    assert (await turn).status == "completed"
-                    await chat.frame(lambda f: f["op"] == "ask" and not f["choices"])
-                    question = chat.chat.history.messages[asked["id"]]
-                    assert question.user == "lead" and question.edited
-                    assert "Allow once, by ana at " in question.text
-                    assert await press(chat, "ana", asked) == (
-                        409,
-                        {"refused": "this question is no longer open"},
-                    )
-            finally:
-                pumping.cancel()
+            async with pumped(outbox), asyncio.timeout(120):
+                asked = await ask_frame(chat, open_=True)
+                assert [c["label"] for c in asked["choices"]] == ["Allow once", "Reject"]
+                assert await press(chat, "ben", asked) == (
+                    403,
+                    {"refused": "ben, only lead's approvers can answer this."},
+                )
+                assert not turn.done()
+                assert await press(chat, "ana", asked) == (200, {"decided": "yes"})
+                assert (await turn).status == "completed"
+                await ask_frame(chat, open_=False)
+                question = chat.chat.history.messages[asked["id"]]
+                assert question.user == "lead" and question.edited
+                assert "Allow once, by ana at " in question.text
+                assert await press(chat, "ana", asked) == (
+                    409,
+                    {"refused": "this question is no longer open"},
+                )
         lines = record.read_text(encoding="utf-8").splitlines()
         outcomes = [r["outcome"] for r in map(json.loads, lines) if r["kind"] == "permission"]
         assert outcomes == [YES]
