@@ -14,11 +14,13 @@ of the agent asked for. Anyone who may not decide gets an ephemeral refusal
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.normalise import PLATFORM
@@ -27,6 +29,7 @@ from adapters.slack.render import place
 from adapters.slack.webapi import WebApi
 from core.actions import Ask, Post
 from core.approvals import (
+    ASK_PREFIX,
     GROUP_PREFIX,
     Approvals,
     Press,
@@ -37,8 +40,10 @@ from core.approvals import (
 
 __all__ = ["Asks", "ask_blocks", "listen_for_presses", "refusal"]
 
+log = logging.getLogger(__name__)
+
 _LABEL_CHARS = 75  # Slack's limit for a button's text
-_PRESSES = re.compile(f"^{re.escape(choice_id('', ''))[:-1]}")
+_PRESSES = re.compile(f"^{re.escape(ASK_PREFIX)}")  # the action ids of the asks' buttons
 
 
 def ask_blocks(action: Ask) -> list[dict[str, Any]]:
@@ -128,11 +133,16 @@ def listen_for_presses(app: AsyncApp, approvals: Approvals) -> None:
 async def _groups_of(
     client: AsyncWebClient, user: str, approvers: tuple[str, ...]
 ) -> tuple[str, ...]:
-    """Those of the approvers' user groups that `user` is in."""
+    """Those of the approvers' user groups that `user` is in (a group Slack will not list
+    counts as one they are not in)."""
     groups = [a.removeprefix(GROUP_PREFIX) for a in approvers if a.startswith(GROUP_PREFIX)]
     found = []
     for group in groups:
-        answer = await client.usergroups_users_list(usergroup=group)
+        try:
+            answer = await client.usergroups_users_list(usergroup=group)
+        except SlackApiError as exc:
+            log.warning("slack: user group %s not listed: %s", group, exc.response.get("error"))
+            continue
         if user in (answer.get("users") or []):
             found.append(group)
     return tuple(found)

@@ -83,13 +83,17 @@ def permissions(bed: Bed) -> list[dict[str, Any]]:
     return [r["outcome"] for r in bed.records("permission")]
 
 
-def slack_scenario(tmp_path: Path, presses: list[str], *, wait: bool = False) -> None:
+def slack_scenario(
+    tmp_path: Path, presses: list[str], *, wait: bool = False, by_group: bool = False
+) -> None:
     """Run a turn whose agent asks for `shell_exec`; `presses` press "Allow once" in turn
-    (ANA is the lead's approver); with `wait`, the clock passes the deadline instead."""
+    (ANA is the lead's approver, by user id or, with `by_group`, as a member of the approving
+    user group S0OPS); with `wait`, the clock passes the deadline instead."""
 
     async def test(bed: Bed) -> None:
-        bed.engine.approvals.approvers["lead"] = (ANA,)
+        bed.engine.approvals.approvers["lead"] = ("group:S0OPS",) if by_group else (ANA,)
         async with slack_for(bed) as slack, loop_for(bed, FAKE_ACP_ASK="shell_exec") as loop:
+            slack.usergroups["S0OPS"] = [ANA, "U0CARL"]
             turn = asyncio.create_task(loop.run(await turn_of(bed.engine, THANKS)))
             message = await asked(slack, "D0LEAD")
             assert message["text"] == "lead asks to use shell_exec."
@@ -124,3 +128,7 @@ def test_on_slack_a_non_approver_s_press_is_refused_ephemerally(tmp_path: Path) 
 
 def test_on_slack_silence_times_out_to_refusal(tmp_path: Path) -> None:
     slack_scenario(tmp_path, [BEN], wait=True)
+
+
+def test_on_slack_a_member_of_an_approving_user_group_may_decide(tmp_path: Path) -> None:
+    slack_scenario(tmp_path, [BEN, ANA], by_group=True)
