@@ -33,7 +33,8 @@ log record (`harness_bridge.stderr_log`).
   call the agent asks about) is the first filter: an allowed tool is allowed once. Anything
   else asked during a turn is asked of the agent's approvers in the conversation of the turn's
   last event (`acp_approval`); their choice goes back to the agent, and silence, or having no
-  approvers, is a refusal (deny by default; no wildcard and never "allow always").
+  approvers, is a refusal (deny by default; no wildcard and never "allow always"). A question
+  still open when the turn is interrupted is answered `cancelled`, as ACP asks of a client.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ from acp.schema import (
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.agent_port import AgentPort
-from harness_bridge.backends.acp_approval import ask_in_chat
+from harness_bridge.backends.acp_approval import ask_in_chat, selected
 from harness_bridge.backends.acp_client import PermissionPolicy, cancel, progress_note
 from harness_bridge.backends.acp_sessions import (
     AgentProcess,
@@ -123,6 +124,7 @@ class _Running:
     nonce: str = field(default_factory=lambda: secrets.token_hex(4))
     steps: int = 0
     progress_at: float = -math.inf
+    asking: set[asyncio.Task[RequestPermissionResponse]] = field(default_factory=set)
 
     def remove(self, event_id: str) -> bool:
         """Take an event out of the turn; False when it is not in it."""
@@ -278,6 +280,8 @@ class AcpModelLoop:
         if running.interrupted:
             return
         running.interrupted = True
+        for asking in running.asking:  # ACP: pending permissions are answered `cancelled`
+            asking.cancel()
         if running.prompting is not None:
             task = asyncio.create_task(cancel(*running.prompting))
             self._background.add(task)
@@ -298,7 +302,18 @@ class AcpModelLoop:
         running = self._prompting(session_id)
         if self.policy.allows(tool_call) or running is None or not running.events:
             return self.policy.answer(tool_call, options)
-        return await ask_in_chat(self.port, running.events[-1]["eventId"], tool_call, options)
+        event_id = running.events[-1]["eventId"]
+        asking = asyncio.create_task(ask_in_chat(self.port, event_id, tool_call, options))
+        running.asking.add(asking)
+        try:
+            return await asking
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # this request itself is cancelled, not the question
+            return selected(None, [])  # the turn was interrupted: `cancelled`
+        finally:
+            running.asking.discard(asking)
 
     def _prompting(self, session_id: str) -> _Running | None:
         """The turn whose prompt is in flight in ACP session `session_id`, if any."""

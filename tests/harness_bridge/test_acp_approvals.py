@@ -132,3 +132,24 @@ def test_on_slack_silence_times_out_to_refusal(tmp_path: Path) -> None:
 
 def test_on_slack_a_member_of_an_approving_user_group_may_decide(tmp_path: Path) -> None:
     slack_scenario(tmp_path, [BEN, ANA], by_group=True)
+
+
+def test_a_question_open_when_the_turn_is_interrupted_is_answered_cancelled(
+    tmp_path: Path,
+) -> None:
+    async def test(bed: Bed) -> None:
+        bed.engine.approvals.approvers["lead"] = (ANA,)
+        async with slack_for(bed) as slack, loop_for(bed, FAKE_ACP_ASK="shell_exec") as loop:
+            turn = asyncio.create_task(loop.run(await turn_of(bed.engine, THANKS)))
+            message = await asked(slack, "D0LEAD")
+            loop.drop(THANKS)  # the message was deleted mid-turn
+            assert (await turn).status == "completed"
+            assert permissions(bed) == [{"outcome": "cancelled"}]
+            ack = await slack.press("D0LEAD", message["ts"], buttons(message)["yes"], user=ANA)
+            assert ack is not None
+            while not slack.calls_to("chat.postEphemeral"):
+                await asyncio.sleep(0.02)
+            (closed,) = slack.calls_to("chat.postEphemeral")
+            assert closed.params["text"] == "This question is no longer open."
+
+    scenario(tmp_path, test, thanks())
