@@ -11,11 +11,19 @@ pattern-matches on:
         case Edit() | Delete(): ...
         case React(): ...
         case Working(): ...
+        case Ask(): ...
 
 `Working` is the "is working on it" indicator: each platform shows it its own way (a thread
 status, typing), so the choice is the adapter's, not the caller's. Each class names its record
 kind (`kind`: `send`, `edit`, `delete`, `react`, `working`), which is what counts and logs call
 the action.
+
+`Ask` is a message with choices (buttons) asking people to decide for an agent (an approval,
+`core.approvals`): the same value posts it and, with `message_id` and `outcome`, redraws it
+once decided, its choices gone. It is platform-free: each choice has an id, a label and
+whether it lets the agent go ahead, so Slack renders Block Kit buttons, the web chat its own,
+and a Discord sender components (a button per choice, `custom_id` from `choice_id`). A press
+comes back to `core.approvals.Approvals.press` (`core.approvals.choice_id` names a button).
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ from core.signals import Signal
 
 __all__ = [
     "Action",
+    "Ask",
+    "Choice",
     "Delete",
     "Edit",
     "Post",
@@ -42,7 +52,7 @@ __all__ = [
 
 Visibility = Literal["dm", "thread", "channel", "ephemeral"]
 _VISIBILITIES: tuple[Visibility, ...] = ("dm", "thread", "channel", "ephemeral")
-_KINDS = frozenset({"send", "edit", "delete", "react", "working", "typing", "status"})
+_KINDS = frozenset({"send", "edit", "delete", "react", "working", "typing", "status", "ask"})
 WORKING_TIMEOUT_S = 120
 
 
@@ -136,7 +146,38 @@ class Working:
     timeout_s: int = WORKING_TIMEOUT_S
 
 
-Action = Post | Edit | Delete | React | Working
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One button of an `Ask`: its `id` (what a press sends back), the `label` people read,
+    and whether choosing it lets the agent go ahead (`allow`; platforms colour it)."""
+
+    id: str
+    label: str
+    allow: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ask:
+    """A message with `choices` asking people to decide `request` (an approval's id), in reply
+    to the event `in_reply_to`. With `message_id` and `outcome` it redraws that message once
+    decided: the text and who decided what and when, and no choices."""
+
+    kind: ClassVar[str] = "ask"
+
+    agent: str
+    platform: str
+    conversation: str
+    key: str
+    request: str
+    text: str
+    choices: tuple[Choice, ...] = ()
+    thread: str | None = None
+    in_reply_to: str | None = None
+    message_id: str | None = None
+    outcome: str | None = None
+
+
+Action = Post | Edit | Delete | React | Working | Ask
 
 
 def redacted(action: Action, clean: Callable[[str], str]) -> Action:
@@ -144,6 +185,9 @@ def redacted(action: Action, clean: Callable[[str], str]) -> Action:
     match action:
         case Post() | Edit():
             return replace(action, text=clean(action.text))
+        case Ask():
+            outcome = clean(action.outcome) if action.outcome else action.outcome
+            return replace(action, text=clean(action.text), outcome=outcome)
         case Working() if action.status:
             return replace(action, status=clean(action.status))
     return action
@@ -208,6 +252,18 @@ def to_record(action: Action) -> dict[str, Any]:
                 "conversationKind": action.conversation_kind,
                 "timeoutSeconds": action.timeout_s,
             }
+        case Ask():
+            return {
+                "action": "ask",
+                **base,
+                "request": action.request,
+                "text": action.text,
+                "choices": [[c.id, c.label, c.allow] for c in action.choices],
+                "thread": action.thread,
+                "inReplyTo": action.in_reply_to,
+                "messageId": action.message_id,
+                "outcome": action.outcome,
+            }
 
 
 def from_record(record: Mapping[str, Any]) -> Action:
@@ -264,9 +320,20 @@ def from_record(record: Mapping[str, Any]) -> Action:
                     event_id=_optional(record, "eventId"),
                     eta=_optional(record, "eta"),
                 )
+            case "ask":
+                return Ask(
+                    **base,
+                    request=_text(record, "request"),
+                    text=_text(record, "text"),
+                    choices=tuple(Choice(str(i), str(t), bool(a)) for i, t, a in record["choices"]),
+                    thread=_optional(record, "thread"),
+                    in_reply_to=_optional(record, "inReplyTo"),
+                    message_id=_optional(record, "messageId"),
+                    outcome=_optional(record, "outcome"),
+                )
             case _:
                 return _working(record, base, str(kind))
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, KeyError) as exc:
         raise StoreError(f"outbox record {record.get('idempotencyKey')!r}: {exc}") from None
 
 

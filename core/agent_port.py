@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from core.actions import Visibility
+from core.approvals import Verdict
+from core.asking import Approval
 from core.clock import Clock
 from core.decision import Directedness, Disposition, Policy
 from core.signals import Signal
@@ -220,6 +222,11 @@ class AgentPort(Protocol):
     async def progress(self, events: Sequence[TurnEvent], note: str, step: str) -> None:
         """Keep the working indicator up while a long turn works, saying on what (`note`); each
         `step`, unique within the turn, is one outbound action."""
+        ...
+
+    async def ask(self, approval: Approval) -> Verdict:
+        """Ask the agent's approvers in chat for leave to do something, and wait for the
+        answer (`core.asking`); a refusal when nobody answers in time."""
         ...
 
     async def record_call(self, call: ToolCall) -> None:

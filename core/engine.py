@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Final
 
 from core.actions import Action, React, redacted, to_record
+from core.approvals import Approvals
 from core.attention_context import Context
 from core.audience import Audience, in_channel, outside_thread
 from core.changes import cancel_all, revise_edit, typing_hints
@@ -81,6 +82,7 @@ class Engine:
         self.deliveries = LedgerDeliveries(store, clock, self.framer)
         self.state = State(workspace)
         self.unavailable: dict[str, datetime] = {}
+        self.approvals = Approvals(clock, workspace.approvers())
         self.followup = FollowUp(
             store,
             clock,

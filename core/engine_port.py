@@ -28,6 +28,8 @@ from core.agent_port import (
     ToolCall,
     TurnEvent,
 )
+from core.approvals import Verdict
+from core.asking import Approval, ask
 from core.clock import Clock, format_time
 from core.decision import Disposition, Policy
 from core.engine import Engine
@@ -266,6 +268,9 @@ class EnginePort:
 
     async def progress(self, events: Sequence[TurnEvent], note: str, step: str) -> None:
         await self._queue_all(progress_actions(self._agent, events, note, step))
+
+    async def ask(self, approval: Approval) -> Verdict:
+        return await ask(self._engine, self._agent, approval)
 
     async def record_call(self, call: ToolCall) -> None:
         """Redacted, since a model's arguments and a refusal's reason may quote a secret."""

@@ -200,6 +200,10 @@ class Workspace:
     def trusted_bot(self, user_id: str) -> bool:
         return user_id in self.manifest.trusted_bots
 
+    def approvers(self) -> dict[str, tuple[str, ...]]:
+        """Who may approve what each agent asks leave for (`agents.<id>.approvers`)."""
+        return {a: tuple(c.approvers) for a, c in self.manifest.agents.items() if c.approvers}
+
     def access(self, agent: str) -> Access:
         return self.manifest.agents[agent].access or self.manifest.access
 

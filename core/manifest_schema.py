@@ -104,6 +104,12 @@ class AgentConfig(_Strict):
     names: list[Annotated[str, Field(min_length=1, max_length=64, pattern=r"^\S+$")]] = Field(
         default_factory=list, max_length=32
     )
+    # Who may approve what the agent asks leave for (`core.approvals`): platform user ids, or
+    # `group:<id>` for a user group or role; none means every request is refused.
+    approvers: list[Annotated[str, Field(min_length=1, pattern=r"^\S+$")]] = Field(
+        default_factory=list
+    )
+    approval_timeout_s: int = Field(default=300, ge=1, le=86400)
 
     def section(self, platform: str, kind: type[_Part]) -> _Part | None:
         """The agent's identity on `platform` as the adapter's model `kind`; None if absent."""

@@ -41,7 +41,7 @@ from adapters.discord.render import (
     render_reaction,
     render_send,
 )
-from core.actions import Action, Delete, Edit, Post, React, Working
+from core.actions import Action, Ask, Delete, Edit, Post, React, Working
 from core.errors import PermanentSendError, RenderError, TransientSendError
 from core.manifest import Workspace
 from core.signals import GlyphMap
@@ -138,6 +138,8 @@ class DiscordSender:
                 return await self._set_typing(action)
             case Edit() | Delete():
                 return await self._change(action)
+            case Ask():  # components come with Discord's approvals; until then, refused
+                raise PermanentSendError("discord: asking with buttons is not supported yet")
 
     async def find(self, action: Action) -> dict[str, Any] | None:
         """An earlier attempt of a post found in the channel, or None; anything else is always

@@ -8,6 +8,7 @@ events again (`adapters.slack.catchup`), and only then opens the agents' connect
 
 from __future__ import annotations
 
+from adapters.slack.asks import listen_for_presses
 from adapters.slack.catchup import catch_up
 from adapters.slack.directory import SlackDirectory
 from adapters.slack.glyphs import REACTIONS
@@ -32,6 +33,8 @@ class SlackConnection:
         self.connections = SlackWorkspaceConnections.from_workspace(
             ctx.workspace, ctx.receive, environ=ctx.environ
         )
+        for connection in self.connections.connections.values():
+            listen_for_presses(connection.app, ctx.engine.approvals)
         self._sender = SlackSender(
             ctx.workspace, ctx.environ, lookup=ctx.engine.event, clock=ctx.clock
         )

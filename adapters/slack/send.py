@@ -22,11 +22,12 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.asks import Asks
 from adapters.slack.indicators import Reactions
 from adapters.slack.pacing import ChannelPacer, Sleep
 from adapters.slack.posts import Lookup, Messages, Replied
 from adapters.slack.webapi import WebApi
-from core.actions import Action, Delete, Edit, Post, React, Working
+from core.actions import Action, Ask, Delete, Edit, Post, React, Working
 from core.clock import Clock
 from core.manifest import Workspace
 from core.signals import GlyphMap
@@ -40,7 +41,8 @@ class SlackSender:
     `Post` is chat.postMessage (chat.postEphemeral for visibility `ephemeral`, a DM for
     visibility `dm`), `React` reactions.add with the workspace's glyph for the signal (then
     the status reactions it supersedes come off), `Working` assistant.threads.setStatus
-    outside DMs (cleared with `""`), `Edit` chat.update and `Delete` chat.delete. `lookup`
+    outside DMs (cleared with `""`), `Edit` chat.update, `Delete` chat.delete, and `Ask` a
+    message with buttons (`adapters.slack.asks`). `lookup`
     (the host's `Engine.event`) tells who wrote the message being answered, for ephemeral
     messages and DMs and for thread placement. Raises ManifestError when a bot token variable
     the manifest names is not set.
@@ -79,6 +81,7 @@ class SlackSender:
         self._api = api
         self._messages = Messages(api, replied, self.pacer, clock, lookback, drafts=drafts)
         self._reactions = Reactions(api, self.glyphs, replied)
+        self._asks = Asks(api, replied)
 
     @property
     def clients(self) -> Mapping[str, AsyncWebClient]:
@@ -99,6 +102,8 @@ class SlackSender:
                 return await self._reactions.react(action)
             case Working():
                 return await self._reactions.status(action)
+            case Ask():
+                return await self._asks.ask(action)
 
     async def find(self, action: Action) -> dict[str, Any] | None:
         """An earlier attempt of a post (see `Messages.find`); None for anything else, which is

@@ -41,6 +41,7 @@ class WebchatConnection:
             token=token_from(ctx.environ),
             redactor=ctx.redactor,
             models=ctx.options.get("models"),
+            approvals=ctx.engine.approvals,
         )
         self._sender = WebchatSender(self.chat, ctx.workspace.glyphs)
 

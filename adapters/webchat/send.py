@@ -19,7 +19,7 @@ from typing import Any
 
 from adapters.webchat.history import Message
 from adapters.webchat.server import WebChat
-from core.actions import Action, Delete, Edit, Post, React, Working
+from core.actions import Action, Ask, Delete, Edit, Post, React, Working
 from core.errors import PermanentSendError
 from core.signals import GlyphMap, superseded_by
 
@@ -47,15 +47,29 @@ class WebchatSender:
             case Working():  # the working indicator is typing here
                 await self.chat.typing(action.agent, action.conversation, action.thread, action.on)
                 return {}
+            case Ask():
+                return await self._ask(action)
 
     async def find(self, action: Action) -> dict[str, Any] | None:
-        """The message an earlier attempt of a post posted, or None."""
-        if not isinstance(action, Post):
+        """The message an earlier attempt of a post (or an ask) posted, or None."""
+        if not isinstance(action, Post | Ask) or (isinstance(action, Ask) and action.message_id):
             return None
         message_id = self.chat.history.by_key.get(action.key)
         return None if message_id is None else {"messageId": message_id}
 
-    async def _post(self, action: Post) -> dict[str, Any]:
+    async def _ask(self, action: Ask) -> dict[str, Any]:
+        """A question with buttons: posted, then its buttons shown; once decided, edited to
+        say so, and its buttons cleared."""
+        if action.message_id is None:
+            posted = await self._post(action)
+        else:
+            posted = {"messageId": self._message_id(action.message_id)}
+            text = f"{action.text}\n{action.outcome}"
+            await self.chat.change("edit", action.agent, posted["messageId"], text=text)
+        await self.chat.show_ask(posted["messageId"], action)
+        return posted
+
+    async def _post(self, action: Post | Ask) -> dict[str, Any]:
         earlier = await self.find(action)
         if earlier is not None:
             return earlier
@@ -65,7 +79,7 @@ class WebchatSender:
             thread = answered.thread
         users: list[str] = []
         roles: list[str] = []
-        for recipient in action.mentions:
+        for recipient in action.mentions if isinstance(action, Post) else ():
             kind, _, name = recipient.partition(":")
             (roles if kind == "role" else users).append(name)
         message = await self.chat.say(

@@ -39,11 +39,14 @@ from aiohttp import WSMsgType, web
 
 from adapters import Receive
 from adapters.webchat.access import Access, guard, new_token, secure_headers, url_host
+from adapters.webchat.asks import Asks, press_handler
 from adapters.webchat.attention import attention_of
 from adapters.webchat.history import History, Message
 from adapters.webchat.manifest import WebchatWorkspace
 from adapters.webchat.normalise import PLATFORM, dm_channel, event_id, find_mentions
 from adapters.webchat.request import BrowserRequest
+from core.actions import Ask
+from core.approvals import Approvals
 from core.clock import Clock, format_time
 from core.manifest import Workspace
 from core.redact import Redactor
@@ -78,9 +81,11 @@ class WebChat:
         token: str | None = None,
         redactor: Redactor | None = None,
         models: Models | None = None,
+        approvals: Approvals | None = None,
     ) -> None:
         """`redactor` blanks secrets in what people post before the record keeps it (the
-        record is a file on this machine, like the ledger); by default, by shape only."""
+        record is a file on this machine, like the ledger); by default, by shape only.
+        `approvals` decides the questions asked with buttons (`adapters.webchat.asks`)."""
         self.config = WebchatWorkspace.of(workspace.manifest) or WebchatWorkspace()
         self.workspace = workspace.manifest.workspace
         self.agents = list(workspace.agent_ids)
@@ -99,6 +104,8 @@ class WebChat:
         self._shown_models: dict[str, dict[str, Any]] = {}
         self._runner: web.AppRunner | None = None
         self._watch: asyncio.Task[None] | None = None
+        self.approvals = approvals
+        self.asks = Asks()
 
     @property
     def origin(self) -> str:
@@ -132,6 +139,7 @@ class WebChat:
         for path in _ASSETS:
             app.router.add_get(path, self._asset)
         app.router.add_get("/ws", self._socket)
+        app.router.add_post("/approve", press_handler(self.approvals, self.config.humans))
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.config.host, self.port)
@@ -278,6 +286,7 @@ class WebChat:
             "dms": {h: {a: dm_channel(h, a) for a in self.agents} for h in self.config.humans},
             "messages": [m.view() for m in self.history],
             "models": self.models(),
+            "asks": list(self.asks.open.values()),
         }
 
     def models(self) -> dict[str, dict[str, Any]]:
@@ -327,6 +336,10 @@ class WebChat:
         """Redraw a message being written on every open page, recording nothing: the page's
         `message` frame replaces the message with that id where it stands."""
         await self._broadcast({"op": "message", "message": {**message.view(), "text": text}})
+
+    async def show_ask(self, message_id: str, action: Ask) -> None:
+        """Show an ask's buttons under its message on every open page, or clear them."""
+        await self._broadcast(self.asks.shown(message_id, action))
 
     async def _broadcast(self, body: dict[str, Any]) -> None:
         for socket in list(self._sockets):

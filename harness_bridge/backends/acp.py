@@ -29,9 +29,12 @@ log record (`harness_bridge.stderr_log`).
   with what is left: the remaining events still unsettled, and the edited text. Other events
   arriving mid-turn wait for the next turn. Cancelling the task running a turn sends
   `session/cancel` too.
-- Permissions. Requests are answered from the agent's `allow` list of tool names (matched
-  against the title of the tool call the agent asks about): an allowed tool is allowed once,
-  anything else is rejected (deny by default; there is no wildcard and never "allow always").
+- Permissions. The agent's `allow` list of tool names (matched against the title of the tool
+  call the agent asks about) is the first filter: an allowed tool is allowed once. Anything
+  else asked during a turn is asked of the agent's approvers in the conversation of the turn's
+  last event (`acp_approval`); their choice goes back to the agent, and silence, or having no
+  approvers, is a refusal (deny by default; no wildcard and never "allow always"). A question
+  still open when the turn is interrupted is answered `cancelled`, as ACP asks of a client.
 """
 
 from __future__ import annotations
@@ -51,12 +54,16 @@ from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AgentMessageChunk,
     McpServerStdio,
+    PermissionOption,
     PromptResponse,
+    RequestPermissionResponse,
     TextContentBlock,
+    ToolCallUpdate,
 )
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.agent_port import AgentPort
+from harness_bridge.backends.acp_approval import ask_in_chat, selected
 from harness_bridge.backends.acp_client import PermissionPolicy, cancel, progress_note
 from harness_bridge.backends.acp_sessions import (
     AgentProcess,
@@ -117,6 +124,7 @@ class _Running:
     nonce: str = field(default_factory=lambda: secrets.token_hex(4))
     steps: int = 0
     progress_at: float = -math.inf
+    asking: set[asyncio.Task[RequestPermissionResponse]] = field(default_factory=set)
 
     def remove(self, event_id: str) -> bool:
         """Take an event out of the turn; False when it is not in it."""
@@ -272,6 +280,8 @@ class AcpModelLoop:
         if running.interrupted:
             return
         running.interrupted = True
+        for asking in running.asking:  # ACP: pending permissions are answered `cancelled`
+            asking.cancel()
         if running.prompting is not None:
             task = asyncio.create_task(cancel(*running.prompting))
             self._background.add(task)
@@ -284,11 +294,30 @@ class AcpModelLoop:
 
     # ---- from the agent ----------------------------------------------------------------------
 
-    async def updated(self, session_id: str, update: Any) -> None:
-        """A `session/update`: the agent's text is kept for the turn's result, and what it is
-        doing becomes progress on the platform. Updates outside a prompt (a loaded session's
-        history) are ignored."""
-        running = next(
+    async def permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption]
+    ) -> RequestPermissionResponse:
+        """Allowed by the `allow` list, or else asked of people in chat during a turn; refused
+        outside one."""
+        running = self._prompting(session_id)
+        if self.policy.allows(tool_call) or running is None or not running.events:
+            return self.policy.answer(tool_call, options)
+        event_id = running.events[-1]["eventId"]
+        asking = asyncio.create_task(ask_in_chat(self.port, event_id, tool_call, options))
+        running.asking.add(asking)
+        try:
+            return await asking
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # this request itself is cancelled, not the question
+            return selected(None, [])  # the turn was interrupted: `cancelled`
+        finally:
+            running.asking.discard(asking)
+
+    def _prompting(self, session_id: str) -> _Running | None:
+        """The turn whose prompt is in flight in ACP session `session_id`, if any."""
+        return next(
             (
                 r
                 for r in self._running.values()
@@ -296,6 +325,12 @@ class AcpModelLoop:
             ),
             None,
         )
+
+    async def updated(self, session_id: str, update: Any) -> None:
+        """A `session/update`: the agent's text is kept for the turn's result, and what it is
+        doing becomes progress on the platform. Updates outside a prompt (a loaded session's
+        history) are ignored."""
+        running = self._prompting(session_id)
         if running is None:
             return
         if isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContentBlock):

@@ -1,6 +1,7 @@
 """The client side of the Agent Client Protocol, as the host offers it to an ACP agent: the
 answers to permission requests, progress read from `session/update`, and a best-effort
-`session/cancel`. The agent gets no files and no terminals.
+`session/cancel`. The agent gets no files and no terminals. A permission the static `allow`
+list does not grant is asked of people in chat (`harness_bridge.backends.acp_approval`).
 
 `harness_bridge.backends.acp` runs the turns; what the agent calls reaches it through
 `Listener`.
@@ -97,7 +98,11 @@ def progress_note(update: Any) -> str | None:
 class Listener(Protocol):
     """What runs the agent's turns: it answers permissions and hears every session update."""
 
-    policy: PermissionPolicy
+    async def permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption]
+    ) -> RequestPermissionResponse:
+        """The answer to one `session/request_permission` of session `session_id`."""
+        ...
 
     async def updated(self, session_id: str, update: Any) -> None:
         """One `session/update` of session `session_id`."""
@@ -118,7 +123,7 @@ class AgentSide:
         options: list[PermissionOption],
         **kwargs: Any,
     ) -> RequestPermissionResponse:
-        answer = self._loop.policy.answer(tool_call, options)
+        answer = await self._loop.permission(session_id, tool_call, options)
         log.info(
             "acp permission for %s in %s: %s",
             tool_call.title,

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from core.actions import Delete, Edit, Post, React, Working, from_record, redacted, to_record
+from core.actions import (
+    Ask,
+    Choice,
+    Delete,
+    Edit,
+    Post,
+    React,
+    Working,
+    from_record,
+    redacted,
+    to_record,
+)
 from core.errors import StoreError
 from core.signals import Signal
 
@@ -25,6 +36,8 @@ ACTIONS = [
     React(**_BASE, message_id="m1", emoji="eyes"),
     Working(**_BASE, on=True, status="is working on it…", message_id="m1", in_reply_to="e1"),
     Working(**_BASE, on=False),
+    Ask(**_BASE, request="r1", text="ada asks", choices=(Choice("y", "Allow", True),)),
+    Ask(**_BASE, request="r1", text="ada asks", message_id="m1", outcome="Allow, by U1"),
 ]
 
 

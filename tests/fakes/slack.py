@@ -16,11 +16,11 @@ from types import TracebackType
 from typing import Any, Self
 
 from aiohttp import WSCloseCode, WSMsgType, web
+from fakes.slack_interactive import APP_ID, block_actions
 
 __all__ = ["Bot", "Call", "FakeSlack", "SlackWorkspace", "sign"]
 
 JsonDict = dict[str, Any]
-APP_ID = "A111"
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,6 +456,17 @@ class FakeSlack(SlackWorkspace):
         envelope["payload"] = payload
         await (await self._open_connection(app_token)).ws.send_json(envelope)
         return envelope_id
+
+    async def press(
+        self, channel: str, ts: str, action_id: str, *, user: str, app_token: str | None = None
+    ) -> JsonDict:
+        """Press the button `action_id` of the stored message `ts` as `user`: Slack's
+        interactive `block_actions` payload over Socket Mode; returns the client's ack."""
+        return await self.send_event(
+            block_actions(self._find(channel, ts), channel, action_id, user),
+            app_token=app_token,
+            envelope_type="interactive",
+        )
 
     async def send_disconnect(
         self, reason: str = "refresh_requested", *, app_token: str | None = None

@@ -11,6 +11,7 @@ const state = {
   thread: null,           // root message id of the open thread, or null
   editing: null,          // id of the message being edited
   models: {},             // agent -> {model, where, state, since, log, detail, hint}
+  asks: new Map(),        // message id -> {request, choices} of an open question
 };
 const $ = (id) => document.getElementById(id);
 let socket = null;
@@ -45,6 +46,7 @@ function receive(body) {
     state.hello = body;
     state.messages = new Map(body.messages.map((m) => [m.id, m]));
     state.models = body.models || {};
+    state.asks = new Map((body.asks || []).map((a) => [a.id, a]));
     setUpRoster();
     drawModels();
     draw();
@@ -54,6 +56,9 @@ function receive(body) {
   } else if (body.op === "models") {
     state.models = body.models;
     drawModels();
+  } else if (body.op === "ask") {
+    if (body.choices.length) state.asks.set(body.id, body); else state.asks.delete(body.id);
+    draw();
   } else if (body.op === "attention") {
     state.attention.set(body.id, body.agents);
     draw();
@@ -203,6 +208,8 @@ function drawMessage(m, all) {
   else body.append(...withMentions(m.text, m.mentions));
   li.append(body);
 
+  const asked = state.asks.get(m.id);
+  if (asked && !m.deleted) li.append(choices(asked));
   li.append(reactions(m));
   const replies = all.filter((r) => r.thread === m.id).length;
   if (!m.thread && replies) {
@@ -228,6 +235,31 @@ function actions(m) {
     box.append(button("Delete", () => send("delete", { id: m.id }), "delete"));
   }
   return box;
+}
+
+// An open question's buttons; a press goes to POST /approve as the person chosen above, and
+// a refusal is shown where errors are.
+function choices(asked) {
+  const box = document.createElement("div");
+  box.className = "choices";
+  for (const c of asked.choices) {
+    const b = button(c.label, () => press(asked.request, c.id), c.allow ? "allow" : "refuse");
+    box.append(b);
+  }
+  return box;
+}
+
+async function press(request, choice) {
+  const answer = await fetch("/approve", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ as: me(), request, choice }),
+  });
+  if (!answer.ok) {
+    const body = await answer.json().catch(() => ({}));
+    $("status").textContent = body.refused || `refused (${answer.status})`;
+    $("status").classList.add("error");
+  }
 }
 
 function editBox(m) {

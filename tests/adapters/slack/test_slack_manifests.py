@@ -74,6 +74,9 @@ def test_the_two_manifests_differ_only_in_how_events_arrive() -> None:
     assert http["settings"]["socket_mode_enabled"] is False
     assert http["settings"]["event_subscriptions"].pop("request_url").startswith("https://")
     http["settings"]["socket_mode_enabled"] = True
+    # Buttons' presses arrive over Socket Mode; over HTTP they need a Request URL of their own.
+    assert socket["settings"].pop("interactivity") == {"is_enabled": True}
+    assert http["settings"].pop("interactivity") == {"is_enabled": False}
     assert http == socket
 
 

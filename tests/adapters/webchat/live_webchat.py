@@ -41,6 +41,7 @@ class Chat:
             history=tmp / "webchat.jsonl",
             port=0,
             models=models,
+            approvals=self.host.engine.approvals,
         )
         self.sender = WebchatSender(self.chat, self.workspace.glyphs)
         self.frames: list[dict[str, Any]] = []

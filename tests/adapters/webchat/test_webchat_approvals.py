@@ -1,0 +1,107 @@
+"""An ACP agent's permission request asked on the web chat, end to end: a person's DM to the
+lead starts a turn of the fake ACP agent (a real subprocess), which asks leave to run
+`shell_exec`; the question appears on the page with buttons, through the outbox and the web
+chat's sender; a press is `POST /approve` behind the page's access guard. A non-approver's
+press is refused with the reason and decides nothing; the approver's lets the tool run, and
+the message is edited to say who decided, its buttons gone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from builders import LOCAL
+from live_webchat import Chat, running
+from outbox_pump import pumped
+
+from adapters.webchat.normalise import dm_channel, event_id
+from core.engine_port import EnginePort
+from core.outbox import Outbox
+from harness_bridge.backends.acp import AcpModelLoop
+from harness_bridge.backends.acp_sessions import mcp_server_entry
+from harness_bridge.envelope import deliver_request
+from harness_bridge.turns import Turn
+
+FAKE = str(Path(__file__).parents[2] / "harness_bridge" / "fake_acp_agent.py")
+YES = {"outcome": "selected", "optionId": "yes"}
+
+
+async def lead_turn(chat: Chat, message_id: str) -> Turn:
+    """The lead's turn answering a web chat message."""
+    engine = chat.host.engine
+    deliveries = await engine.store.deliveries(event_id(chat.chat.workspace, message_id))
+    (delivery,) = [d for d in deliveries if d.decision.agent == "lead"]
+    message = deliver_request(await engine.deliveries.delivery(delivery), compact=False, attempt=1)
+    return Turn(engine.clock.now(), "immediate", (dict(message["params"]),))
+
+
+def loop_of(chat: Chat, tmp_path: Path, record: Path) -> AcpModelLoop:
+    ledger = str(tmp_path / "ledger.sqlite3")
+    return AcpModelLoop(
+        EnginePort(chat.host.engine, "lead"),
+        [sys.executable, FAKE],
+        mcp_server_entry("lead", str(LOCAL), ledger),
+        allow=["chat_send_message"],
+        env={"FAKE_ACP_RECORD": str(record), "FAKE_ACP_ASK": "shell_exec"},
+    )
+
+
+async def ask_frame(chat: Chat, *, open_: bool) -> dict[str, Any]:
+    """The first `ask` frame showing buttons (`open_`) or clearing them, however long the
+    agent subprocess takes to start (the caller bounds the wait)."""
+    while True:
+        for frame in chat.frames:
+            if frame["op"] == "ask" and bool(frame["choices"]) is open_:
+                return frame
+        await asyncio.sleep(0.02)
+
+
+async def press(chat: Chat, user: str, frame: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    body = {"as": user, "request": frame["request"], "choice": "yes"}
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(chat.chat.link("/approve"), json=body, headers={"Origin": chat.chat.origin}) as r,
+    ):
+        return r.status, await r.json()
+
+
+def test_on_the_web_chat_a_non_approver_is_refused_and_an_approver_s_press_lets_the_tool_run(
+    tmp_path: Path,
+) -> None:
+    record = tmp_path / "agent.jsonl"
+
+    async def main() -> None:
+        async with running(tmp_path) as chat, loop_of(chat, tmp_path, record) as loop:
+            engine = chat.host.engine
+            engine.approvals.approvers["lead"] = ("ana",)
+            outbox = Outbox(chat.store, engine.clock, {"webchat": chat.sender})
+            said = await chat.chat.say("ana", dm_channel("ana", "lead"), "please run the tests")
+            turn = asyncio.create_task(loop.run(await lead_turn(chat, said.id)))
+
+            async with pumped(outbox), asyncio.timeout(120):
+                asked = await ask_frame(chat, open_=True)
+                assert [c["label"] for c in asked["choices"]] == ["Allow once", "Reject"]
+                assert await press(chat, "ben", asked) == (
+                    403,
+                    {"refused": "ben, only lead's approvers can answer this."},
+                )
+                assert not turn.done()
+                assert await press(chat, "ana", asked) == (200, {"decided": "yes"})
+                assert (await turn).status == "completed"
+                await ask_frame(chat, open_=False)
+                question = chat.chat.history.messages[asked["id"]]
+                assert question.user == "lead" and question.edited
+                assert "Allow once, by ana at " in question.text
+                assert await press(chat, "ana", asked) == (
+                    409,
+                    {"refused": "this question is no longer open"},
+                )
+        lines = record.read_text(encoding="utf-8").splitlines()
+        outcomes = [r["outcome"] for r in map(json.loads, lines) if r["kind"] == "permission"]
+        assert outcomes == [YES]
+
+    asyncio.run(main())
