@@ -21,15 +21,12 @@ how each platform catches up on what was said in between is its adapter's (its `
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import shutil
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -38,13 +35,14 @@ from c2a.host import Host
 from c2a.logs import redact_logs
 from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
 from c2a.platforms import installed, load_workspace, normalisers
+from c2a.probes import HarnessUnreachable, probe_harnesses
 from c2a.reload import Gate, watch_reloads
 from c2a.run_dispatch import Dispatch
 from c2a.run_loops import OutboxLoop, supervise, sweep
 from core.clock import SystemClock
 from core.engine import Outcome
 from core.engine_port import EnginePort
-from core.errors import C2AError, ManifestError
+from core.errors import ManifestError
 from core.manifest import AgentConfig, Workspace
 from core.outbox import Outbox, QueueBell, Sender
 from core.platform import Connection, Platform, RunContext
@@ -58,14 +56,6 @@ __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspa
 log = logging.getLogger("c2a.run")
 
 DEFAULT_DATA_DIR = ".c2a"
-PROBE_TIMEOUT = 3.0
-
-
-class HarnessUnreachable(C2AError):
-    """An agent's harness cannot be started: its model server does not answer, or its
-    command is not installed."""
-
-    code = "harness_unreachable"
 
 
 class WorkspaceRun:
@@ -172,18 +162,7 @@ class WorkspaceRun:
 
     async def probe_harnesses(self, agents: Mapping[str, AgentConfig] | None = None) -> None:
         """Fail fast, saying what to do, when a harness (of `agents`, else all) cannot run."""
-        configured = self.workspace.manifest.agents if agents is None else agents
-        for agent, config in configured.items():
-            settings = config.harness.settings() if config.harness else {}
-            if isinstance(settings.get("base_url"), str):
-                await _probe_url(agent, settings["base_url"])
-            command = settings.get("command")
-            program = command[0] if isinstance(command, list) and command else None
-            if isinstance(program, str) and shutil.which(program) is None:
-                raise HarnessUnreachable(
-                    f"agents.{agent}.harness.command: {program!r} is not installed or "
-                    "not on PATH; install it or fix the command"
-                )
+        await probe_harnesses(self.workspace.manifest.agents if agents is None else agents)
 
     # -- running
 
@@ -270,23 +249,6 @@ class WorkspaceRun:
         """This workspace for `/healthz`: which agents' harnesses are down."""
         down = sorted(self.host.engine.unavailable)
         return {"agents": len(self.workspace.manifest.agents), "unavailable": down}
-
-
-async def _probe_url(agent: str, url: str) -> None:
-    parts = urlsplit(url)
-    host = parts.hostname or "localhost"
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        async with asyncio.timeout(PROBE_TIMEOUT):
-            _, writer = await asyncio.open_connection(host, port)
-    except (OSError, TimeoutError):
-        raise HarnessUnreachable(
-            f"agents.{agent}.harness.base_url: nothing answers at {url}; start the model "
-            "server (for example `ollama serve`) or fix base_url"
-        ) from None
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
 
 
 # ---- many workspaces -----------------------------------------------------------------------

@@ -18,7 +18,7 @@
     ├── ToolError             a chat tool call refused or malformed; the model reads why
     ├── ModelError            the model server failed or answered no chat completion
     ├── AccessRefused         a web chat request not from the web chat's own page
-    └── HarnessUnreachable    an agent's harness cannot be started (c2a/run.py)
+    └── HarnessUnreachable    an agent's harness cannot be started (c2a/probes.py)
 
 Classes without a path are defined here. Foreign exceptions (pydantic, sqlite3, json, the
 platforms' SDKs) are mapped to these at the boundary that meets them; whatever else escapes is
