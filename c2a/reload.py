@@ -49,8 +49,9 @@ log = logging.getLogger("c2a.run")
 
 _HARNESS_GRACE = 5.0  # seconds a stopped harness is given to end
 
-# What the harnesses, the follow-ups and the sweep hold of an engine: kept, the same objects.
-_HELD = frozenset({"store", "clock", "deliveries", "unavailable", "followup"})
+# What the harnesses, the follow-ups, the sweep and the platforms' button listeners hold of an
+# engine: kept, the same objects.
+_HELD = frozenset({"store", "clock", "deliveries", "unavailable", "followup", "approvals"})
 
 
 class Gate:
@@ -104,6 +105,7 @@ async def reconfigure(engine: Engine, workspace: Workspace, redactor: Redactor) 
         if name not in _HELD:
             setattr(engine, name, value)
     engine.deliveries.framer = fresh.framer
+    engine.approvals.approvers = fresh.approvals.approvers  # questions still open stay open
     engine.followup.workspace = workspace
     engine.followup.classifier = fresh.classifier
 

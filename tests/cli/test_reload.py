@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from adapters.webchat.server import WebChat
 from c2a.platforms import installed
 from c2a.reload import Gate, changed_platforms, reconfigure, reload_workspace
 from c2a.run import WorkspaceRun, load_workspaces
+from core.actions import Choice
 from core.clock import SystemClock
 from core.engine import Engine
 from core.manifest import Workspace
@@ -94,6 +96,32 @@ def test_the_engine_takes_the_new_workspace_everywhere_and_keeps_what_others_hol
         assert (engine.deliveries, engine.followup, engine.unavailable) == held
         assert engine.deliveries.framer is engine.framer
         assert engine.state.members["C0GEN"] == {"lead"}  # only agents of the workspace
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_question_open_at_a_reload_stays_open_and_the_new_approvers_decide(
+    tmp_path: Path,
+) -> None:
+    """The platforms' button listeners hold the engine's approvals: a reload keeps that object
+    (a question asked before it can still be answered) and gives it the new approvers."""
+    old = local_workspace()
+    agents = yaml.safe_load(LOCAL.read_text())["agents"]
+    agents["lead"] = {**agents["lead"], "approvers": ["ana"]}
+    new = local_workspace(agents=agents)
+
+    async def scenario() -> None:
+        store = SQLiteStore(str(tmp_path / "ledger.sqlite3"))
+        await store.open()
+        engine = Engine(old, store, SystemClock())
+        approvals = engine.approvals
+        choices = (Choice(id="allow", label="Allow", allow=True),)
+        approvals.open("req-1", "lead", choices, timedelta(minutes=5))
+        await reconfigure(engine, new, Redactor())
+        assert engine.approvals is approvals
+        assert approvals.agent_of("req-1") == "lead"
+        assert approvals.approvers == {"lead": ("ana",)}
         await store.close()
 
     asyncio.run(scenario())
