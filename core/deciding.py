@@ -6,11 +6,12 @@ late questions it answered.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 from core.attention import ChatterShape, assess, chatter_shape
 from core.attention_context import Context
 from core.clock import parse_time
-from core.codec import LEDGER_KINDS, event_from_data
+from core.codec import event_from_data
 from core.constraints import constrain, select_responder
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.events import ChatEvent, EventKind
@@ -107,24 +108,49 @@ class Decider:
         state.note_claim(event.event_id, result.holder, result.expires_at)
         return result.holder
 
+    def note_question(
+        self,
+        event: ChatEvent,
+        seq: int,
+        decisions: list[Decision],
+        received: datetime,
+        state: State,
+    ) -> None:
+        """Remember a question received late with the agents it is `must_respond` for: only
+        those can a later reply answer in the gap (`answered_in_gap`), so a late reply looks at
+        them, not at every delivery still pending."""
+        if event.kind is not _MESSAGE or not is_late(event, received):
+            return
+        agents = {d.agent for d in decisions if d.policy is _MUST}
+        if agents:
+            state.late_questions.setdefault(seq, set()).update(agents)
+
     async def answered_in_gap(
         self, reply: ChatEvent, ctx: Context, first: bool, state: State
     ) -> None:
         """A late reply, new to the ledger, answers late questions still waiting for their
         agents: each such `must_respond` becomes `may_respond`
-        (`core.attention.answered_in_gap`)."""
+        (`core.revisions.answered_in_gap`). A question leaves `state.late_questions` once none
+        of its agents is still waiting."""
         if not first or reply.kind is not _MESSAGE or not is_late(reply, ctx.now):
             return
         store = self.store
-        for agent in self.workspace.agent_ids:
-            for delivery in await store.pending(agent):
-                if delivery.decision.policy is not _MUST:
+        for seq, agents in list(state.late_questions.items()):
+            entry = await store.entry(seq)
+            if entry is None:
+                del state.late_questions[seq]
+                continue
+            question, received = event_from_data(entry.data), parse_time(entry.ts)
+            for delivery in await store.deliveries(question.event_id):
+                decision = delivery.decision
+                if decision.agent not in agents:
                     continue
-                entry = await store.entry(delivery.seq)
-                if entry is None or entry.kind != LEDGER_KINDS[_MESSAGE]:
+                if delivery.status != "pending" or decision.policy is not _MUST:
+                    agents.discard(decision.agent)  # delivered, or no longer a must
                     continue
-                question = event_from_data(entry.data)
-                received = parse_time(entry.ts)
-                revised = answered_in_gap(delivery.decision, question, received, reply, ctx)
-                if revised is not None and await store.revise_pending(delivery.seq, revised):
+                revised = answered_in_gap(decision, question, received, reply, ctx)
+                if revised is not None and await store.revise_pending(seq, revised):
                     state.note_revised(question, revised)
+                    agents.discard(decision.agent)
+            if not agents:
+                del state.late_questions[seq]

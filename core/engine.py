@@ -22,7 +22,7 @@ from core.approvals import Approvals
 from core.attention_context import Context
 from core.audience import Audience, in_channel, outside_thread
 from core.changes import cancel_all, revise_edit, typing_hints
-from core.clock import Clock, format_time
+from core.clock import Clock, format_time, parse_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
 from core.deciding import Decider
 from core.decision import Decision, Disposition, InjectionMode, Policy
@@ -113,6 +113,8 @@ class Engine:
             self.state.note_vias(event, await self.store.receipts(event.event_id))
             stored = await self.store.deliveries(event.event_id)
             self.state.apply(event, [d.decision for d in stored])
+            waiting = [d.decision for d in stored if d.status == "pending"]
+            self.decider.note_question(event, entry.seq, waiting, parse_time(entry.ts), self.state)
             for delivery in stored:
                 if delivery.disposition is not None:
                     self.state.note_disposition(
@@ -207,6 +209,7 @@ class Engine:
             copies = dict.fromkeys(outside, channel) if outside else {}
             emissions.extend(await self._tell(resolved, copies, decisions, seq, ctx, stamp))
         state.apply(resolved, decisions, first=first)
+        self.decider.note_question(resolved, seq, decisions, now, state)
         await self.decider.answered_in_gap(resolved, ctx, first, state)
         return first, emissions
 

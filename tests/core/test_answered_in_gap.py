@@ -162,6 +162,44 @@ def test_a_question_its_agent_already_has_is_left_alone() -> None:
     run(scenario, at=SENT + timedelta(minutes=4))
 
 
+def test_a_late_question_pending_at_a_restart_is_still_answered_in_the_gap() -> None:
+    """The late questions a reply may answer are folded from the ledger with the rest."""
+
+    async def scenario(rig: Rig) -> None:
+        await rig.slack(question())
+        await rig.host.engine.rebuild()  # a restart: the state is folded from the ledger again
+        await rig.slack(slack_message(A_TS, "yes, CI is red", user=HUMAN2, thread_ts=Q_TS))
+        assert await rig.lead(QUESTION) == ANSWERED
+
+    run(scenario, at=SENT + timedelta(minutes=4))
+
+
+def test_a_late_reply_reads_only_the_questions_that_came_late() -> None:
+    """Live questions still pending (a harness that is away) are not read by every late reply:
+    only a question received late can be answered in the gap."""
+    at = SENT + timedelta(minutes=4)
+    now = int(at.timestamp())
+
+    async def scenario(rig: Rig) -> None:
+        for n in range(25):  # within one person's turn budget: each stays a must_respond
+            await rig.slack(slack_message(f"{now}.{n:06d}", f"<@{LEAD}> live question {n}?"))
+        await rig.slack(question())
+        store = rig.host.store
+        read: list[int] = []
+        entry = store.entry
+
+        async def counted(seq: int) -> Any:
+            read.append(seq)
+            return await entry(seq)
+
+        store.entry = counted  # type: ignore[method-assign]
+        await rig.slack(slack_message(A_TS, "yes, CI is red", user=HUMAN2, thread_ts=Q_TS))
+        assert await rig.lead(QUESTION) == ANSWERED
+        assert len(read) == 1  # the late question, not the 25 live ones
+
+    run(scenario, at=at)
+
+
 # ---- Discord ------------------------------------------------------------------------------------
 
 
