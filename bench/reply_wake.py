@@ -21,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from c2a.run import OUTBOX_EVERY
+from c2a.run_loops import OUTBOX_EVERY
 from core.actions import Action, Post, to_record
 from core.clock import SystemClock
 from core.outbox import Outbox, QueueBell
