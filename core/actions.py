@@ -52,7 +52,6 @@ __all__ = [
 
 Visibility = Literal["dm", "thread", "channel", "ephemeral"]
 _VISIBILITIES: tuple[Visibility, ...] = ("dm", "thread", "channel", "ephemeral")
-_KINDS = frozenset({"send", "edit", "delete", "react", "working", "typing", "status", "ask"})
 WORKING_TIMEOUT_S = 120
 
 
@@ -180,6 +179,11 @@ class Ask:
 Action = Post | Edit | Delete | React | Working | Ask
 
 
+# Every kind a record may name: the actions' own, and the indicator's older names.
+_ACTIONS = (Post, Edit, Delete, React, Working, Ask)
+_KINDS = frozenset({action.kind for action in _ACTIONS} | {"typing", "status"})
+
+
 def redacted(action: Action, clean: Callable[[str], str]) -> Action:
     """The action with the words people will read (`text`, `status`) passed through `clean`."""
     match action:
@@ -196,6 +200,7 @@ def redacted(action: Action, clean: Callable[[str], str]) -> Action:
 def to_record(action: Action) -> dict[str, Any]:
     """The outbox's stored form of an action."""
     base = {
+        "action": action.kind,
         "agent": action.agent,
         "platform": action.platform,
         "conversation": action.conversation,
@@ -204,7 +209,6 @@ def to_record(action: Action) -> dict[str, Any]:
     match action:
         case Post():
             return {
-                "action": "send",
                 **base,
                 "thread": action.thread,
                 "text": action.text,
@@ -215,7 +219,6 @@ def to_record(action: Action) -> dict[str, Any]:
             }
         case Edit():
             return {
-                "action": "edit",
                 **base,
                 "thread": action.thread,
                 "messageId": action.message_id,
@@ -225,14 +228,12 @@ def to_record(action: Action) -> dict[str, Any]:
             }
         case Delete():
             return {
-                "action": "delete",
                 **base,
                 "thread": action.thread,
                 "messageId": action.message_id,
             }
         case React():
             return {
-                "action": "react",
                 **base,
                 "messageId": action.message_id,
                 "signal": action.signal.value if action.signal else None,
@@ -242,7 +243,6 @@ def to_record(action: Action) -> dict[str, Any]:
             }
         case Working():
             return {
-                "action": "working",
                 **base,
                 "on": action.on,
                 "status": action.status,
@@ -254,7 +254,6 @@ def to_record(action: Action) -> dict[str, Any]:
             }
         case Ask():
             return {
-                "action": "ask",
                 **base,
                 "request": action.request,
                 "text": action.text,
