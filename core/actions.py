@@ -175,6 +175,18 @@ class Ask:
     message_id: str | None = None
     outcome: str | None = None
 
+    def as_post(self) -> Post:
+        """The question as a post of its text: it goes where a reply to its event goes."""
+        return Post(
+            agent=self.agent,
+            platform=self.platform,
+            conversation=self.conversation,
+            key=self.key,
+            text=self.text,
+            thread=self.thread,
+            in_reply_to=self.in_reply_to,
+        )
+
 
 Action = Post | Edit | Delete | React | Working | Ask
 

@@ -7,7 +7,7 @@ the agent's approvers (manifest `agents.<id>.approvers`: a user id, or `group:<i
 approver's press decides; anyone else's is refused, and says why; silence until the deadline is
 a refusal. Who decided what and when is the `Verdict` the harness gets back.
 
-The rules are pure (`may_decide`, `outcome_line`); the waiting is measured on the host's
+The rules are pure (`may_decide`, `outcome_line`, `refusal`); the waiting is measured on the host's
 clock, so a virtual clock times a request out in tests.
 """
 
@@ -33,6 +33,7 @@ __all__ = [
     "may_decide",
     "outcome_line",
     "parse_choice_id",
+    "refusal",
 ]
 
 ASK_PREFIX = "c2a:"
@@ -100,6 +101,13 @@ def outcome_line(verdict: Verdict) -> str:
     if verdict.choice is None:
         return f"No answer by {when}: refused."
     return f"{verdict.choice.label}, by {verdict.by} at {when}."
+
+
+def refusal(outcome: Pressed, agent: str | None) -> str:
+    """What a person whose press did not decide is told (only they see it)."""
+    if outcome is Pressed.NOT_APPROVER:
+        return f"Only {agent}'s approvers can answer this."
+    return "This question is no longer open."
 
 
 @dataclass(slots=True)

@@ -27,7 +27,7 @@ from adapters.slack.normalise import PLATFORM
 from adapters.slack.posts import Replied
 from adapters.slack.render import place
 from adapters.slack.webapi import WebApi
-from core.actions import Ask, Post
+from core.actions import Ask
 from core.approvals import (
     ASK_PREFIX,
     GROUP_PREFIX,
@@ -36,9 +36,10 @@ from core.approvals import (
     Pressed,
     choice_id,
     parse_choice_id,
+    refusal,
 )
 
-__all__ = ["Asks", "ask_blocks", "listen_for_presses", "refusal"]
+__all__ = ["Asks", "ask_blocks", "listen_for_presses"]
 
 log = logging.getLogger(__name__)
 
@@ -82,15 +83,7 @@ class Asks:
             params = {"channel": channel, "ts": action.message_id, "text": text, "blocks": blocks}
             await self.api.call(action.agent, "chat.update", params)
             return {"messageId": action.message_id, "conversation": channel}
-        as_reply = Post(
-            agent=action.agent,
-            platform=action.platform,
-            conversation=action.conversation,
-            key=action.key,
-            text=action.text,
-            thread=action.thread,
-            in_reply_to=action.in_reply_to,
-        )
+        as_reply = action.as_post()
         replied = await self.replied.event(as_reply)
         in_thread = self.replied.in_thread(action.conversation)
         where = place(as_reply, replied, reply_in_thread=in_thread)
@@ -99,13 +92,6 @@ class Asks:
             params["thread_ts"] = where.thread_ts
         posted = await self.api.call(action.agent, "chat.postMessage", params)
         return {"messageId": str(posted["ts"]), "conversation": where.channel}
-
-
-def refusal(outcome: Pressed, agent: str | None) -> str:
-    """What a person whose press did not decide is told."""
-    if outcome is Pressed.NOT_APPROVER:
-        return f"Only {agent}'s approvers can answer this."
-    return "This question is no longer open."
 
 
 def listen_for_presses(app: AsyncApp, approvals: Approvals) -> None:
