@@ -47,10 +47,15 @@ class ContentMode(StrEnum):
 
 
 class Owner(resume.SessionOwner, Protocol):
-    """The connection a client belongs to: it owns the session and hears of readiness."""
+    """The connection a client belongs to: it owns the session, hears of readiness and takes
+    the interactions."""
 
     def on_client_ready(self, *, resumed: bool) -> None:
         """discord.py is ready (`resumed`: by a RESUME of the kept session)."""
+        ...
+
+    async def on_client_interaction(self, interaction: discord.Interaction) -> None:
+        """discord.py parsed an INTERACTION_CREATE (`adapters.discord.interactions`)."""
         ...
 
 
@@ -132,7 +137,8 @@ def read_tokens(workspace: Workspace, environ: Mapping[str, str] | None = None) 
 
 class _Hooks:
     """What both client kinds share: the owner has the gateway session and its frames
-    (`adapters.discord.resume`), and hears when the client is ready or resumed."""
+    (`adapters.discord.resume`), hears when the client is ready or resumed, and gets the
+    interactions discord.py parsed."""
 
     _c2a: Owner
 
@@ -145,6 +151,9 @@ class _Hooks:
 
     async def on_resumed(self) -> None:
         self._c2a.on_client_ready(resumed=True)
+
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        await self._c2a.on_client_interaction(interaction)
 
 
 class _AgentClient(_Hooks, discord.Client):

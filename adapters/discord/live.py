@@ -56,6 +56,7 @@ from adapters.discord.clients import (
     use_endpoints,
 )
 from adapters.discord.frames import Item, to_item, withheld
+from adapters.discord.interactions import Interactions
 from adapters.discord.manifest import DiscordCatchUp, DiscordWorkspace
 from adapters.discord.normalise import PLATFORM
 from adapters.discord.sessions import KeptSessions
@@ -94,7 +95,8 @@ class DiscordAgentConnection:
     `failure`. The token is never logged and is not part of `repr`. With `sharding` it runs an
     `AutoShardedClient` over those shards, else a plain `Client`. With a `store` its gateway
     sessions outlive the process and a lost one is caught up from history within `catch_up`
-    (see the module's docstring); `clock` stamps the ledger's session records.
+    (see the module's docstring); `clock` stamps the ledger's session records. Interactions
+    (which discord.py parses, not `receive`) go to `interactions`.
     """
 
     def __init__(
@@ -110,8 +112,10 @@ class DiscordAgentConnection:
         store: Store | None = None,
         clock: Clock,
         catch_up: DiscordCatchUp | None = None,
+        interactions: Interactions | None = None,
     ) -> None:
         self.agent = agent
+        self._interactions = interactions
         self._token = token
         self._receive = receive
         self._guild_id = guild_id
@@ -237,6 +241,11 @@ class DiscordAgentConnection:
             )
         self._ready.set()
 
+    async def on_client_interaction(self, interaction: discord.Interaction) -> None:
+        """An interaction for this bot (`adapters.discord.clients.Owner`)."""
+        if self._interactions is not None:
+            await self._interactions.take(self.agent, interaction)
+
     # -- the session owner (adapters.discord.resume) --------------------------------------------
 
     def resume_from(self, shard: int) -> GatewaySession | None:
@@ -345,6 +354,7 @@ async def start_connections(
     guild_ready_timeout: float = 2.0,
     store: Store | None = None,
     clock: Clock,
+    interactions: Interactions | None = None,
 ) -> list[DiscordAgentConnection]:
     """Connect every agent that has a Discord `token_env`, and wait until all are ready.
 
@@ -353,8 +363,8 @@ async def start_connections(
     set, are applied first with `use_endpoints` (process-wide), and its `shard_count` and
     `shard_ids` make every bot an `AutoShardedClient` over those shards. With a `store` (the
     ledger, open) every bot resumes its kept gateway session, or catches up from history within
-    the manifest's `discord.catch_up` window. Raises `ManifestError`
-    naming every variable that is unset or empty before connecting anything, and
+    the manifest's `discord.catch_up` window; interactions go to `interactions`. Raises
+    `ManifestError` naming every variable that is unset or empty before connecting anything, and
     `ConnectionError` if a connection ends before it is ready (the others are closed).
     Unbounded: callers put it under `asyncio.timeout`; cancelled, it closes what it started.
     """
@@ -375,6 +385,7 @@ async def start_connections(
             store=store,
             clock=clock,
             catch_up=settings.catch_up if settings is not None else None,
+            interactions=interactions,
         )
         for agent, token in tokens.items()
     ]

@@ -2,8 +2,8 @@
 
 `connect` is used when an agent has a bot token variable (`agents.<id>.discord.token_env`);
 every such variable must be set, checked before anything connects. Its start logs the sender
-in and opens each bot's gateway (within `CONNECT_TIMEOUT` seconds); its finish logs the sender
-out, after the outbox's last round.
+in and opens each bot's gateway (within `CONNECT_TIMEOUT` seconds), every bot's button presses
+answering the engine's approvals; its finish logs the sender out, after the outbox's last round.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ import asyncio
 
 import discord
 
+from adapters.discord.asks import listen_for_presses
+from adapters.discord.interactions import Interactions
 from adapters.discord.live import DiscordAgentConnection, start_connections
 from adapters.discord.manifest import SECTION, DiscordAgent
 from adapters.discord.normalise import normalise
@@ -36,6 +38,8 @@ class DiscordConnection:
         self.name = ctx.workspace.manifest.workspace
         self.agents: list[DiscordAgentConnection] = []
         self._sender: DiscordSender | None = None
+        self.interactions = Interactions()
+        listen_for_presses(self.interactions, ctx.engine.approvals)
 
     @property
     def sender(self) -> Sender | None:
@@ -53,6 +57,7 @@ class DiscordConnection:
                     environ=ctx.environ,
                     store=ctx.store,
                     clock=ctx.clock,
+                    interactions=self.interactions,
                 )
         except (discord.LoginFailure, discord.HTTPException, OSError, TimeoutError) as exc:
             raise ManifestError(

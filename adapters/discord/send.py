@@ -13,6 +13,8 @@ Actions, matched on their type:
 - `Working`: typing (`adapters.discord.indicator`), until cleared, a post by the same agent
   in that channel, or a hard timeout.
 - `Edit` and `Delete`: the agent's own message, rendered as a post is.
+- `Ask`: a question with a button per choice, then redrawn with who decided
+  (`adapters.discord.asks`).
 
 Failures are mapped at this boundary (`adapters.discord.failures`).
 
@@ -29,6 +31,7 @@ from typing import Any
 
 import discord
 
+from adapters.discord.asks import Asks
 from adapters.discord.clients import read_tokens, use_endpoints
 from adapters.discord.failures import Retry, describe, failure, raise_as
 from adapters.discord.indicator import Typing
@@ -78,6 +81,7 @@ class DiscordSender:
         self._retrying = Retry(attempts, backoff)
         self.places = Places(self._retrying, history_limit)
         self.typing = Typing(self._retrying, typing_timeout)
+        self.asks = Asks(self.places, self._retrying)
         self._landed: dict[str, dict[int, str]] = {}  # key -> part index -> message id
 
     @classmethod
@@ -138,8 +142,8 @@ class DiscordSender:
                 return await self._set_typing(action)
             case Edit() | Delete():
                 return await self._change(action)
-            case Ask():  # components come with Discord's approvals; until then, refused
-                raise PermanentSendError("discord: asking with buttons is not supported yet")
+            case Ask():
+                return await self.asks.ask(self._client(action.agent), action)
 
     async def find(self, action: Action) -> dict[str, Any] | None:
         """An earlier attempt of a post found in the channel, or None; anything else is always

@@ -31,6 +31,8 @@ with warnings.catch_warnings():
     import discord.gateway
     import discord.http
 
+from fakes.discord_interactions import Interactions
+
 if TYPE_CHECKING:  # discord.types has import cycles that only a type checker untangles
     from discord.types.channel import DMChannel, TextChannel
     from discord.types.member import Member, MemberWithUser
@@ -194,6 +196,7 @@ class FakeDiscord:
         self.reactions: set[tuple[str, str, str]] = set()  # (message id, emoji, user id)
         self.url = ""
         self._bots: dict[str, _Bot] = {}
+        self.interactions = Interactions(self)  # presses and commands (fakes.discord_interactions)
         self._sessions: dict[str, _Session] = {}
         self._session_numbers = itertools.count(1)
         self._failures: list[_Failure] = []
@@ -359,6 +362,16 @@ class FakeDiscord:
             visible = self._visible(session, t, d)
             if visible is not None:
                 await self._send_dispatch(session, t, visible)
+
+    async def dispatch_to_application(self, application_id: str, t: str, d: Json) -> None:
+        """Send a dispatch only to the sessions of the bot of `application_id`."""
+        for session in list(self._sessions.values()):
+            if session.bot.application_id == application_id:
+                await self._send_dispatch(session, t, d)
+
+    @property
+    def bots(self) -> list[_Bot]:
+        return list(self._bots.values())
 
     async def invalidate_sessions(self) -> None:
         """Forget every session, as Discord does once one has been gone too long: a RESUME of
@@ -545,6 +558,10 @@ class FakeDiscord:
             if failure.method == request.method and path.startswith(failure.path_prefix):
                 self._failures.remove(failure)
                 return _failure_response(failure)
+        answered = await self.interactions.respond(request.method, path, body, request.query)
+        if answered is not None:  # an interaction is answered with its token, not the bot's
+            status, data = answered
+            return web.Response(status=status) if data is None else _json(data, status)
         bot = self._bots.get(request.headers.get("Authorization", "").removeprefix("Bot "))
         if bot is None:
             return _error(401, "401: Unauthorized")
@@ -633,14 +650,21 @@ class FakeDiscord:
             return _error(404, "Unknown Message", 10008)
         if message["author"]["id"] != req.bot.user["id"]:
             return _error(403, "Cannot edit a message authored by another user", 50005)
-        if "content" in req.body:
-            message["content"] = req.body["content"] or ""
+        return _json(await self.edit_stored(message["id"], req.body))
+
+    async def edit_stored(self, message_id: str, body: Json) -> Message:
+        """Apply an edit's `content`, `embeds` and `components` to a stored message, and
+        dispatch its MESSAGE_UPDATE."""
+        message = self.messages[message_id]
+        if "content" in body:
+            message["content"] = body["content"] or ""
             message["mentions"] = self._mentions(message["content"])
-        if "embeds" in req.body:
-            message["embeds"] = req.body["embeds"] or []
+        for key in ("embeds", "components"):
+            if key in body:
+                message[key] = body[key] or []
         message["edited_timestamp"] = self._iso(self._snowflake())
         await self.dispatch("MESSAGE_UPDATE", self.as_event(message))
-        return _json(message)
+        return message
 
     async def _delete_message(self, req: _Req) -> web.Response:
         message = self.messages.pop(req.args["mid"], None)

@@ -83,6 +83,17 @@ def permissions(bed: Bed) -> list[dict[str, Any]]:
     return [r["outcome"] for r in bed.records("permission")]
 
 
+def decided(bed: Bed, outcome: str, approver: str | None) -> None:
+    """The harness was allowed and the redrawn question says by whom, when `approver` pressed;
+    else it was refused and the question says nobody answered."""
+    if approver is not None:
+        assert permissions(bed) == [YES]
+        assert outcome.startswith(f"Allow once, by {approver} at ")
+    else:
+        assert permissions(bed) == [NO]
+        assert outcome.startswith("No answer by ")
+
+
 def slack_scenario(
     tmp_path: Path, presses: list[str], *, wait: bool = False, by_group: bool = False
 ) -> None:
@@ -105,12 +116,7 @@ def slack_scenario(
             while "blocks" in message and any(b["type"] == "actions" for b in message["blocks"]):
                 await asyncio.sleep(0.02)  # until chat.update has redrawn it
             outcome = message["blocks"][-1]["elements"][0]["text"]
-            if presses and presses[-1] == ANA:
-                assert permissions(bed) == [YES]
-                assert outcome.startswith(f"Allow once, by {ANA} at ")
-            else:
-                assert permissions(bed) == [NO]
-                assert outcome.startswith("No answer by ")
+            decided(bed, outcome, ANA if presses and presses[-1] == ANA else None)
             refused = [c.params for c in slack.calls_to("chat.postEphemeral")]
             assert [p["user"] for p in refused] == [u for u in presses if u != ANA]
             assert all(p["text"] == "Only lead's approvers can answer this." for p in refused)
