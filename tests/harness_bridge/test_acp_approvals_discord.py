@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import D_BACKEND_ROLE, D_HUMAN, D_HUMAN2, D_LEAD, DISCORD_IDS, GUILD
+from builders import D_BACKEND_ROLE, D_LEAD
+from discord_asking import ANA, BEN, CHANNEL, lead_on_discord
 from fakes.discord import FakeDiscord
 from fakes.discord_interactions import EPHEMERAL
 from outbox_pump import pumped
@@ -28,58 +29,21 @@ from test_acp_backend import Bed, loop_for, scenario, turn_of
 
 from adapters.discord.asks import listen_for_presses
 from adapters.discord.interactions import Interactions
-from adapters.discord.live import DiscordAgentConnection
 from adapters.discord.normalise import normalise
-from adapters.discord.send import DiscordSender
-from core.clock import VirtualClock
 from core.outbox import Outbox
-
-CHANNEL = "820000000000000001"
-TOKENS = {agent: f"{agent}-token-not-a-secret" for agent in DISCORD_IDS}
-ENV = {
-    "DISCORD_LEAD_TOKEN": TOKENS["lead"],
-    "DISCORD_W1_TOKEN": TOKENS["worker-1"],
-    "DISCORD_W2_TOKEN": TOKENS["worker-2"],
-}
-ANA, BEN = D_HUMAN, D_HUMAN2  # ANA holds the backend role, BEN nothing
-
-
-async def _nothing(*_: Any) -> None:
-    return None
 
 
 @contextlib.asynccontextmanager
 async def discord_for(bed: Bed, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
     """The fake Discord, the lead's live bot answering presses, and the outbox sending to it
     every few milliseconds."""
-    async with FakeDiscord(guild_id=GUILD) as fake:
-        fake.patch(monkeypatch)
-        for number, (agent, user_id) in enumerate(DISCORD_IDS.items(), 1):
-            fake.add_bot(TOKENS[agent], user_id, agent, f"91000000000000000{number}")
-        fake.add_role(D_BACKEND_ROLE, "backend")
-        fake.add_member(ANA, "ada.l", roles=(D_BACKEND_ROLE,))
-        fake.add_member(BEN, "ben.b")
-        fake.add_channel(CHANNEL, "general")
-        sender = await DiscordSender.connect(bed.engine.workspace, environ=ENV, backoff=0)
+    interactions = Interactions()
+    listen_for_presses(interactions, bed.engine.approvals)
+    bots = lead_on_discord(monkeypatch, bed.engine.workspace, interactions)
+    async with bots as (fake, sender):
         outbox = Outbox(bed.store, bed.engine.clock, {"discord": sender})
-        interactions = Interactions()
-        listen_for_presses(interactions, bed.engine.approvals)
-        connection = DiscordAgentConnection(
-            "lead",
-            TOKENS["lead"],
-            _nothing,
-            guild_ready_timeout=0.05,
-            clock=VirtualClock(),
-            interactions=interactions,
-        )
-        connection.start()
-        try:
-            await connection.wait_ready()
-            async with pumped(outbox):
-                yield fake
-        finally:
-            await connection.close()
-            await sender.close()
+        async with pumped(outbox):
+            yield fake
 
 
 async def mention_of_lead(bed: Bed, fake: FakeDiscord) -> str:

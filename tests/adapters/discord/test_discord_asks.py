@@ -5,8 +5,6 @@ the fake Discord are routed and answered."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -17,17 +15,14 @@ from builders import (
     D_HUMAN,
     D_HUMAN2,
     D_LEAD,
-    DISCORD_IDS,
-    GUILD,
     local_workspace,
 )
+from discord_asking import APPLICATIONS, CHANNEL, lead_on_discord
 from fakes.discord import FakeDiscord
-from test_discord_send import CHANNEL, ENV, TOKENS, world
+from test_discord_send import world
 
 from adapters.discord.asks import listen_for_presses
 from adapters.discord.interactions import Interactions
-from adapters.discord.live import DiscordAgentConnection
-from adapters.discord.send import DiscordSender
 from core.actions import Ask, Choice
 from core.approvals import Approvals, choice_id
 from core.clock import VirtualClock
@@ -97,42 +92,6 @@ def test_a_long_question_is_cut_to_fit_one_message(monkeypatch: pytest.MonkeyPat
 # -- presses and commands at a live bot ----------------------------------------------------------
 
 
-@contextlib.asynccontextmanager
-async def live_lead(
-    monkeypatch: pytest.MonkeyPatch, interactions: Interactions
-) -> AsyncIterator[tuple[FakeDiscord, DiscordSender]]:
-    """The fake guild (ada holds the backend role), the bots' sender and the lead's live bot."""
-    async with FakeDiscord(guild_id=GUILD) as fake:
-        fake.patch(monkeypatch)
-        for number, (agent, user_id) in enumerate(DISCORD_IDS.items(), 1):
-            fake.add_bot(TOKENS[agent], user_id, agent, f"91000000000000000{number}")
-        fake.add_role(D_BACKEND_ROLE, "backend")
-        fake.add_member(D_HUMAN, "ada.l", roles=(D_BACKEND_ROLE,))
-        fake.add_member(D_HUMAN2, "ben.b")
-        fake.add_channel(CHANNEL, "general")
-        sender = await DiscordSender.connect(local_workspace(), environ=ENV, backoff=0)
-        connection = DiscordAgentConnection(
-            "lead",
-            TOKENS["lead"],
-            _nothing,
-            guild_ready_timeout=0.05,
-            clock=VirtualClock(),
-            interactions=interactions,
-        )
-        connection.start()
-        try:
-            async with asyncio.timeout(10):
-                await connection.wait_ready()
-                yield fake, sender
-        finally:
-            await connection.close()
-            await sender.close()
-
-
-async def _nothing(*_: Any) -> None:
-    return None
-
-
 async def answered(fake: FakeDiscord, interaction: dict[str, Any]) -> Any:
     while not fake.interactions.answers(interaction):
         await asyncio.sleep(0.01)
@@ -154,7 +113,7 @@ def test_a_press_in_a_dm_decides_for_an_approver_named_by_user_id(
         interactions = Interactions()
         approvals = open_approvals((D_HUMAN2,))
         listen_for_presses(interactions, approvals)
-        async with live_lead(monkeypatch, interactions) as (fake, sender):
+        async with lead_on_discord(monkeypatch, local_workspace(), interactions) as (fake, sender):
             dm = await sender._client("lead").create_dm(discord.Object(int(D_HUMAN2)))
             asked = await fake.user_says(str(dm.id), D_HUMAN2, "may you?")
             posted = await sender.send(question(asked["id"], conversation=str(dm.id)))
@@ -176,7 +135,7 @@ def test_a_press_on_a_closed_question_is_told_so_and_decides_nothing(
         interactions = Interactions()
         approvals = open_approvals((f"group:{D_BACKEND_ROLE}",))
         listen_for_presses(interactions, approvals)
-        async with live_lead(monkeypatch, interactions) as (fake, sender):
+        async with lead_on_discord(monkeypatch, local_workspace(), interactions) as (fake, sender):
             asked = await fake.user_says(CHANNEL, D_HUMAN, "go?")
             posted = await sender.send(question(asked["id"]))
             first = await fake.interactions.press(
@@ -212,9 +171,9 @@ def test_interactions_go_to_the_handler_of_their_command_or_longest_prefix(
         interactions.on_component("c2a:", handler("asks"))
         interactions.on_component("c2a:other:", handler("other"))
         interactions.on_command("c2a", handler("command"))
-        async with live_lead(monkeypatch, interactions) as (fake, sender):
+        async with lead_on_discord(monkeypatch, local_workspace(), interactions) as (fake, sender):
             command = await fake.interactions.command(
-                CHANNEL, D_HUMAN, "910000000000000001", "c2a", what="status"
+                CHANNEL, D_HUMAN, APPLICATIONS["lead"], "c2a", what="status"
             )
             answer = await answered(fake, command)
             assert (answer.data["content"], answer.ephemeral) == ("command", True)
@@ -226,7 +185,7 @@ def test_interactions_go_to_the_handler_of_their_command_or_longest_prefix(
             )
             assert (await answered(fake, press)).data["content"] == "other"
             unknown = await fake.interactions.command(
-                CHANNEL, D_HUMAN, "910000000000000001", "nothing"
+                CHANNEL, D_HUMAN, APPLICATIONS["lead"], "nothing"
             )
             while "has no handler" not in caplog.text:
                 await asyncio.sleep(0.01)
