@@ -78,6 +78,7 @@ def app_manifest(
         base = (request_url or REQUEST_URL_PLACEHOLDER).rstrip("/")
         events = data["settings"]["event_subscriptions"]
         events["request_url"] = base + EVENTS_PATH.format(agent=agent)
+        data["settings"]["interactivity"]["request_url"] = events["request_url"]  # presses too
     return data
 
 

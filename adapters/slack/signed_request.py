@@ -7,13 +7,16 @@ or unsigned POST ends in a 500 and a traceback. `read_signed` refuses every such
 `MAX_BODY_BYTES`; 401 for signature headers that are missing, malformed, stale or wrong (checked
 with slack-sdk's `SignatureVerifier`, as bolt does); 400 for a body that is not UTF-8 (its
 signature cannot even be checked: slack-sdk signs text) or, signed, is not a JSON object in the
-Events API's shape. What passes is handed to bolt as the request it would have built itself.
+Events API's shape. An interactive request (a button pressed: `block_actions`) comes as a form
+whose `payload` field is that JSON object, and is checked the same way. What passes is handed to
+bolt as the request it would have built itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import parse_qs
 
 import orjson
 from aiohttp import web
@@ -32,6 +35,7 @@ more than any of them and little enough to hold while the signature is checked."
 _TIMESTAMP_DIGITS: Final = 12
 _TIMESTAMP: Final = "X-Slack-Request-Timestamp"
 _SIGNATURE: Final = "X-Slack-Signature"
+_FORM: Final = "application/x-www-form-urlencoded"
 
 
 async def read_signed(request: web.Request, verifier: SignatureVerifier) -> AsyncBoltRequest:
@@ -53,11 +57,7 @@ async def read_signed(request: web.Request, verifier: SignatureVerifier) -> Asyn
         raise _refused(400, "body", "is not UTF-8") from None
     if not verifier.is_valid(body=text, timestamp=timestamp, signature=signature):
         raise _refused(401, _SIGNATURE, "does not match, or the request is over five minutes old")
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise _refused(400, "body", "is not JSON") from None
-    _check_shape(body)
+    _check_shape(_json_of(text, request.content_type))
     headers: dict[str, str | Sequence[str]] = {
         name: request.headers.getall(name) for name in request.headers
     }
@@ -69,6 +69,20 @@ async def read_signed(request: web.Request, verifier: SignatureVerifier) -> Asyn
         raise _refused(
             400, "body", f"cannot be read by slack-bolt ({type(exc).__name__})"
         ) from None
+
+
+def _json_of(text: str, content_type: str) -> Any:
+    """The JSON a verified body carries: the body itself or, for a form (an interactive
+    request), its `payload` field."""
+    if content_type == _FORM:
+        payload = parse_qs(text).get("payload")
+        if not payload:
+            raise _refused(400, "payload", "is missing from the form")
+        text = payload[0]
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        raise _refused(400, "body", "is not JSON") from None
 
 
 async def _body(request: web.Request) -> bytes:

@@ -557,6 +557,19 @@ MALFORMED: list[tuple[str, bytes, Callable[[bytes], dict[str, str]], int]] = [
     ("JSON, not an object", b"[1, 2]", signed, 400),
     ("form garbage, signed", b"payload=%7Bnot-json&x", lambda raw: {**signed(raw), **FORM}, 400),
     ("form garbage, unsigned", b"payload=%7Bnot-json", lambda raw: FORM, 401),
+    ("a form without a payload, signed", b"x=1", lambda raw: {**signed(raw), **FORM}, 400),
+    (
+        "a payload that is no object, signed",
+        b"payload=%5B1%5D",
+        lambda raw: {**signed(raw), **FORM},
+        400,
+    ),
+    (
+        "a payload whose type is no string, signed",
+        b"payload=%7B%22type%22%3A5%7D",
+        lambda raw: {**signed(raw), **FORM},
+        400,
+    ),
     ("not UTF-8, signed", b'{"type": "caf\xe9"}', signed, 400),
     (
         "a shape bolt cannot read, signed",

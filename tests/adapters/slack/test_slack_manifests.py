@@ -72,11 +72,13 @@ def test_the_two_manifests_differ_only_in_how_events_arrive() -> None:
     socket, http = load(MANIFESTS["socket"]), load(MANIFESTS["http"])
     assert socket["settings"]["socket_mode_enabled"] is True
     assert http["settings"]["socket_mode_enabled"] is False
-    assert http["settings"]["event_subscriptions"].pop("request_url").startswith("https://")
+    events_url = http["settings"]["event_subscriptions"].pop("request_url")
+    assert events_url.startswith("https://")
     http["settings"]["socket_mode_enabled"] = True
-    # Buttons' presses arrive over Socket Mode; over HTTP they need a Request URL of their own.
+    # Buttons' presses arrive over Socket Mode; over HTTP at the events' Request URL.
     assert socket["settings"].pop("interactivity") == {"is_enabled": True}
-    assert http["settings"].pop("interactivity") == {"is_enabled": False}
+    interactivity = http["settings"].pop("interactivity")
+    assert interactivity == {"is_enabled": True, "request_url": events_url}
     assert http == socket
 
 
@@ -110,6 +112,7 @@ def test_c2a_slack_manifest_http_fills_the_agents_request_url(
     data = yaml.safe_load(capsys.readouterr().out)
     events = data["settings"]["event_subscriptions"]
     assert events["request_url"] == "https://c2a.corp.example" + EVENTS_PATH.format(agent="lead")
+    assert data["settings"]["interactivity"]["request_url"] == events["request_url"]
     assert data["settings"]["socket_mode_enabled"] is False
 
 
