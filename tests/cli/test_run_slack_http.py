@@ -6,9 +6,11 @@ a forged one is refused with a 401 and nothing stored."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +65,22 @@ async def post(port: int, body: dict[str, Any], secret: str) -> int:
         return response.status
 
 
+@contextlib.asynccontextmanager
+async def serving(manifest: Path, data: Path) -> AsyncIterator[WorkspaceRun]:
+    """`c2a run` of `manifest` (its ledger in `data`), started, then stopped at the end."""
+    stop = asyncio.Event()
+    runs: list[WorkspaceRun] = []
+    task = asyncio.create_task(
+        run_workspaces([manifest], stop=stop, environ=ENV, data_dir=data, started=runs.extend)
+    )
+    await wait_for(lambda: runs, "the workspace to start")
+    try:
+        yield runs[0]
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 20)
+
+
 def stored_events(data: Path) -> list[str]:
     with sqlite3.connect(data / "overhttp.sqlite3") as db:
         return [row[0] for row in db.execute("SELECT id FROM events ORDER BY seq")]
@@ -76,22 +94,13 @@ def test_c2a_run_takes_a_signed_event_over_http_and_refuses_a_forged_one(tmp_pat
         async with asyncio.timeout(30), FakeSlack() as slack:
             slack.add_bot(BOT_TOKEN, LEAD, "B0LEAD", team_id=TEAM)
             manifest = write_manifest(tmp_path, slack.api_url)
-            stop = asyncio.Event()
-            runs: list[WorkspaceRun] = []
-            task = asyncio.create_task(
-                run_workspaces(
-                    [manifest], stop=stop, environ=ENV, data_dir=data, started=runs.extend
-                )
-            )
-            await wait_for(lambda: runs, "the workspace to start")
-            port = runs[0].connections["slack"].connections.port  # type: ignore[attr-defined]
-            good = slack_body(slack_message(taken, "<@U0LEAD> deploy?", user=HUMAN), via="lead")
-            good_status = await post(port, good, SECRET)
-            in_ledger_at_200 = stored_events(data)  # durable before the answer
-            bad = slack_body(slack_message(forged, "<@U0LEAD> forged", user=HUMAN), via="lead")
-            bad_status = await post(port, bad, "someone-elses-secret")
-            stop.set()
-            await asyncio.wait_for(task, 20)
+            async with serving(manifest, data) as run:
+                port = run.connections["slack"].connections.port  # type: ignore[attr-defined]
+                said = slack_message(taken, "<@U0LEAD> deploy?", user=HUMAN)
+                good_status = await post(port, slack_body(said, via="lead"), SECRET)
+                in_ledger_at_200 = stored_events(data)  # durable before the answer
+                said = slack_message(forged, "<@U0LEAD> forged", user=HUMAN)
+                bad_status = await post(port, slack_body(said, via="lead"), "someone-elses-secret")
             assert slack.acks == []  # no Socket Mode: nothing was opened
             assert not slack.calls_to("apps.connections.open")
             return good_status, bad_status, in_ledger_at_200, stored_events(data)

@@ -22,9 +22,8 @@ from builders import HUMAN, HUMAN2, LEAD, TEAM, slack_body, slack_message
 from fakes.slack import FakeSlack, sign
 from fakes.slack_interactive import block_actions
 from test_run import fresh_ts, wait_for
-from test_run_slack_http import BOT_TOKEN, ENV, SECRET, post, write_manifest
+from test_run_slack_http import BOT_TOKEN, SECRET, post, serving, write_manifest
 
-from c2a.run import WorkspaceRun, run_workspaces
 from core.actions import Choice
 from core.approvals import Verdict
 from core.asking import Approval, ask
@@ -62,39 +61,32 @@ def test_c2a_run_over_http_takes_signed_presses_and_refuses_a_forged_one(tmp_pat
             data = yaml.safe_load(manifest.read_text())
             data["agents"]["lead"]["approvers"] = [HUMAN]
             manifest.write_text(yaml.safe_dump(data))
-            stop = asyncio.Event()
-            runs: list[WorkspaceRun] = []
-            task = asyncio.create_task(
-                run_workspaces(
-                    [manifest], stop=stop, environ=ENV, data_dir=tmp_path, started=runs.extend
+            async with serving(manifest, tmp_path) as run:
+                port = run.connections["slack"].connections.port  # type: ignore[attr-defined]
+                said = slack_message(asked_ts, "<@U0LEAD> clean the build dir?", user=HUMAN)
+                assert await post(port, slack_body(said, via="lead"), SECRET) == 200
+                approval = Approval(
+                    event_id=f"slack:{TEAM}:C0GEN:{asked_ts}",
+                    text="lead asks to use shell_exec.",
+                    choices=CHOICES,
                 )
-            )
-            await wait_for(lambda: runs, "the workspace to start")
-            port = runs[0].connections["slack"].connections.port  # type: ignore[attr-defined]
-            said = slack_message(asked_ts, "<@U0LEAD> clean the build dir?", user=HUMAN)
-            assert await post(port, slack_body(said, via="lead"), SECRET) == 200
-            approval = Approval(
-                event_id=f"slack:{TEAM}:C0GEN:{asked_ts}",
-                text="lead asks to use shell_exec.",
-                choices=CHOICES,
-            )
-            asking = asyncio.create_task(ask(runs[0].host.engine, "lead", approval))
-            await wait_for(lambda: with_buttons(slack), "the question with buttons")
-            message = with_buttons(slack)
-            assert message is not None
-            (actions,) = [b for b in message["blocks"] if b["type"] == "actions"]
-            allow = actions["elements"][0]["action_id"]
+                asking = asyncio.create_task(ask(run.host.engine, "lead", approval))
+                await wait_for(lambda: with_buttons(slack), "the question with buttons")
+                message = with_buttons(slack)
+                assert message is not None
+                (actions,) = [b for b in message["blocks"] if b["type"] == "actions"]
+                allow = actions["elements"][0]["action_id"]
 
-            forged = block_actions(message, "C0GEN", allow, HUMAN2)
-            assert await press(port, forged, "someone-elses-secret") == 401
-            assert await press(port, block_actions(message, "C0GEN", allow, HUMAN2), SECRET) == 200
-            await wait_for(lambda: slack.calls_to("chat.postEphemeral"), "the refusal")
-            assert not asking.done()
-            assert await press(port, block_actions(message, "C0GEN", allow, HUMAN), SECRET) == 200
-            verdict: Verdict = await asyncio.wait_for(asking, 10)
-            await wait_for(lambda: with_buttons(slack) is None, "the question redrawn")
-            stop.set()
-            await asyncio.wait_for(task, 20)
+                by_ben, by_ana = (
+                    block_actions(message, "C0GEN", allow, u) for u in (HUMAN2, HUMAN)
+                )
+                assert await press(port, by_ben, "someone-elses-secret") == 401  # forged
+                assert await press(port, by_ben, SECRET) == 200
+                await wait_for(lambda: slack.calls_to("chat.postEphemeral"), "the refusal")
+                assert not asking.done()
+                assert await press(port, by_ana, SECRET) == 200
+                verdict: Verdict = await asyncio.wait_for(asking, 10)
+                await wait_for(lambda: with_buttons(slack) is None, "the question redrawn")
 
             assert verdict.allowed and verdict.by == HUMAN
             (refused,) = [c.params for c in slack.calls_to("chat.postEphemeral")]
