@@ -33,11 +33,19 @@ from aiohttp import web
 from c2a import gc_tuning
 from c2a.host import Host
 from c2a.logs import redact_logs
-from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
+from c2a.metrics import (
+    CountedSenders,
+    CountedStore,
+    Metrics,
+    leases_read,
+    serve_metrics,
+    turns_read,
+)
 from c2a.platforms import installed, load_workspace, normalisers
 from c2a.probes import HarnessUnreachable, probe_harnesses
 from c2a.reload import Gate, watch_reloads
 from c2a.run_dispatch import Dispatch
+from c2a.run_leases import harness_leases
 from c2a.run_loops import OutboxLoop, supervise, sweep
 from core.clock import SystemClock
 from core.engine import Outcome
@@ -112,6 +120,12 @@ class WorkspaceRun:
         self.gate = Gate()
         self.harness_tasks: dict[str, asyncio.Task[None]] = {}
         self._loops: list[asyncio.Task[None]] = []
+        self.leases = harness_leases(  # None unless several processes may share the ledger
+            url, self.name, lambda: list(self.harnesses), self._run_harness, self._halt_harness
+        )
+        if self.leases is not None:
+            held = leases_read(self.name, self.leases.holder, self.leases.names)
+            self.metrics.read("c2a_leases_held", held)
 
     # -- before anything connects
 
@@ -172,6 +186,9 @@ class WorkspaceRun:
         await self.outbox.recover()
         for agent, harness in self.harnesses.items():
             self.start_harness(agent, harness)
+        if self.leases is not None:
+            await self.leases.begin()
+            self._loops.append(asyncio.create_task(self.leases.run(), name=f"leases-{self.name}"))
         self.outbox_loop.start()
         swept = sweep(self.name, self.store, self.host.engine, self.dispatch)
         self._loops.append(asyncio.create_task(swept, name=f"sweep-{self.name}"))
@@ -210,10 +227,22 @@ class WorkspaceRun:
         await self.outbox_loop.finish(grace)
 
     def start_harness(self, agent: str, harness: Harness) -> None:
-        """Run `agent`'s harness, started again whenever it dies."""
+        """Run `agent`'s harness, started again whenever it dies; with leases, only while this
+        process holds the agent's (else `leases` starts it once it does)."""
         self.harnesses[agent] = harness
-        supervised = supervise(self.name, agent, harness, self.host.engine)
+        if self.leases is None or agent in self.leases.held:
+            self._run_harness(agent)
+
+    def _run_harness(self, agent: str) -> None:
+        supervised = supervise(self.name, agent, self.harnesses[agent], self.host.engine)
         self.harness_tasks[agent] = asyncio.create_task(supervised, name=f"harness-{agent}")
+
+    async def _halt_harness(self, agent: str) -> None:
+        """Stop `agent`'s harness (its lease is lost); what it is owed stays in the ledger."""
+        task = self.harness_tasks.pop(agent, None)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     async def stop_harnesses(self, grace: float) -> None:
         tasks = [*self.harness_tasks.values(), *self._loops]
@@ -230,6 +259,8 @@ class WorkspaceRun:
     async def close(self) -> None:
         for connection in self.connections.values():
             await connection.finish()
+        if self.leases is not None:
+            await self.leases.end()
         await self.host.close()
 
     # -- what the platforms and `/healthz` call
