@@ -45,7 +45,7 @@ from c2a.platforms import installed, load_workspace, normalisers
 from c2a.probes import HarnessUnreachable, probe_harnesses
 from c2a.reload import Gate, watch_reloads
 from c2a.run_dispatch import Dispatch
-from c2a.run_leases import harness_leases
+from c2a.run_leases import harness_leases, holder_name
 from c2a.run_loops import OutboxLoop, supervise, sweep
 from core.clock import SystemClock
 from core.engine import Outcome
@@ -94,11 +94,10 @@ class WorkspaceRun:
         redact_logs(self.redactor)
         self.harnesses: dict[str, Harness] = {}
         self.senders: dict[str, Sender] = {}
+        self.holder = holder_name()
+        counted = CountedSenders(self.senders, self.metrics, self.name)
         self.outbox = Outbox(
-            self.store,
-            self.clock,
-            CountedSenders(self.senders, self.metrics, self.name),
-            due=self.store.due,
+            self.store, self.clock, counted, due=self.store.due, holder=self.holder
         )
         self.outbox_loop = OutboxLoop(self.name, self.outbox)
         self.dispatch = Dispatch(self.name, self.metrics, self.harnesses, self.outbox_loop.wake)
@@ -121,10 +120,10 @@ class WorkspaceRun:
         self.harness_tasks: dict[str, asyncio.Task[None]] = {}
         self._loops: list[asyncio.Task[None]] = []
         self.leases = harness_leases(  # None unless several processes may share the ledger
-            url, self.name, lambda: list(self.harnesses), self._run_harness, self._halt_harness
+            url, self.name, self.holder, self.harnesses, self._run_harness, self._halt_harness
         )
         if self.leases is not None:
-            held = leases_read(self.name, self.leases.holder, self.leases.names)
+            held = leases_read(self.name, self.holder, self.leases.names)
             self.metrics.read("c2a_leases_held", held)
 
     # -- before anything connects

@@ -19,7 +19,7 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -51,17 +51,18 @@ def holder_name() -> str:
 def harness_leases(
     url: str | None,
     workspace: str,
-    agents: Callable[[], Sequence[str]],
+    holder: str,
+    agents: Collection[str],
     start: Callable[[str], None],
     stop: Callable[[str], Awaitable[None]],
 ) -> HarnessLeases | None:
     """The leases of a workspace whose ledger is at `url`, on a connection of their own to it,
     so a renewal never waits behind (or rolls back with) the ledger's transactions; None on
-    SQLite, which one process owns."""
+    SQLite, which one process owns. `holder` names this process (`holder_name`)."""
     if url is None or urlsplit(url).scheme not in ("postgresql", "postgres"):
         return None
     store = open_store(url, "", schema=workspace)
-    return HarnessLeases(workspace, store, holder_name(), agents, start, stop)
+    return HarnessLeases(workspace, store, holder, agents, start, stop)
 
 
 def agent_lease(agent: str) -> str:
@@ -75,7 +76,8 @@ def host_lease(holder: str) -> str:
 
 
 class HarnessLeases:
-    """The leases of one workspace's (`name`) agents, held as `holder`: `start(agent)` runs a
+    """The leases of one workspace's (`name`) `agents` (a live collection: the run's harnesses
+    by agent, which a reload changes), held as `holder`: `start(agent)` runs a
     harness once its lease is taken, `stop(agent)` ends it once the lease is lost. `now` gives
     the time leases expire by (None: the database's clock); `timeout` bounds each call."""
 
@@ -84,7 +86,7 @@ class HarnessLeases:
         name: str,
         leases: Store,
         holder: str,
-        agents: Callable[[], Sequence[str]],
+        agents: Collection[str],
         start: Callable[[str], None],
         stop: Callable[[str], Awaitable[None]],
         *,
@@ -107,7 +109,7 @@ class HarnessLeases:
         """Renew the host's lease and every agent's held here, stopping the harness of each
         one lost; then take every free agent's lease and start its harness."""
         await self._call(self.leases.acquire, host_lease(self.holder))
-        wanted = set(self.agents())
+        wanted = set(self.agents)
         for agent in sorted(self.held - wanted):  # no longer in the manifest
             self.held.discard(agent)
             await self._call_release(agent_lease(agent))

@@ -288,6 +288,13 @@ class OutboxStore(Protocol):
         """Actions still to send (`pending`, `ambiguous`), oldest first."""
         ...
 
+    async def outbox_take(self, holder: str, limit: int = 100) -> list[OutboxEntry]:
+        """Due actions for the process `holder` to send, oldest first, each taken by one
+        process only: where several share the database, an action stays its taker's while the
+        taker's lease `host:<holder>` lives, and one a dead taker left `sending` comes back
+        `ambiguous`. With one process (SQLite) these are simply the due actions."""
+        ...
+
     async def outbox_mark(
         self, key: str, status: str, at: str, result: Mapping[str, Any] | None = None
     ) -> None:
@@ -295,7 +302,8 @@ class OutboxStore(Protocol):
         ...
 
     async def outbox_recover(self, at: str) -> int:
-        """After a restart: an action left `sending` may have landed, so it is `ambiguous`."""
+        """After a restart: an action left `sending` may have landed, so it is `ambiguous`
+        (where several processes share the database, only those no live process took)."""
         ...
 
     async def outbox_get(self, key: str) -> OutboxEntry | None:
