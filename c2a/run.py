@@ -119,9 +119,8 @@ class WorkspaceRun:
         self.gate = Gate()
         self.harness_tasks: dict[str, asyncio.Task[None]] = {}
         self._loops: list[asyncio.Task[None]] = []
-        self.leases = harness_leases(  # None unless several processes may share the ledger
-            url, self.name, self.holder, self.harnesses, self._run_harness, self._halt_harness
-        )
+        # None unless several processes may share the ledger
+        self.leases = harness_leases(url, self.holder, self, self.dispatch.heard)
         if self.leases is not None:
             held = leases_read(self.name, self.holder, self.leases.names)
             self.metrics.read("c2a_leases_held", held)
@@ -230,13 +229,13 @@ class WorkspaceRun:
         process holds the agent's (else `leases` starts it once it does)."""
         self.harnesses[agent] = harness
         if self.leases is None or agent in self.leases.held:
-            self._run_harness(agent)
+            self.run_harness(agent)
 
-    def _run_harness(self, agent: str) -> None:
+    def run_harness(self, agent: str) -> None:
         supervised = supervise(self.name, agent, self.harnesses[agent], self.host.engine)
         self.harness_tasks[agent] = asyncio.create_task(supervised, name=f"harness-{agent}")
 
-    async def _halt_harness(self, agent: str) -> None:
+    async def halt_harness(self, agent: str) -> None:
         """Stop `agent`'s harness (its lease is lost); what it is owed stays in the ledger."""
         task = self.harness_tasks.pop(agent, None)
         if task is not None:

@@ -19,8 +19,9 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 from datetime import datetime
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from core.store import Lease, Store
@@ -30,6 +31,7 @@ __all__ = [
     "LEASE_TTL_MS",
     "RENEW_EVERY",
     "HarnessLeases",
+    "Runs",
     "agent_lease",
     "harness_leases",
     "holder_name",
@@ -48,21 +50,43 @@ def holder_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
+class Runs(Protocol):
+    """What the leases drive: a workspace's run, its harnesses by agent (a reload changes
+    them), and how one is started and stopped."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def harnesses(self) -> Mapping[str, object]: ...
+
+    def run_harness(self, agent: str) -> None: ...
+
+    async def halt_harness(self, agent: str) -> None: ...
+
+
 def harness_leases(
-    url: str | None,
-    workspace: str,
-    holder: str,
-    agents: Collection[str],
-    start: Callable[[str], None],
-    stop: Callable[[str], Awaitable[None]],
+    url: str | None, holder: str, run: Runs, heard: Callable[[str], None]
 ) -> HarnessLeases | None:
-    """The leases of a workspace whose ledger is at `url`, on a connection of their own to it,
-    so a renewal never waits behind (or rolls back with) the ledger's transactions; None on
-    SQLite, which one process owns. `holder` names this process (`holder_name`)."""
+    """The leases of `run`'s workspace, whose ledger is at `url`, on a connection of their own
+    to it, so a renewal never waits behind (or rolls back with) the ledger's transactions, and
+    the ledger's notifications handed to `heard` while they are kept; None on SQLite, which one
+    process owns. `holder` names this process (`holder_name`)."""
     if url is None or urlsplit(url).scheme not in ("postgresql", "postgres"):
         return None
-    store = open_store(url, "", schema=workspace)
-    return HarnessLeases(workspace, store, holder, agents, start, stop)
+    from core.postgres.listen import Listener  # psycopg is needed only for PostgreSQL
+
+    store = open_store(url, "", schema=run.name)
+    listener = Listener(url, run.name)
+    return HarnessLeases(
+        run.name,
+        store,
+        holder,
+        run.harnesses,
+        run.run_harness,
+        run.halt_harness,
+        wake_ups=lambda: listener.run(heard),
+    )
 
 
 def agent_lease(agent: str) -> str:
@@ -79,7 +103,9 @@ class HarnessLeases:
     """The leases of one workspace's (`name`) `agents` (a live collection: the run's harnesses
     by agent, which a reload changes), held as `holder`: `start(agent)` runs a
     harness once its lease is taken, `stop(agent)` ends it once the lease is lost. `now` gives
-    the time leases expire by (None: the database's clock); `timeout` bounds each call."""
+    the time leases expire by (None: the database's clock); `timeout` bounds each call;
+    `wake_ups`, when given, runs while the leases are kept (the ledger's notifications,
+    `core.postgres.listen`)."""
 
     def __init__(
         self,
@@ -93,6 +119,7 @@ class HarnessLeases:
         ttl_ms: int = LEASE_TTL_MS,
         timeout: float = RENEW_EVERY,
         now: Callable[[], datetime | None] = lambda: None,
+        wake_ups: Callable[[], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         self.name = name
         self.leases = leases
@@ -104,6 +131,8 @@ class HarnessLeases:
         self.timeout = timeout
         self.now = now
         self.held: set[str] = set()
+        self.wake_ups = wake_ups
+        self._waking: asyncio.Task[None] | None = None
 
     async def round(self) -> None:
         """Renew the host's lease and every agent's held here, stopping the harness of each
@@ -129,12 +158,17 @@ class HarnessLeases:
     async def begin(self) -> None:
         """Connect, take what is free (starting those harnesses) and say what is held."""
         await self.leases.open()
+        if self.wake_ups is not None:
+            self._waking = asyncio.create_task(self.wake_ups(), name=f"wake-ups-{self.name}")
         await self.round()
         log.info("%s: holds leases %s", self.name, ", ".join(self.names()))
 
     async def end(self) -> None:
         """Give every lease up (the harnesses are stopped already), so another process takes
         them at once instead of after they expire; then disconnect."""
+        if self._waking is not None:
+            self._waking.cancel()
+            await asyncio.gather(self._waking, return_exceptions=True)
         await self.release()
         await self.leases.close()
 

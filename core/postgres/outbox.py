@@ -8,6 +8,7 @@ lives (`core.postgres.leases`), so a transient failure is retried by the process
 A row no live process holds is anyone's; if its taker died while it was `sending`, it comes
 back `ambiguous` and is looked for on the platform before any resend. The row lock lasts only
 the statement, not the platform call, so the shared connection is never held across a send.
+A queued action's commit notifies the listening processes (`outbox`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ class PostgresOutbox(Connection):
             "VALUES (%s, %s, %s::json, %s, %s) ON CONFLICT (idempotency_key) DO NOTHING",
             (key, agent, dumps(action), at, at),
         )
+        if written == 1:
+            await self._notify(["outbox"])
         return written == 1
 
     async def outbox_due(self, limit: int = 100) -> list[OutboxEntry]:

@@ -128,12 +128,20 @@ def test_an_agent_gone_from_the_manifest_gives_its_lease_up(tmp_path: Path) -> N
     assert a.leases.held == set()
 
 
-def test_leases_are_kept_only_for_a_postgresql_ledger() -> None:
-    async def stop(agent: str) -> None:
+class Run:
+    name = "acme"
+    harnesses: dict[str, object] = {}
+
+    def run_harness(self, agent: str) -> None:
         return None
 
+    async def halt_harness(self, agent: str) -> None:
+        return None
+
+
+def test_leases_are_kept_only_for_a_postgresql_ledger() -> None:
     def made(url: str | None) -> HarnessLeases | None:
-        return harness_leases(url, "acme", "here", [], print, stop)
+        return harness_leases(url, "here", Run(), print)
 
     assert made(None) is None
     assert made("sqlite:///tmp/x.sqlite3") is None
