@@ -26,7 +26,15 @@ from core.outbox import Sender
 from core.sqlite_store import SQLiteStore
 from core.store import ClaimResult, Store
 
-__all__ = ["CountedSenders", "CountedStore", "Labels", "Metrics", "serve_metrics", "turns_read"]
+__all__ = [
+    "CountedSenders",
+    "CountedStore",
+    "Labels",
+    "Metrics",
+    "leases_read",
+    "serve_metrics",
+    "turns_read",
+]
 
 Labels = tuple[tuple[str, str], ...]
 Reader = Callable[[], Mapping[Labels, float]]
@@ -47,6 +55,10 @@ _HELP = {
     "c2a_retries_total": (
         "Retries, by workspace and what: send (a transient failure, tried again later) or "
         "delivery (a chat/deliver attempted again)"
+    ),
+    "c2a_leases_held": (
+        "Leases this process holds (1 each), by workspace, lease (agent:<id>, host:<holder>) "
+        "and holder; only when several processes share a PostgreSQL ledger"
     ),
     "c2a_queue_depth": (
         "Items waiting, by workspace, agent and queue (deliveries pending, outbox due)"
@@ -229,6 +241,15 @@ def turns_read(workspace: str, harnesses: Mapping[str, object]) -> Reader:
             for result in getattr(harness, "results", ()):
                 counted[labels(workspace=workspace, agent=agent, outcome=result.status)] += 1
         return {key: float(n) for key, n in counted.items()}
+
+    return read
+
+
+def leases_read(workspace: str, holder: str, held: Callable[[], Iterable[str]]) -> Reader:
+    """The leases `holder` holds for `workspace` (`held` names them), each 1."""
+
+    def read() -> dict[Labels, float]:
+        return {labels(workspace=workspace, lease=n, holder=holder): 1.0 for n in held()}
 
     return read
 

@@ -33,11 +33,19 @@ from aiohttp import web
 from c2a import gc_tuning
 from c2a.host import Host
 from c2a.logs import redact_logs
-from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
+from c2a.metrics import (
+    CountedSenders,
+    CountedStore,
+    Metrics,
+    leases_read,
+    serve_metrics,
+    turns_read,
+)
 from c2a.platforms import installed, load_workspace, normalisers
 from c2a.probes import HarnessUnreachable, probe_harnesses
 from c2a.reload import Gate, watch_reloads
 from c2a.run_dispatch import Dispatch
+from c2a.run_leases import harness_leases, holder_name
 from c2a.run_loops import OutboxLoop, supervise, sweep
 from core.clock import SystemClock
 from core.engine import Outcome
@@ -86,11 +94,10 @@ class WorkspaceRun:
         redact_logs(self.redactor)
         self.harnesses: dict[str, Harness] = {}
         self.senders: dict[str, Sender] = {}
+        self.holder = holder_name()
+        counted = CountedSenders(self.senders, self.metrics, self.name)
         self.outbox = Outbox(
-            self.store,
-            self.clock,
-            CountedSenders(self.senders, self.metrics, self.name),
-            due=self.store.due,
+            self.store, self.clock, counted, due=self.store.due, holder=self.holder
         )
         self.outbox_loop = OutboxLoop(self.name, self.outbox)
         self.dispatch = Dispatch(self.name, self.metrics, self.harnesses, self.outbox_loop.wake)
@@ -112,6 +119,11 @@ class WorkspaceRun:
         self.gate = Gate()
         self.harness_tasks: dict[str, asyncio.Task[None]] = {}
         self._loops: list[asyncio.Task[None]] = []
+        # None unless several processes may share the ledger
+        self.leases = harness_leases(url, self.holder, self, self.dispatch.heard)
+        if self.leases is not None:
+            held = leases_read(self.name, self.holder, self.leases.names)
+            self.metrics.read("c2a_leases_held", held)
 
     # -- before anything connects
 
@@ -172,6 +184,9 @@ class WorkspaceRun:
         await self.outbox.recover()
         for agent, harness in self.harnesses.items():
             self.start_harness(agent, harness)
+        if self.leases is not None:
+            await self.leases.begin()
+            self._loops.append(asyncio.create_task(self.leases.run(), name=f"leases-{self.name}"))
         self.outbox_loop.start()
         swept = sweep(self.name, self.store, self.host.engine, self.dispatch)
         self._loops.append(asyncio.create_task(swept, name=f"sweep-{self.name}"))
@@ -210,10 +225,22 @@ class WorkspaceRun:
         await self.outbox_loop.finish(grace)
 
     def start_harness(self, agent: str, harness: Harness) -> None:
-        """Run `agent`'s harness, started again whenever it dies."""
+        """Run `agent`'s harness, started again whenever it dies; with leases, only while this
+        process holds the agent's (else `leases` starts it once it does)."""
         self.harnesses[agent] = harness
-        supervised = supervise(self.name, agent, harness, self.host.engine)
+        if self.leases is None or agent in self.leases.held:
+            self.run_harness(agent)
+
+    def run_harness(self, agent: str) -> None:
+        supervised = supervise(self.name, agent, self.harnesses[agent], self.host.engine)
         self.harness_tasks[agent] = asyncio.create_task(supervised, name=f"harness-{agent}")
+
+    async def halt_harness(self, agent: str) -> None:
+        """Stop `agent`'s harness (its lease is lost); what it is owed stays in the ledger."""
+        task = self.harness_tasks.pop(agent, None)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     async def stop_harnesses(self, grace: float) -> None:
         tasks = [*self.harness_tasks.values(), *self._loops]
@@ -230,6 +257,8 @@ class WorkspaceRun:
     async def close(self) -> None:
         for connection in self.connections.values():
             await connection.finish()
+        if self.leases is not None:
+            await self.leases.end()
         await self.host.close()
 
     # -- what the platforms and `/healthz` call

@@ -3,7 +3,9 @@
 Every emission is counted for `/metrics` and each decision logged as one line (`c2a.logs`);
 then a `Queued` action wakes the outbox, a `Cancel` or `Typing` goes straight to the agent's
 connected harness, and every agent told something has its harness woken: a delivery is read
-back from the ledger by the deliverer it wakes, so none is lost when a harness is away.
+back from the ledger by the deliverer it wakes, so none is lost when a harness is away. Where
+several processes share a PostgreSQL ledger, what another one committed wakes them the same way
+(`Dispatch.heard`).
 """
 
 from __future__ import annotations
@@ -53,6 +55,16 @@ class Dispatch:
         for agent in woken:
             if agent in self.harnesses:
                 self.harnesses[agent].wake()
+
+    def heard(self, payload: str) -> None:
+        """Another process's commit left work (`core.postgres.listen`): `outbox`,
+        `deliveries <agent>`, or `*` (notifications were missed: look at everything)."""
+        kind, _, agent = payload.partition(" ")
+        if kind in ("outbox", "*"):
+            self.wake_outbox()
+        for name, harness in self.harnesses.items():
+            if kind == "*" or (kind == "deliveries" and name == agent):
+                harness.wake()
 
     async def _notify(self, emission: Cancel | Typing) -> None:
         """Cancellations and typing go straight to a connected harness."""

@@ -96,12 +96,15 @@ class Outbox:
         senders: Mapping[str, Sender],
         *,
         due: asyncio.Event | None = None,
+        holder: str = "",
     ) -> None:
-        """`due` is the event that says something was queued (a `QueueBell`'s)."""
+        """`due` is the event that says something was queued (a `QueueBell`'s); `holder` names
+        this process where several drain one ledger (`OutboxStore.outbox_take`)."""
         self.store = store
         self.clock = clock
         self.senders = senders
         self.due = due or asyncio.Event()
+        self.holder = holder
 
     def wake(self) -> None:
         """Something is due now: the running loop drains at once."""
@@ -127,11 +130,11 @@ class Outbox:
             return await self.store.outbox_recover(self._now())
 
     async def drain(self) -> int:
-        """Send every due action once, oldest first; returns how many were sent. An action whose
-        platform has no sender here, or that failed transiently, stays due; one whose record
-        cannot be read fails."""
+        """Send every due action this process takes once, oldest first; returns how many were
+        sent. An action whose platform has no sender here, or that failed transiently, stays
+        due; one whose record cannot be read fails."""
         sent = 0
-        for entry in await self.store.outbox_due():
+        for entry in await self.store.outbox_take(self.holder):
             try:
                 action = from_record(entry.action)
             except StoreError as exc:

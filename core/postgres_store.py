@@ -6,9 +6,9 @@ server and of the machine). docs/deploy.md says how to point c2a at a server, wh
 and how migrations run.
 
 Each responsibility lives in its own module of `core.postgres` (connection and schema, ledger,
-deliveries, claims, outbox, audit, gateway sessions); this class only puts them together. It
-is imported only when a store URL names PostgreSQL (`core.store_choice`), so psycopg is needed
-only then.
+deliveries, claims, outbox, audit, gateway sessions, leases); this class only puts them
+together. It is imported only when a store URL names PostgreSQL (`core.store_choice`), so
+psycopg is needed only then.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from core.postgres.audit import PostgresAuditLog
 from core.postgres.claims import PostgresClaims
 from core.postgres.deliveries import PostgresDeliveries
 from core.postgres.gateway import PostgresGatewaySessions
+from core.postgres.leases import PostgresLeases
 from core.postgres.ledger import PostgresLedger
 from core.postgres.outbox import PostgresOutbox
 
@@ -30,6 +31,7 @@ class PostgresStore(
     PostgresOutbox,
     PostgresAuditLog,
     PostgresGatewaySessions,
+    PostgresLeases,
 ):
     """The `Store` on PostgreSQL. `url` is a libpq connection string; `schema`, when given,
     is the PostgreSQL schema that holds this ledger's tables (made if missing)."""

@@ -7,7 +7,8 @@ lost if the whole machine loses power. With `synchronous="full"` every commit is
 to the disk before it returns, and survives power loss. `":memory:"` is never durable.
 
 Each responsibility lives in its own module of `core.sqlite` (schema and connection, ledger,
-deliveries, claims, outbox, audit, gateway sessions); this class only puts them together.
+deliveries, claims, outbox, audit, gateway sessions, leases); this class only puts them
+together.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from core.sqlite.audit import SQLiteAuditLog
 from core.sqlite.claims import SQLiteClaims
 from core.sqlite.deliveries import SQLiteDeliveries
 from core.sqlite.gateway import SQLiteGatewaySessions
+from core.sqlite.leases import SQLiteLeases
 from core.sqlite.ledger import SQLiteLedger
 from core.sqlite.outbox import SQLiteOutbox
 
@@ -29,6 +31,7 @@ class SQLiteStore(
     SQLiteOutbox,
     SQLiteAuditLog,
     SQLiteGatewaySessions,
+    SQLiteLeases,
 ):
     """The `Store` on SQLite. `path` is a file, or `":memory:"` for a throwaway ledger;
     `synchronous` is `"normal"` or `"full"` (see above)."""

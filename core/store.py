@@ -3,7 +3,8 @@
 One Protocol per responsibility, each implementable on its own: `Ledger` (events and who
 received them), `Deliveries` (per-agent decisions and how they ended), `Claims`, `OutboxStore`
 (outbound actions by idempotency key), `AuditLog` (audit, escalations, quarantine) and
-`GatewaySessions`. `Store` is all of them on one database, with `open`, `close` and
+`GatewaySessions`, and `Leases` (which process holds what, when several share one
+database). `Store` is all of them on one database, with `open`, `close` and
 `transaction`. Code that needs one responsibility takes the small Protocol.
 
 What every part guarantees: reads see the caller's own writes, also inside an open
@@ -29,6 +30,8 @@ __all__ = [
     "Deliveries",
     "GatewaySession",
     "GatewaySessions",
+    "Lease",
+    "Leases",
     "Ledger",
     "LedgerEntry",
     "OutboxEntry",
@@ -285,6 +288,13 @@ class OutboxStore(Protocol):
         """Actions still to send (`pending`, `ambiguous`), oldest first."""
         ...
 
+    async def outbox_take(self, holder: str, limit: int = 100) -> list[OutboxEntry]:
+        """Due actions for the process `holder` to send, oldest first, each taken by one
+        process only: where several share the database, an action stays its taker's while the
+        taker's lease `host:<holder>` lives, and one a dead taker left `sending` comes back
+        `ambiguous`. With one process (SQLite) these are simply the due actions."""
+        ...
+
     async def outbox_mark(
         self, key: str, status: str, at: str, result: Mapping[str, Any] | None = None
     ) -> None:
@@ -292,7 +302,8 @@ class OutboxStore(Protocol):
         ...
 
     async def outbox_recover(self, at: str) -> int:
-        """After a restart: an action left `sending` may have landed, so it is `ambiguous`."""
+        """After a restart: an action left `sending` may have landed, so it is `ambiguous`
+        (where several processes share the database, only those no live process took)."""
         ...
 
     async def outbox_get(self, key: str) -> OutboxEntry | None:
@@ -340,7 +351,49 @@ class GatewaySessions(Protocol):
         ...
 
 
-class Store(Ledger, Deliveries, Claims, OutboxStore, AuditLog, GatewaySessions, Protocol):
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A named lease (`agent:<id>`, `host:<holder>`), who holds it, and until when."""
+
+    name: str
+    holder: str
+    expires_at: datetime
+
+
+class Leases(Protocol):
+    """Which process holds what (an agent's harness, a shard), until when: several processes on
+    one database each hold a lease they renew, and a lease whose holder stopped renewing is
+    anyone's once it expires.
+
+    Every call is atomic on its own: two holders racing for one lease get one holder. Expiry is
+    decided by `now` when given, else by the database's own clock, so the processes' clocks
+    never disagree about it. An expired lease is lost: `renew` refuses it, even if nobody took it.
+    """
+
+    async def acquire(
+        self, name: str, holder: str, ttl_ms: int, now: datetime | None = None
+    ) -> Lease | None:
+        """Take `name` for `holder` for `ttl_ms` (or extend it when it is already the holder's);
+        None when another holder's lease has not expired."""
+        ...
+
+    async def renew(
+        self, name: str, holder: str, ttl_ms: int, now: datetime | None = None
+    ) -> Lease | None:
+        """Extend `holder`'s unexpired lease for `ttl_ms`; None when it is not (or no longer)
+        the holder's: it expired, was released or was taken."""
+        ...
+
+    async def release(self, name: str, holder: str) -> bool:
+        """Give the lease up at once, so another may take it; False when it was not the holder's."""
+        ...
+
+    async def holders(self, now: datetime | None = None) -> list[Lease]:
+        """Every unexpired lease, by name."""
+        ...
+
+
+class Store(Ledger, Deliveries, Claims, OutboxStore, AuditLog, GatewaySessions, Leases, Protocol):
     """The durable ledger: every part above on one database, opened and closed together, with
     one transaction across them (an event, its receipts, decisions, claims and outbound actions
     commit together)."""

@@ -11,6 +11,7 @@ share it. JSON columns are read back as text, so a row reads as a SQLite row doe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, LiteralString
 
 import psycopg
@@ -23,7 +24,10 @@ from core.migrations import RECORD_TABLE, to_apply
 from core.postgres.schema import LOCK, MIGRATIONS, RECORD, RECORDED
 from core.store_transaction import Nested
 
-__all__ = ["Connection", "where"]
+__all__ = ["Args", "Connection", "channel", "where"]
+
+# A statement's parameters: by position (`%s`) or by name (`%(name)s`).
+Args = tuple[Any, ...] | Mapping[str, Any]
 
 
 class Connection(Nested):
@@ -77,19 +81,26 @@ class Connection(Nested):
         except psycopg.Error as exc:
             raise StoreError(f"cannot commit to the ledger: {exc}") from None
 
-    async def _one(
-        self, query: LiteralString, args: tuple[Any, ...] = ()
-    ) -> tuple[Any, ...] | None:
+    async def _one(self, query: LiteralString, args: Args = ()) -> tuple[Any, ...] | None:
         """The first row of a query, None when there is none."""
         cursor = await self.db.execute(query, args)
         return await cursor.fetchone()
 
-    async def _all(self, query: LiteralString, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    async def _all(self, query: LiteralString, args: Args = ()) -> list[tuple[Any, ...]]:
         """Every row of a query."""
         cursor = await self.db.execute(query, args)
         return await cursor.fetchall()
 
-    async def _count(self, query: LiteralString, args: tuple[Any, ...] = ()) -> int:
+    async def _notify(self, payloads: list[str]) -> None:
+        """Tell the processes listening on this ledger's channel, once the transaction commits
+        (at once outside one); PostgreSQL sends a payload repeated in one transaction once."""
+        if payloads:
+            await self.db.execute(
+                "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload",
+                (channel(self.schema), payloads),
+            )
+
+    async def _count(self, query: LiteralString, args: Args = ()) -> int:
         """How many rows a statement wrote."""
         cursor = await self.db.execute(query, args)
         return cursor.rowcount
@@ -112,6 +123,12 @@ async def _migrate(
         for migration in to_apply(int(row[0]) if row else 0, MIGRATIONS, at):
             await db.execute(migration.sql.encode())
             await db.execute(RECORDED, (migration.version, migration.name))
+
+
+def channel(schema: str | None) -> str:
+    """The NOTIFY channel of the ledger in `schema`: a commit that leaves work for another
+    process (a delivery, an outbound action) notifies it (`core.postgres.listen`)."""
+    return f"c2a.{schema or ''}"
 
 
 def where(url: str) -> str:

@@ -21,7 +21,8 @@ _INSERT = store_rows.delivery_insert("%s")
 
 class PostgresDeliveries(Connection):
     """An event's decisions go in with one `executemany` (psycopg pipelines it); they are
-    written at once, so every read sees them."""
+    written at once, so every read sees them. Their commit notifies the processes listening
+    (`deliveries <agent>`), whichever runs the agent's harness."""
 
     async def record_decisions(self, seq: int, decisions: list[Decision], at: str) -> None:
         values = (store_rows.decision_values(seq, d) for d in decisions)
@@ -29,6 +30,7 @@ class PostgresDeliveries(Connection):
         if rows:
             async with self.db.cursor() as cursor:
                 await cursor.executemany(_INSERT, rows)
+            await self._notify(sorted({f"deliveries {d.agent}" for d in decisions}))
 
     async def decided_agents(self, event_id: str) -> set[str]:
         rows = await self._all(f"SELECT agent FROM deliveries WHERE seq = {_SEQ_OF}", (event_id,))

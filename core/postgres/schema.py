@@ -117,4 +117,18 @@ CREATE TABLE quarantine (
 );
 """
 
-MIGRATIONS = (Migration(1, "the ledger's tables", _TABLES),)
+# Which process holds what (`core.store.Leases`), and which process is sending an outbox row
+# (`taken_by`, a host's holder name: the row is its own while its `host:` lease lives).
+_LEASES = """
+CREATE TABLE leases (
+    name text PRIMARY KEY,
+    holder text NOT NULL,
+    expires_at timestamptz NOT NULL
+);
+ALTER TABLE outbox ADD COLUMN taken_by text;
+"""
+
+MIGRATIONS = (
+    Migration(1, "the ledger's tables", _TABLES),
+    Migration(2, "leases, and who takes an outbox row", _LEASES),
+)

@@ -32,6 +32,9 @@ class SQLiteOutbox(Connection):
         ).fetchall()
         return [outbox_from_row(row) for row in rows]
 
+    async def outbox_take(self, holder: str, limit: int = 100) -> list[OutboxEntry]:
+        return await self.outbox_due(limit)  # one process owns a SQLite ledger
+
     async def outbox_get(self, key: str) -> OutboxEntry | None:
         row = self.db.execute(
             f"SELECT {OUTBOX_COLUMNS} FROM outbox WHERE idempotency_key = ?",

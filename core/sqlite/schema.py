@@ -118,4 +118,16 @@ CREATE TABLE IF NOT EXISTS quarantine (
 INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '1');
 """
 
-MIGRATIONS = (Migration(1, "the ledger's tables", _TABLES),)
+# Which process holds what (`core.store.Leases`), its expiry in milliseconds since the epoch.
+_LEASES = """
+CREATE TABLE IF NOT EXISTS leases (
+    name TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    expires_ms INTEGER NOT NULL
+);
+"""
+
+MIGRATIONS = (
+    Migration(1, "the ledger's tables", _TABLES),
+    Migration(2, "leases", _LEASES),
+)

@@ -66,3 +66,18 @@ def test_a_cancellation_reaches_the_connected_harness_and_wakes_it() -> None:
     assert dispatched([*cancels, Cancel("nobody", "e1", "deleted")], harnesses) == 0
     assert told.told == cancels[:1] and gone.told == []
     assert (lead.wakes, worker.wakes, idle.wakes) == (1, 1, 0)
+
+
+def test_another_process_commit_wakes_the_outbox_or_the_agent_it_names() -> None:
+    lead, worker = Woken(), Woken()
+    woken: list[None] = []
+    dispatch = Dispatch(
+        "ws", Metrics(), {"lead": lead, "worker": worker}, lambda: woken.append(None)
+    )
+    dispatch.heard("deliveries lead")
+    dispatch.heard("deliveries somebody-else")
+    assert (lead.wakes, worker.wakes, len(woken)) == (1, 0, 0)
+    dispatch.heard("outbox")
+    assert (lead.wakes, worker.wakes, len(woken)) == (1, 0, 1)
+    dispatch.heard("*")  # notifications were missed: everything looks again
+    assert (lead.wakes, worker.wakes, len(woken)) == (2, 1, 2)

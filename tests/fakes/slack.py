@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import hmac
 import itertools
@@ -456,6 +457,20 @@ class FakeSlack(SlackWorkspace):
         envelope["payload"] = payload
         await (await self._open_connection(app_token)).ws.send_json(envelope)
         return envelope_id
+
+    async def push_event_to_each(self, payload: JsonDict, *, app_token: str) -> list[str]:
+        """Push the event over every open connection of the app (Socket Mode allows several
+        per app), each in an envelope of its own; returns the envelope ids."""
+        live = [c for c in self._connections if not c.ws.closed and c.app_token == app_token]
+        ids = []
+        for connection in live:
+            envelope_id = str(uuid.uuid4())
+            envelope = {"envelope_id": envelope_id, "type": "events_api", "payload": payload}
+            envelope.update(accepts_response_payload=False, retry_attempt=0, retry_reason="")
+            with contextlib.suppress(ConnectionError):
+                await connection.ws.send_json(envelope)
+                ids.append(envelope_id)
+        return ids
 
     async def press(
         self, channel: str, ts: str, action_id: str, *, user: str, app_token: str | None = None

@@ -77,6 +77,26 @@ class PostgresBackend(Opened):
         return PostgresStore(self.url)
 
 
+async def race(
+    stores: list[Store], items: int, ask: Callable[[Store, str, str], Awaitable[T]]
+) -> dict[str, list[T]]:
+    """Every store (a connection, as a host has) asks for each of `items` items (`i0`, `i1`,
+    ...) twice, all at once, each ask for another asker (`a0`, `a1`, ...) in a transaction of its
+    own; the answers, by item."""
+
+    async def asked(store: Store, item: str, asker: str) -> tuple[str, T]:
+        async with store.transaction():
+            return item, await ask(store, item, asker)
+
+    asks = [(store, f"i{n % items}") for n in range(2 * items) for store in stores]
+    answers: dict[str, list[T]] = {}
+    for item, answer in await asyncio.gather(
+        *(asked(store, item, f"a{n}") for n, (store, item) in enumerate(asks))
+    ):
+        answers.setdefault(item, []).append(answer)
+    return answers
+
+
 BACKENDS: dict[str, Callable[[pytest.FixtureRequest, Path], Backend]] = {
     "sqlite": SQLiteBackend,
     "postgresql": PostgresBackend,

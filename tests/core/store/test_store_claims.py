@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from store_backends import Backend
+from store_backends import Backend, race
 
 from core.clock import parse_time
 from core.store import ClaimResult, Store
@@ -55,20 +55,14 @@ def test_racing_claims_give_one_holder(backend: Backend) -> None:
 
 
 def test_claims_racing_from_separate_connections_give_one_holder(backend: Backend) -> None:
-    async def scenario(stores: list[Store]) -> list[ClaimResult]:
-        async def ask(store: Store, item: str, agent: str) -> ClaimResult:
-            async with store.transaction():
-                return await store.claim(item, agent, NOW, TTL_MS)
-
-        # Every connection asks for every item, twice, each time for another agent.
-        asks = [(store, f"e{n % 3}") for n in range(6) for store in stores]
-        return list(
-            await asyncio.gather(*(ask(s, item, f"w-{n}") for n, (s, item) in enumerate(asks)))
+    async def scenario(stores: list[Store]) -> dict[str, list[ClaimResult]]:
+        return await race(
+            stores, 3, lambda store, item, agent: store.claim(item, agent, NOW, TTL_MS)
         )
 
     results = backend.run_together(3, scenario)
-    for item in range(3):
-        asked = [result for n, result in enumerate(results) if n // 3 % 3 == item]
+    assert sorted(results) == ["i0", "i1", "i2"]
+    for asked in results.values():
         assert len(asked) == 6
         assert sum(result.granted for result in asked) == 1
         assert len({result.holder for result in asked}) == 1

@@ -1,9 +1,14 @@
 """The `OutboxStore` contract: one action per idempotency key, sent in queue order, with every
-`sending` counted, and what was in flight at a crash marked ambiguous."""
+`sending` counted, and what was in flight at a crash marked ambiguous; on PostgreSQL, each
+action taken by one of the processes draining it."""
 
 from __future__ import annotations
 
-from store_backends import Backend
+import asyncio
+from pathlib import Path
+
+import pytest
+from store_backends import Backend, PostgresBackend
 
 from core.store import OutboxEntry, Store
 
@@ -61,3 +66,89 @@ def test_an_action_left_sending_by_a_crash_is_ambiguous_and_due_again(backend: B
         ("k1", "ambiguous", 1),
         ("k2", "pending", 0),
     ]
+
+
+def test_a_take_hands_out_the_due_actions_in_queue_order(backend: Backend) -> None:
+    async def scenario(store: Store) -> list[tuple[str, str]]:
+        for key in ("k1", "k2", "k3"):
+            await store.put_outbox(key, "lead", {"text": key}, AT)
+        await store.outbox_mark("k2", "sent", AT)
+        await store.outbox_mark("k3", "ambiguous", AT)
+        return [(entry.key, entry.status) for entry in await store.outbox_take("host-a")]
+
+    assert backend.run(scenario) == [("k1", "pending"), ("k3", "ambiguous")]
+
+
+# Several processes on one PostgreSQL database: each action is taken by one of them.
+
+
+def shared(request: pytest.FixtureRequest, tmp_path: Path) -> PostgresBackend:
+    return PostgresBackend(request, tmp_path)
+
+
+async def alive(store: Store, holder: str, ttl_ms: int = 60_000) -> None:
+    await store.acquire(f"host:{holder}", holder, ttl_ms)
+
+
+def test_an_action_taken_by_a_live_process_is_not_taken_by_another(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    async def scenario(stores: list[Store]) -> tuple[list[str], list[str], list[str]]:
+        a, b = stores
+        await alive(a, "a")
+        await alive(b, "b")
+        await a.put_outbox("k1", "lead", {"text": "hi"}, AT)
+        taken = [entry.key for entry in await a.outbox_take("a")]
+        await a.outbox_mark("k1", "pending", AT)  # a transient failure: `a` tries again
+        await a.put_outbox("k2", "lead", {"text": "there"}, AT)
+        other = [entry.key for entry in await b.outbox_take("b")]
+        again = [entry.key for entry in await a.outbox_take("a")]
+        return taken, other, again
+
+    assert shared(request, tmp_path).run_together(2, scenario) == (["k1"], ["k2"], ["k1"])
+
+
+def test_an_action_a_dead_process_was_sending_comes_back_ambiguous(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    async def scenario(stores: list[Store]) -> tuple[list[OutboxEntry], int, list[OutboxEntry]]:
+        a, b = stores
+        await alive(a, "a", ttl_ms=200)
+        await alive(b, "b")
+        await a.put_outbox("k1", "lead", {"text": "hi"}, AT)
+        await a.outbox_take("a")
+        await a.outbox_mark("k1", "sending", AT)  # ... and `a` is killed
+        while_alive = await b.outbox_take("b")
+        recovered_early = await b.outbox_recover(AT)
+        await asyncio.sleep(0.3)  # its lease expires
+        return while_alive, recovered_early, await b.outbox_take("b")
+
+    while_alive, recovered_early, taken = shared(request, tmp_path).run_together(2, scenario)
+    assert (while_alive, recovered_early) == ([], 0)
+    assert [(e.key, e.status, e.attempts) for e in taken] == [("k1", "ambiguous", 1)]
+
+
+def test_processes_taking_at_once_take_each_action_once(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    async def scenario(stores: list[Store]) -> list[list[str]]:
+        holders = [f"h{n}" for n in range(len(stores))]
+        for store, holder in zip(stores, holders, strict=True):
+            await alive(store, holder)
+        for n in range(300):
+            await stores[0].put_outbox(f"k{n}", "lead", {"text": str(n)}, AT)
+
+        async def drain(store: Store, holder: str) -> list[str]:
+            keys: list[str] = []
+            while batch := await store.outbox_take(holder, limit=7):
+                for entry in batch:
+                    keys.append(entry.key)
+                    await store.outbox_mark(entry.key, "sent", AT)
+            return keys
+
+        return list(await asyncio.gather(*map(drain, stores, holders)))
+
+    taken = shared(request, tmp_path).run_together(3, scenario)
+    every = [key for keys in taken for key in keys]
+    assert sorted(every) == sorted(f"k{n}" for n in range(300))
+    assert all(taken), "each process took a share"

@@ -1,0 +1,126 @@
+"""Two `c2a run` processes on one PostgreSQL ledger, with a process killed mid-stream.
+
+Both run the same manifest (the burst workspace of `test_run_sigterm`, its recording harness)
+against the fake Slack, each with its own Socket Mode connection, and every event is pushed
+over every open connection, so each process receives each one. The ledger's uniqueness makes
+the second copy a no-op; the lead's harness runs in whichever process holds its lease. Halfway,
+that process is killed (SIGKILL): once its lease expires the other takes the harness over and
+resumes from the last acknowledged delivery. After the stream, every event either process
+acknowledged to Slack reached the harness, none twice but for the one delivery the protocol
+allows to be repeated (in flight at the kill, sent again with a higher attempt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from builders import HUMAN, LEAD, TEAM
+from fakes.slack import FakeSlack
+from test_run_sigterm import (
+    APP_TOKEN,
+    BOT_TOKEN,
+    ENV,
+    burst,
+    ended,
+    read_records,
+    start,
+    until,
+    write_manifest,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "store"))
+from postgres_cluster import Cluster
+
+EVENTS = 600
+KILL_AT = 250  # events pushed before the lead's process is killed
+HOLDS = "holds the lease of lead"
+
+
+@pytest.fixture(scope="module")
+def database() -> Iterator[str]:
+    cluster = Cluster()
+    try:
+        cluster.start()
+        yield cluster.database()
+    finally:
+        cluster.stop()
+
+
+def pending(url: str) -> int:
+    with psycopg.connect(url) as db:
+        row = db.execute("SELECT count(*) FROM burst.deliveries WHERE status = 'pending'")
+        return int(row.fetchone()[0])  # type: ignore[index]
+
+
+def ledger_ids(url: str) -> list[str]:
+    with psycopg.connect(url) as db:
+        return [str(r[0]) for r in db.execute("SELECT id FROM burst.events")]
+
+
+def test_two_processes_deliver_each_event_once_and_survive_a_kill(
+    tmp_path: Path, database: str
+) -> None:
+    record = tmp_path / "delivered.jsonl"
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    env = {**ENV, "C2A_DATABASE_URL": database}
+
+    async def scenario() -> tuple[set[str], str]:
+        async with FakeSlack(wait_timeout=120) as slack:
+            slack.add_bot(BOT_TOKEN, LEAD, "B0LEAD", team_id=TEAM)
+            slack.members["C0GEN"] = [LEAD, HUMAN]
+            manifest = write_manifest(tmp_path, slack.api_url, record)
+            processes = []
+            try:
+                for n, log in enumerate(logs):
+                    processes.append(await start(manifest, tmp_path / f"data{n}", log, env))
+                    await slack.wait_connected(n + 1)
+                await until(lambda: any(HOLDS in log.read_text() for log in logs), "a lease")
+                holder = next(n for n, log in enumerate(logs) if HOLDS in log.read_text())
+                other = 1 - holder
+                sent: dict[str, str] = {}  # envelope id -> event id
+                for n, (event_id, body) in enumerate(burst(EVENTS)):
+                    if n == KILL_AT:
+                        processes[holder].send_signal(signal.SIGKILL)
+                        await processes[holder].wait()
+                    for envelope in await slack.push_event_to_each(body, app_token=APP_TOKEN):
+                        sent[envelope] = event_id
+                    await asyncio.sleep(0.002)
+
+                def acknowledged() -> set[str]:
+                    return {sent[a["envelope_id"]] for a in slack.acks if a["envelope_id"] in sent}
+
+                await until(lambda: len(acknowledged()) == EVENTS, "every event acknowledged")
+                await until(
+                    lambda: (
+                        HOLDS in logs[other].read_text()
+                        and acknowledged() <= {r["eventId"] for r in read_records(record)}
+                        and pending(database) == 0
+                    ),
+                    "every acknowledged event to reach the harness",
+                )
+                processes[other].send_signal(signal.SIGTERM)
+                await processes[other].wait()
+            finally:
+                for process in processes:
+                    await ended(process)
+            return acknowledged(), logs[other].read_text()
+
+    acknowledged, survivor = asyncio.run(scenario())
+    assert len(acknowledged) == EVENTS
+    assert HOLDS in survivor
+    ids = ledger_ids(database)
+    assert sorted(ids) == sorted(set(ids)) and set(ids) == acknowledged  # each event once
+    records = read_records(record)
+    delivered = [r["eventId"] for r in records]
+    assert acknowledged == set(delivered)
+    assert len({r["pid"] for r in records}) == 2, "the harness moved to the other process"
+    repeats = [(a, b) for a, b in itertools.pairwise(records) if a["eventId"] == b["eventId"]]
+    assert all(b["attempt"] > a["attempt"] for a, b in repeats), repeats
+    assert len(delivered) - len(set(delivered)) <= 1, "an event was delivered twice"
