@@ -7,13 +7,15 @@ or unsigned POST ends in a 500 and a traceback. `read_signed` refuses every such
 `MAX_BODY_BYTES`; 401 for signature headers that are missing, malformed, stale or wrong (checked
 with slack-sdk's `SignatureVerifier`, as bolt does); 400 for a body that is not UTF-8 (its
 signature cannot even be checked: slack-sdk signs text) or, signed, is not a JSON object in the
-Events API's shape. What passes is handed to bolt as the request it would have built itself.
+Events API's shape, nor (form-encoded) a slash command's form. What passes is handed to bolt
+as the request it would have built itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import parse_qsl
 
 import orjson
 from aiohttp import web
@@ -32,6 +34,7 @@ more than any of them and little enough to hold while the signature is checked."
 _TIMESTAMP_DIGITS: Final = 12
 _TIMESTAMP: Final = "X-Slack-Request-Timestamp"
 _SIGNATURE: Final = "X-Slack-Signature"
+_FORM: Final = "application/x-www-form-urlencoded"  # how Slack posts a slash command
 
 
 async def read_signed(request: web.Request, verifier: SignatureVerifier) -> AsyncBoltRequest:
@@ -53,11 +56,14 @@ async def read_signed(request: web.Request, verifier: SignatureVerifier) -> Asyn
         raise _refused(400, "body", "is not UTF-8") from None
     if not verifier.is_valid(body=text, timestamp=timestamp, signature=signature):
         raise _refused(401, _SIGNATURE, "does not match, or the request is over five minutes old")
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise _refused(400, "body", "is not JSON") from None
-    _check_shape(body)
+    if request.content_type == _FORM:
+        _check_command(text)
+    else:
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise _refused(400, "body", "is not JSON") from None
+        _check_shape(body)
     headers: dict[str, str | Sequence[str]] = {
         name: request.headers.getall(name) for name in request.headers
     }
@@ -103,6 +109,13 @@ def _check_shape(body: Any) -> None:
         isinstance(item, Mapping) for item in authorizations
     ):
         raise _refused(400, "authorizations", "is not a list of objects")
+
+
+def _check_command(text: str) -> None:
+    """What bolt takes for granted in a slash command's form: a `command` and a `user_id`."""
+    form = dict(parse_qsl(text, keep_blank_values=True))
+    if not form.get("command", "").startswith("/") or not form.get("user_id"):
+        raise _refused(400, "body", "is not a slash command's form")
 
 
 def _refused(status: int, field: str, problem: str) -> PayloadError:
