@@ -1,5 +1,6 @@
 """`c2a discord ...`: the Discord commands; `invite` prints the URL that adds an agent's bot to
-a server, built from `manifests/discord/invite.yaml` and the agent's application id.
+a server, built from `manifests/discord/invite.yaml` and the agent's application id, and, when
+the agent's bot token is set, registers the `/c2a` application command for its application.
 
 `register(subcommands)` adds them to the `c2a` parser; each command raises `C2AError` (a
 `ManifestError`) for what a person must fix, which the `c2a` command prints in one line.
@@ -8,12 +9,17 @@ a server, built from `manifests/discord/invite.yaml` and the agent's application
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import discord
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from adapters.discord.clients import use_endpoints
+from adapters.discord.commands import register_commands
 from adapters.discord.manifest import DiscordAgent, DiscordWorkspace
 from c2a.platforms import load_workspace
 from core.errors import ManifestError
@@ -27,6 +33,7 @@ __all__ = [
     "invite_url",
     "load_invite_definition",
     "register",
+    "register_slash_command",
 ]
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -132,10 +139,29 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     invite.set_defaults(run=_invite)
 
 
+def register_slash_command(
+    workspace: Workspace, agent: str, environ: Mapping[str, str] | None = None
+) -> str:
+    """Register `/c2a` for `agent`'s application when its bot token variable is set (Discord
+    at the manifest's `discord.api_url`, if any); returns the line saying what was done, or
+    how to do it. Raises discord.py's `HTTPException` when Discord refuses."""
+    config = DiscordAgent.of(workspace.manifest.agents[agent])
+    env = os.environ if environ is None else environ
+    token = env.get(config.token_env) if config is not None and config.token_env else None
+    if config is None or config.application_id is None or not token:
+        variable = config.token_env if config is not None and config.token_env else "its token"
+        return f"set {variable} and run this again to register the /c2a command"
+    settings = DiscordWorkspace.of(workspace.manifest)
+    use_endpoints(settings.api_url if settings is not None else None)
+    names = asyncio.run(register_commands(config.application_id, token))
+    return f"registered /{', /'.join(names)} for {agent}'s application {config.application_id}"
+
+
 def _invite(args: argparse.Namespace) -> int:
     workspace = load_workspace(args.manifest)
     definition = load_invite_definition()
     print(invite_url(workspace, args.agent, definition))
+    print(register_slash_command(workspace, args.agent), file=sys.stderr)
     wanted = [name for name, on in definition.intents.items() if on]
     if wanted:
         print(

@@ -157,6 +157,7 @@ class WorkspaceRun:
             redactor=redactor,
             data_dir=self.data_dir,
             options={"webchat_port": self.webchat_port, "models": self.models},
+            sink=self.dispatch,
         )
 
     def take_sender(self, name: str, connection: Connection) -> None:

@@ -66,8 +66,8 @@ def app_manifest(
     agent: str, *, http: bool = False, request_url: str | None = None
 ) -> dict[str, Any]:
     """The Slack app manifest for one agent: the shipped template with the agent's name, and
-    for HTTP mode its Request URL. Raises ManifestError for a bad agent id or a missing
-    template."""
+    for HTTP mode its Request URL (for its events and its `/c2a` command). Raises
+    ManifestError for a bad agent id or a missing template."""
     if not re.match(AGENT_ID, agent):
         raise ManifestError(f"agent id {agent!r} must be lowercase letters, digits, '-' or '_'")
     path = MANIFESTS / ("app-manifest-http.yaml" if http else "app-manifest.yaml")
@@ -76,9 +76,11 @@ def app_manifest(
     data["features"]["bot_user"]["display_name"] = agent
     if http:
         base = (request_url or REQUEST_URL_PLACEHOLDER).rstrip("/")
-        events = data["settings"]["event_subscriptions"]
-        events["request_url"] = base + EVENTS_PATH.format(agent=agent)
-        data["settings"]["interactivity"]["request_url"] = events["request_url"]  # presses too
+        url = base + EVENTS_PATH.format(agent=agent)
+        data["settings"]["event_subscriptions"]["request_url"] = url
+        data["settings"]["interactivity"]["request_url"] = url  # presses arrive there too
+        for command in data["features"]["slash_commands"]:
+            command["url"] = url  # and slash commands
     return data
 
 

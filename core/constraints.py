@@ -37,6 +37,8 @@ def constrain(assessment: Assessment, event: ChatEvent, agent: str, ctx: Context
     if channel is not None and channel.mute and decision.directedness is not TO_ME:
         return Assessment(_quiet(decision, SILENT, "muted"))
     active = decision.policy is not MUST_NOT
+    if state.is_muted(agent, ctx.now):  # `/c2a mute`: no new turns, whoever it is for
+        return Assessment(_quiet(decision, MAILBOX if active else decision.mode, "muted"))
     if not active:
         # Nothing below loosens a decision, and a must_not_respond cannot get stricter.
         return assessment

@@ -78,7 +78,8 @@ class Decider:
         """Plain channel chatter, most of any channel's traffic: the rules decide the first
         event of each shape for each agent, and later ones of the shape reuse that answer (from
         `answers`) with their own id."""
-        answer = answers.get(agent)
+        muted = ctx.state.is_muted(agent, ctx.now)  # a mute passes: never kept as the answer
+        answer = None if muted else answers.get(agent)
         if answer is not None:
             return Decision(event.event_id, agent, *answer)
         decision = constrain(assess(event, agent, ctx), event, agent, ctx).decision
@@ -89,7 +90,7 @@ class Decider:
             decision.reason,
             decision.priority,
         )
-        if decision == Decision(event.event_id, agent, *answer):  # nothing more to it
+        if not muted and decision == Decision(event.event_id, agent, *answer):
             answers[agent] = answer
         return decision
 

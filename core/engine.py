@@ -32,6 +32,7 @@ from core.events import ChatEvent, EventKind
 from core.followup import DIGEST_KIND, FollowUp
 from core.intent import DEFAULT_RULES, IntentClassifier
 from core.manifest import Workspace
+from core.mutes import MUTED_KIND, fold_mute
 from core.redact import Redactor
 from core.signals import GlyphMap, Signal
 from core.state import State
@@ -103,6 +104,9 @@ class Engine:
         async for entry in self.store.ledger():
             if entry.kind == LEFT_KIND:
                 self.state.left.add((entry.data["agent"], entry.data["place"]))
+                continue
+            if entry.kind == MUTED_KIND:
+                fold_mute(self.state, entry.data)
                 continue
             if entry.kind == DIGEST_KIND:
                 self.followup.note_digest(entry)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from core.clock import Clock
+from core.emission import Emission
 from core.events import ChatEvent
 from core.manifest_sections import ManifestSection
 from core.markup import PLAIN_TEXT, Markup
@@ -80,8 +81,9 @@ class Connection(Protocol):
 @dataclass(frozen=True, slots=True)
 class RunContext:
     """What a workspace's run has built, for a platform's `connect`: the workspace, its engine,
-    ledger and clock, the receive path, the environment (token variables), the redactor, the
-    data directory, and `options` a person gave on the command line, by name."""
+        ledger and clock, the receive path, the environment (token variables), the redactor, the
+        data directory, `options` a person gave on the command line, by name, and `sink`, where what
+    the engine emits outside the receive path (`/c2a leave`'s cancellations) goes."""
 
     workspace: Workspace
     engine: Engine
@@ -92,6 +94,7 @@ class RunContext:
     redactor: Redactor
     data_dir: Path
     options: Mapping[str, Any] = field(default_factory=dict)
+    sink: Callable[[list[Emission]], Awaitable[None]] | None = None
 
 
 ConnectionFactory = Callable[[RunContext], Connection | None]

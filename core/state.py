@@ -63,6 +63,8 @@ class State:
     streaks: dict[str, int] = field(default_factory=dict)
     escalated: set[str] = field(default_factory=set)
     left: set[tuple[str, str]] = field(default_factory=set)
+    # Agents muted until a time (None: until unmuted), folded from the ledger (`core.mutes`).
+    muted: dict[str, datetime | None] = field(default_factory=dict)
     busy: dict[str, int] = field(default_factory=dict)
     turns: dict[tuple[str, str], deque[datetime]] = field(default_factory=dict)
     claims: dict[str, tuple[str, datetime]] = field(default_factory=dict)
@@ -134,6 +136,13 @@ class State:
         if held is None or held[1] <= now:
             return None
         return held[0]
+
+    def is_muted(self, agent: str, now: datetime) -> bool:
+        """Whether `agent` is muted at `now` (`core.mutes`)."""
+        if agent not in self.muted:
+            return False
+        until = self.muted[agent]
+        return until is None or now < until
 
     def open_turns(self, agent: str, author: str, now: datetime, window: timedelta) -> int:
         """Full turns this person caused this agent within the window ending now."""

@@ -39,7 +39,7 @@ from core.approvals import (
     refusal,
 )
 
-__all__ = ["Asks", "ask_blocks", "listen_for_presses"]
+__all__ = ["Asks", "ask_blocks", "groups_of", "listen_for_presses"]
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ def listen_for_presses(app: AsyncApp, approvals: Approvals) -> None:
             return
         request, choice = parsed
         agent = approvals.agent_of(request)
-        groups = await _groups_of(client, user, approvals.approvers.get(agent or "", ()))
+        groups = await groups_of(client, user, approvals.approvers.get(agent or "", ()))
         press = Press(request=request, choice=choice, platform=PLATFORM, user=user, groups=groups)
         outcome = approvals.press(press)
         if outcome is not Pressed.DECIDED:
@@ -116,7 +116,7 @@ def listen_for_presses(app: AsyncApp, approvals: Approvals) -> None:
     app.action(_PRESSES)(pressed)
 
 
-async def _groups_of(
+async def groups_of(
     client: AsyncWebClient, user: str, approvers: tuple[str, ...]
 ) -> tuple[str, ...]:
     """Those of the approvers' user groups that `user` is in (a group Slack will not list

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from adapters.slack.asks import listen_for_presses
 from adapters.slack.catchup import catch_up
+from adapters.slack.commands import listen_for_commands
 from adapters.slack.directory import SlackDirectory
 from adapters.slack.glyphs import REACTIONS
 from adapters.slack.live import SlackWorkspaceConnections
@@ -18,6 +19,7 @@ from adapters.slack.normalise import normalise
 from adapters.slack.secrets import SHAPES
 from adapters.slack.send import SlackSender
 from adapters.slack.webapi import verify
+from core.command_answers import Commands
 from core.markup import CHAT_MARKUP
 from core.outbox import Sender
 from core.platform import Platform, RunContext
@@ -33,8 +35,10 @@ class SlackConnection:
         self.connections = SlackWorkspaceConnections.from_workspace(
             ctx.workspace, ctx.receive, environ=ctx.environ
         )
+        commands = Commands(ctx.engine, ctx.sink)
         for connection in self.connections.connections.values():
             listen_for_presses(connection.app, ctx.engine.approvals)
+            listen_for_commands(connection.app, commands)
         self._sender = SlackSender(
             ctx.workspace, ctx.environ, lookup=ctx.engine.event, clock=ctx.clock
         )

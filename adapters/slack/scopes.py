@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["BOT_EVENT_SCOPES", "METHOD_SCOPES", "REQUIRED_SCOPES", "scope_problem"]
+__all__ = [
+    "BOT_EVENT_SCOPES",
+    "COMMAND_SCOPES",
+    "METHOD_SCOPES",
+    "REQUIRED_SCOPES",
+    "scope_problem",
+]
 
 _HISTORY = frozenset({"channels:history", "groups:history", "im:history", "mpim:history"})
 METHOD_SCOPES: Mapping[str, frozenset[str]] = {
@@ -42,6 +48,11 @@ BOT_EVENT_SCOPES: Mapping[str, frozenset[str]] = {
 }
 """The bot events the apps subscribe to (`adapters.slack.live.BOT_EVENTS`, with `message` per
 conversation type) and the scopes Slack requires for each."""
+
+COMMAND_SCOPES: frozenset[str] = frozenset({"commands"})
+"""What the `/c2a` slash command needs (`adapters.slack.commands`). The shipped manifests ask
+for it, but a start does not insist on it: an app installed before the command runs on,
+without it."""
 
 REQUIRED_SCOPES: frozenset[str] = frozenset().union(
     *METHOD_SCOPES.values(), *BOT_EVENT_SCOPES.values()

@@ -7,16 +7,16 @@ or unsigned POST ends in a 500 and a traceback. `read_signed` refuses every such
 `MAX_BODY_BYTES`; 401 for signature headers that are missing, malformed, stale or wrong (checked
 with slack-sdk's `SignatureVerifier`, as bolt does); 400 for a body that is not UTF-8 (its
 signature cannot even be checked: slack-sdk signs text) or, signed, is not a JSON object in the
-Events API's shape. An interactive request (a button pressed: `block_actions`) comes as a form
-whose `payload` field is that JSON object, and is checked the same way. What passes is handed to
-bolt as the request it would have built itself.
+Events API's shape. A form is either an interactive request (a button pressed: its `payload`
+field is a JSON object checked the same way) or a slash command (a `command` and a `user_id`).
+What passes is handed to bolt as the request it would have built itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
-from urllib.parse import parse_qs
+from urllib.parse import parse_qsl
 
 import orjson
 from aiohttp import web
@@ -57,7 +57,7 @@ async def read_signed(request: web.Request, verifier: SignatureVerifier) -> Asyn
         raise _refused(400, "body", "is not UTF-8") from None
     if not verifier.is_valid(body=text, timestamp=timestamp, signature=signature):
         raise _refused(401, _SIGNATURE, "does not match, or the request is over five minutes old")
-    _check_shape(_json_of(text, request.content_type))
+    _check_body(text, request.content_type)
     headers: dict[str, str | Sequence[str]] = {
         name: request.headers.getall(name) for name in request.headers
     }
@@ -71,14 +71,20 @@ async def read_signed(request: web.Request, verifier: SignatureVerifier) -> Asyn
         ) from None
 
 
-def _json_of(text: str, content_type: str) -> Any:
-    """The JSON a verified body carries: the body itself or, for a form (an interactive
-    request), its `payload` field."""
-    if content_type == _FORM:
-        payload = parse_qs(text).get("payload")
-        if not payload:
-            raise _refused(400, "payload", "is missing from the form")
-        text = payload[0]
+def _check_body(text: str, content_type: str) -> None:
+    """A verified body is an Events API JSON object or a form: an interactive request whose
+    `payload` field is such an object, or a slash command."""
+    if content_type != _FORM:
+        _check_shape(_json(text))
+        return
+    form = dict(parse_qsl(text, keep_blank_values=True))
+    if "payload" in form:
+        _check_shape(_json(form["payload"]))
+    elif not form.get("command", "").startswith("/") or not form.get("user_id"):
+        raise _refused(400, "body", "is neither a button press nor a slash command's form")
+
+
+def _json(text: str) -> Any:
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:

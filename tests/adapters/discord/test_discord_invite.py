@@ -30,7 +30,7 @@ def test_the_permission_integer_is_the_sum_of_the_named_discord_flags() -> None:
 def test_the_invite_asks_for_exactly_what_an_agent_needs_and_never_mention_everyone() -> None:
     definition = load_invite_definition()
 
-    assert definition.scopes == ["bot"]
+    assert definition.scopes == ["bot", "applications.commands"]
     assert sorted(definition.named.values()) == [
         "Add Reactions",
         "Attach Files",
@@ -112,11 +112,12 @@ def test_invite_prints_the_url_for_the_agents_application(
     assert (url.scheme, url.netloc, url.path) == ("https", "discord.com", "/oauth2/authorize")
     assert parse_qs(url.query) == {
         "client_id": [APPLICATION],
-        "scope": ["bot"],
+        "scope": ["bot applications.commands"],
         "permissions": ["274878024768"],
         "guild_id": [GUILD],
     }
     assert "message_content" in err
+    assert "set DISCORD_W1_TOKEN and run this again to register the /c2a command" in err
 
 
 def test_invite_says_which_key_to_add_when_the_application_id_is_missing(

@@ -13,8 +13,14 @@ import yaml
 from builders import LOCAL, ROOT
 
 from adapters.slack.live import BOT_EVENTS, EVENTS_PATH
-from adapters.slack.scopes import BOT_EVENT_SCOPES, METHOD_SCOPES, REQUIRED_SCOPES
+from adapters.slack.scopes import (
+    BOT_EVENT_SCOPES,
+    COMMAND_SCOPES,
+    METHOD_SCOPES,
+    REQUIRED_SCOPES,
+)
 from c2a.slack_cli import app_manifest, register
+from core.commands import COMMAND
 from core.errors import ManifestError
 
 MANIFESTS = {
@@ -57,7 +63,7 @@ def test_the_manifest_subscribes_exactly_the_events_that_have_listeners(mode: st
 def test_the_manifest_asks_for_exactly_the_scopes_the_code_uses(mode: str) -> None:
     scopes = load(MANIFESTS[mode])["oauth_config"]["scopes"]["bot"]
     assert len(scopes) == len(set(scopes))
-    assert set(scopes) == REQUIRED_SCOPES
+    assert set(scopes) == REQUIRED_SCOPES | COMMAND_SCOPES
     for method, needed in METHOD_SCOPES.items():
         assert needed <= set(scopes), method
 
@@ -74,6 +80,8 @@ def test_the_two_manifests_differ_only_in_how_events_arrive() -> None:
     assert http["settings"]["socket_mode_enabled"] is False
     events_url = http["settings"]["event_subscriptions"].pop("request_url")
     assert events_url.startswith("https://")
+    # Over HTTP the slash command is posted where the events are.
+    assert http["features"]["slash_commands"][0].pop("url") == events_url
     http["settings"]["socket_mode_enabled"] = True
     # Buttons' presses arrive over Socket Mode; over HTTP at the events' Request URL.
     assert socket["settings"].pop("interactivity") == {"is_enabled": True}
@@ -101,7 +109,9 @@ def test_c2a_slack_manifest_prints_a_ready_socket_mode_manifest(
     assert data["display_information"]["name"] == "worker-1"
     assert data["features"]["bot_user"]["display_name"] == "worker-1"
     assert data["settings"]["socket_mode_enabled"] is True
-    assert set(data["oauth_config"]["scopes"]["bot"]) == REQUIRED_SCOPES
+    assert set(data["oauth_config"]["scopes"]["bot"]) == REQUIRED_SCOPES | COMMAND_SCOPES
+    (command,) = data["features"]["slash_commands"]
+    assert command["command"] == COMMAND and "url" not in command
 
 
 def test_c2a_slack_manifest_http_fills_the_agents_request_url(
@@ -114,6 +124,8 @@ def test_c2a_slack_manifest_http_fills_the_agents_request_url(
     assert events["request_url"] == "https://c2a.corp.example" + EVENTS_PATH.format(agent="lead")
     assert data["settings"]["interactivity"]["request_url"] == events["request_url"]
     assert data["settings"]["socket_mode_enabled"] is False
+    (command,) = data["features"]["slash_commands"]
+    assert (command["command"], command["url"]) == (COMMAND, events["request_url"])
 
 
 def test_a_workspace_in_http_mode_gets_an_http_app_manifest_without_the_flag(

@@ -1,0 +1,202 @@
+"""Answering `/c2a` on the host's engine, for whichever platform the command came from.
+
+`Commands.answer` is the one call a platform makes: who ran the command (platform, user id,
+the groups or roles the platform says they are in), the text after `/c2a`, and, for `why`,
+how to read the platform's message links (`Locate`). It returns the text to show that person
+alone. `status`, `why`, `claims` and `help` are open to anyone; `mute`, `unmute` and `leave`
+only to the agent's approvers (`core.approvals.may_decide`, manifest `agents.<id>.approvers`),
+the same people who answer its questions. Every command, refused or not, is in the audit log
+(`what` = `command`).
+
+`leave` stops the agent's current turn the way the engine stops work on an event: each event
+the agent owes an answer gets the `ignored` disposition (so no reminder chases it) and a
+`Cancel` goes to its harness, through `sink`, once that is committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from core import command_text as say
+from core.approvals import may_decide
+from core.clock import format_time
+from core.commands import (
+    Claims,
+    Command,
+    Help,
+    Leave,
+    Mute,
+    Status,
+    Unmute,
+    Unreadable,
+    Why,
+    parse,
+)
+from core.decision import Disposition
+from core.emission import Cancel, Emission
+from core.mutes import record_mute
+from core.state_records import message_key
+
+if TYPE_CHECKING:
+    from core.engine import Engine
+
+__all__ = ["Commands", "Locate", "Sink"]
+
+Locate = Callable[[str], tuple[str, str] | None]
+"""A platform's reading of a message link: `(conversation id, message id)`, or None."""
+Sink = Callable[[list[Emission]], Awaitable[None]]
+
+STOP_REASON = "left_conversation"  # the cancellation a harness knows for work it must drop
+
+
+class Commands:
+    """The `/c2a` commands of one workspace's engine; `sink` takes what `leave` emits."""
+
+    def __init__(self, engine: Engine, sink: Sink | None = None) -> None:
+        self.engine = engine
+        self.sink = sink
+
+    async def answer(
+        self,
+        platform: str,
+        user: str,
+        groups: Sequence[str],
+        text: str,
+        *,
+        locate: Locate | None = None,
+    ) -> str:
+        """The reply to `/c2a <text>` run by `user` on `platform` (see the module doc)."""
+        command = parse(text)
+        agent = getattr(command, "agent", "")
+        if isinstance(command, Unreadable):
+            reply, outcome = say.unreadable_text(command.problem), "unreadable"
+        elif agent and agent not in self.engine.workspace.manifest.agents:
+            reply, outcome = (
+                say.unknown_agent_text(agent, self.engine.workspace.agent_ids),
+                "unknown",
+            )
+        elif agent and not may_decide(self.engine.approvals.approvers.get(agent, ()), user, groups):
+            reply, outcome = say.not_approver_text(agent), "refused"
+        else:
+            reply, outcome = await self._run(command, platform, user, locate), "answered"
+        detail = {"platform": platform, "user": user, "text": text}
+        await self._audit(agent, outcome, detail)
+        return reply
+
+    async def _run(self, command: Command, platform: str, user: str, locate: Locate | None) -> str:
+        match command:
+            case Status():
+                return say.status_text(await self.status())
+            case Why(link):
+                return await self.why(platform, link, locate)
+            case Claims():
+                return say.claims_text(await self.claims())
+            case Help():
+                return say.HELP
+            case Mute(agent, duration):
+                now = self.engine.clock.now()
+                until = now + duration if duration else None
+                await self._mute(agent, until, muted=True)
+                return say.muted_text(agent, until)
+            case Unmute(agent):
+                await self._mute(agent, None, muted=False)
+                return say.unmuted_text(agent)
+            case Leave(agent):
+                return say.left_text(agent, await self.stop(agent, user))
+
+    # ---- what each command reads or does ------------------------------------------------------
+
+    async def status(self) -> list[say.AgentLine]:
+        """Every agent, in manifest order: its open work, its queue, mute and harness."""
+        engine, now = self.engine, self.engine.clock.now()
+        lines = []
+        for agent in engine.workspace.agent_ids:
+            working = [say.Work(*await self._where(e)) for e in self._owed(agent)]
+            lines.append(
+                say.AgentLine(
+                    agent=agent,
+                    working=working,
+                    queued=len(await engine.store.pending(agent)),
+                    muted=engine.state.is_muted(agent, now),
+                    muted_until=engine.state.muted.get(agent),
+                    unavailable=agent in engine.unavailable,
+                )
+            )
+        return lines
+
+    async def why(self, platform: str, link: str, locate: Locate | None) -> str:
+        """Each agent's decision for the message at `link`, and for each of its edits."""
+        found = locate(link) if locate is not None else None
+        if found is None:
+            return say.no_link_text(link)
+        record = self.engine.state.messages.get(message_key(platform, *found))
+        if record is None:
+            return say.unknown_message_text()
+        versions = []
+        for event_id in record.versions or [record.event_id]:
+            stored = await self.engine.store.deliveries(event_id)
+            versions.append(
+                [
+                    say.VerdictLine(
+                        agent=d.decision.agent,
+                        policy=d.decision.policy.value,
+                        reason=d.decision.reason,
+                        mode=d.decision.mode.value,
+                        status=d.status,
+                        disposition=d.disposition.value if d.disposition else None,
+                    )
+                    for d in stored
+                ]
+            )
+        return say.why_text(record.text, versions)
+
+    async def claims(self) -> list[say.ClaimLine]:
+        """The claims held now, soonest to end first."""
+        engine, now = self.engine, self.engine.clock.now()
+        held = [(until, item, agent) for item, (agent, until) in engine.state.claims.items()]
+        lines = []
+        for until, item, agent in sorted(held):
+            if until <= now:
+                continue
+            event = await engine.event(item)
+            text = event.text if event is not None else None
+            lines.append(say.ClaimLine(item=item, agent=agent, until=until, text=text))
+        return lines
+
+    async def stop(self, agent: str, user: str) -> int:
+        """End every event `agent` owes an answer (`ignored`), then cancel it in its harness;
+        returns how many."""
+        engine = self.engine
+        owed = self._owed(agent)
+        async with engine.store.transaction():
+            for event_id in owed:
+                await engine.dispose(agent, event_id, Disposition.IGNORED, f"stopped by {user}")
+        cancels: list[Emission] = [Cancel(agent, event_id, STOP_REASON) for event_id in owed]
+        if cancels and self.sink is not None:
+            await self.sink(cancels)
+        return len(owed)
+
+    def _owed(self, agent: str) -> list[str]:
+        """The events `agent` owes an answer (its open `must_respond` obligations)."""
+        return [
+            e for (e, a), open_ in self.engine.state.obligations.items() if a == agent and open_
+        ]
+
+    async def _where(self, event_id: str) -> tuple[str, str]:
+        event = await self.engine.event(event_id)
+        return (event.conversation.key, event.text) if event is not None else ("?", "")
+
+    async def _mute(self, agent: str, until: datetime | None, *, muted: bool) -> None:
+        engine = self.engine
+        async with engine.store.transaction():
+            now = engine.clock.now()
+            await record_mute(engine.store, engine.state, agent, now, until, muted=muted)
+
+    async def _audit(self, agent: str, outcome: str, detail: dict[str, str]) -> None:
+        engine = self.engine
+        clean = engine.redactor.data(detail)
+        async with engine.store.transaction():
+            stamp = format_time(engine.clock.now())
+            await engine.store.audit(agent, "command", outcome, clean, stamp)
