@@ -24,6 +24,11 @@ text up to the last line or word end that fits (`cut`), and the rest continues i
 message (`chat_send_message` in the same conversation and thread, keyed after the first
 message, so a retry is recognised), which is streamed the same way.
 
+While a message is still being written, what the page shows of it (its first post and each
+draft) ends with `WRITING`, a mark its final edit takes away: a reply cut short, by a crash or a
+kill of the process, is left on the page marked as unfinished, never passing for a whole answer.
+The ledger keeps what was recorded: the post, marked, and the final edit when there is one.
+
 Only a platform that takes drafts streams (it says so: `core.platform.Platform.streams_drafts`,
 passed down by the composition root); elsewhere the whole text is posted at the end.
 """
@@ -38,13 +43,14 @@ from typing import Final
 
 from harness_bridge.tools import ChatTools, ToolError
 
-__all__ = ["EDIT_EVERY_S", "SLOWEST_EVERY_S", "StreamedReply", "cut"]
+__all__ = ["EDIT_EVERY_S", "SLOWEST_EVERY_S", "WRITING", "StreamedReply", "cut"]
 
 log = logging.getLogger(__name__)
 
 EDIT_EVERY_S: Final = 1.0  # at most one redraw a second per message
 SLOWEST_EVERY_S: Final = 8.0  # the slowest pace a rate-limited message backs off to
 LANDED_WITHIN_S: Final = 30.0  # how long an edit waits for what it follows to land
+WRITING: Final = " …"  # ends a message still being written; its final edit takes it away
 _POLL_S: Final = 0.05
 _LANDED: Final = frozenset({"sent", "failed"})
 
@@ -94,7 +100,7 @@ class StreamedReply:
         self._start = 0  # where the message being drawn starts in `text`
         self._place: tuple[str, str | None] | None = None  # conversation, thread
         self._posted = ""  # the text of the message's post, as recorded
-        self._shown = ""  # the text on the page, drafts included
+        self._shown = ""  # the text on the page, drafts included, without the mark
         self._latest: str | None = None  # the key of the last draft queued
         self._last = 0.0
 
@@ -108,7 +114,7 @@ class StreamedReply:
         if not self.live or not current:
             return
         if self.key is None:
-            await self._post(current)
+            await self._post(current, writing=True)
         elif self.now() - self._last >= self.gap:
             await self._draft(current)
 
@@ -142,18 +148,21 @@ class StreamedReply:
             self._start += lead + rest_at
             self.key = None
 
-    async def _post(self, text: str) -> None:
+    async def _post(self, text: str, *, writing: bool = False) -> None:
+        """Post `text` as the reply's next message, marked as still being written when
+        `writing`."""
+        shown = text + WRITING if writing else text
         if self.keys:
-            sent = await self._more(text)
+            sent = await self._more(shown)
         else:
             self._place = await self._where(text)
-            sent = await self._first(text)
+            sent = await self._first(shown)
         if sent is None:
             self.live = False  # nothing to redraw; `finish` will try once more, whole
             return
         self.key = sent
         self.keys.append(sent)
-        self._posted = self._shown = text
+        self._posted, self._shown = shown, text
         self._latest, self._last = sent, self.now()
         if self.on_posted is not None and len(self.keys) == 1:
             await self.on_posted()
@@ -205,7 +214,7 @@ class StreamedReply:
             return
         self.gap = max(self.every, self.gap / 2)
         self.drafts += 1
-        queued = await self.port.edit(self.key, shown, draft=self.drafts)
+        queued = await self.port.edit(self.key, shown + WRITING, draft=self.drafts)
         self._shown, self._latest, self._last = shown, queued.key, self.now()
 
     async def _final_edit(self, final: str) -> None:

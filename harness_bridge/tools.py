@@ -123,7 +123,7 @@ class EditMessage(_Args):
     """Change the text of a message you sent, named by the idempotency key it was sent with."""
 
     idempotency_key: str
-    text: str = Field(min_length=1, max_length=4000)
+    text: str = Field(min_length=1, max_length=40_000)  # as much as a send
 
 
 class DeleteMessage(_Args):

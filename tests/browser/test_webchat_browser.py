@@ -23,30 +23,23 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from builders import ROOT
+from chromium import browser_fixture, wait  # noqa: F401 (the browser fixture)
 from fakes.attentive_model import AttentiveModel
-from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.ui import WebDriverWait
 
 EMBEDDED = ROOT / "manifests" / "workspaces" / "local.yaml"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 ARTIFACTS = Path(os.environ.get("C2A_TEST_ARTIFACTS", ROOT / "test-artifacts"))
-WAIT = 30.0
-_T = TypeVar("_T")
 
 
 @pytest.fixture
@@ -126,42 +119,7 @@ def c2a(tmp_path: Path, model: AttentiveModel) -> Iterator[str]:
     assert "Traceback" not in log, log
 
 
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[WebDriver]:
-    for needed in (CHROMIUM, CHROMEDRIVER):
-        assert needed.exists(), f"{needed} is missing: apt-get install chromium chromium-driver"
-    options = Options()
-    options.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1400,1000",
-        f"--user-data-dir={tmp_path / 'profile'}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
-
 # ---- reading the page -------------------------------------------------------------------------
-
-
-def wait(driver: WebDriver, what: str, test: Callable[[WebDriver], _T]) -> _T:
-    try:
-        return WebDriverWait(driver, WAIT, poll_frequency=0.1).until(test)
-    except Exception as exc:
-        raise AssertionError(f"timed out waiting for {what}") from exc
 
 
 # The page redraws its list on every change, so it is read in one go, in the page itself.

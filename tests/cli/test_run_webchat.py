@@ -30,6 +30,7 @@ from core.errors import ManifestError
 from harness_bridge.backends.builtin import BuiltinHarness
 from harness_bridge.backends.local_model import LocalModelClient
 from harness_bridge.backends.text_reply import TextReplyLoop
+from harness_bridge.streamed_reply import WRITING
 
 REAL_MODEL_S = 180.0  # the first words of the real model on a busy CI machine
 SAID = ("message", "edit")  # the ledger kinds that hold what someone wrote
@@ -206,10 +207,12 @@ def test_a_question_is_answered_by_one_message_that_grows_as_the_model_writes(
     """`make run`'s manifest on a model behind C2A_MODEL_URL, on the `local` backend's text
     path: the question's answer is posted at its first words and redrawn in place as it grows,
     typing shows until the first words; the ledger and the web chat's record keep the first
-    words and the final text, never a half-written draft; chatter and thanks cost no model
-    request and get no reply; the model is asked for text, with no tools."""
+    words (marked as still being written) and the final text, never a half-written draft;
+    chatter and thanks cost no model request and get no reply; the model is asked for text,
+    with no tools."""
     pieces = ["The deploy ", "is green: ", "42 of 42 ", "checks ", "passed."]
     answer = "".join(pieces)
+    begun = pieces[0].strip() + WRITING
 
     async def scenario() -> None:
         script = [streamed(*map(text_chunk, pieces), pause=0.7)]
@@ -237,9 +240,9 @@ def test_a_question_is_answered_by_one_message_that_grows_as_the_model_writes(
                 assert "what's the status" in request["messages"][-1]["content"]
 
                 shown = [f["message"]["text"] for f in browser.frames if _is(f, reply.id)]
-                assert shown[0] == pieces[0].strip() and shown[-1] == answer
+                assert shown[0] == begun and shown[-1] == answer
                 assert len(shown) >= 4, shown  # posted, redrawn at least twice, finished
-                assert all(answer.startswith(text) for text in shown), shown
+                assert all(answer.startswith(text.removesuffix(WRITING)) for text in shown)
                 typing = [
                     (i, f["on"])
                     for i, f in enumerate(browser.frames)
@@ -254,11 +257,11 @@ def test_a_question_is_answered_by_one_message_that_grows_as_the_model_writes(
                     "SELECT kind, data FROM events WHERE by LIKE '%lead%' ORDER BY seq"
                 ).fetchall()
                 texts = [d["text"] for _, raw in said if (d := json.loads(raw))["kind"] in SAID]
-                assert texts == [pieces[0].strip(), answer], said
+                assert texts == [begun, answer], said
                 record = (tmp_path / "data" / "local.webchat.jsonl").read_text().splitlines()
                 written = [json.loads(line) for line in record]
                 mine = [p.get("text") for p in written if p.get("user") == "lead" and "text" in p]
-                assert mine == [pieces[0].strip(), answer]
+                assert mine == [begun, answer]
 
     asyncio.run(scenario())
 

@@ -13,10 +13,13 @@ from typing import Any
 
 import pytest
 from fakes.openai_server import FakeOpenAI, completion
+from outbox_pump import pumped
 from world import DM, ROLE, THANKS, harness_context, scenario
 
+from core.actions import Action
 from core.clock import SystemClock, VirtualClock
 from core.engine import Engine
+from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.builtin import BuiltinHarness, loop_harness
 from harness_bridge.backends.chat_client import ChatClient
@@ -24,7 +27,7 @@ from harness_bridge.backends.local import LocalSettings
 from harness_bridge.backends.registry import validate
 from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop
 from harness_bridge.runtime import InProcessHarness
-from harness_bridge.streamed_reply import StreamedReply
+from harness_bridge.streamed_reply import WRITING, StreamedReply
 from harness_bridge.tools import ChatTools
 from harness_bridge.working import working
 
@@ -59,6 +62,16 @@ class Scripted:
         return self.choice
 
     async def aclose(self) -> None:
+        return None
+
+
+class Landing:
+    """A sender that takes every action at once."""
+
+    async def send(self, action: Action) -> dict[str, Any]:
+        return {"messageId": "1767225700.000100"}
+
+    async def find(self, action: Action) -> dict[str, Any] | None:
         return None
 
 
@@ -167,7 +180,7 @@ def test_a_streamed_reply_whose_edits_fail_still_posts_exactly_one_message(
         key = await reply.finish(FALLBACK)
         assert key is not None and reply.drafts == 0  # the post never landed: no draft
         sends = [row for row in outbox(store, "lead") if row[0] in ("send", "edit")]
-        assert sends == [("send", DM, "The")]
+        assert sends == [("send", DM, "The" + WRITING)]  # marked unfinished, and left so
         assert "left unfinished" in caplog.text
 
     with caplog.at_level(logging.WARNING, logger="harness_bridge.streamed_reply"):
@@ -179,7 +192,8 @@ def test_only_a_platform_that_takes_drafts_sees_the_answer_while_it_is_written(
     streaming: frozenset[str],
 ) -> None:
     """The world is on Slack: declared as taking drafts, the first words are posted as they
-    come; otherwise the answer is posted whole once written. Either way it is posted once."""
+    come, marked as still being written, and the final edit takes the mark away; otherwise the
+    answer is posted whole once written. Either way it is posted once."""
 
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         def sent() -> list[tuple[str, str | None, str | None]]:
@@ -188,10 +202,13 @@ def test_only_a_platform_that_takes_drafts_sees_the_answer_while_it_is_written(
         model = Scripted("Green.")
         sent_while_writing: list[tuple[str, str | None, str | None]] = []
         model.written = lambda: sent_while_writing.extend(sent())
-        await run_agent(engine, tools["lead"], model, streaming)
-        live = [("send", DM, "Green.")] if "slack" in streaming else []
-        assert sent_while_writing == live
-        assert sent() == [("send", DM, "Green.")]
+        async with pumped(Outbox(store, engine.clock, {"slack": Landing()})):
+            await run_agent(engine, tools["lead"], model, streaming)
+        live = "slack" in streaming
+        assert sent_while_writing == ([("send", DM, "Green." + WRITING)] if live else [])
+        assert sent() == [("send", DM, "Green." + WRITING if live else "Green.")]
+        texts = [text for kind, _, text in outbox(store, "lead") if kind in ("send", "edit")]
+        assert texts[-1] == "Green."
 
     scenario(test)
 

@@ -4,12 +4,11 @@ sender against the fake Slack, fed a long answer on a virtual clock."""
 from __future__ import annotations
 
 import asyncio
-import itertools
-from collections import defaultdict
 from datetime import timedelta
 
 from builders import LEAD, TEAM, local_workspace, slack_body, slack_join, slack_message
 from fakes.slack import FakeSlack
+from streamed_answer import Redraws, exact, stream
 from test_slack_send import ENV, TOKENS, USERS
 
 from adapters.slack import normalise
@@ -18,19 +17,11 @@ from adapters.slack.plugin import DRAFT_LIMIT
 from adapters.slack.send import SlackSender
 from core.clock import VirtualClock, parse_time
 from core.engine import Engine
-from core.engine_port import EnginePort
 from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
 from harness_bridge.streamed_reply import StreamedReply
-from harness_bridge.tools import ChatTools
 
 ASKED = "1767225601.000100"
-WORDS = 3_000
-
-
-def answer() -> list[str]:
-    """A long answer as a model writes it, a word at a time, a paragraph every 40 words."""
-    return [f"word{i}" + ("\n\n" if i % 40 == 39 else " ") for i in range(WORDS)]
 
 
 def streamed(rate_limited: int) -> None:
@@ -72,7 +63,7 @@ def streamed(rate_limited: int) -> None:
                 sleep=wait,
             )
             outbox = Outbox(store, clock, {"slack": sender})
-            updates: dict[str, list[float]] = defaultdict(list)
+            updates = Redraws()
             seen = 0
 
             async def drain() -> None:
@@ -80,24 +71,10 @@ def streamed(rate_limited: int) -> None:
                 await outbox.drain()
                 calls = slack.calls_to("chat.update")
                 for call in calls[seen:]:
-                    updates[str(call.params["ts"])].append(now())
+                    updates.at(str(call.params["ts"]), now())
                 seen = len(calls)
 
-            async def later(seconds: float) -> None:
-                await wait(seconds)
-                await drain()
-
-            tools = ChatTools(EnginePort(engine, "lead"))
-            reply = StreamedReply(
-                tools, [event.event_id], live=True, limit=DRAFT_LIMIT, now=now, sleep=later
-            )
-            for word in answer():
-                await reply.add(word)
-                await drain()
-                await wait(0.05)  # twenty words a second
-            await reply.finish("nothing")
-            await drain()
-
+            reply = await stream(engine, event.event_id, clock, drain, limit=DRAFT_LIMIT)
             delivered(slack, reply, updates, store, rate_limited)
             await store.close()
 
@@ -107,7 +84,7 @@ def streamed(rate_limited: int) -> None:
 def delivered(
     slack: FakeSlack,
     reply: StreamedReply,
-    updates: dict[str, list[float]],
+    updates: Redraws,
     store: SQLiteStore,
     rate_limited: int,
 ) -> None:
@@ -115,12 +92,12 @@ def delivered(
     asked in; each message redrawn at most once a second; every 429'd draft given up."""
     said = [m for m in slack.messages.get("C0GEN", []) if m.get("user") == LEAD]
     texts = [str(m["text"]) for m in said]
-    assert "\n\n".join(texts).split() == "".join(answer()).split()
+    assert exact(texts)
     assert len(said) == len(reply.keys) >= 6  # continued, each part posted once
     assert all(len(text) <= DRAFT_LIMIT for text in texts)
     assert {m.get("thread_ts") for m in said} == {ASKED}  # all in the thread asked in
-    for times in updates.values():
-        assert all(b - a >= 1.0 for a, b in itertools.pairwise(times))
+    assert len(updates.times[str(said[0]["ts"])]) >= 5  # edited in place as it grew
+    assert updates.paced()
     assert len(slack.calls_to("chat.postMessage")) == len(said)
     rows = store.db.execute(
         "SELECT status, action FROM outbox WHERE action LIKE '%\"edit\"%'"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,26 @@ def loop_of(chat: Chat, tmp_path: Path, record: Path) -> AcpModelLoop:
     )
 
 
+@asynccontextmanager
+async def asking(tmp_path: Path) -> AsyncIterator[tuple[Chat, AcpModelLoop, Outbox]]:
+    """The chat, the lead's ACP loop asking for `shell_exec` (ana is the lead's approver), and
+    the outbox to pump."""
+    async with running(tmp_path) as chat, loop_of(chat, tmp_path, record_of(tmp_path)) as loop:
+        engine = chat.host.engine
+        engine.approvals.approvers["lead"] = ("ana",)
+        yield chat, loop, Outbox(chat.store, engine.clock, {"webchat": chat.sender})
+
+
+def record_of(tmp_path: Path) -> Path:
+    return tmp_path / "agent.jsonl"
+
+
+def permissions(tmp_path: Path) -> list[Any]:
+    """The answers the agent got to its permission requests."""
+    lines = record_of(tmp_path).read_text(encoding="utf-8").splitlines()
+    return [r["outcome"] for r in map(json.loads, lines) if r["kind"] == "permission"]
+
+
 async def ask_frame(chat: Chat, *, open_: bool) -> dict[str, Any]:
     """The first `ask` frame showing buttons (`open_`) or clearing them, however long the
     agent subprocess takes to start (the caller bounds the wait)."""
@@ -72,13 +94,8 @@ async def press(chat: Chat, user: str, frame: dict[str, Any]) -> tuple[int, dict
 def test_on_the_web_chat_a_non_approver_is_refused_and_an_approver_s_press_lets_the_tool_run(
     tmp_path: Path,
 ) -> None:
-    record = tmp_path / "agent.jsonl"
-
     async def main() -> None:
-        async with running(tmp_path) as chat, loop_of(chat, tmp_path, record) as loop:
-            engine = chat.host.engine
-            engine.approvals.approvers["lead"] = ("ana",)
-            outbox = Outbox(chat.store, engine.clock, {"webchat": chat.sender})
+        async with asking(tmp_path) as (chat, loop, outbox):
             said = await chat.chat.say("ana", dm_channel("ana", "lead"), "please run the tests")
             turn = asyncio.create_task(loop.run(await lead_turn(chat, said.id)))
 
@@ -100,8 +117,6 @@ def test_on_the_web_chat_a_non_approver_is_refused_and_an_approver_s_press_lets_
                     409,
                     {"refused": "this question is no longer open"},
                 )
-        lines = record.read_text(encoding="utf-8").splitlines()
-        outcomes = [r["outcome"] for r in map(json.loads, lines) if r["kind"] == "permission"]
-        assert outcomes == [YES]
+        assert permissions(tmp_path) == [YES]
 
     asyncio.run(main())
