@@ -52,6 +52,12 @@ async def fetch_limited(
                 raise ToolError(
                     f"{platform} refused file {attachment.name!r} (HTTP {response.status})"
                 )
+            if response.content_type == "text/html" and "html" not in attachment.mimetype:
+                # Slack answers a token without files:read with its sign-in page, not a 403.
+                raise ToolError(
+                    f"{platform} answered with a web page instead of file {attachment.name!r};"
+                    " the bot may lack the scope to read files"
+                )
             body = bytearray()
             async for chunk in response.content.iter_chunked(_CHUNK):
                 body += chunk

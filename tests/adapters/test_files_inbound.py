@@ -6,6 +6,7 @@ from the fakes, within the workspace's size limit."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -176,6 +177,7 @@ def test_a_posted_file_is_listed_in_the_turn_and_read_with_the_bots_credentials(
     async def test(rig: Rig, engine: Engine, tools: ChatTools, told: Delivery) -> None:
         event_id = told.decision.event_id
         params = parse_deliver(deliver_params(told))
+        assert rig.base not in json.dumps(deliver_params(told))  # the URL is the host's only
         assert [a.id for a in params.attachments or ()] == ["F0LOG", "F0PNG"]
         (shown,) = parse_rendered(render_event(params))
         assert shown["parts"].split("\n") == [
@@ -240,3 +242,20 @@ def test_only_files_on_delivered_messages_from_the_platforms_hosts_are_read(
         assert rig.shelf.requests == []
 
     run(platform, test, elsewhere)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_sign_in_page_in_place_of_the_file_is_refused_not_shown(platform: str) -> None:
+    def signed_out(rig: Rig) -> list[dict[str, Any]]:
+        entry = rig.file("F0LOG", "deploy.log", "text/plain", LOG)
+        path = entry.get("url_private", entry.get("url", "")).removeprefix(rig.base)
+        rig.shelf.put(path, b"<html>sign in</html>", "text/html")
+        return [entry]
+
+    async def test(rig: Rig, engine: Engine, tools: ChatTools, told: Delivery) -> None:
+        with pytest.raises(ToolError, match="a web page instead of file 'deploy\\.log'"):
+            await tools.call(
+                "chat_read_file", {"eventId": told.decision.event_id, "fileId": "F0LOG"}
+            )
+
+    run(platform, test, signed_out)

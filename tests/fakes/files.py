@@ -23,13 +23,13 @@ class FileShelf:
     as Slack requires of `url_private`."""
 
     def __init__(self, *, token_required: bool = False) -> None:
-        self.files: dict[str, bytes] = {}
+        self.files: dict[str, tuple[bytes, str]] = {}
         self.requests: list[FileRequest] = []
         self.token_required = token_required
 
-    def put(self, path: str, body: bytes) -> None:
-        """Serve `body` at `path` (it starts with the shelf's prefix)."""
-        self.files[path] = body
+    def put(self, path: str, body: bytes, content_type: str = "application/octet-stream") -> None:
+        """Serve `body` at `path` (it starts with the shelf's prefix) as `content_type`."""
+        self.files[path] = (body, content_type)
 
     def serve(self, app: web.Application, prefix: str) -> None:
         """Answer GET `prefix/...` on `app` from the shelf."""
@@ -40,7 +40,7 @@ class FileShelf:
         self.requests.append(FileRequest(request.path, authorization))
         if self.token_required and not (authorization or "").startswith("Bearer xoxb-"):
             return web.Response(status=403, text="not allowed")
-        body = self.files.get(request.path)
-        if body is None:
+        found = self.files.get(request.path)
+        if found is None:
             return web.Response(status=404, text="file not found")
-        return web.Response(body=body, content_type="application/octet-stream")
+        return web.Response(body=found[0], content_type=found[1])
