@@ -18,6 +18,7 @@ from core.approvals import Verdict
 from core.asking import Approval
 from core.clock import Clock
 from core.decision import Directedness, Disposition, Policy
+from core.file_reading import FileContent
 from core.signals import Signal
 from core.store import ClaimResult
 
@@ -25,6 +26,7 @@ __all__ = [
     "AgentPort",
     "EventFilter",
     "EventView",
+    "FileContent",
     "MessageState",
     "Outgoing",
     "Queued",
@@ -155,6 +157,11 @@ class AgentPort(Protocol):
         self, conversation: str, *, thread: str | None = None, limit: int = 50
     ) -> list[EventView]:
         """What was said in a conversation or thread, as delivered to the agent."""
+        ...
+
+    async def read_file(self, event_id: str, file_id: str) -> FileContent:
+        """A file on a message delivered to the agent, fetched with its bot's credentials,
+        within the workspace's size limit (`core.file_reading`)."""
         ...
 
     # acting

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from core.attachments import attachments_from_data, attachments_to_data
 from core.clock import isoformat
 from core.events import (
     Author,
@@ -80,6 +81,8 @@ def event_to_data(event: ChatEvent) -> dict[str, Any]:
             data[name] = value
     if event.files:
         data["files"] = event.files
+    if event.attachments:
+        data["attachments"] = attachments_to_data(event.attachments)
     for flag in ("content_withheld", "names_receiver", "also_in_channel"):
         if getattr(event, flag):
             data[flag] = True
@@ -125,6 +128,7 @@ def event_from_data(data: dict[str, Any]) -> ChatEvent:
         user_id=data.get("user_id"),
         subtype=data.get("subtype"),
         files=data.get("files", 0),
+        attachments=attachments_from_data(data.get("attachments", ())),
         bot_user_id=data.get("bot_user_id"),
         delivery_id=data.get("delivery_id"),
         content_withheld=data.get("content_withheld", False),

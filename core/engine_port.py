@@ -13,7 +13,7 @@ face of one agent's tools (function tools, the final text of a turn) spends the 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -34,6 +34,7 @@ from core.clock import Clock, format_time
 from core.decision import Disposition, Policy
 from core.engine import Engine
 from core.errors import ToolError
+from core.file_reading import FileContent, read_attachment
 from core.followup import REMINDER_SUFFIX
 from core.guards import (
     SendBudget,
@@ -55,11 +56,12 @@ _HOUSEKEEPING = frozenset({"x.c2a.member_joined", "x.c2a.member_left", "x.c2a.th
 
 
 class EnginePort:
-    """One agent's `AgentPort` on the host's engine."""
+    """One agent's `AgentPort` on the host's engine; `fetchers`: the senders, by platform."""
 
-    def __init__(self, engine: Engine, agent: str) -> None:
+    def __init__(self, engine: Engine, agent: str, fetchers: Mapping[str, object] = {}) -> None:
         self._engine = engine
         self._agent = agent
+        self._fetchers = fetchers
         self._budget = SendBudget(engine.workspace.settings.sends_per_minute)
 
     @property
@@ -88,6 +90,13 @@ class EnginePort:
             self._agent, conversation=conversation, thread=thread, limit=limit
         )
         return [_view(e, d) for e, d in rows if e.kind not in _HOUSEKEEPING]
+
+    async def read_file(self, event_id: str, file_id: str) -> FileContent:
+        await self._delivery(event_id)  # only files on what the agent was shown
+        event = await self._engine.event(event_id)
+        assert event is not None  # a delivered event is in the ledger
+        settings = self._engine.workspace.settings
+        return await read_attachment(self._agent, event, file_id, self._fetchers, settings)
 
     # ---- acting ------------------------------------------------------------------------------
 

@@ -24,6 +24,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
+from core.attachments import Attachment
+
 __all__ = [
     "Author",
     "AuthorKind",
@@ -146,6 +148,8 @@ class ChatEvent:
     bot not allowed to read message content): `text` is empty, not the message.
     `names_receiver` says the platform sent the event only because it names the bot whose
     connection received it (a mention event), whatever user id the text carries.
+    `files` counts the files on a message; `attachments` describes each one the payload
+    describes (`core.attachments`).
     `also_in_channel` marks a thread reply that was also posted to its channel. A removal of a
     reaction with no author (`author.id` empty) is a moderator clearing reactions: every
     person's `reaction`, or every emoji when `reaction` is None. `batch` is set only on a
@@ -173,6 +177,7 @@ class ChatEvent:
     user_id: Final[str | None] = None
     subtype: Final[str | None] = None
     files: Final[int] = 0
+    attachments: Final[tuple[Attachment, ...]] = ()
     bot_user_id: Final[str | None] = None
     delivery_id: Final[str | None] = None
     content_withheld: Final[bool] = False

@@ -155,6 +155,9 @@ class AttentionSettings(_Strict):
     notice_after_ms: int = Field(default=120_000, ge=0)
     digest_period_ms: int = Field(default=900_000, ge=1000)
     sends_per_minute: int = Field(default=10, ge=1)
+    # The largest attached file an agent may read (`chat_read_file`), text and images.
+    file_text_bytes: int = Field(default=1_000_000, ge=1)
+    file_image_bytes: int = Field(default=5_000_000, ge=1)
 
 
 class IntentOverride(_Strict):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from core.attachments import Attachment
 from core.clock import format_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.emission import Cancel, Delivery, Typing
@@ -107,6 +108,8 @@ def deliver_params(
         params["content"] = "" if withheld else event.text
     if delivery.reminder_seq is not None:
         params["reminds"] = event.event_id
+    if event.attachments and not withheld:
+        params["attachments"] = _attachments(event.attachments)
     return params
 
 
@@ -209,6 +212,14 @@ def _conversation(conversation: Conversation, kind: str, *, parent: bool = False
     if parent and conversation.parent_id is not None:
         found["parentId"] = conversation.parent_id
     return found
+
+
+def _attachments(attachments: tuple[Attachment, ...]) -> list[dict[str, Any]]:
+    """The files on the message as the wire lists them: never their URL, which is the host's
+    to fetch from (`chat_read_file`)."""
+    return [
+        {"id": a.id, "name": a.name, "mimetype": a.mimetype, "size": a.size} for a in attachments
+    ]
 
 
 def _source(event: ChatEvent) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
 
+from core.attachments import describe_file
 from core.decision import InjectionMode
 from harness_bridge.prompt_format import (
     FENCE,
@@ -27,6 +28,7 @@ from harness_bridge.prompt_parse import parse_rendered
 from harness_bridge.text_prompt import choice_messages, plain_line, text_messages
 from harness_bridge.wire import (
     LATE_AFTER,
+    AttachmentRef,
     CompactDeliverParams,
     ContentPart,
     DeliverParams,
@@ -191,7 +193,14 @@ def _parts(params: Params) -> list[ContentPart]:
     return [TextPart(text=params.content)] if params.content else []
 
 
-def _message(parts: Sequence[ContentPart]) -> list[str]:
+def _file(attachment: AttachmentRef) -> str:
+    """One column-0 line for a file on the message: its quoted name, type and size, and the id
+    `chat_read_file` takes."""
+    shown = describe_file(_quoted(attachment.name), one_line(attachment.mimetype), attachment.size)
+    return f"[file: {shown}; read with chat_read_file fileId {one_line(attachment.id)}]"
+
+
+def _message(parts: Sequence[ContentPart], files: Sequence[AttachmentRef] = ()) -> list[str]:
     lines: list[str] = ["MESSAGE"]
     budget, cut = MAX_TEXT_CHARS, 0
     for part in parts:
@@ -205,6 +214,7 @@ def _message(parts: Sequence[ContentPart]) -> list[str]:
             lines += [FENCE + line for line in kept.split("\n")]
     if cut:
         lines.append(f"[truncated {cut} characters]")
+    lines += [_file(attachment) for attachment in files]
     if len(lines) == 1:
         lines.append("[no content]")
     return lines
@@ -215,7 +225,7 @@ def render_event(params: Params, *, with_rules: bool = False) -> str:
     or for `notify` a `KNOCK` block and never any content; `with_rules` puts `RESPONSE_RULES`
     first. The result has no trailing newline."""
     notify = params.injection.mode == InjectionMode.NOTIFY
-    body = _knock(params) if notify else _message(_parts(params))
+    body = _knock(params) if notify else _message(_parts(params), params.attachments or ())
     text = "\n".join(_header(params, notify) + body)
     return f"{RESPONSE_RULES}\n\n{text}" if with_rules else text
 

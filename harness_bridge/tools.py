@@ -77,6 +77,15 @@ class Target(_Args):
         return {"conversation": named["id"], "thread": thread}
 
 
+class ReadFile(_Args):
+    """Read a file attached to a message delivered to you, by the event's id and the file's
+    id as the delivery lists it: text comes back as text, an image as base64; files above the
+    workspace's size limit, and other kinds, are refused."""
+
+    event_id: str
+    file_id: str
+
+
 class SendMessage(_Args):
     """Send a chat message, idempotently. Mention (directedness to_me, exactly one recipient)
     only to create an obligation; post without recipients to share context."""
@@ -150,6 +159,7 @@ _ARGS: dict[str, type[_Args]] = {
     "chat_leave": Leave,
     "chat_edit_message": EditMessage,
     "chat_delete_message": DeleteMessage,
+    "chat_read_file": ReadFile,
 }
 TOOL_NAMES: tuple[str, ...] = tuple(_ARGS)
 _A = TypeVar("_A", bound=_Args)
@@ -171,6 +181,7 @@ class ChatTools:
             "chat_leave": self.leave,
             "chat_edit_message": self.edit_message,
             "chat_delete_message": self.delete_message,
+            "chat_read_file": self.read_file,
         }
 
     @property
@@ -241,6 +252,8 @@ class ChatTools:
     ) -> None:
         if name in _READS:
             what = {"events": len(what.get("events", []))}
+        elif name == "chat_read_file" and outcome == "ok":  # the file's bytes stay out
+            what = {key: what[key] for key in ("fileId", "name", "mimetype", "size")}
         await self.port.record_call(ToolCall(name, arguments, outcome, what))
 
     # ---- one port call each ------------------------------------------------------------------
@@ -260,6 +273,20 @@ class ChatTools:
             args.conversation, thread=args.thread, limit=args.limit
         )
         return {"events": [_view(e) for e in events]}
+
+    async def read_file(self, args: ReadFile) -> dict[str, Any]:
+        found = await self.port.read_file(args.event_id, args.file_id)
+        result: dict[str, Any] = {
+            "fileId": found.id,
+            "name": found.name,
+            "mimetype": found.mimetype,
+            "size": found.size,
+        }
+        if found.text is not None:
+            result["text"] = found.text
+        if found.image is not None:
+            result["image"] = {"data": found.image, "mimeType": found.mimetype}
+        return result
 
     async def send_message(self, args: SendMessage) -> dict[str, Any]:
         return await self._sent(self.port.send(_outgoing(args)))

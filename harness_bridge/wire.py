@@ -60,6 +60,7 @@ __all__ = [
     "METHOD_PROGRESS",
     "METHOD_TYPING",
     "PROTOCOL_VERSIONS",
+    "AttachmentRef",
     "Attention",
     "AuthorRef",
     "CancelReason",
@@ -253,6 +254,17 @@ class Knock(WireModel):
     pull_with: str
 
 
+class AttachmentRef(WireModel):
+    """A file on the message, as the platform described it (2026-11 addition, optional): its
+    id (for `chat_read_file`), name, media type (empty when unknown) and size in bytes. The
+    bytes are never in the envelope; a harness reads them with `chat_read_file`."""
+
+    id: str
+    name: str
+    mimetype: str = ""
+    size: int = Field(default=0, ge=0)
+
+
 class _Envelope(WireModel):
     """The chat/deliver fields both views share (everything but `content`)."""
 
@@ -269,6 +281,7 @@ class _Envelope(WireModel):
     supersedes: str | None = None
     continues: str | None = None
     reminds: str | None = None
+    attachments: list[AttachmentRef] | None = None
 
 
 class DeliverParams(_Envelope):

@@ -9,6 +9,7 @@ from typing import Final
 
 from adapters.discord import types
 from adapters.discord.fields import Fields, snowflake_time
+from adapters.discord.files import extract_attachments
 from adapters.discord.values import Place, message_author, to_event, to_place
 from adapters.limits import quoted
 from core.events import Author, Broadcast, ChatEvent, EventKind, Mentions
@@ -131,6 +132,7 @@ def _to_said(
         reply_to=_reply_to(f),
         target_author_id=_target_author_id(f),
         files=f.count("attachments"),
+        attachments=extract_attachments(f),
     )
 
 

@@ -34,6 +34,7 @@ import discord
 from adapters.discord.asks import Asks
 from adapters.discord.clients import read_tokens, use_endpoints
 from adapters.discord.failures import Retry, describe, failure, raise_as
+from adapters.discord.files import fetch_file
 from adapters.discord.indicator import Typing
 from adapters.discord.manifest import DiscordWorkspace
 from adapters.discord.places import Places, channel_id, own_id, sent
@@ -45,6 +46,7 @@ from adapters.discord.render import (
     render_send,
 )
 from core.actions import Action, Ask, Delete, Edit, Post, React, Working
+from core.attachments import Attachment
 from core.errors import PermanentSendError, RenderError, TransientSendError
 from core.manifest import Workspace
 from core.signals import GlyphMap
@@ -144,6 +146,11 @@ class DiscordSender:
                 return await self._change(action)
             case Ask():
                 return await self.asks.ask(self._client(action.agent), action)
+
+    async def fetch_file(self, agent: str, attachment: Attachment, limit: int) -> bytes:
+        """`core.attachments.FileFetcher`: an attachment's bytes from Discord's CDN."""
+        settings = DiscordWorkspace.of(self.workspace.manifest)
+        return await fetch_file(attachment, limit, settings.api_url if settings else None)
 
     async def find(self, action: Action) -> dict[str, Any] | None:
         """An earlier attempt of a post found in the channel, or None; anything else is always

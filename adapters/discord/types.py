@@ -74,7 +74,7 @@ class MentionedUser(User, total=False):
 
 
 class Attachment(TypedDict, total=False):
-    """A file on a message; only counted."""
+    """A file on a message (`adapters.discord.files`)."""
 
     id: Snowflake
     filename: str

@@ -16,6 +16,7 @@ from adapters.slack.fields import (
     optional_str,
     required_str,
 )
+from adapters.slack.files import extract_attachments
 from adapters.slack.types import (
     AppMentionEvent,
     MessageChangedEvent,
@@ -148,6 +149,7 @@ def _to_said(
         mentions=extract_mentions(said),
         subtype=subtype,
         files=len(optional_list(message, "files", where)),
+        attachments=extract_attachments(message, where),
         also_in_channel=edited_ts is None and subtype == "thread_broadcast",
     )
 

@@ -31,6 +31,8 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
     "conversations.members": frozenset({"channels:read", "groups:read", "im:read", "mpim:read"}),
     "usergroups.users.list": frozenset({"usergroups:read"}),
     "users.info": frozenset({"users:read"}),
+    # adapters.slack.files: a file's `url_private`, read with the bot token (chat_read_file).
+    "files.url_private": frozenset({"files:read"}),
 }
 """Every Web API method this package calls with a bot token, and the bot scopes it needs in
 every kind of conversation."""

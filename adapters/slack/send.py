@@ -23,11 +23,13 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.asks import Asks
+from adapters.slack.files import fetch_file
 from adapters.slack.indicators import Reactions
 from adapters.slack.pacing import ChannelPacer, Sleep
 from adapters.slack.posts import Lookup, Messages, Replied
 from adapters.slack.webapi import WebApi
 from core.actions import Action, Ask, Delete, Edit, Post, React, Working
+from core.attachments import Attachment
 from core.clock import Clock
 from core.manifest import Workspace
 from core.signals import GlyphMap
@@ -104,6 +106,10 @@ class SlackSender:
                 return await self._reactions.status(action)
             case Ask():
                 return await self._asks.ask(action)
+
+    async def fetch_file(self, agent: str, attachment: Attachment, limit: int) -> bytes:
+        """`core.attachments.FileFetcher`: a file's bytes read with `agent`'s bot token."""
+        return await fetch_file("slack", self._api.clients.get(agent), attachment, limit)
 
     async def find(self, action: Action) -> dict[str, Any] | None:
         """An earlier attempt of a post (see `Messages.find`); None for anything else, which is

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Self
 import pytest
 import yarl
 from aiohttp import WSMsgType, web
+from fakes.files import FileShelf
 
 with warnings.catch_warnings():
     # discord.py imports audioop, deprecated since Python 3.11; filterwarnings=error makes it fatal.
@@ -204,6 +205,7 @@ class FakeDiscord:
         self._clock_ms = _CLOCK_START_MS
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
+        self.files = FileShelf()  # the attachment CDN, under /attachments/
         channel = r"/channels/(?P<cid>\d+)"
         message = channel + r"/messages/(?P<mid>\d+)"
         reaction = message + r"/reactions/(?P<emoji>[^/]+)/@me"
@@ -229,6 +231,7 @@ class FakeDiscord:
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
         app.router.add_get("/", self._gateway)
         app.router.add_get("/resume", self._gateway)  # READY's resume_gateway_url
+        self.files.serve(app, "/attachments")
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()

@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from aiohttp import WSCloseCode, WSMsgType, web
+from fakes.files import FileShelf
 from fakes.slack_interactive import APP_ID, block_actions
 
 __all__ = ["Bot", "Call", "FakeSlack", "SlackWorkspace", "sign"]
@@ -353,6 +354,7 @@ class FakeSlack(SlackWorkspace):
         self._changed = asyncio.Event()
         self._stopping = asyncio.Event()
         self._runner: web.AppRunner | None = None
+        self.files = FileShelf(token_required=True)  # url_private, under /files-pri/
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -360,6 +362,7 @@ class FakeSlack(SlackWorkspace):
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/socket/{number}", self._socket)
+        self.files.serve(app, "/files-pri")
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()

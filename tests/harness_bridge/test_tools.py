@@ -199,6 +199,7 @@ def test_the_tool_schemas_name_tools_with_underscores() -> None:
         "chat_leave",
         "chat_edit_message",
         "chat_delete_message",
+        "chat_read_file",
     ]
     assert all(
         spec["description"] and spec["inputSchema"]["type"] == "object"

@@ -13,6 +13,7 @@ import pytest
 from adapters.discord import normalise
 from adapters.discord.fields import snowflake_time
 from adapters.discord.normalise import PARSERS
+from core.attachments import Attachment
 from core.errors import PayloadError
 from core.events import (
     Author,
@@ -41,6 +42,14 @@ REVIEWER_MESSAGE = "1239869816832000014"
 THREAD = "1239872837150310400"
 
 IN_OPS = Conversation(id=OPS, kind=ConversationKind.CHANNEL)
+DEPLOY_LOG = Attachment(
+    id="800000000000000601",
+    name="deploy-482.log",
+    mimetype="text/plain; charset=utf-8",
+    size=18342,
+    url="https://cdn.discordapp.com/attachments/800000000000000101/"
+    "800000000000000601/deploy-482.log?ex=6644a1f0&is=66435070&hm=00",
+)
 ADA_AUTHOR = Author(id=ADA, display_name="Ada (ops)")
 BOB_AUTHOR = Author(id=BOB, display_name="Bob K")
 
@@ -79,6 +88,7 @@ def test_a_guild_channel_message_is_a_message_in_that_channel() -> None:
         message_id="1239870099997851649",
         text="can someone look at the deploy logs? the 09:15 run failed again",
         files=1,
+        attachments=(DEPLOY_LOG,),
     )
 
 
@@ -254,6 +264,7 @@ def test_an_edit_is_named_and_dated_by_its_edit_time() -> None:
         message_id="1239870099997851649",
         text="can someone look at the deploy logs? the 09:15 and 09:20 runs failed",
         files=1,
+        attachments=(DEPLOY_LOG,),
     )
 
 

@@ -13,6 +13,7 @@ import pytest
 from adapters.slack import extract_mentions, normalise
 from adapters.slack.envelope import to_envelope
 from adapters.slack.messages import parse_message
+from core.attachments import Attachment
 from core.errors import PayloadError
 from core.events import (
     Author,
@@ -142,7 +143,7 @@ def test_a_me_message_is_a_message_with_its_subtype() -> None:
     )
 
 
-def test_a_file_share_counts_its_files() -> None:
+def test_a_file_share_counts_and_describes_its_files() -> None:
     assert normalise(load("message_file_share")) == message(
         event_id="slack:T111:C111:1712345730.000800",
         created_at=datetime(2024, 4, 5, 19, 35, 30, 800, tzinfo=UTC),
@@ -151,6 +152,22 @@ def test_a_file_share_counts_its_files() -> None:
         mentions=Mentions(),
         subtype="file_share",
         files=2,
+        attachments=(
+            Attachment(
+                id="F111",
+                name="build.log",
+                mimetype="text/plain",
+                size=18234,
+                url="https://files.slack.com/files-pri/T111-F111/build.log",
+            ),
+            Attachment(
+                id="F222",
+                name="screenshot.png",
+                mimetype="image/png",
+                size=90211,
+                url="https://files.slack.com/files-pri/T111-F222/screenshot.png",
+            ),
+        ),
         delivery_id="Ev06AAAA0010",
     )
 
