@@ -42,6 +42,7 @@ __all__ = [
     "command_text",
     "listen_for_commands",
     "message_link",
+    "one_message",
     "register_commands",
 ]
 
@@ -133,12 +134,12 @@ def listen_for_commands(
         groups = tuple(str(role.id) for role in roles)
         text = command_text(interaction.data or {})
         reply = commands.answer(PLATFORM, str(user.id), groups, text, locate=message_link)
-        await respond(interaction, reply, in_time)
+        await _respond(interaction, reply, in_time)
 
     interactions.on_command(COMMAND.removeprefix("/"), command)
 
 
-async def respond(interaction: discord.Interaction, reply: Awaitable[str], in_time: float) -> None:
+async def _respond(interaction: discord.Interaction, reply: Awaitable[str], in_time: float) -> None:
     """Send `reply` to the person alone: as the response when it is ready within `in_time`
     seconds, otherwise into a deferred response."""
     answer = asyncio.ensure_future(reply)
