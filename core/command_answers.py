@@ -36,6 +36,7 @@ from core.commands import (
 )
 from core.decision import Disposition
 from core.emission import Cancel, Emission
+from core.markup import PLAIN_TEXT
 from core.mutes import record_mute
 from core.state_records import message_key
 
@@ -88,11 +89,11 @@ class Commands:
     async def _run(self, command: Command, platform: str, user: str, locate: Locate | None) -> str:
         match command:
             case Status():
-                return say.status_text(await self.status())
+                return say.status_text(await self.status(), bold=self._bold(platform))
             case Why(link):
                 return await self.why(platform, link, locate)
             case Claims():
-                return say.claims_text(await self.claims())
+                return say.claims_text(await self.claims(), bold=self._bold(platform))
             case Help():
                 return say.HELP
             case Mute(agent, duration):
@@ -150,7 +151,7 @@ class Commands:
                     for d in stored
                 ]
             )
-        return say.why_text(record.text, versions)
+        return say.why_text(record.text, versions, bold=self._bold(platform))
 
     async def claims(self) -> list[say.ClaimLine]:
         """The claims held now, soonest to end first."""
@@ -177,6 +178,10 @@ class Commands:
         if cancels and self.sink is not None:
             await self.sink(cancels)
         return len(owed)
+
+    def _bold(self, platform: str) -> str:
+        """How `platform` writes bold text (`core.markup.Markup.bold`)."""
+        return self.engine.workspace.markup.get(platform, PLAIN_TEXT).bold
 
     def _owed(self, agent: str) -> list[str]:
         """The events `agent` owes an answer (its open `must_respond` obligations)."""

@@ -1,7 +1,9 @@
 """How the answers to `/c2a` read: every line a person sees, written here and nowhere else.
 
 Pure functions of plain values (`core.command_answers` gathers them). The text is plain, with
-`code` spans only, which Slack, Discord and the web chat all show as written.
+`code` spans, which Slack, Discord and the web chat all show as written, and agents' names in
+bold, written with the `bold` mark of the platform's markup (`core.markup.Markup.bold`: `*` on
+Slack, `**` on Discord, where `*` would be italics).
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def snippet(text: str) -> str:
     return flat if len(flat) <= _SNIPPET else flat[: _SNIPPET - 1] + "…"
 
 
-def status_text(agents: Sequence[AgentLine]) -> str:
+def status_text(agents: Sequence[AgentLine], *, bold: str) -> str:
     """`status`: a line per agent, and under it what it is working on."""
     if not agents:
         return "No agents."
@@ -106,7 +108,7 @@ def status_text(agents: Sequence[AgentLine]) -> str:
             marks.append(f"muted until {until}")
         if line.unavailable:
             marks.append("harness down")
-        lines.append(f"*{line.agent}*: {', '.join(marks)}")
+        lines.append(f"{bold}{line.agent}{bold}: {', '.join(marks)}")
         for work in line.working[:_WORK_SHOWN]:
             lines.append(f"  • in {work.conversation}: {snippet(work.text) or '(no text)'}")
         if len(line.working) > _WORK_SHOWN:
@@ -114,7 +116,7 @@ def status_text(agents: Sequence[AgentLine]) -> str:
     return "\n".join(lines)
 
 
-def why_text(text: str, versions: Sequence[Sequence[VerdictLine]]) -> str:
+def why_text(text: str, versions: Sequence[Sequence[VerdictLine]], *, bold: str) -> str:
     """`why`: the message, then each agent's decision for it (and for each of its edits)."""
     lines = [f"Message: {snippet(text) or '(no text)'}"]
     for number, verdicts in enumerate(versions):
@@ -124,18 +126,19 @@ def why_text(text: str, versions: Sequence[Sequence[VerdictLine]]) -> str:
             lines.append("  no agent could see it")
         for v in verdicts:
             ended = f", {v.disposition}" if v.disposition else ""
-            lines.append(f"  *{v.agent}*: {v.policy} (`{v.reason}`), {v.mode}, {v.status}{ended}")
+            name = f"{bold}{v.agent}{bold}"
+            lines.append(f"  {name}: {v.policy} (`{v.reason}`), {v.mode}, {v.status}{ended}")
     return "\n".join(lines)
 
 
-def claims_text(claims: Sequence[ClaimLine]) -> str:
+def claims_text(claims: Sequence[ClaimLine], *, bold: str) -> str:
     """`claims`: each claim held now, soonest to end first."""
     if not claims:
         return "No open claims."
     lines = []
     for claim in claims:
         what = snippet(claim.text) if claim.text is not None else f"`{claim.item}`"
-        lines.append(f"*{claim.agent}* holds {what} until {format_time(claim.until)}")
+        lines.append(f"{bold}{claim.agent}{bold} holds {what} until {format_time(claim.until)}")
     return "\n".join(lines)
 
 

@@ -108,13 +108,15 @@ class Markup:
 
     `tokens`: its angle-bracket tokens, None when `<` is only a character; `escapes`: what it
     writes instead of a character, undone in order after the tokens are read; `code`: backtick
-    spans and triple-backtick blocks; `quotes`: `>` lines; `shortcodes`: `:name:` emoji."""
+    spans and triple-backtick blocks; `quotes`: `>` lines; `shortcodes`: `:name:` emoji.
+    `bold` is for writing, not reading: the mark on either side of bold text ("" for none)."""
 
     tokens: AngleTokens | None = None
     escapes: tuple[tuple[str, str], ...] = ()
     code: bool = False
     quotes: bool = False
     shortcodes: bool = False
+    bold: str = ""
 
 
 PLAIN_TEXT = Markup()
@@ -131,12 +133,14 @@ CHAT_MARKUP = Markup(
     code=True,
     quotes=True,
     shortcodes=True,
+    bold="*",
 )
 """Markup in angle brackets (`<@U1>`, `<@U1|name>`, `<@!1>`, `<@&1>`, `<!here>`,
 `<!subteam^S1>` mentions, `<!date^...>` and `<t:...>` timestamps, `<#C1|name>` channels,
 `<https://x|label>` links, `<:name:id>` and `<a:name:id>` custom emoji), entity escapes,
 code, quotes and `:shortcode:` emoji: the union of what the first chat platforms write, which
-each of them reads by, so that a message is classified the same whichever carried it."""
+each of them reads by, so that a message is classified the same whichever carried it. Bold is
+`*bold*`, as on Slack; a platform that writes it otherwise replaces `bold`."""
 
 
 def _unquote(text: str) -> str:

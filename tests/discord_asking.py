@@ -37,10 +37,14 @@ async def _nothing(*_: Any) -> None:
 
 @contextlib.asynccontextmanager
 async def lead_on_discord(
-    monkeypatch: pytest.MonkeyPatch, workspace: Workspace, interactions: Interactions
+    monkeypatch: pytest.MonkeyPatch,
+    workspace: Workspace,
+    interactions: Interactions,
+    fake_type: type[FakeDiscord] = FakeDiscord,
 ) -> AsyncIterator[tuple[FakeDiscord, DiscordSender]]:
-    """The fake guild, the sender of `workspace`'s bots and the lead's live bot, ready."""
-    async with FakeDiscord(guild_id=GUILD) as fake:
+    """The fake guild (a `fake_type`), the sender of `workspace`'s bots and the lead's live
+    bot, ready."""
+    async with fake_type(guild_id=GUILD) as fake:
         fake.patch(monkeypatch)
         for agent, user_id in DISCORD_IDS.items():
             fake.add_bot(TOKENS[agent], user_id, agent, APPLICATIONS[agent])

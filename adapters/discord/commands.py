@@ -1,33 +1,54 @@
 """The `/c2a` command as a Discord application command: its definition, its registration,
-and the readings an interaction's handler needs to answer it with core.
+and its answer.
 
 `APPLICATION_COMMANDS` is what `register_commands` puts in place for an agent's application
 with one bulk overwrite (`PUT /applications/{application}/commands`, discord.py's
 `bulk_upsert_global_commands`): `/c2a` with a subcommand per command of `core.commands`, each
-with its arguments as string options. An `INTERACTION_CREATE` of type 2 for it carries the
-chosen subcommand and its options in `data`; `command_text` turns that back into the text core
-parses, and `message_link` reads a Discord message link for `why`, so a handler answers with
-one call::
+with its arguments as string options.
 
-    reply = await commands.answer(
-        "discord", user_id, role_ids, command_text(interaction["data"]), locate=message_link
-    )
+Someone running it reaches the bot whose application it is as an `INTERACTION_CREATE` of type
+2 (`adapters.discord.interactions`), with the chosen subcommand and its options in `data`.
+`listen_for_commands` answers it: `command_text` turns `data` back into the text core parses,
+the person's groups are their roles (the role ids of the interaction's `member`; none in a DM,
+as for a press on a question's button), `message_link` reads a Discord message link for `why`,
+and core (`core.command_answers.Commands`) gives the answer, which only that person sees: an
+ephemeral message (callback type 4, flags 64), pinging nobody, cut to fit one message.
 
-and sends `reply` as an ephemeral interaction response (flags 64).
+Discord takes an interaction's response only within three seconds, and every answer reads or
+writes the ledger (each is audited; `why` and `status` read deliveries and queues, `mute` and
+`leave` write). An answer ready within `IN_TIME` is the response itself; a slower one is
+deferred first (type 5, ephemeral: the person sees that the bot is thinking) and then written
+into the deferred response (`PATCH .../messages/@original`, with the interaction's token).
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Final
 
 import discord
 
+from adapters.discord.interactions import Interactions
+from adapters.discord.normalise import PLATFORM
+from adapters.discord.render import MESSAGE_LIMIT, split_text
+from core.command_answers import Commands
 from core.commands import COMMAND
 
-__all__ = ["APPLICATION_COMMANDS", "command_text", "message_link", "register_commands"]
+__all__ = [
+    "APPLICATION_COMMANDS",
+    "IN_TIME",
+    "command_text",
+    "listen_for_commands",
+    "message_link",
+    "one_message",
+    "register_commands",
+]
+
+IN_TIME: Final = 2.0
+"""Seconds an answer may take and still be the response itself; Discord's limit is three,
+from when it sent the interaction, so one is left for the gateway and the response's trip."""
 
 _SUBCOMMAND, _STRING, _CHAT_INPUT = 1, 3, 1  # Discord's option and command types
 
@@ -100,3 +121,40 @@ async def register_commands(application_id: str, token: str) -> list[str]:
     finally:
         await http.close()
     return [str(command["name"]) for command in listed]
+
+
+def listen_for_commands(
+    interactions: Interactions, commands: Commands, *, in_time: float = IN_TIME
+) -> None:
+    """Answer `/c2a` from any of the workspace's bots (see the module doc)."""
+
+    async def command(interaction: discord.Interaction) -> None:
+        user = interaction.user
+        roles = user.roles if isinstance(user, discord.Member) else []
+        groups = tuple(str(role.id) for role in roles)
+        text = command_text(interaction.data or {})
+        reply = commands.answer(PLATFORM, str(user.id), groups, text, locate=message_link)
+        await _respond(interaction, reply, in_time)
+
+    interactions.on_command(COMMAND.removeprefix("/"), command)
+
+
+async def _respond(interaction: discord.Interaction, reply: Awaitable[str], in_time: float) -> None:
+    """Send `reply` to the person alone: as the response when it is ready within `in_time`
+    seconds, otherwise into a deferred response."""
+    answer = asyncio.ensure_future(reply)
+    done, _ = await asyncio.wait({answer}, timeout=in_time)
+    none = discord.AllowedMentions.none()
+    if done:
+        content = one_message(answer.result())
+        await interaction.response.send_message(content, ephemeral=True, allowed_mentions=none)
+        return
+    await interaction.response.defer(ephemeral=True, thinking=True)
+    content = one_message(await answer)
+    await interaction.edit_original_response(content=content, allowed_mentions=none)
+
+
+def one_message(text: str) -> str:
+    """`text` as one Discord message: its first part, marked as cut when there is more."""
+    first, *rest = split_text(text, limit=MESSAGE_LIMIT - 1) or ("",)
+    return f"{first}…" if rest else first

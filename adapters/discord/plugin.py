@@ -3,22 +3,26 @@
 `connect` is used when an agent has a bot token variable (`agents.<id>.discord.token_env`);
 every such variable must be set, checked before anything connects. Its start logs the sender
 in and opens each bot's gateway (within `CONNECT_TIMEOUT` seconds), every bot's button presses
-answering the engine's approvals; its finish logs the sender out, after the outbox's last round.
+answering the engine's approvals and its `/c2a` answered on the engine
+(`adapters.discord.commands`); its finish logs the sender out, after the outbox's last round.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import discord
 
 from adapters.discord.asks import listen_for_presses
+from adapters.discord.commands import listen_for_commands
 from adapters.discord.interactions import Interactions
 from adapters.discord.live import DiscordAgentConnection, start_connections
 from adapters.discord.manifest import SECTION, DiscordAgent
 from adapters.discord.normalise import normalise
 from adapters.discord.secrets import SHAPES
 from adapters.discord.send import DiscordSender
+from core.command_answers import Commands
 from core.errors import ManifestError
 from core.markup import CHAT_MARKUP
 from core.outbox import Sender
@@ -40,6 +44,7 @@ class DiscordConnection:
         self._sender: DiscordSender | None = None
         self.interactions = Interactions()
         listen_for_presses(self.interactions, ctx.engine.approvals)
+        listen_for_commands(self.interactions, Commands(ctx.engine, ctx.sink))
 
     @property
     def sender(self) -> Sender | None:
@@ -103,7 +108,7 @@ PLATFORM = Platform(
     normalise=normalise,
     reactions=unicode_reactions(),
     manifest=SECTION,
-    markup=CHAT_MARKUP,
+    markup=dataclasses.replace(CHAT_MARKUP, bold="**"),  # `*x*` is italics on Discord
     secrets=SHAPES,
     connect=connect,
     streams_drafts=True,
