@@ -13,7 +13,6 @@ allows to be repeated (in flight at the kill, sent again with a higher attempt).
 from __future__ import annotations
 
 import asyncio
-import itertools
 import signal
 import sys
 from collections.abc import Iterator
@@ -121,6 +120,13 @@ def test_two_processes_deliver_each_event_once_and_survive_a_kill(
     delivered = [r["eventId"] for r in records]
     assert acknowledged == set(delivered)
     assert len({r["pid"] for r in records}) == 2, "the harness moved to the other process"
-    repeats = [(a, b) for a, b in itertools.pairwise(records) if a["eventId"] == b["eventId"]]
-    assert all(b["attempt"] > a["attempt"] for a, b in repeats), repeats
-    assert len(delivered) - len(set(delivered)) <= 1, "an event was delivered twice"
+    # At least once across a kill: what the killed process sent and never saw acknowledged is
+    # sent again by the survivor, with a higher attempt (the harness knows it by its event id);
+    # nothing else is ever sent twice.
+    first: dict[str, dict[str, object]] = {}
+    for r in records:
+        earlier = first.setdefault(r["eventId"], r)
+        if earlier is not r:
+            assert earlier["pid"] != r["pid"], ("delivered twice by one process", earlier, r)
+            assert int(str(r["attempt"])) > int(str(earlier["attempt"])), (earlier, r)
+    assert len(delivered) - len(first) <= 8, "more redelivered than a kill can leave in flight"
