@@ -3,11 +3,11 @@ bot token), one way to call it with Slack's failures mapped to this project's, a
 the startup check of every agent's token.
 
 Nothing here may post a message twice. slack-sdk's own retries are off (`retry_handlers=[]`),
-because its connection-error retry would resend `chat.postMessage`. A 429 is retried here, by
-tenacity, only when its `Retry-After` is short; a longer one, an outage, or a network error
-before the request left becomes `TransientSendError` and the outbox tries again later. When a
-post may have landed (a timeout or dropped connection after the request left, a 5xx), the
-outcome is unknown: `SendOutcomeUnknown`. Slack's refusals (`invalid_auth`,
+because its connection-error retry would resend `chat.postMessage`. A call is tried once; only
+a 429 is retried here, only when its `Retry-After` is short; a longer one, an outage, or a
+network error before the request left becomes `TransientSendError` and the outbox tries again
+later. When a post may have landed (a timeout or dropped connection after the request left,
+a 5xx), the outcome is unknown: `SendOutcomeUnknown`. Slack's refusals (`invalid_auth`,
 `channel_not_found`, `not_in_channel`, ...) are `PermanentSendError` with one line that says
 what to do.
 """
@@ -22,7 +22,6 @@ from typing import Any
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from adapters.slack.live import api_base
 from adapters.slack.manifest import SlackAgent, SlackWorkspace
@@ -80,41 +79,48 @@ class WebApi:
         read: bool = False,
         ok: frozenset[str] | set[str] = frozenset(),
     ) -> dict[str, Any]:
-        """One Web API call as `agent`; Slack errors in `ok` are answers, not failures."""
+        """One Web API call as `agent`; Slack errors in `ok` are answers, not failures. Tried
+        once; a 429 whose `Retry-After` is short is waited out and tried again, up to the
+        attempts given, and anything else raises at once."""
         client = self.clients.get(agent)
         if client is None:
             raise PermanentSendError(f"slack: agent {agent!r} has no Slack bot token configured")
-
-        async def once() -> dict[str, Any]:
+        try:
+            return await _once(client, agent, method, params, read, ok)
+        except _RateLimited as exc:
+            limited = exc
+        for _ in range(self._attempts - 1):
+            if limited.retry_after > self._max_retry_after:
+                break
+            await self._sleep(limited.retry_after)
             try:
-                if read:
-                    response = await client.api_call(method, http_verb="GET", params=dict(params))
-                else:
-                    response = await client.api_call(method, json=dict(params))
-            except SlackApiError as exc:
-                if api_error(exc) in ok:
-                    return {"ok": False, "error": api_error(exc)}
-                raise _mapped(agent, method, params, exc) from None
-            except (TimeoutError, aiohttp.ClientError) as exc:
-                raise _mapped(agent, method, params, exc) from exc
-            return dict(response.data) if isinstance(response.data, dict) else {}
-
-        def short(exc: BaseException) -> bool:
-            return isinstance(exc, _RateLimited) and exc.retry_after <= self._max_retry_after
-
-        retrying = AsyncRetrying(
-            retry=retry_if_exception(short),
-            wait=_retry_after,
-            stop=stop_after_attempt(self._attempts),
-            sleep=self._sleep,
-            reraise=True,
-        )
-        return await retrying(once)
+                return await _once(client, agent, method, params, read, ok)
+            except _RateLimited as exc:
+                limited = exc
+        raise limited
 
 
-def _retry_after(state: RetryCallState) -> float:
-    exc = state.outcome.exception() if state.outcome else None
-    return exc.retry_after if isinstance(exc, _RateLimited) else 1.0
+async def _once(
+    client: AsyncWebClient,
+    agent: str,
+    method: str,
+    params: Mapping[str, Any],
+    read: bool,
+    ok: frozenset[str] | set[str],
+) -> dict[str, Any]:
+    """One try of a call, its failure mapped (`_mapped`)."""
+    try:
+        if read:
+            response = await client.api_call(method, http_verb="GET", params=dict(params))
+        else:
+            response = await client.api_call(method, json=dict(params))
+    except SlackApiError as exc:
+        if api_error(exc) in ok:
+            return {"ok": False, "error": api_error(exc)}
+        raise _mapped(agent, method, params, exc) from None
+    except (TimeoutError, aiohttp.ClientError) as exc:
+        raise _mapped(agent, method, params, exc) from exc
+    return dict(response.data) if isinstance(response.data, dict) else {}
 
 
 def api_error(exc: SlackApiError) -> str:

@@ -418,6 +418,22 @@ def test_a_long_retry_after_leaves_the_action_due_for_the_next_round() -> None:
     run(test)
 
 
+def test_short_429s_are_tried_again_only_up_to_the_attempts_and_success_is_tried_once() -> None:
+    async def test(rig: Rig) -> None:
+        asked = rig.human_says("C0GEN", "<@U0W1> ping")
+        sender = rig.sender(rate_limit_attempts=3)
+        await sender.send(react(asked, "seen"))
+        assert len(rig.slack.calls) == 1 and rig.time.slept == []  # once, nothing waited
+        for _ in range(3):
+            rig.slack.fail_next("reactions.add", status=429, headers={"Retry-After": "2"})
+        with pytest.raises(TransientSendError, match="rate limited for 2 s"):
+            await sender.send(react(asked, "working"))
+        assert len(rig.slack.calls_to("reactions.add")) == 1 + 3
+        assert rig.time.slept == [2.0, 2.0]  # between the three tries, not after the last
+
+    run(test)
+
+
 def test_a_timeout_after_slack_accepted_is_found_not_resent() -> None:
     async def test(rig: Rig) -> None:
         asked = rig.human_says("C0GEN", "<@U0W1> ping")
