@@ -1,6 +1,7 @@
 """Slack's Web API as the outbound side calls it: one slack-sdk `AsyncWebClient` per agent (its
-bot token), one way to call it with Slack's failures mapped to this project's, and `verify`,
-the startup check of every agent's token.
+bot token), all of a sender's clients on one `aiohttp.ClientSession` (`HttpPool`: its
+connections are kept and reused, not opened for every call), one way to call them with Slack's
+failures mapped to this project's, and `verify`, the startup check of every agent's token.
 
 Nothing here may post a message twice. slack-sdk's own retries are off (`retry_handlers=[]`),
 because its connection-error retry would resend `chat.postMessage`. A call is tried once; only
@@ -30,7 +31,7 @@ from adapters.slack.scopes import METHOD_SCOPES, scope_problem
 from core.errors import ManifestError, PermanentSendError, SendOutcomeUnknown, TransientSendError
 from core.manifest import Workspace
 
-__all__ = ["WebApi", "api_error", "verify"]
+__all__ = ["HttpPool", "WebApi", "api_error", "verify"]
 
 # Calls that are not idempotent: if the answer is lost, the message may exist.
 _UNSAFE = frozenset({"chat.postMessage", "chat.postEphemeral"})
@@ -50,10 +51,34 @@ class _RateLimited(TransientSendError):
         self.retry_after = retry_after
 
 
+class HttpPool:
+    """One `aiohttp.ClientSession` for a sender's Web API clients, opened on first use (inside
+    the running loop) with the clients' timeout, and closed once by `close`; after that the
+    clients fall back to slack-sdk's session per call."""
+
+    def __init__(self, timeout: int) -> None:
+        self.timeout = timeout
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+
+    def session(self) -> aiohttp.ClientSession | None:
+        if self._closed:
+            return None
+        if self._session is None:
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout))
+        return self._session
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._session is not None:
+            await self._session.close()
+
+
 class WebApi:
     """Each agent's Web API client and the one way to call it: a short 429 retried (bounded,
-    on the injected `sleep`), anything else mapped to a send error. Raises ManifestError when
-    a bot token variable the manifest names is not set."""
+    on the injected `sleep`), anything else mapped to a send error. The clients share `pool`
+    (their own when none is given). Raises ManifestError when a bot token variable the
+    manifest names is not set."""
 
     def __init__(
         self,
@@ -64,8 +89,10 @@ class WebApi:
         timeout: int = 30,
         max_retry_after: float = 5.0,
         rate_limit_attempts: int = 3,
+        pool: HttpPool | None = None,
     ) -> None:
         self.clients: Mapping[str, AsyncWebClient] = _clients(workspace, environ, timeout)
+        self.pool = pool or HttpPool(timeout)
         self._sleep = sleep
         self._max_retry_after = max_retry_after
         self._attempts = rate_limit_attempts
@@ -85,6 +112,7 @@ class WebApi:
         client = self.clients.get(agent)
         if client is None:
             raise PermanentSendError(f"slack: agent {agent!r} has no Slack bot token configured")
+        client.session = self.pool.session()
         try:
             return await _once(client, agent, method, params, read, ok)
         except _RateLimited as exc:

@@ -98,6 +98,7 @@ def streamed(rate_limited: int) -> None:
             await reply.finish("nothing")
             await drain()
 
+            await sender.close()
             delivered(slack, reply, updates, store, rate_limited)
             await store.close()
 
