@@ -1,16 +1,21 @@
 """Deliveries as typed values: what one agent is told about one event, made at ingest and made
-again, the same, from the ledger for every (re)send.
+again, the same, from the ledger when it is no longer at hand.
 
 `Framer` turns an event and a decision into a `core.emission.Delivery`: the event's `Facts`
 (once per event), whom the event is aimed at for this agent and, for a knock, the host-written
 topic (nothing in a knock is taken from message text). `DeliveryPort` is all a harness's
 deliverer asks of the host: the pending deliveries of an agent, the `Delivery` of a stored one,
-and the bookkeeping of each attempt. `LedgerDeliveries` implements it over the store.
+and the bookkeeping of each attempt. `LedgerDeliveries` implements it over the store, keeping
+the `Delivery` values made at ingest (`remember`, a bounded cache) until each is acknowledged,
+so a first send reads nothing back; one no longer kept (evicted, or from before a restart) is
+made again from the ledger.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Protocol
 
@@ -27,11 +32,12 @@ from core.revisions import is_late
 from core.signals import GlyphMap
 from core.store import Store, StoredDelivery
 
-__all__ = ["CONTENT_UNAVAILABLE", "DeliveryPort", "Framer", "LedgerDeliveries"]
+__all__ = ["CONTENT_UNAVAILABLE", "DELIVERIES_KEPT", "DeliveryPort", "Framer", "LedgerDeliveries"]
 
 CONTENT_UNAVAILABLE = "a message whose content is unavailable (the platform withheld the text)"
 _TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
 _REACTIONS = (EventKind.REACTION_ADDED, EventKind.REACTION_REMOVED)
+DELIVERIES_KEPT = 4096  # `Delivery` values kept from ingest for their first send, at most
 # Reading an enum member off its class costs a lookup on every use; the hot paths read these.
 _NOTIFY, _TO_ME, _MUST_NOT = InjectionMode.NOTIFY, Directedness.TO_ME, Policy.MUST_NOT_RESPOND
 
@@ -157,16 +163,44 @@ class LedgerDeliveries:
     """`DeliveryPort` over the ledger: a stored delivery is told the same way every time, with
     the same event id and idempotency key as the first time."""
 
-    def __init__(self, store: Store, clock: Clock, framer: Framer) -> None:
+    def __init__(
+        self, store: Store, clock: Clock, framer: Framer, *, kept: int = DELIVERIES_KEPT
+    ) -> None:
         self.store = store
         self.clock = clock
-        self.framer = framer
+        self._framer = framer
+        self.kept = kept
+        self._made: OrderedDict[tuple[str, str], Delivery] = OrderedDict()
+
+    @property
+    def framer(self) -> Framer:
+        return self._framer
+
+    @framer.setter
+    def framer(self, framer: Framer) -> None:
+        """A new framer (the manifest reloaded): what was kept is made again from the ledger."""
+        self._framer = framer
+        self._made.clear()
+
+    def remember(self, delivery: Delivery) -> None:
+        """Keep a delivery made at ingest for its sends, until acknowledged or failed; past
+        `kept`, the oldest kept is dropped (it will be made from the ledger)."""
+        made = self._made
+        made[(delivery.decision.event_id, delivery.decision.agent)] = delivery
+        if len(made) > self.kept:
+            made.popitem(last=False)
 
     async def pending(self, agent: str) -> list[StoredDelivery]:
         return await self.store.pending(agent)
 
     async def delivery(self, stored: StoredDelivery) -> Delivery:
-        """A reminder tells the content of the event it reminds of, under its own id."""
+        """The kept value when there is one (told with the stored decision, in the mode sent);
+        otherwise made from the ledger. A reminder tells the content of the event it reminds
+        of, under its own id."""
+        decision = stored.decision
+        kept = self._made.get((decision.event_id, decision.agent))
+        if kept is not None and kept.seq == stored.seq:
+            return replace(kept, decision=decision)
         store = self.store
         entry = await store.entry(stored.seq)
         reminds = entry.data.get("reminds") if entry and entry.kind == REMINDER_KIND else None
@@ -198,9 +232,11 @@ class LedgerDeliveries:
         decision = stored.decision
         async with self.store.transaction():
             await self.store.mark_delivered(decision.event_id, decision.agent, attempt)
+        self._made.pop((decision.event_id, decision.agent), None)
 
     async def failed(self, stored: StoredDelivery, reason: str) -> None:
         decision = stored.decision
         stamp = format_time(self.clock.now())
         async with self.store.transaction():
             await self.store.mark_failed(decision.event_id, decision.agent, reason, stamp)
+        self._made.pop((decision.event_id, decision.agent), None)

@@ -234,7 +234,10 @@ class Engine:
         looped = False
         for decision in decisions:
             copy = told.get(decision.agent, event)
-            emissions.append(framer.delivery(copy, decision, seq, facts, ctx.intents, ctx.now))
+            delivery = framer.delivery(copy, decision, seq, facts, ctx.intents, ctx.now)
+            if copy is event:  # a channel copy is made from the ledger, as the reply it is
+                self.deliveries.remember(delivery)
+            emissions.append(delivery)
             if decision.policy is _MUST:  # only those get a fast acknowledgement
                 emissions.extend(await self._signals(event, decision, stamp))
             looped = looped or decision.reason == "loop_limit"

@@ -1,8 +1,22 @@
-"""The host's end of delivery: send each agent's pending events to its harness, in order, and
-record each acknowledgement; retry with the same event id and key and a higher `attempt`.
+"""The host's end of delivery: send each agent's pending events to its harness, in ledger
+order, with up to `window` requests in flight, and record each acknowledgement as it comes.
 
-An event counts as delivered only when the harness answers its `chat/deliver` request. Whatever
-is still pending when a harness dies is sent again, from the oldest, when it comes back.
+An event counts as delivered only when the harness answers its `chat/deliver` request; the
+answers may come in any order and each is recorded on its own (`DeliveryPort.delivered`).
+Requests are written in ledger order by one loop, so the harness reads them in that order.
+When one delivery goes wrong, the others in the window are not lost or reordered:
+
+- **refused** (the harness answers with an error): that delivery is final, recorded `failed`;
+  the window goes on.
+- **timed out, or the harness is busy**: the window stops taking new deliveries, lets those in
+  flight finish (their answers are recorded), waits a backoff that doubles, then goes back to
+  the oldest unacknowledged delivery and sends from there again, each with a higher `attempt`
+  and the same event id and key. A delivery that times out `attempts` times raises
+  `TimeoutError`, for the backend to restart the harness.
+- **the harness goes away** (`Closed`): what is in flight is abandoned and stays pending; the
+  next `resume` sends everything unacknowledged, from the oldest, with a higher `attempt`.
+
+The happy path tries once: no retry machinery runs until something fails.
 Notifications (a cancellation, typing) go through `notify`, which waits a bounded time: the host
 sends them from its receive path, which a harness that stops reading must not hold up.
 
@@ -14,24 +28,31 @@ harness reads is built from that value here, once per send (`harness_bridge.enve
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 from dataclasses import replace
-
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from typing import Any
 
 from core.deliveries import DeliveryPort
 from core.emission import Cancel, Typing
 from core.store import StoredDelivery
 from harness_bridge.envelope import deliver_request, notification
-from harness_bridge.rpc import Connection, Params, RpcError
+from harness_bridge.rpc import SERVER_BUSY, Connection, Params, RpcError
 from harness_bridge.session import Session
 from harness_bridge.wire import METHOD_DELIVER
 
-__all__ = ["NOTIFY_TIMEOUT", "Deliverer"]
+__all__ = ["DELIVERY_WINDOW", "NOTIFY_TIMEOUT", "Deliverer"]
 
 log = logging.getLogger(__name__)
 
 NOTIFY_TIMEOUT = 2.0  # seconds a notification may take to reach a harness before it is dropped
+DELIVERY_WINDOW = 8  # `chat/deliver` requests in flight per agent, by default
+MAX_BACKOFF = 30.0  # seconds, the longest wait before going back after a timeout
+
+
+class _Outcome(enum.Enum):
+    SETTLED = "settled"  # acknowledged, or refused and recorded failed
+    STALLED = "stalled"  # timed out or busy: still pending, to be sent again
 
 
 class Deliverer:
@@ -48,7 +69,10 @@ class Deliverer:
         notify_timeout: float = NOTIFY_TIMEOUT,
         attempts: int = 5,
         backoff: float = 0.5,
+        window: int = DELIVERY_WINDOW,
     ) -> None:
+        if window < 1:
+            raise ValueError(f"a delivery window holds at least one request, not {window}")
         self.agent = agent
         self.deliveries = deliveries
         self.connection = connection
@@ -57,52 +81,115 @@ class Deliverer:
         self.notify_timeout = notify_timeout
         self.attempts = attempts
         self.backoff = backoff
+        self.window = window
         self.sent: list[str] = []
 
     async def resume(self) -> int:
         """Send every pending delivery of this agent, oldest first; returns how many were
         acknowledged. Stops (raising `Closed`) when the harness goes away; what is left stays
         pending for the next `resume`."""
-        done = 0
-        while batch := await self.deliveries.pending(self.agent):
-            for delivery in batch:
-                await self.send(delivery)
-                done += 1
-        return done
+        acked = 0
+        stalls: dict[str, int] = {}  # idempotency key -> times it timed out
+        while True:
+            settled, stalled = await self._pass()
+            acked += settled
+            if not stalled:
+                return acked
+            for key in stalled:
+                stalls[key] = stalls.get(key, 0) + 1
+            worst = max(stalls[key] for key in stalled)
+            if worst >= self.attempts:
+                raise TimeoutError(
+                    f"the harness of {self.agent} did not acknowledge a delivery "
+                    f"in {worst} attempts"
+                )
+            await asyncio.sleep(min(self.backoff * 2 ** (worst - 1), MAX_BACKOFF))
 
-    async def send(self, delivery: StoredDelivery) -> None:
-        """Deliver one event until acknowledged: a timeout is retried with backoff; a refusal
-        (the harness says the request is invalid) is final and recorded as `failed`."""
+    async def _pass(self) -> tuple[int, list[str]]:
+        """Send what is pending through the window until nothing is left, or until a delivery
+        stalls and those in flight have finished; returns the acknowledged count and the keys
+        of the stalled deliveries."""
+        flying: dict[asyncio.Task[_Outcome], str] = {}
+        settled = 0
+        stalled: list[str] = []
+
+        async def land(first: bool) -> None:
+            nonlocal settled
+            mode = asyncio.FIRST_COMPLETED if first else asyncio.ALL_COMPLETED
+            done, _ = await asyncio.wait(flying, return_when=mode)
+            for task in done:
+                key = flying.pop(task)
+                if task.result() is _Outcome.STALLED:
+                    stalled.append(key)
+                else:
+                    settled += 1
+
+        try:
+            while not stalled:
+                keys = set(flying.values())
+                batch = [
+                    s
+                    for s in await self.deliveries.pending(self.agent)
+                    if s.decision.idempotency_key not in keys
+                ]
+                if not batch:
+                    if not flying:
+                        break
+                    await land(first=True)
+                    continue
+                for delivery in batch:
+                    while len(flying) >= self.window and not stalled:
+                        await land(first=True)
+                    if stalled:
+                        break
+                    answer, stored, attempt = await self._send(delivery)
+                    task = asyncio.create_task(self._settle(answer, stored, attempt))
+                    flying[task] = delivery.decision.idempotency_key
+            if flying:
+                await land(first=False)
+        finally:
+            for task in flying:
+                task.cancel()
+            await asyncio.gather(*flying, return_exceptions=True)
+        return settled, stalled
+
+    async def _send(
+        self, delivery: StoredDelivery
+    ) -> tuple[asyncio.Future[Any], StoredDelivery, int]:
+        """Write one delivery's next attempt; returns the future of its answer, the stored
+        delivery in the mode this harness accepts, and the attempt."""
         port = self.deliveries
         decision = delivery.decision
         stored = replace(
             delivery, decision=replace(decision, mode=self.session.mode_for(decision.mode))
         )
-        attempt = delivery.attempt
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.attempts),
-            wait=wait_exponential(multiplier=self.backoff, max=30),
-            retry=retry_if_exception_type(TimeoutError),
-            reraise=True,
+        attempt = delivery.attempt + 1
+        await port.note_attempt(stored, attempt)
+        told = await port.delivery(stored)
+        message = deliver_request(told, compact=self.session.compact, attempt=attempt)
+        self.sent.append(decision.event_id)
+        answer = await self.connection.send_request(
+            METHOD_DELIVER, message["params"], request_id=message["id"]
         )
+        return answer, stored, attempt
+
+    async def _settle(
+        self, answer: asyncio.Future[Any], stored: StoredDelivery, attempt: int
+    ) -> _Outcome:
+        """Wait for one answer and record it: acknowledged, or refused (final); a timeout or a
+        busy harness leaves the delivery pending."""
+        port = self.deliveries
         try:
-            async for trial in retrying:
-                with trial:
-                    attempt += 1
-                    await port.note_attempt(stored, attempt)
-                    told = await port.delivery(stored)
-                    message = deliver_request(told, compact=self.session.compact, attempt=attempt)
-                    self.sent.append(decision.event_id)
-                    await self.connection.request(
-                        METHOD_DELIVER,
-                        message["params"],
-                        request_id=message["id"],
-                        timeout=self.timeout,
-                    )
+            await asyncio.wait_for(answer, self.timeout)
+        except TimeoutError:
+            return _Outcome.STALLED
         except RpcError as exc:
+            if exc.rpc_code == SERVER_BUSY:
+                return _Outcome.STALLED
             await port.failed(stored, f"refused by the harness: {exc.message}")
-            return
+            return _Outcome.SETTLED
         await port.delivered(stored, attempt)
+        return _Outcome.SETTLED
 
     async def tell(self, emission: Cancel | Typing) -> None:
         """Send a cancellation or a typing hint (see `notify`)."""

@@ -37,6 +37,7 @@ __all__ = [
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
+    "SERVER_BUSY",
     "Connection",
     "MalformedResponse",
     "RpcError",
@@ -122,19 +123,34 @@ class Connection:
     ) -> Any:
         """Send a request and wait for its result; raises RpcError for an error response,
         TimeoutError when no answer comes in time, and Closed when the peer goes away."""
+        answer = await self.send_request(method, params, request_id=request_id)
+        return await asyncio.wait_for(answer, timeout)
+
+    async def send_request(
+        self, method: str, params: Params = None, *, request_id: str | int | None = None
+    ) -> asyncio.Future[Any]:
+        """Send a request and return, once it is written, the future of its answer (what
+        `request` waits for), so several requests can be in flight in the order they were
+        written. Raises Closed when the peer is gone; cancelling the future forgets the id."""
         if self.closed.is_set():
             raise Closed(f"connection to {self.name} is closed")
         rid = request_id if request_id is not None else f"{self._prefix}{next(self._ids)}"
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[rid] = future
+        future.add_done_callback(lambda done: self._forget(rid, done))
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             message["params"] = params
         try:
             await self.transport.send(message)
-            return await asyncio.wait_for(future, timeout)
-        finally:
-            self._pending.pop(rid, None)
+        except BaseException:
+            future.cancel()
+            raise
+        return future
+
+    def _forget(self, rid: str | int, future: asyncio.Future[Any]) -> None:
+        if self._pending.get(rid) is future:
+            del self._pending[rid]
 
     async def notify(self, method: str, params: Params = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}

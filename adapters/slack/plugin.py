@@ -73,7 +73,7 @@ class SlackConnection:
         await self.connections.close()
 
     async def finish(self) -> None:
-        return None
+        await self._sender.close()
 
 
 def connect(ctx: RunContext) -> SlackConnection | None:

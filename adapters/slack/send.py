@@ -27,7 +27,7 @@ from adapters.slack.files import fetch_file
 from adapters.slack.indicators import Reactions
 from adapters.slack.pacing import ChannelPacer, Sleep
 from adapters.slack.posts import Lookup, Messages, Replied
-from adapters.slack.webapi import WebApi
+from adapters.slack.webapi import HttpPool, WebApi
 from core.actions import Action, Ask, Delete, Edit, Post, React, Working
 from core.attachments import Attachment
 from core.clock import Clock
@@ -68,6 +68,8 @@ class SlackSender:
         self.workspace = workspace
         self.glyphs = glyphs or workspace.glyphs
         self.pacer = pacer or ChannelPacer(sleep=sleep)
+        # One connection pool for every call this sender makes, closed by `close`.
+        self.pool = HttpPool(timeout)
         api = WebApi(
             workspace,
             environ,
@@ -75,10 +77,13 @@ class SlackSender:
             timeout=timeout,
             max_retry_after=max_retry_after,
             rate_limit_attempts=rate_limit_attempts,
+            pool=self.pool,
         )
         # A draft met by a 429 is dropped, not waited for: the streamed reply sees it fail
         # and slows its redraws (`harness_bridge.streamed_reply` owns the pace).
-        drafts = WebApi(workspace, environ, sleep=sleep, timeout=timeout, rate_limit_attempts=1)
+        drafts = WebApi(
+            workspace, environ, sleep=sleep, timeout=timeout, rate_limit_attempts=1, pool=self.pool
+        )
         replied = Replied(workspace, lookup)
         self._api = api
         self._messages = Messages(api, replied, self.pacer, clock, lookback, drafts=drafts)
@@ -89,6 +94,10 @@ class SlackSender:
     def clients(self) -> Mapping[str, AsyncWebClient]:
         """Each agent's Web API client (its bot token), for read-only lookups elsewhere."""
         return dict(self._api.clients)
+
+    async def close(self) -> None:
+        """Close the connection pool (at shutdown, once nothing more is sent)."""
+        await self.pool.close()
 
     async def send(self, action: Action) -> dict[str, Any]:
         """Perform one action; raises TransientSendError, PermanentSendError, or anything else

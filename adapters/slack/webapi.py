@@ -1,13 +1,14 @@
 """Slack's Web API as the outbound side calls it: one slack-sdk `AsyncWebClient` per agent (its
-bot token), one way to call it with Slack's failures mapped to this project's, and `verify`,
-the startup check of every agent's token.
+bot token), all of a sender's clients on one `aiohttp.ClientSession` (`HttpPool`: its
+connections are kept and reused, not opened for every call), one way to call them with Slack's
+failures mapped to this project's, and `verify`, the startup check of every agent's token.
 
 Nothing here may post a message twice. slack-sdk's own retries are off (`retry_handlers=[]`),
-because its connection-error retry would resend `chat.postMessage`. A 429 is retried here, by
-tenacity, only when its `Retry-After` is short; a longer one, an outage, or a network error
-before the request left becomes `TransientSendError` and the outbox tries again later. When a
-post may have landed (a timeout or dropped connection after the request left, a 5xx), the
-outcome is unknown: `SendOutcomeUnknown`. Slack's refusals (`invalid_auth`,
+because its connection-error retry would resend `chat.postMessage`. A call is tried once; only
+a 429 is retried here, only when its `Retry-After` is short; a longer one, an outage, or a
+network error before the request left becomes `TransientSendError` and the outbox tries again
+later. When a post may have landed (a timeout or dropped connection after the request left,
+a 5xx), the outcome is unknown: `SendOutcomeUnknown`. Slack's refusals (`invalid_auth`,
 `channel_not_found`, `not_in_channel`, ...) are `PermanentSendError` with one line that says
 what to do.
 """
@@ -22,7 +23,6 @@ from typing import Any
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from adapters.slack.live import api_base
 from adapters.slack.manifest import SlackAgent, SlackWorkspace
@@ -31,7 +31,7 @@ from adapters.slack.scopes import METHOD_SCOPES, scope_problem
 from core.errors import ManifestError, PermanentSendError, SendOutcomeUnknown, TransientSendError
 from core.manifest import Workspace
 
-__all__ = ["WebApi", "api_error", "verify"]
+__all__ = ["HttpPool", "WebApi", "api_error", "verify"]
 
 # Calls that are not idempotent: if the answer is lost, the message may exist.
 _UNSAFE = frozenset({"chat.postMessage", "chat.postEphemeral"})
@@ -51,10 +51,34 @@ class _RateLimited(TransientSendError):
         self.retry_after = retry_after
 
 
+class HttpPool:
+    """One `aiohttp.ClientSession` for a sender's Web API clients, opened on first use (inside
+    the running loop) with the clients' timeout, and closed once by `close`; after that the
+    clients fall back to slack-sdk's session per call."""
+
+    def __init__(self, timeout: int) -> None:
+        self.timeout = timeout
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+
+    def session(self) -> aiohttp.ClientSession | None:
+        if self._closed:
+            return None
+        if self._session is None:
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout))
+        return self._session
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._session is not None:
+            await self._session.close()
+
+
 class WebApi:
     """Each agent's Web API client and the one way to call it: a short 429 retried (bounded,
-    on the injected `sleep`), anything else mapped to a send error. Raises ManifestError when
-    a bot token variable the manifest names is not set."""
+    on the injected `sleep`), anything else mapped to a send error. The clients share `pool`
+    (their own when none is given). Raises ManifestError when a bot token variable the
+    manifest names is not set."""
 
     def __init__(
         self,
@@ -65,8 +89,10 @@ class WebApi:
         timeout: int = 30,
         max_retry_after: float = 5.0,
         rate_limit_attempts: int = 3,
+        pool: HttpPool | None = None,
     ) -> None:
         self.clients: Mapping[str, AsyncWebClient] = _clients(workspace, environ, timeout)
+        self.pool = pool or HttpPool(timeout)
         self._sleep = sleep
         self._max_retry_after = max_retry_after
         self._attempts = rate_limit_attempts
@@ -80,41 +106,49 @@ class WebApi:
         read: bool = False,
         ok: frozenset[str] | set[str] = frozenset(),
     ) -> dict[str, Any]:
-        """One Web API call as `agent`; Slack errors in `ok` are answers, not failures."""
+        """One Web API call as `agent`; Slack errors in `ok` are answers, not failures. Tried
+        once; a 429 whose `Retry-After` is short is waited out and tried again, up to the
+        attempts given, and anything else raises at once."""
         client = self.clients.get(agent)
         if client is None:
             raise PermanentSendError(f"slack: agent {agent!r} has no Slack bot token configured")
-
-        async def once() -> dict[str, Any]:
+        client.session = self.pool.session()
+        try:
+            return await _once(client, agent, method, params, read, ok)
+        except _RateLimited as exc:
+            limited = exc
+        for _ in range(self._attempts - 1):
+            if limited.retry_after > self._max_retry_after:
+                break
+            await self._sleep(limited.retry_after)
             try:
-                if read:
-                    response = await client.api_call(method, http_verb="GET", params=dict(params))
-                else:
-                    response = await client.api_call(method, json=dict(params))
-            except SlackApiError as exc:
-                if api_error(exc) in ok:
-                    return {"ok": False, "error": api_error(exc)}
-                raise _mapped(agent, method, params, exc) from None
-            except (TimeoutError, aiohttp.ClientError) as exc:
-                raise _mapped(agent, method, params, exc) from exc
-            return dict(response.data) if isinstance(response.data, dict) else {}
-
-        def short(exc: BaseException) -> bool:
-            return isinstance(exc, _RateLimited) and exc.retry_after <= self._max_retry_after
-
-        retrying = AsyncRetrying(
-            retry=retry_if_exception(short),
-            wait=_retry_after,
-            stop=stop_after_attempt(self._attempts),
-            sleep=self._sleep,
-            reraise=True,
-        )
-        return await retrying(once)
+                return await _once(client, agent, method, params, read, ok)
+            except _RateLimited as exc:
+                limited = exc
+        raise limited
 
 
-def _retry_after(state: RetryCallState) -> float:
-    exc = state.outcome.exception() if state.outcome else None
-    return exc.retry_after if isinstance(exc, _RateLimited) else 1.0
+async def _once(
+    client: AsyncWebClient,
+    agent: str,
+    method: str,
+    params: Mapping[str, Any],
+    read: bool,
+    ok: frozenset[str] | set[str],
+) -> dict[str, Any]:
+    """One try of a call, its failure mapped (`_mapped`)."""
+    try:
+        if read:
+            response = await client.api_call(method, http_verb="GET", params=dict(params))
+        else:
+            response = await client.api_call(method, json=dict(params))
+    except SlackApiError as exc:
+        if api_error(exc) in ok:
+            return {"ok": False, "error": api_error(exc)}
+        raise _mapped(agent, method, params, exc) from None
+    except (TimeoutError, aiohttp.ClientError) as exc:
+        raise _mapped(agent, method, params, exc) from exc
+    return dict(response.data) if isinstance(response.data, dict) else {}
 
 
 def api_error(exc: SlackApiError) -> str:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from core.agent_port import AgentPort
 from core.deliveries import DeliveryPort
 from harness_bridge.backends.registry import HarnessContext, validate
-from harness_bridge.delivery import Deliverer
+from harness_bridge.delivery import DELIVERY_WINDOW, Deliverer
 from harness_bridge.jsonrpc import Capabilities, ClientInfo
 from harness_bridge.link_tools import serve_tools
 from harness_bridge.rpc import Connection
@@ -52,7 +52,8 @@ HOST_CAPABILITIES = Capabilities.model_validate(
 
 
 class StdioSettings(BaseModel):
-    """`harness: {backend: stdio, command: [...], env: {...}}`."""
+    """`harness: {backend: stdio, command: [...], env: {...}}`; `deliveries_in_flight` bounds the
+    `chat/deliver` requests awaiting the harness's answer at once (8 by default)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -60,6 +61,7 @@ class StdioSettings(BaseModel):
     command: list[str] = Field(min_length=1)
     env: dict[str, str] = Field(default_factory=dict)
     restart_after_s: float = Field(default=2.0, ge=0)
+    deliveries_in_flight: int = Field(default=DELIVERY_WINDOW, ge=1)
 
 
 def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> StdioHarness:
@@ -71,6 +73,7 @@ def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> Stdio
         parsed.command,
         env=parsed.env,
         restart_after=parsed.restart_after_s,
+        window=parsed.deliveries_in_flight,
     )
 
 
@@ -86,6 +89,7 @@ class StdioHarness:
         *,
         env: Mapping[str, str] | None = None,
         restart_after: float = 2.0,
+        window: int = DELIVERY_WINDOW,
     ) -> None:
         self.agent = port.agent
         self.port = port
@@ -93,6 +97,7 @@ class StdioHarness:
         self.command = list(command)
         self.env = dict(env or {})
         self.restart_after = restart_after
+        self.window = window
         self.connection: Connection | None = None
         self.deliverer: Deliverer | None = None
         self._process: asyncio.subprocess.Process | None = None
@@ -125,7 +130,9 @@ class StdioHarness:
             session.version,
         )
         self.connection = connection
-        self.deliverer = Deliverer(self.agent, self.deliveries, connection, session)
+        self.deliverer = Deliverer(
+            self.agent, self.deliveries, connection, session, window=self.window
+        )
         self.port.mark_available()
         return self.deliverer
 

@@ -346,6 +346,7 @@ class FakeSlack(SlackWorkspace):
         self.wait_timeout = wait_timeout
         self.port = 0
         self.calls: list[Call] = []
+        self.api_peers: list[object] = []  # each Web API request's client address: its connection
         self.acks: list[JsonDict] = []
         self._failures: dict[str, deque[_Failure]] = {}
         self._connections: list[_Connection] = []
@@ -565,6 +566,7 @@ class FakeSlack(SlackWorkspace):
         if authorization.startswith("Bearer "):
             token = authorization.removeprefix("Bearer ")
         self.calls.append(Call(method, params, token))
+        self.api_peers.append(request.transport and request.transport.get_extra_info("peername"))
         queued = self._failures.get(method)
         failure = queued.popleft() if queued else None
         if failure is not None and not failure.timeout_after_accept:

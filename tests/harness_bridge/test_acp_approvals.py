@@ -62,6 +62,7 @@ async def slack_for(bed: Bed) -> AsyncIterator[FakeSlack]:
                 yield slack
         finally:
             await connection.close()
+            await sender.close()
 
 
 async def asked(slack: FakeSlack, channel: str) -> dict[str, Any]:

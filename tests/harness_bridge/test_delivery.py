@@ -10,66 +10,29 @@ import time
 from pathlib import Path
 
 import pytest
-from builders import LEAD, local_workspace, slack_body, slack_message
+from builders import local_workspace
+from delivery_world import (
+    EVENTS,
+    EVERYTHING,
+    HOST,
+    ListedPort,
+    engine_with_dms,
+    mailbox_in_memory,
+)
 
-from adapters.slack import normalise
-from core.clock import VirtualClock, parse_time
-from core.emission import Delivery
+from core.clock import VirtualClock
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
-from core.store import StoredDelivery
 from harness_bridge.delivery import Deliverer
 from harness_bridge.envelope import deliver_request
-from harness_bridge.jsonrpc import Capabilities, ClientInfo
-from harness_bridge.mailbox import Mailbox, serve_mailbox
+from harness_bridge.jsonrpc import ClientInfo
+from harness_bridge.mailbox import Mailbox
 from harness_bridge.rpc import Connection
 from harness_bridge.session import Session, initialize
-from harness_bridge.transport import Closed, MemoryTransport, StreamTransport
+from harness_bridge.transport import Closed, StreamTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = Path(__file__).with_name("mailbox_harness.py")
-HOST = ClientInfo(name="c2a-host", version="0.1.0")
-EVERYTHING = Capabilities.model_validate(
-    {
-        "delivery": {"ack": True, "redelivery": True, "idempotency": True},
-        "injection": dict.fromkeys(
-            ("immediate", "buffered", "notify", "tool_mailbox", "digest"), True
-        ),
-    }
-)
-EVENTS = 10
-
-
-async def engine_with_dms(store: SQLiteStore) -> tuple[Engine, list[str]]:
-    engine = Engine(local_workspace(), store, VirtualClock(parse_time("2026-01-01T00:00:00Z")))
-    await store.open()
-    ids = []
-    async with store.transaction():
-        for n in range(EVENTS):
-            ts = f"{1767225600 + n}.000100"
-            text = f"<@{LEAD}> question {n}?"
-            event = normalise(
-                slack_body(slack_message(ts, text, channel="D0LEAD", channel_type="im"), via="lead")
-            )
-            assert event is not None
-            await engine.ingest(event)
-            ids.append(event.event_id)
-    return engine, ids
-
-
-def mailbox_in_memory() -> tuple[Connection, Connection, Mailbox]:
-    """The host's end of an in-memory link, a mailbox harness at the other end, and its
-    mailbox: both ends started, `initialize` still to come."""
-    from harness_bridge.session import accept_initialize
-
-    a, b = MemoryTransport.pair()
-    host, harness = Connection(a, name="harness"), Connection(b, name="host")
-    mailbox = Mailbox()
-    serve_mailbox(harness, mailbox)
-    accept_initialize(harness, ClientInfo(name="h", version="0"), EVERYTHING)
-    host.start()
-    harness.start()
-    return host, harness, mailbox
 
 
 async def start_harness(
@@ -91,9 +54,14 @@ async def start_harness(
     return process, connection
 
 
+@pytest.mark.parametrize("window", [1, 8])
 def test_killing_the_harness_mid_stream_redelivers_exactly_the_unacknowledged_in_order(
-    tmp_path: Path,
+    tmp_path: Path, window: int
 ) -> None:
+    """The harness dies on storing the 4th event, before acknowledging it. One at a time, it
+    has been sent the first four; with a window of eight, at least eight. Either way the next
+    harness gets every unacknowledged one again, from the 4th, in order, each sent before at
+    its second attempt."""
     mailbox_file = tmp_path / "mailbox.sqlite3"
 
     async def run() -> tuple[list[str], list[str], list[str]]:
@@ -102,7 +70,9 @@ def test_killing_the_harness_mid_stream_redelivers_exactly_the_unacknowledged_in
         async with asyncio.timeout(30):
             process, connection = await start_harness(mailbox_file, "4")
             session = await initialize(connection, HOST, EVERYTHING)
-            first = Deliverer("lead", engine.deliveries, connection, session, timeout=5)
+            first = Deliverer(
+                "lead", engine.deliveries, connection, session, timeout=5, window=window
+            )
             with pytest.raises(Closed):
                 await first.resume()
             await process.wait()
@@ -111,7 +81,9 @@ def test_killing_the_harness_mid_stream_redelivers_exactly_the_unacknowledged_in
 
             process, connection = await start_harness(mailbox_file)
             session = await initialize(connection, HOST, EVERYTHING)
-            second = Deliverer("lead", engine.deliveries, connection, session, timeout=5)
+            second = Deliverer(
+                "lead", engine.deliveries, connection, session, timeout=5, window=window
+            )
             assert await second.resume() == EVENTS - 3
             await connection.close()
             await process.wait()
@@ -119,12 +91,16 @@ def test_killing_the_harness_mid_stream_redelivers_exactly_the_unacknowledged_in
         return ids, first.sent, second.sent
 
     ids, before, after = asyncio.run(run())
-    assert before == ids[:4]
+    if window == 1:
+        assert before == ids[:4]
+    else:
+        assert len(before) >= window and before == ids[: len(before)]
     assert after == ids[3:]
+    again = [2 if event_id in before else 1 for event_id in ids]
 
     stored = Mailbox(str(mailbox_file)).entries()
     assert [e.event_id for e in stored] == ids
-    assert [e.attempt for e in stored] == [1] * EVENTS
+    assert [e.attempt for e in stored] == [1] * 4 + again[4:]
 
     with sqlite3.connect(tmp_path / "ledger.sqlite3") as db:
         rows = db.execute(
@@ -132,7 +108,9 @@ def test_killing_the_harness_mid_stream_redelivers_exactly_the_unacknowledged_in
         ).fetchall()
     assert [r[0] for r in rows] == ids
     assert {r[1] for r in rows} == {"delivered"}
-    assert [r[2] for r in rows] == [1, 1, 1, 2, 1, 1, 1, 1, 1, 1]
+    assert [r[2] for r in rows] == [1, 1, 1, *again[3:]]
+    if window == 1:
+        assert [r[2] for r in rows] == [1, 1, 1, 2, 1, 1, 1, 1, 1, 1]
 
 
 def test_a_redelivery_is_acknowledged_but_stored_once() -> None:
@@ -198,31 +176,6 @@ def test_a_notification_to_a_harness_that_stops_reading_gives_up_in_time(
     assert "notifications/typing" in record.getMessage() and "lead" in record.getMessage()
 
 
-class ListedPort:
-    """A `DeliveryPort` that is not the ledger: the deliverer needs nothing else of the host."""
-
-    def __init__(self, told: list[Delivery]) -> None:
-        self.told = {d.decision.event_id: d for d in told}
-        self.calls: list[tuple[str, str, int | str]] = []
-        self.left = [StoredDelivery(d.decision, d.seq, "pending", 0, None) for d in told]
-
-    async def pending(self, agent: str) -> list[StoredDelivery]:
-        return [s for s in self.left if s.decision.agent == agent]
-
-    async def delivery(self, stored: StoredDelivery) -> Delivery:
-        return self.told[stored.decision.event_id]
-
-    async def note_attempt(self, stored: StoredDelivery, attempt: int) -> None:
-        self.calls.append(("attempt", stored.decision.event_id, attempt))
-
-    async def delivered(self, stored: StoredDelivery, attempt: int) -> None:
-        self.calls.append(("delivered", stored.decision.event_id, attempt))
-        self.left = [s for s in self.left if s.decision.event_id != stored.decision.event_id]
-
-    async def failed(self, stored: StoredDelivery, reason: str) -> None:
-        self.calls.append(("failed", stored.decision.event_id, reason))
-
-
 def test_the_deliverer_asks_the_host_only_through_its_delivery_port() -> None:
     async def run() -> None:
         store = SQLiteStore()
@@ -232,7 +185,7 @@ def test_the_deliverer_asks_the_host_only_through_its_delivery_port() -> None:
         host, harness, mailbox = mailbox_in_memory()
         async with asyncio.timeout(10):
             session = await initialize(host, HOST, EVERYTHING)
-            assert await Deliverer("lead", port, host, session).resume() == 3
+            assert await Deliverer("lead", port, host, session, window=1).resume() == 3
         assert [e.event_id for e in mailbox.entries()] == ids[:3]
         assert port.calls == [
             (step, event_id, 1) for event_id in ids[:3] for step in ("attempt", "delivered")

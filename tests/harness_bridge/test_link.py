@@ -215,6 +215,46 @@ def test_a_request_without_an_answer_times_out() -> None:
     linked(test)
 
 
+def test_requests_sent_without_waiting_are_read_in_order_and_answered_each_by_id() -> None:
+    async def test(host: Connection, harness: Connection) -> None:
+        gates = [asyncio.Event() for _ in range(5)]
+        read: list[int] = []
+
+        async def held(params: dict[str, Any] | None) -> Any:
+            assert params is not None
+            read.append(params["n"])
+            await gates[params["n"]].wait()
+            return params["n"]
+
+        harness.on_request("held", held)
+        host.start()
+        harness.start()
+        answers = [await host.send_request("held", {"n": n}) for n in range(5)]
+        while len(read) < 5:
+            await asyncio.sleep(0)
+        assert read == [0, 1, 2, 3, 4]
+        for gate in reversed(gates):
+            gate.set()
+        assert await asyncio.gather(*answers) == [0, 1, 2, 3, 4]
+        assert not host._pending, "an answered request's id is forgotten"
+
+    linked(test)
+
+
+def test_a_request_that_cannot_be_written_leaves_nothing_waiting() -> None:
+    async def test(host: Connection, harness: Connection) -> None:
+        async def broken(message: dict[str, Any]) -> None:
+            raise Closed("the pipe broke while writing")
+
+        host.transport.send = broken  # type: ignore[method-assign]
+        with pytest.raises(Closed, match="while writing"):
+            await host.send_request("anything")
+        await asyncio.sleep(0)
+        assert not host._pending
+
+    linked(test)
+
+
 def test_a_peer_that_goes_away_fails_the_waiting_requests() -> None:
     async def test(host: Connection, harness: Connection) -> None:
         async def never(params: dict[str, Any] | None) -> Any:

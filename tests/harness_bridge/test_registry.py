@@ -10,6 +10,7 @@ from core.errors import ManifestError
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.registry import available, build
 from harness_bridge.backends.stdio import StdioHarness
+from harness_bridge.delivery import DELIVERY_WINDOW
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.tools import ChatTools
 
@@ -45,5 +46,18 @@ def test_bad_settings_and_unknown_backends_name_the_key() -> None:
             )
         with pytest.raises(ManifestError, match="unknown backend 'carrier-pigeon'"):
             build(harness_context(engine, "lead"), {"backend": "carrier-pigeon"})
+
+    scenario(test)
+
+
+def test_a_stdio_harness_takes_its_delivery_window_from_its_settings() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        context = harness_context(engine, "lead")
+        default = build(context, {"backend": "stdio", "command": ["h"]})
+        assert isinstance(default, StdioHarness) and default.window == DELIVERY_WINDOW == 8
+        narrow = build(context, {"backend": "stdio", "command": ["h"], "deliveries_in_flight": 2})
+        assert isinstance(narrow, StdioHarness) and narrow.window == 2
+        with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.deliveries_in_flight"):
+            build(context, {"backend": "stdio", "command": ["h"], "deliveries_in_flight": 0})
 
     scenario(test)

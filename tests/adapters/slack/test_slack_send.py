@@ -64,12 +64,13 @@ class Rig:
     workspace: Workspace
     time: FakeTime
     events: dict[str, ChatEvent] = field(default_factory=dict)
+    senders: list[SlackSender] = field(default_factory=list)
 
     def sender(self, **options: Any) -> SlackSender:
         async def lookup(event_id: str) -> ChatEvent | None:
             return self.events.get(event_id)
 
-        return SlackSender(
+        sender = SlackSender(
             self.workspace,
             ENV,
             lookup=lookup,
@@ -78,6 +79,8 @@ class Rig:
             sleep=self.time.sleep,
             **options,
         )
+        self.senders.append(sender)  # closed when the test ends
+        return sender
 
     def said(self, channel: str) -> list[dict[str, Any]]:
         """What the agents posted in a channel, oldest first."""
@@ -107,7 +110,12 @@ async def rigged(**manifest: Any) -> AsyncIterator[Rig]:
         for agent, token in TOKENS.items():
             slack.add_bot(token, USERS[agent], f"B{USERS[agent][1:]}", TEAM)
         slack_config = {"team_id": TEAM, "api_url": slack.api_url}
-        yield Rig(slack, local_workspace(slack=slack_config, **manifest), FakeTime())
+        rig = Rig(slack, local_workspace(slack=slack_config, **manifest), FakeTime())
+        try:
+            yield rig
+        finally:
+            for sender in rig.senders:
+                await sender.close()
 
 
 def run(test: Callable[[Rig], Awaitable[None]], **manifest: Any) -> None:
@@ -309,6 +317,27 @@ def test_a_fresh_sender_still_clears_every_superseded_status_reaction() -> None:
     run(test)
 
 
+def test_a_sender_makes_its_calls_over_one_kept_connection_and_closes_it() -> None:
+    async def test(rig: Rig) -> None:
+        asked = [rig.human_says("C0GEN", f"<@U0W1> question {n}") for n in range(5)]
+        sender = rig.sender()
+        for event in asked:  # three agents' clients, posts, reactions and their removals
+            await sender.send(react(event, "working", agent="lead"))
+            await sender.send(react(event, "done", agent="worker-1"))
+            await sender.send(message(event, agent="worker-2"))
+        calls = len(rig.slack.calls)
+        assert calls >= 15 and len(rig.slack.api_peers) == calls
+        assert len(set(rig.slack.api_peers)) == 1, "one connection, opened once"
+        session = sender.pool.session()
+        assert session is not None and not session.closed
+        await sender.close()
+        assert session.closed and sender.pool.session() is None
+        await sender.send(react(asked[0], "seen"))  # after closing: a connection per call
+        assert len(rig.slack.calls) > calls
+
+    run(test)
+
+
 def test_the_engines_seen_reaction_names_its_agent_in_the_key_only() -> None:
     async def test(rig: Rig) -> None:
         asked = rig.human_says("C0GEN", "<@U0W2> urgent")
@@ -414,6 +443,22 @@ def test_a_long_retry_after_leaves_the_action_due_for_the_next_round() -> None:
             assert outbox_rows(outbox)[0][0] == "sent"
         assert len(rig.said("C0GEN")) == 1
         assert rig.time.slept == [1.0]  # the pacer, not the Retry-After: that was not waited
+
+    run(test)
+
+
+def test_short_429s_are_tried_again_only_up_to_the_attempts_and_success_is_tried_once() -> None:
+    async def test(rig: Rig) -> None:
+        asked = rig.human_says("C0GEN", "<@U0W1> ping")
+        sender = rig.sender(rate_limit_attempts=3)
+        await sender.send(react(asked, "seen"))
+        assert len(rig.slack.calls) == 1 and rig.time.slept == []  # once, nothing waited
+        for _ in range(3):
+            rig.slack.fail_next("reactions.add", status=429, headers={"Retry-After": "2"})
+        with pytest.raises(TransientSendError, match="rate limited for 2 s"):
+            await sender.send(react(asked, "working"))
+        assert len(rig.slack.calls_to("reactions.add")) == 1 + 3
+        assert rig.time.slept == [2.0, 2.0]  # between the three tries, not after the last
 
     run(test)
 

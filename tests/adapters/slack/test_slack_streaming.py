@@ -75,6 +75,7 @@ def streamed(rate_limited: int) -> None:
                 seen = len(calls)
 
             reply = await stream(engine, event.event_id, clock, drain, limit=DRAFT_LIMIT)
+            await sender.close()
             delivered(slack, reply, updates, store, rate_limited)
             await store.close()
 

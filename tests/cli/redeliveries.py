@@ -1,0 +1,39 @@
+"""What the delivery protocol allows a harness to receive twice, checked on a recording
+harness's records (`eventId`, `attempt`, `pid`), in the order it received them.
+
+A delivery is sent again only as a higher attempt of the same event: after a timeout, by the
+same process; after the process stopped, by the next one, first, before anything new, the
+deliveries that were in flight (at most a window's worth), in the order they were sent."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from harness_bridge.delivery import DELIVERY_WINDOW
+
+
+def assert_only_allowed_repeats(
+    records: list[dict[str, Any]], window: int = DELIVERY_WINDOW
+) -> int:
+    """Fail unless every repeat in `records` is one the protocol allows; returns the repeats."""
+    last: dict[str, dict[str, Any]] = {}
+    first_seen: dict[str, int] = {}
+    repeats = 0
+    for _, run in itertools.groupby(enumerate(records), key=lambda r: r[1]["pid"]):
+        again: list[str] = []
+        for position, (n, record) in enumerate(run):
+            event_id = record["eventId"]
+            before = last.get(event_id)
+            if before is None:
+                first_seen[event_id] = n
+            else:
+                repeats += 1
+                assert record["attempt"] > before["attempt"], (before, record)
+                if before["pid"] != record["pid"]:  # in flight when the process before stopped
+                    assert position == len(again) < window, (record, again)
+                    again.append(event_id)
+            last[event_id] = record
+        assert again == sorted(again, key=first_seen.__getitem__), again
+    assert len(last) == len(records) - repeats, "an event was delivered twice"
+    return repeats

@@ -1,0 +1,95 @@
+"""What the delivery tests share: a ledger of direct messages to the lead, a mailbox harness at
+the end of an in-memory link, and a `DeliveryPort` that is a plain list."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from builders import LEAD, local_workspace, slack_body, slack_message
+
+from adapters.slack import normalise
+from core.clock import VirtualClock, parse_time
+from core.emission import Delivery
+from core.engine import Engine
+from core.sqlite_store import SQLiteStore
+from core.store import StoredDelivery
+from harness_bridge.jsonrpc import Capabilities, ClientInfo
+from harness_bridge.mailbox import Mailbox, serve_mailbox
+from harness_bridge.rpc import Connection
+from harness_bridge.session import accept_initialize
+from harness_bridge.transport import MemoryTransport
+
+HOST = ClientInfo(name="c2a-host", version="0.1.0")
+EVERYTHING = Capabilities.model_validate(
+    {
+        "delivery": {"ack": True, "redelivery": True, "idempotency": True},
+        "injection": dict.fromkeys(
+            ("immediate", "buffered", "notify", "tool_mailbox", "digest"), True
+        ),
+    }
+)
+EVENTS = 10
+
+
+async def engine_with_dms(store: SQLiteStore) -> tuple[Engine, list[str]]:
+    engine = Engine(local_workspace(), store, VirtualClock(parse_time("2026-01-01T00:00:00Z")))
+    await store.open()
+    ids = []
+    async with store.transaction():
+        for n in range(EVENTS):
+            ts = f"{1767225600 + n}.000100"
+            text = f"<@{LEAD}> question {n}?"
+            event = normalise(
+                slack_body(slack_message(ts, text, channel="D0LEAD", channel_type="im"), via="lead")
+            )
+            assert event is not None
+            await engine.ingest(event)
+            ids.append(event.event_id)
+    return engine, ids
+
+
+def mailbox_in_memory() -> tuple[Connection, Connection, Mailbox]:
+    """The host's end of an in-memory link, a mailbox harness at the other end, and its
+    mailbox: both ends started, `initialize` still to come."""
+    a, b = MemoryTransport.pair()
+    host, harness = Connection(a, name="harness"), Connection(b, name="host")
+    mailbox = Mailbox()
+    serve_mailbox(harness, mailbox)
+    accept_initialize(harness, ClientInfo(name="h", version="0"), EVERYTHING)
+    host.start()
+    harness.start()
+    return host, harness, mailbox
+
+
+class ListedPort:
+    """A `DeliveryPort` that is not the ledger: the deliverer needs nothing else of the host."""
+
+    def __init__(self, told: list[Delivery]) -> None:
+        self.told = {d.decision.event_id: d for d in told}
+        self.calls: list[tuple[str, str, int | str]] = []
+        self.left = [StoredDelivery(d.decision, d.seq, "pending", 0, None) for d in told]
+
+    async def pending(self, agent: str) -> list[StoredDelivery]:
+        return [s for s in self.left if s.decision.agent == agent]
+
+    async def delivery(self, stored: StoredDelivery) -> Delivery:
+        return self.told[stored.decision.event_id]
+
+    async def note_attempt(self, stored: StoredDelivery, attempt: int) -> None:
+        self.calls.append(("attempt", stored.decision.event_id, attempt))
+        event_id = stored.decision.event_id
+        self.left = [
+            replace(s, attempt=attempt) if s.decision.event_id == event_id else s for s in self.left
+        ]
+
+    async def delivered(self, stored: StoredDelivery, attempt: int) -> None:
+        self.calls.append(("delivered", stored.decision.event_id, attempt))
+        self._settle(stored)
+
+    async def failed(self, stored: StoredDelivery, reason: str) -> None:
+        self.calls.append(("failed", stored.decision.event_id, reason))
+        self._settle(stored)
+
+    def _settle(self, stored: StoredDelivery) -> None:
+        """Acknowledged or failed, a delivery is no longer pending (as in the ledger)."""
+        self.left = [s for s in self.left if s.decision.event_id != stored.decision.event_id]
