@@ -8,6 +8,12 @@ that process is killed (SIGKILL): once its lease expires the other takes the har
 resumes from the last acknowledged delivery. After the stream, every event either process
 acknowledged to Slack reached the harness, none twice but for the one delivery the protocol
 allows to be repeated (in flight at the kill, sent again with a higher attempt).
+
+The harness also answers every twentieth mention in the channel, under an idempotency key of
+the event, and the fake Slack keeps what was posted: each answer is there exactly once,
+whichever process drained it. An answer the killed process was sending comes back `ambiguous`
+and is looked for on Slack before it is sent again, and an answer asked for again (a delivery
+repeated after the kill) keeps its key, so neither is posted twice.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import asyncio
 import itertools
 import signal
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +37,7 @@ from test_run_sigterm import (
     burst,
     ended,
     read_records,
+    reply,
     start,
     until,
     write_manifest,
@@ -41,6 +49,8 @@ from postgres_cluster import Cluster
 EVENTS = 600
 KILL_AT = 250  # events pushed before the lead's process is killed
 HOLDS = "holds the lease of lead"
+REPLY_EVERY = 20  # Slack takes a post a second per channel: 30 answers take 30 s
+ANSWERS_ALLOWED = {"sends_per_minute": EVENTS}  # the answers come faster than a person's would
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +81,19 @@ def test_two_processes_deliver_each_event_once_and_survive_a_kill(
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
     env = {**ENV, "C2A_DATABASE_URL": database}
 
-    async def scenario() -> tuple[set[str], str]:
+    events = burst(EVENTS)
+    answered = {reply(event_id) for event_id, _ in events[::REPLY_EVERY]}
+
+    def posted(slack: FakeSlack) -> list[str]:
+        return [m.get("text", "") for m in slack.messages.get("C0GEN", [])]
+
+    async def scenario() -> tuple[set[str], str, list[str]]:
         async with FakeSlack(wait_timeout=120) as slack:
             slack.add_bot(BOT_TOKEN, LEAD, "B0LEAD", team_id=TEAM)
             slack.members["C0GEN"] = [LEAD, HUMAN]
-            manifest = write_manifest(tmp_path, slack.api_url, record)
+            manifest = write_manifest(
+                tmp_path, slack.api_url, record, str(REPLY_EVERY), attention=ANSWERS_ALLOWED
+            )
             processes = []
             try:
                 for n, log in enumerate(logs):
@@ -85,7 +103,7 @@ def test_two_processes_deliver_each_event_once_and_survive_a_kill(
                 holder = next(n for n, log in enumerate(logs) if HOLDS in log.read_text())
                 other = 1 - holder
                 sent: dict[str, str] = {}  # envelope id -> event id
-                for n, (event_id, body) in enumerate(burst(EVENTS)):
+                for n, (event_id, body) in enumerate(events):
                     if n == KILL_AT:
                         processes[holder].send_signal(signal.SIGKILL)
                         await processes[holder].wait()
@@ -105,14 +123,15 @@ def test_two_processes_deliver_each_event_once_and_survive_a_kill(
                     ),
                     "every acknowledged event to reach the harness",
                 )
+                await until(lambda: answered <= set(posted(slack)), "every answer posted")
                 processes[other].send_signal(signal.SIGTERM)
                 await processes[other].wait()
             finally:
                 for process in processes:
                     await ended(process)
-            return acknowledged(), logs[other].read_text()
+            return acknowledged(), logs[other].read_text(), posted(slack)
 
-    acknowledged, survivor = asyncio.run(scenario())
+    acknowledged, survivor, answers = asyncio.run(scenario())
     assert len(acknowledged) == EVENTS
     assert HOLDS in survivor
     ids = ledger_ids(database)
@@ -124,3 +143,6 @@ def test_two_processes_deliver_each_event_once_and_survive_a_kill(
     repeats = [(a, b) for a, b in itertools.pairwise(records) if a["eventId"] == b["eventId"]]
     assert all(b["attempt"] > a["attempt"] for a, b in repeats), repeats
     assert len(delivered) - len(set(delivered)) <= 1, "an event was delivered twice"
+    assert {r["reply"] for r in records if "reply" in r} <= {"queued", "duplicate"}
+    doubled = [text for text, n in Counter(answers).items() if n > 1]
+    assert sorted(answered) == sorted(answers) and not doubled, doubled  # each posted once
