@@ -5,23 +5,29 @@ Counters are counted where the thing happens, through three small hooks the run 
 sink (`Metrics.observe`: decisions, queued actions, escalations), its ledger (`CountedStore`:
 claims, delivery re-attempts) and its outbox's view of the senders (`CountedSenders`: every
 send by result). What is better read than counted (queue depths, the turns the built-in
-harnesses finished) is read from the ledger or the harnesses when `/metrics` is scraped.
+harnesses finished) is read from the ledger or the harnesses when `/metrics` is scraped; what
+takes a database read (queue depths, the delivery lag), on SQLite and PostgreSQL alike, is read
+by `Metrics.refresh` just before. `/healthz` says whether each workspace's database answers.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 
 import orjson
 from aiohttp import web
 
 from adapters.webchat.access import is_loopback
 from core.actions import Action
+from core.clock import parse_time
 from core.emission import Delivery, Emission, Escalation, Queued
-from core.errors import PermanentSendError, TransientSendError
+from core.errors import PermanentSendError, StoreError, TransientSendError
 from core.outbox import Sender
 from core.sqlite_store import SQLiteStore
 from core.store import ClaimResult, Store
@@ -29,6 +35,7 @@ from core.store import ClaimResult, Store
 __all__ = [
     "CountedSenders",
     "CountedStore",
+    "Health",
     "Labels",
     "Metrics",
     "leases_read",
@@ -36,8 +43,23 @@ __all__ = [
     "turns_read",
 ]
 
+log = logging.getLogger(__name__)
+
 Labels = tuple[tuple[str, str], ...]
 Reader = Callable[[], Mapping[Labels, float]]
+LaterReader = Callable[[], Awaitable[Mapping[Labels, float]]]
+Health = Callable[[], dict[str, Any] | Awaitable[dict[str, Any]]]
+
+PING_TIMEOUT = 2.0  # seconds a database may take to answer `/healthz`'s ping
+# Per agent: deliveries pending, and outbox entries due (`pending` or `ambiguous`).
+_DEPTHS: dict[str, LiteralString] = {
+    "deliveries": "SELECT agent, count(*) FROM deliveries WHERE status = 'pending' GROUP BY agent",
+    "outbox": "SELECT agent, count(*) FROM outbox "
+    "WHERE status IN ('pending', 'ambiguous') GROUP BY agent",
+}
+_OLDEST_PENDING: LiteralString = (
+    "SELECT agent, min(decided_at) FROM deliveries WHERE status = 'pending' GROUP BY agent"
+)
 
 _HELP = {
     "c2a_events_total": "Inbound events taken into the ledger, by workspace and platform",
@@ -63,6 +85,10 @@ _HELP = {
     "c2a_queue_depth": (
         "Items waiting, by workspace, agent and queue (deliveries pending, outbox due)"
     ),
+    "c2a_delivery_lag_seconds": (
+        "Age of the oldest delivery not yet acknowledged by its harness, by workspace and agent "
+        "(0: none pending)"
+    ),
 }
 
 
@@ -78,6 +104,7 @@ class Metrics:
         self.counters: Counter[tuple[str, Labels]] = Counter()
         self.readers: dict[str, list[Reader]] = {}
         self.kinds: dict[str, str] = {}
+        self.refreshers: list[Callable[[], Awaitable[None]]] = []
 
     def count(self, name: str, **values: str) -> None:
         self.counters[name, labels(**values)] += 1
@@ -87,6 +114,26 @@ class Metrics:
         workspace: their values are rendered together)."""
         self.readers.setdefault(name, []).append(reader)
         self.kinds[name] = kind
+
+    def read_later(self, name: str, reader: LaterReader, kind: str = "gauge") -> None:
+        """As `read`, for values that take a database read: `refresh` reads them, and `render`
+        shows what it read last (nothing when that read failed)."""
+        found: dict[Labels, float] = {}
+
+        async def refresh() -> None:
+            found.clear()
+            try:
+                found.update(await reader())
+            except Exception as exc:  # an unreachable database empties the family, no more
+                log.debug("%s not read: %s", name, exc)
+
+        self.refreshers.append(refresh)
+        self.read(name, lambda: found, kind)
+
+    async def refresh(self) -> None:
+        """Read every `read_later` family, before a scrape renders them."""
+        for refresh in self.refreshers:
+            await refresh()
 
     def observe(self, workspace: str, emissions: list[Emission]) -> None:
         """Count what the engine decided: deliveries, queued actions, escalations."""
@@ -153,24 +200,59 @@ class CountedStore:
         if attempt > 1:
             self.metrics.count("c2a_retries_total", workspace=self.workspace, what="delivery")
 
-    def queue_depths(self, agents: Iterable[str]) -> dict[Labels, float]:
-        """Deliveries pending and outbox entries due (`pending` or `ambiguous`), per agent;
-        nothing while the ledger is closed, nor yet on PostgreSQL, whose reads are async."""
-        if not isinstance(self.store, SQLiteStore) or self.store._db is None:
-            return {}
-        queries = {
-            "deliveries": "SELECT agent, count(*) FROM deliveries WHERE status = 'pending' "
-            "GROUP BY agent",
-            "outbox": "SELECT agent, count(*) FROM outbox "
-            "WHERE status IN ('pending', 'ambiguous') GROUP BY agent",
-        }
+    def gauges(self, agents: Callable[[], Iterable[str]], now: Callable[[], datetime]) -> None:
+        """Read the queue depths and the delivery lag of `agents()` on every scrape."""
+        read = self.metrics.read_later
+        read("c2a_queue_depth", lambda: self.queue_depths(agents()))
+        read("c2a_delivery_lag_seconds", lambda: self.delivery_lag(agents(), now()))
+
+    async def queue_depths(self, agents: Iterable[str]) -> dict[Labels, float]:
+        """Deliveries pending and outbox entries due (`pending` or `ambiguous`), per agent."""
         depths: dict[Labels, float] = {}
-        for queue, sql in queries.items():
-            found = {str(agent): n for agent, n in self.store._db.execute(sql)}
+        for queue, sql in _DEPTHS.items():
+            found = {str(agent): float(n) for agent, n in await self._rows(sql)}
             for agent in dict.fromkeys([*agents, *found]):
                 key = labels(workspace=self.workspace, agent=agent, queue=queue)
-                depths[key] = float(found.get(agent, 0))
+                depths[key] = found.get(agent, 0.0)
         return depths
+
+    async def delivery_lag(self, agents: Iterable[str], now: datetime) -> dict[Labels, float]:
+        """Per agent, the seconds since its oldest pending delivery was decided (0: none)."""
+        oldest = {
+            str(agent): parse_time(str(at)) for agent, at in await self._rows(_OLDEST_PENDING)
+        }
+        return {
+            labels(workspace=self.workspace, agent=agent): (
+                max(0.0, (now - oldest[agent]).total_seconds()) if agent in oldest else 0.0
+            )
+            for agent in dict.fromkeys([*agents, *oldest])
+        }
+
+    async def database(self) -> dict[str, Any]:
+        """For `/healthz`: the store's kind (`sqlite`, `postgresql`) and whether it answers a
+        query within `PING_TIMEOUT` (if not, the kind of failure, never its message, which may
+        name the server's user)."""
+        kind = "sqlite" if isinstance(self.store, SQLiteStore) else "postgresql"
+        try:
+            async with asyncio.timeout(PING_TIMEOUT):
+                await self._rows("SELECT 1")
+        except Exception as exc:
+            return {"kind": kind, "reachable": False, "error": type(exc).__name__}
+        return {"kind": kind, "reachable": True}
+
+    async def _rows(self, sql: LiteralString) -> list[tuple[Any, ...]]:
+        """A read on the store's own connection, whichever backend it is."""
+        store = self.store
+        if isinstance(store, SQLiteStore):
+            if store._db is None:
+                raise StoreError("the ledger is not open")
+            return list(store._db.execute(sql))
+        from core.postgres_store import PostgresStore  # psycopg only where it is used
+
+        if not isinstance(store, PostgresStore):
+            raise StoreError(f"no reads for a {type(store).__name__}")
+        cursor = await store.db.execute(sql)
+        return await cursor.fetchall()
 
 
 class CountedSenders(Mapping[str, Sender]):
@@ -269,20 +351,20 @@ async def _loopback_host(request: web.Request, handler: Handler) -> web.StreamRe
     return await handler(request)
 
 
-async def serve_metrics(
-    metrics: Metrics, health: Callable[[], dict[str, Any]], port: int
-) -> web.AppRunner:
+async def serve_metrics(metrics: Metrics, health: Health, port: int) -> web.AppRunner:
     """Serve `/healthz` and `/metrics` on 127.0.0.1:`port` (0: the OS picks); returns the
     runner (its `addresses` tell the port; `cleanup()` stops it)."""
 
     async def healthz(request: web.Request) -> web.Response:
-        state = health()
+        found = health()
+        state = await found if inspect.isawaitable(found) else found
         status = 200 if state.get("ok") else 503
         return web.Response(
             body=orjson.dumps(state), status=status, content_type="application/json"
         )
 
     async def scrape(request: web.Request) -> web.Response:
+        await metrics.refresh()
         return web.Response(text=metrics.render(), content_type="text/plain", charset="utf-8")
 
     app = web.Application(middlewares=[_loopback_host])

@@ -109,9 +109,7 @@ class WorkspaceRun:
             self.redactor,
             normalisers=normalisers(self.platforms),
         )
-        self.metrics.read(
-            "c2a_queue_depth", lambda: self.store.queue_depths(self.workspace.agent_ids)
-        )
+        self.store.gauges(lambda: self.workspace.agent_ids, self.clock.now)
         self.metrics.read(
             "c2a_model_turns_total", turns_read(self.name, self.harnesses), kind="counter"
         )
@@ -276,10 +274,12 @@ class WorkspaceRun:
             self.metrics.count("c2a_events_total", workspace=self.name, platform=platform)
         return outcome
 
-    def health(self) -> dict[str, Any]:
-        """This workspace for `/healthz`: which agents' harnesses are down."""
+    async def health(self) -> dict[str, Any]:
+        """This workspace for `/healthz`: which agents' harnesses are down, and whether its
+        database answers (`CountedStore.database`)."""
         down = sorted(self.host.engine.unavailable)
-        return {"agents": len(self.workspace.manifest.agents), "unavailable": down}
+        agents = len(self.workspace.manifest.agents)
+        return {"agents": agents, "unavailable": down, "database": await self.store.database()}
 
 
 # ---- many workspaces -----------------------------------------------------------------------
@@ -383,9 +383,10 @@ def _private_directory(directory: Path) -> None:
         )
 
 
-def _health(runs: list[WorkspaceRun]) -> dict[str, Any]:
-    workspaces = {run.name: run.health() for run in runs}
-    return {"ok": not any(w["unavailable"] for w in workspaces.values()), "workspaces": workspaces}
+async def _health(runs: list[WorkspaceRun]) -> dict[str, Any]:
+    workspaces = {run.name: await run.health() for run in runs}
+    down = any(w["unavailable"] or not w["database"]["reachable"] for w in workspaces.values())
+    return {"ok": not down, "workspaces": workspaces}
 
 
 async def _shutdown(runs: list[WorkspaceRun], outbox_grace: float, harness_grace: float) -> None:

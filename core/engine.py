@@ -22,17 +22,17 @@ from core.approvals import Approvals
 from core.attention_context import Context
 from core.audience import Audience, in_channel, outside_thread
 from core.changes import cancel_all, revise_edit, typing_hints
-from core.clock import Clock, format_time, parse_time
+from core.clock import Clock, format_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
 from core.deciding import Decider
 from core.decision import Decision, Disposition, InjectionMode, Policy
 from core.deliveries import Framer, LedgerDeliveries
 from core.emission import Cancel, Emission, Escalation, Queued
 from core.events import ChatEvent, EventKind
-from core.followup import DIGEST_KIND, FollowUp
+from core.followup import FollowUp
 from core.intent import DEFAULT_RULES, IntentClassifier
+from core.ledger_fold import LEFT_KIND, fold_entry
 from core.manifest import Workspace
-from core.mutes import MUTED_KIND, fold_mute
 from core.redact import Redactor
 from core.signals import GlyphMap, Signal
 from core.state import State
@@ -40,8 +40,6 @@ from core.store import ClaimResult, Store
 
 __all__ = ["Engine", "Outcome"]
 
-_CHAT_KINDS = frozenset(LEDGER_KINDS.values())
-LEFT_KIND = "x.c2a.left"
 # Reading an enum member off its class costs a lookup on every use; the hot paths read these.
 _MESSAGE = EventKind.MESSAGE
 _EDIT = EventKind.EDIT
@@ -82,6 +80,7 @@ class Engine:
         self.framer = Framer(workspace, self.glyphs, self.classifier)
         self.deliveries = LedgerDeliveries(store, clock, self.framer)
         self.state = State(workspace)
+        self.folded = 0  # the last ledger sequence number in `state`
         self.unavailable: dict[str, datetime] = {}
         self.approvals = Approvals(clock, workspace.approvers())
         self.followup = FollowUp(
@@ -100,31 +99,23 @@ class Engine:
     async def rebuild(self) -> int:
         """Fold the whole ledger into a fresh state (after a restart); returns events read."""
         self.state = State(self.workspace)
+        self.folded = 0
+        return await self._fold()
+
+    async def catch_up(self) -> int:
+        """Where other processes write the ledger too (`Store.shared`), hold it and fold in the
+        events they committed since the last one this engine folded, and their claims, so this
+        engine decides with the whole ledger, whichever process took each event. Call it in the
+        transaction that decides; returns events read."""
+        await self.store.hold()
+        return await self._fold()
+
+    async def _fold(self) -> int:
+        """Fold the ledger after `folded` and every unexpired claim into the state."""
         count = 0
-        async for entry in self.store.ledger():
-            if entry.kind == LEFT_KIND:
-                self.state.left.add((entry.data["agent"], entry.data["place"]))
-                continue
-            if entry.kind == MUTED_KIND:
-                fold_mute(self.state, entry.data)
-                continue
-            if entry.kind == DIGEST_KIND:
-                self.followup.note_digest(entry)
-                continue
-            if entry.kind not in _CHAT_KINDS:
-                continue  # the host's own records (reminders); CCCS: skip unknown kinds
-            event = event_from_data(entry.data)
-            self.state.note_vias(event, await self.store.receipts(event.event_id))
-            stored = await self.store.deliveries(event.event_id)
-            self.state.apply(event, [d.decision for d in stored])
-            waiting = [d.decision for d in stored if d.status == "pending"]
-            self.decider.note_question(event, entry.seq, waiting, parse_time(entry.ts), self.state)
-            for delivery in stored:
-                if delivery.disposition is not None:
-                    self.state.note_disposition(
-                        event, delivery.decision.agent, delivery.disposition
-                    )
-            count += 1
+        async for entry in self.store.ledger(self.folded):
+            count += await fold_entry(entry, self.state, self.store, self.followup, self.decider)
+            self.folded = entry.seq
         for item, (agent, expires) in (await self.store.claims(self.clock.now())).items():
             self.state.note_claim(item, agent, expires)
         return count
@@ -137,6 +128,8 @@ class Engine:
         event = self.redactor.event(event)
         if event.kind is _TYPING:
             return Outcome("transient", self._typing(event, via))
+        if self.store.shared:
+            await self.catch_up()
         if event.batch:
             return await self._ingest_batch(event.batch, via)
         first, emissions = await self._ingest(event, via)
@@ -169,6 +162,8 @@ class Engine:
             stamp,
         )
         first = seq is not None
+        if seq is not None:
+            self.folded = seq
         for agent in receivers:
             await self.store.add_receipt(resolved.event_id, agent)
         state.note_vias(resolved, receivers)

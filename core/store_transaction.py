@@ -18,17 +18,22 @@ class Nested:
     """`transaction()` over a backend's `_begin`, `_commit` and `_rollback`."""
 
     _depth = 0
+    _opened = 0  # transactions begun: a joined block ending counts only in its own
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
-        """One transaction; nested blocks join the outer one."""
+        """One transaction; nested blocks join the outer one. A block another task joined
+        with and that outlives it (the outer one has committed) leaves the count alone."""
         if self._depth:
+            joined = self._opened
             self._depth += 1
             try:
                 yield
             finally:
-                self._depth -= 1
+                if joined == self._opened and self._depth:
+                    self._depth -= 1
             return
+        self._opened += 1
         self._depth = 1  # before the first await, so a task starting meanwhile joins
         try:
             await self._begin()

@@ -27,6 +27,7 @@ from core.manifest import Workspace
 __all__ = ["METADATA_EVENT_TYPE", "Lookup", "Messages", "Replied"]
 
 METADATA_EVENT_TYPE = "c2a_message"
+_NO_THREAD = frozenset({"thread_not_found"})
 _PAGES = 10  # a bounded look for an earlier attempt: up to 2,000 messages
 
 Lookup = Callable[[str], Awaitable[ChatEvent | None]]
@@ -86,7 +87,9 @@ class Messages:
 
     async def find(self, action: Post) -> dict[str, Any] | None:
         """An earlier attempt of a post, from the channel's or thread's history around the time
-        it was tried; None when it did not land (or is ephemeral)."""
+        it was tried; None when it did not land (or is ephemeral). A thread Slack does not know
+        (`thread_not_found`: its parent is gone and nothing was ever posted under it) holds no
+        earlier attempt either."""
         if action.visibility == "ephemeral":
             return None
         replied = await self.replied.event(action)
@@ -100,7 +103,7 @@ class Messages:
         found: dict[int, str] = {}
         parts = 0
         for _ in range(_PAGES):
-            page = await self.api.call(action.agent, method, params, read=True)
+            page = await self.api.call(action.agent, method, params, read=True, ok=_NO_THREAD)
             for message in page.get("messages") or []:
                 payload = self._ours(action, message)
                 if payload is not None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from core.postgres.connection import Connection
+from core.postgres.connection import Connection, channel
 from core.store import ConversationMark, LedgerEntry
 from core.store_rows import EVENT_COLUMNS, dumps, entry_from_row
 
@@ -21,17 +21,28 @@ _APPEND = (
     "ON CONFLICT (id) DO NOTHING RETURNING seq"
 )
 _PAGE = 1000
+# The transaction lock an append takes (the first key; the second is the ledger's channel), so
+# appends commit in sequence order: a reader past a sequence number never misses a smaller one.
+_HOLD = 0x633262
 
 
 class PostgresLedger(Connection):
     """Events keyed by `seq`, an identity column: numbers only grow, and one taken by a
     transaction that rolled back is skipped, never reused. The conversation and thread are
     copied out of `data` into their own columns, indexed for `seen_by` and
-    `conversation_marks`."""
+    `conversation_marks`. Several processes may append at once, so the ledger is `shared`."""
+
+    shared = True
+
+    async def hold(self) -> None:
+        await self.db.execute(
+            "SELECT pg_advisory_xact_lock(%s::integer, hashtext(%s))", (_HOLD, channel(self.schema))
+        )
 
     async def append(
         self, event_id: str, kind: str, by: str, data: Mapping[str, Any], ts: str
     ) -> int | None:
+        await self.hold()
         conversation = data.get("conversation") or {}
         place = (conversation.get("id", ""), conversation.get("thread_id") or "")
         row = await self._one(_APPEND, (event_id, ts, kind, by, dumps(data), *place, event_id))

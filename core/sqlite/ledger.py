@@ -17,7 +17,13 @@ __all__ = ["SQLiteLedger"]
 class SQLiteLedger(Connection):
     """Events keyed by `seq`, the rowid: SQLite gives max + 1, and the ledger never deletes a
     row, so sequence numbers only grow. The conversation and thread are copied out of `data`
-    into their own columns, indexed for `seen_by` and `conversation_marks`."""
+    into their own columns, indexed for `seen_by` and `conversation_marks`. One process owns the
+    file, so the ledger is not `shared` and holding it is nothing."""
+
+    shared = False
+
+    async def hold(self) -> None:
+        return None
 
     async def append(
         self, event_id: str, kind: str, by: str, data: Mapping[str, Any], ts: str

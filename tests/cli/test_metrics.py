@@ -21,7 +21,14 @@ from fakes.slack import FakeSlack
 from test_run import APP_TOKEN, BOT_TOKEN, ENV, fresh_ts, wait_for, write_manifest
 
 from c2a.host import Host
-from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics, turns_read
+from c2a.metrics import (
+    CountedSenders,
+    CountedStore,
+    Health,
+    Metrics,
+    serve_metrics,
+    turns_read,
+)
 from c2a.platforms import installed
 from c2a.run import WorkspaceRun, run_workspaces
 from core.actions import Action, Post, React, to_record
@@ -106,22 +113,36 @@ def test_metrics_count_deliveries_by_policy_and_mode_and_serve_on_loopback() -> 
     asyncio.run(run())
 
 
-def test_healthz_says_503_when_a_harness_is_down() -> None:
-    async def run() -> None:
-        down = {"ok": False, "workspaces": {"acme": {"agents": 3, "unavailable": ["lead"]}}}
-        runner = await serve_metrics(Metrics(), lambda: down, 0)
-        port = runner.addresses[0][1]
-        try:
-            async with (
-                asyncio.timeout(5),
-                aiohttp.ClientSession() as http,
-                http.get(f"http://127.0.0.1:{port}/healthz") as response,
-            ):
-                assert response.status == 503
-        finally:
-            await runner.cleanup()
+async def get_healthz(health: Health) -> tuple[int, Any]:
+    """Serve `health` and ask `/healthz` once: the status and the JSON."""
+    runner = await serve_metrics(Metrics(), health, 0)
+    port = runner.addresses[0][1]
+    try:
+        async with (
+            asyncio.timeout(5),
+            aiohttp.ClientSession() as http,
+            http.get(f"http://127.0.0.1:{port}/healthz") as response,
+        ):
+            return response.status, await response.json()
+    finally:
+        await runner.cleanup()
 
-    asyncio.run(run())
+
+def test_healthz_says_503_when_a_harness_is_down() -> None:
+    down = {"ok": False, "workspaces": {"acme": {"agents": 3, "unavailable": ["lead"]}}}
+    status, _ = asyncio.run(get_healthz(lambda: down))
+    assert status == 503
+
+
+def test_healthz_says_503_with_the_database_when_it_does_not_answer() -> None:
+    database = {"kind": "postgresql", "reachable": False, "error": "OperationalError"}
+    workspace = {"agents": 3, "unavailable": [], "database": database}
+
+    async def health() -> dict[str, Any]:  # a run's health reads the database: awaited
+        return {"ok": False, "workspaces": {"acme": workspace}}
+
+    status, said = asyncio.run(get_healthz(health))
+    assert status == 503 and said["workspaces"]["acme"]["database"] == database
 
 
 def test_health_and_metrics_answer_only_to_a_loopback_host() -> None:
@@ -180,7 +201,7 @@ def test_the_ledger_and_the_senders_count_claims_retries_and_sends_and_depths_ar
         metrics = Metrics()
         workspace = two_agents()
         store = CountedStore(SQLiteStore(":memory:"), metrics, "acme")
-        metrics.read("c2a_queue_depth", lambda: store.queue_depths(workspace.agent_ids))
+        store.gauges(lambda: workspace.agent_ids, SystemClock().now)
 
         async def sink(emissions: list[Emission]) -> None:
             metrics.observe("acme", emissions)
@@ -191,6 +212,7 @@ def test_the_ledger_and_the_senders_count_claims_retries_and_sends_and_depths_ar
         mention = slack_message(ts, f"<@{LEAD}> can you check the deploy?", user=HUMAN)
         await host.receive("slack", slack_body(mention, via="lead"), "lead")
         event_id = f"slack:{TEAM}:C0GEN:{ts}"
+        await metrics.refresh()
         before = metrics.render()
 
         granted, _ = await host.engine.claim("lead", event_id)
@@ -206,6 +228,7 @@ def test_the_ledger_and_the_senders_count_claims_retries_and_sends_and_depths_ar
         outbox = Outbox(store, SystemClock(), CountedSenders({"slack": sender}, metrics, "acme"))
         await outbox.drain()  # the reaction fails for now; the post is refused for good
         await outbox.drain()  # the reaction is sent
+        await metrics.refresh()
         await host.close()
         return before + metrics.render()
 
@@ -269,7 +292,10 @@ def test_a_live_run_serves_a_real_value_in_every_family(
         f'c2a_sends_total{{action="react",platform="slack",result="sent",{live}}} 1',
         f'c2a_sends_total{{action="send",platform="slack",result="sent",{live}}} 1',
         f'c2a_retries_total{{what="send",{live}}} 1',
+    ]
+    read_when_scraped = [
         f'c2a_queue_depth{{agent="lead",queue="deliveries",{live}}} 0',
+        f'c2a_delivery_lag_seconds{{agent="lead",{live}}} 0',
     ]
 
     async def scenario() -> str:
@@ -314,7 +340,7 @@ def test_a_live_run_serves_a_real_value_in_every_family(
 
     with caplog.at_level(logging.INFO):
         text = asyncio.run(scenario())
-    for line in expected:
+    for line in expected + read_when_scraped:
         assert line in text, line
     assert re.search(rf'c2a_queue_depth{{agent="lead",queue="outbox",{live}}} \d+\n', text)
 

@@ -10,7 +10,8 @@ whose answer the host never recorded (in flight when the process stopped, at mos
 worth; or timed out) is sent again, with the same event id and a higher attempt, in order,
 before anything newer (`redeliveries.py`).
 
-    python test_run_sigterm.py RECORD    # the recording harness
+    python test_run_sigterm.py RECORD [EVERY]   # the recording harness; with EVERY, it also
+                                                # replies to every EVERY-th mention of the burst
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -145,10 +147,14 @@ def assert_clean_shutdown(log: Path) -> None:
     assert not [line for line in lines if line["level"] in ("error", "critical")], log
 
 
-def write_manifest(directory: Path, api_url: str, record: Path) -> Path:
+def write_manifest(
+    directory: Path, api_url: str, record: Path, *harness_args: str, **more: Any
+) -> Path:
+    """The burst workspace's manifest, its harness this module with `harness_args`, and `more`
+    top-level keys (`attention`, ...)."""
     harness = {
         "backend": "stdio",
-        "command": [sys.executable, str(Path(__file__).resolve()), str(record)],
+        "command": [sys.executable, str(Path(__file__).resolve()), str(record), *harness_args],
         "env": {
             "PYTHONPATH": os.pathsep.join(str(p) for p in (TESTS.parent, TESTS, TESTS / "cli"))
         },
@@ -169,6 +175,7 @@ def write_manifest(directory: Path, api_url: str, record: Path) -> Path:
         "slack": {"team_id": TEAM, "api_url": api_url},
         "agents": {"lead": agent},
         "channels": {"C0GEN": {}},
+        **more,
     }
     path = directory / "burst.yaml"
     path.write_text(yaml.safe_dump(manifest))
@@ -251,9 +258,12 @@ def pending_deliveries(data: Path) -> int:
 # ---- the recording harness ---------------------------------------------------------------
 
 
-async def record_deliveries(record: Path) -> None:
+async def record_deliveries(record: Path, reply_every: int = 0) -> None:
     """Speak the harness side over stdio: append each delivery's event id and attempt to
-    `record`, flushed, then acknowledge it."""
+    `record`, flushed, then acknowledge it. With `reply_every`, every that many-th mention of
+    the burst (`burst 0`, `burst <every>`, ...) is first answered in the channel with the text
+    `reply()` gives, under an idempotency key of its event, so a delivery made again (after a
+    crash) asks for the same post."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -272,11 +282,14 @@ async def record_deliveries(record: Path) -> None:
 
         async def deliver(params: dict[str, Any] | None) -> dict[str, Any]:
             assert params is not None
-            line = {
+            line: dict[str, Any] = {
                 "eventId": params["eventId"],
                 "attempt": params["reliability"]["attempt"],
                 "pid": os.getpid(),
             }
+            number = re.search(r"burst (\d+)", json.dumps(params.get("content")))
+            if reply_every and number and int(number[1]) % reply_every == 0:
+                line["reply"] = await send_reply(connection, params["eventId"])
             out.write(json.dumps(line) + "\n")
             out.flush()
             await asyncio.sleep(HARNESS_DELAY)
@@ -287,5 +300,27 @@ async def record_deliveries(record: Path) -> None:
         await connection.closed.wait()
 
 
+def reply(event_id: str) -> str:
+    """The text the harness answers an event with: one per event, to count posts by."""
+    return f"answer to {event_id}"
+
+
+async def send_reply(connection: Connection, event_id: str) -> str:
+    """Answer the event in the channel; the tool's answer (`queued`, `duplicate`, a refusal)."""
+    arguments = {
+        "target": {"conversation": "C0GEN"},
+        "text": reply(event_id),
+        "inReplyTo": event_id,
+        "idempotencyKey": f"answer:{event_id}",
+    }
+    result = await connection.request(
+        "tools/call", {"name": "chat_send_message", "arguments": arguments}
+    )
+    if result["isError"]:
+        return f"refused: {result['content'][0]['text']}"
+    return str(result["structuredContent"]["status"])
+
+
 if __name__ == "__main__":
-    asyncio.run(record_deliveries(Path(sys.argv[1])))
+    every = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    asyncio.run(record_deliveries(Path(sys.argv[1]), every))

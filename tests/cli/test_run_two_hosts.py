@@ -6,8 +6,14 @@ over every open connection, so each process receives each one. The ledger's uniq
 the second copy a no-op; the lead's harness runs in whichever process holds its lease. Halfway,
 that process is killed (SIGKILL): once its lease expires the other takes the harness over and
 resumes from the last acknowledged delivery. After the stream, every event either process
-acknowledged to Slack reached the harness, none twice but for the one delivery the protocol
-allows to be repeated (in flight at the kill, sent again with a higher attempt).
+acknowledged to Slack reached the harness, none twice but for the deliveries the protocol
+allows to be repeated (in flight at the kill, sent again by the survivor with a higher attempt).
+
+The harness also answers every twentieth mention in the channel, under an idempotency key of
+the event, and the fake Slack keeps what was posted: each answer is there exactly once,
+whichever process drained it. An answer the killed process was sending comes back `ambiguous`
+and is looked for on Slack before it is sent again, and an answer asked for again (a delivery
+repeated after the kill) keeps its key, so neither is posted twice.
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -29,6 +37,7 @@ from test_run_sigterm import (
     burst,
     ended,
     read_records,
+    reply,
     start,
     until,
     write_manifest,
@@ -40,6 +49,8 @@ from postgres_cluster import Cluster
 EVENTS = 600
 KILL_AT = 250  # events pushed before the lead's process is killed
 HOLDS = "holds the lease of lead"
+REPLY_EVERY = 20  # Slack takes a post a second per channel: 30 answers take 30 s
+ANSWERS_ALLOWED = {"sends_per_minute": EVENTS}  # the answers come faster than a person's would
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +74,19 @@ def ledger_ids(url: str) -> list[str]:
         return [str(r[0]) for r in db.execute("SELECT id FROM burst.events")]
 
 
+def at_least_once_across_a_kill(records: list[dict[str, Any]]) -> None:
+    """What the killed process sent and never saw acknowledged is sent again by the survivor,
+    with a higher attempt (the harness knows it by its event id); nothing else is ever sent
+    twice, and no more come again than the eight a delivery window holds in flight."""
+    first: dict[str, dict[str, Any]] = {}
+    for r in records:
+        earlier = first.setdefault(r["eventId"], r)
+        if earlier is not r:
+            assert earlier["pid"] != r["pid"], ("delivered twice by one process", earlier, r)
+            assert int(r["attempt"]) > int(earlier["attempt"]), (earlier, r)
+    assert len(records) - len(first) <= 8, "more redelivered than a kill can leave in flight"
+
+
 def test_two_processes_deliver_each_event_once_and_survive_a_kill(
     tmp_path: Path, database: str
 ) -> None:
@@ -70,11 +94,19 @@ def test_two_processes_deliver_each_event_once_and_survive_a_kill(
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
     env = {**ENV, "C2A_DATABASE_URL": database}
 
-    async def scenario() -> tuple[set[str], str]:
+    events = burst(EVENTS)
+    answered = {reply(event_id) for event_id, _ in events[::REPLY_EVERY]}
+
+    def posted(slack: FakeSlack) -> list[str]:
+        return [m.get("text", "") for m in slack.messages.get("C0GEN", [])]
+
+    async def scenario() -> tuple[set[str], str, list[str]]:
         async with FakeSlack(wait_timeout=120) as slack:
             slack.add_bot(BOT_TOKEN, LEAD, "B0LEAD", team_id=TEAM)
             slack.members["C0GEN"] = [LEAD, HUMAN]
-            manifest = write_manifest(tmp_path, slack.api_url, record)
+            manifest = write_manifest(
+                tmp_path, slack.api_url, record, str(REPLY_EVERY), attention=ANSWERS_ALLOWED
+            )
             processes = []
             try:
                 for n, log in enumerate(logs):
@@ -84,7 +116,7 @@ def test_two_processes_deliver_each_event_once_and_survive_a_kill(
                 holder = next(n for n, log in enumerate(logs) if HOLDS in log.read_text())
                 other = 1 - holder
                 sent: dict[str, str] = {}  # envelope id -> event id
-                for n, (event_id, body) in enumerate(burst(EVENTS)):
+                for n, (event_id, body) in enumerate(events):
                     if n == KILL_AT:
                         processes[holder].send_signal(signal.SIGKILL)
                         await processes[holder].wait()
@@ -104,14 +136,15 @@ def test_two_processes_deliver_each_event_once_and_survive_a_kill(
                     ),
                     "every acknowledged event to reach the harness",
                 )
+                await until(lambda: answered <= set(posted(slack)), "every answer posted")
                 processes[other].send_signal(signal.SIGTERM)
                 await processes[other].wait()
             finally:
                 for process in processes:
                     await ended(process)
-            return acknowledged(), logs[other].read_text()
+            return acknowledged(), logs[other].read_text(), posted(slack)
 
-    acknowledged, survivor = asyncio.run(scenario())
+    acknowledged, survivor, answers = asyncio.run(scenario())
     assert len(acknowledged) == EVENTS
     assert HOLDS in survivor
     ids = ledger_ids(database)
@@ -120,13 +153,7 @@ def test_two_processes_deliver_each_event_once_and_survive_a_kill(
     delivered = [r["eventId"] for r in records]
     assert acknowledged == set(delivered)
     assert len({r["pid"] for r in records}) == 2, "the harness moved to the other process"
-    # At least once across a kill: what the killed process sent and never saw acknowledged is
-    # sent again by the survivor, with a higher attempt (the harness knows it by its event id);
-    # nothing else is ever sent twice.
-    first: dict[str, dict[str, object]] = {}
-    for r in records:
-        earlier = first.setdefault(r["eventId"], r)
-        if earlier is not r:
-            assert earlier["pid"] != r["pid"], ("delivered twice by one process", earlier, r)
-            assert int(str(r["attempt"])) > int(str(earlier["attempt"])), (earlier, r)
-    assert len(delivered) - len(first) <= 8, "more redelivered than a kill can leave in flight"
+    at_least_once_across_a_kill(records)
+    assert {r["reply"] for r in records if "reply" in r} <= {"queued", "duplicate"}
+    doubled = [text for text, n in Counter(answers).items() if n > 1]
+    assert sorted(answered) == sorted(answers) and not doubled, doubled  # each posted once

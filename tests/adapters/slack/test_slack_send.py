@@ -482,6 +482,26 @@ def test_a_timeout_after_slack_accepted_is_found_not_resent() -> None:
     run(test)
 
 
+def test_an_unknown_answer_under_a_message_since_deleted_is_looked_for_then_sent_once() -> None:
+    """Slack answers `thread_not_found` for a parent gone with nothing under it: no earlier
+    attempt can be there, so the answer is sent, not looked for again forever."""
+
+    async def test(rig: Rig) -> None:
+        asked = rig.human_says("C0GEN", "<@U0W1> ping")
+        rig.slack.fail_next("chat.postMessage", status=503)
+        async with outbox_for(rig.sender(), message(asked)) as outbox:
+            assert await outbox.drain() == 0
+            assert outbox_rows(outbox)[0][0] == "ambiguous"
+            rig.slack.messages["C0GEN"].clear()  # the question is deleted
+            assert await outbox.drain() == 1
+            [(status, _)] = outbox_rows(outbox)
+        assert status == "sent" and len(rig.said("C0GEN")) == 1
+        [look] = rig.slack.calls_to("conversations.replies")
+        assert look.params["ts"] == asked.message_id
+
+    run(test)
+
+
 def test_after_a_restart_only_the_missing_part_of_a_split_message_is_posted() -> None:
     async def test(rig: Rig) -> None:
         asked = rig.human_says("C0GEN", "<@U0W1> the whole log")

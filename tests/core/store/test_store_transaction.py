@@ -4,6 +4,7 @@ at all, a nested block joins the outer one, and a committed write outlives a res
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 from store_backends import Backend
@@ -76,3 +77,36 @@ def test_a_closed_store_refuses_to_be_used() -> None:
             await store.append("e1", "message", "human:u", {}, AT)
 
     asyncio.run(scenario())
+
+
+def test_a_block_of_another_task_that_outlives_the_one_it_joined_leaves_the_next_whole(
+    backend: Backend,
+) -> None:
+    """A task's block joins the transaction another task opened and ends after it: the next
+    transaction is a transaction still, its writes kept or dropped together."""
+
+    async def scenario(store: Store) -> list[int | None]:
+        joined, release = asyncio.Event(), asyncio.Event()
+
+        async def outer() -> None:
+            async with store.transaction():
+                await joined.wait()
+
+        async def late() -> None:
+            async with store.transaction():
+                joined.set()
+                await release.wait()
+
+        first = asyncio.create_task(outer())
+        await asyncio.sleep(0)
+        second = asyncio.create_task(late())
+        await first
+        release.set()
+        await second
+        with contextlib.suppress(RuntimeError):
+            async with store.transaction():
+                await store.append("kept-not", "message", "x", {}, "t")
+                raise RuntimeError("dropped")
+        return [await store.sequence_of("kept-not")]
+
+    assert backend.run(scenario) == [None]

@@ -1,0 +1,147 @@
+"""Several processes on one ledger decide as one: each engine folds in what the others
+committed before it decides (`Engine.catch_up`), and appends commit in sequence order
+(`Ledger.hold`), so a reader past a sequence number misses none before it. On SQLite, which
+one process owns, the ledger is not shared and nothing of this runs."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import FLAT_BASE, HUMAN2, LEAD, W1, local_workspace, slack_body, slack_join
+from builders import slack_message as said
+from store_backends import PostgresBackend
+
+from adapters.slack import normalise
+from core.clock import VirtualClock, parse_time
+from core.decision import Decision
+from core.engine import Engine
+from core.sqlite_store import SQLiteStore
+from core.store import Store
+
+START = parse_time("2026-01-01T00:00:00Z")
+QUESTION = f"{FLAT_BASE + 10}.000100"
+
+
+def conversation() -> list[dict[str, Any]]:
+    """The agents join; someone asks the lead and adds a fragment (a follow-up of the same
+    turn); the lead answers; its partner answers back without a name (continuity); another
+    person asks worker-1 in the question's thread, and the asker follows up there."""
+
+    def at(second: int, text: str, **more: Any) -> dict[str, Any]:
+        return said(f"{FLAT_BASE + second}.000100", text, **more)
+
+    return [
+        *(slack_join(user) for user in (LEAD, W1)),
+        at(10, f"<@{LEAD}> how do I restart nginx?"),
+        at(12, "on ubuntu 22.04 that is"),
+        at(20, "sudo systemctl restart nginx", user=LEAD),
+        at(80, "it says unit not found"),
+        at(90, f"<@{W1}> seen this before?", user=HUMAN2, thread_ts=QUESTION),
+        at(95, "it was after the upgrade", user=HUMAN2, thread_ts=QUESTION),
+        at(100, "and now it works", thread_ts=QUESTION),
+    ]
+
+
+async def decide_all(engines: list[Engine]) -> list[list[Decision]]:
+    """Each event of `conversation` ingested by the engines in turn, each in its transaction
+    at the event's time; the decisions stored for each, by agent."""
+    clock = engines[0].clock
+    assert isinstance(clock, VirtualClock)
+    decided = []
+    for n, body in enumerate(conversation()):
+        event = normalise(slack_body(body))
+        assert event is not None
+        clock.set(max(clock.now(), event.created_at + timedelta(milliseconds=200)))
+        engine = engines[n % len(engines)]
+        async with engine.store.transaction():
+            await engine.ingest(event)
+        decided.append([d.decision for d in await engine.store.deliveries(event.event_id)])
+    return decided
+
+
+async def alone() -> list[list[Decision]]:
+    store = SQLiteStore(":memory:")
+    await store.open()
+    try:
+        return await decide_all([Engine(local_workspace(), store, VirtualClock(START))])
+    finally:
+        await store.close()
+
+
+@pytest.fixture
+def postgres(request: pytest.FixtureRequest, tmp_path: Path) -> PostgresBackend:
+    return PostgresBackend(request, tmp_path)
+
+
+def test_two_engines_taking_turns_decide_as_one_engine_that_took_everything(
+    postgres: PostgresBackend,
+) -> None:
+    async def together(stores: list[Store]) -> list[list[Decision]]:
+        clock = VirtualClock(START)
+        engines = [Engine(local_workspace(), store, clock) for store in stores]
+        for engine in engines:
+            await engine.rebuild()
+        return await decide_all(engines)
+
+    expected = asyncio.run(alone())
+    reasons = {d.reason for decisions in expected for d in decisions}
+    assert {"conversation_partner", "continuation"} <= reasons
+    assert any(d.continues for decisions in expected for d in decisions)
+    assert postgres.run_together(2, together) == expected
+
+
+def test_an_engine_takes_in_the_claims_another_process_granted(
+    postgres: PostgresBackend,
+) -> None:
+    async def together(stores: list[Store]) -> None:
+        clock = VirtualClock(START + timedelta(seconds=11))
+        first, second = (Engine(local_workspace(), store, clock) for store in stores)
+        event = normalise(slack_body(said(QUESTION, f"<@{LEAD}> restart nginx?")))
+        assert event is not None
+        async with stores[0].transaction():
+            await first.ingest(event)
+            granted, _ = await first.claim("lead", event.event_id)
+        assert granted.granted
+        assert second.state.claim_holder(event.event_id, clock.now()) is None
+        assert await second.catch_up() == 1
+        assert second.state.claim_holder(event.event_id, clock.now()) == "lead"
+        assert second.folded == first.folded
+
+    postgres.run_together(2, together)
+
+
+def test_an_append_waits_for_a_holding_transaction_and_commits_after_it(
+    postgres: PostgresBackend,
+) -> None:
+    async def together(stores: list[Store]) -> None:
+        first, second = stores
+        assert first.shared and second.shared
+        async with first.transaction():
+            await first.hold()
+            waiting = asyncio.create_task(second.append("late", "message", "x", {}, "t"))
+            await asyncio.sleep(0.3)  # a real database's lock: no virtual clock can stand in
+            assert not waiting.done()
+            held = await first.append("early", "message", "x", {}, "t")
+        later = await waiting
+        assert held is not None and later is not None and held < later
+
+    postgres.run_together(2, together)
+
+
+def test_a_sqlite_ledger_is_not_shared_and_holding_it_is_nothing(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        store = SQLiteStore(str(tmp_path / "ledger.sqlite3"))
+        await store.open()
+        try:
+            assert not store.shared
+            async with store.transaction():
+                await store.hold()
+                assert await store.append("e", "message", "x", {}, "t") == 1
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
