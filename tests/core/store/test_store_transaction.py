@@ -76,3 +76,110 @@ def test_a_closed_store_refuses_to_be_used() -> None:
             await store.append("e1", "message", "human:u", {}, AT)
 
     asyncio.run(scenario())
+
+
+async def joined_by_another_task(store: Store, *, fail: bool) -> tuple[list[str], object]:
+    """A transaction another task's block joins while it is open; what happened in which
+    order, and what the joining block raised (None when it ended normally)."""
+    steps: list[str] = []
+    joined = asyncio.Event()
+    go_on = asyncio.Event()
+
+    async def owner() -> None:
+        async with store.transaction():
+            await write_one_of_each(store, "e1")
+            await joined.wait()
+            await go_on.wait()
+            steps.append("owner ends its block")
+            if fail:
+                raise RuntimeError("the owner's work fails")
+
+    async def joiner() -> None:
+        async with store.transaction():
+            await store.append("e2", "message", "human:u", {"text": "e2"}, AT)
+            joined.set()
+        steps.append("joiner left its block")
+
+    owning = asyncio.create_task(owner())
+    await asyncio.sleep(0)  # the owner's transaction is open
+    joining = asyncio.create_task(joiner())
+    await joined.wait()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert steps == []  # the joiner's block has ended, but it waits for the commit
+    go_on.set()
+    outcomes = await asyncio.gather(owning, joining, return_exceptions=True)
+    return steps, outcomes[1]
+
+
+def test_another_tasks_block_that_joins_a_transaction_ends_once_it_has_committed(
+    backend: Backend,
+) -> None:
+    async def scenario(store: Store) -> tuple[list[str], object, bool]:
+        steps, raised = await joined_by_another_task(store, fail=False)
+        return steps, raised, await store.sequence_of("e2") is not None
+
+    steps, raised, kept_e2 = backend.run(scenario)
+    assert steps == ["owner ends its block", "joiner left its block"]
+    assert raised is None and kept_e2
+
+
+def test_another_tasks_block_that_joins_a_transaction_rolled_back_raises(
+    backend: Backend,
+) -> None:
+    async def scenario(store: Store) -> tuple[list[str], object, bool]:
+        steps, raised = await joined_by_another_task(store, fail=True)
+        return steps, raised, await store.sequence_of("e2") is not None
+
+    steps, raised, kept_e2 = backend.run(scenario)
+    assert steps == ["owner ends its block"]
+    assert isinstance(raised, StoreError) and "rolled back" in str(raised)
+    assert not kept_e2
+
+
+def test_a_transaction_commits_only_once_another_tasks_block_inside_it_has_left(
+    backend: Backend,
+) -> None:
+    async def scenario(store: Store) -> tuple[list[str], bool, bool]:
+        steps: list[str] = []
+        inside = asyncio.Event()
+        ending = asyncio.Event()
+        finish = asyncio.Event()
+
+        async def owner() -> None:
+            async with store.transaction():
+                await write_one_of_each(store, "e1")
+                await inside.wait()
+                steps.append("owner ends its block")
+                ending.set()
+            steps.append("owner committed")
+
+        async def joiner() -> None:
+            async with store.transaction():
+                inside.set()
+                await finish.wait()
+                await store.append("e2", "message", "human:u", {"text": "e2"}, AT)
+                steps.append("joiner wrote")
+            steps.append("joiner left its block")
+
+        owning = asyncio.create_task(owner())
+        await asyncio.sleep(0)
+        joining = asyncio.create_task(joiner())
+        await ending.wait()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert steps == ["owner ends its block"]  # and waits for the joiner to leave
+        finish.set()
+        await asyncio.gather(owning, joining)
+        async with store.transaction():  # a transaction after it begins and ends as usual
+            await store.append("e3", "message", "human:u", {"text": "e3"}, AT)
+        return steps, await store.sequence_of("e2") is not None, store._depth == 0  # type: ignore[attr-defined]
+
+    steps, kept_e2, closed = backend.run(scenario)
+    assert steps == [
+        "owner ends its block",
+        "joiner wrote",
+        "owner committed",
+        "joiner left its block",
+    ]
+    assert kept_e2 and closed
