@@ -24,13 +24,14 @@ import orjson
 
 from c2a.group_commit import BATCH_LIMIT, GroupCommit
 from c2a.platforms import installed, normalisers
+from c2a.repeat_cache import RepeatCache, repeat_readers
 from core.clock import Clock, format_time
 from core.emission import Emission
 from core.engine import Engine, Outcome
 from core.errors import C2AError
 from core.events import ChatEvent
 from core.manifest import Workspace
-from core.platform import Normaliser
+from core.platform import Platform
 from core.redact import Redactor
 from core.store import Store
 
@@ -55,13 +56,18 @@ class Host:
         sink: Sink,
         redactor: Redactor | None = None,
         *,
-        normalisers: Mapping[str, Normaliser] | None = None,
+        platforms: Mapping[str, Platform] | None = None,
+        repeats: bool = True,
         batch: int = BATCH_LIMIT,
     ) -> None:
         """`redactor` defaults to one that knows the secrets the manifest names in this
-        process's environment; `normalisers` (by platform name) to the installed platforms'
-        (`c2a.platforms`); `batch` is the most events one transaction takes."""
-        self.normalisers = dict(normalisers if normalisers is not None else _installed())
+        process's environment; `platforms` (by name) to the installed ones (`c2a.platforms`):
+        their normalisers read payloads, and with `repeats` a platform's later copies of one
+        event are known without normalising them (`c2a.repeat_cache`); `batch` is the most
+        events one transaction takes."""
+        platforms = installed() if platforms is None else platforms
+        self.normalisers = normalisers(platforms)
+        self.repeats = RepeatCache(repeat_readers(platforms) if repeats else {})
         self.redactor = redactor or Redactor.for_manifest(
             workspace.manifest, os.environ, workspace.secrets
         )
@@ -99,7 +105,7 @@ class Host:
         Raises only when the ledger itself fails."""
         normalise = self.normalisers[platform]
         try:
-            event = normalise(payload)
+            event = self.repeats.read(platform, payload, normalise)
         except Exception as exc:  # the last line of defence: no payload reaches the adapter's loop
             if not isinstance(exc, C2AError):
                 log.debug("%s normaliser failed on a payload", platform, exc_info=True)
@@ -123,10 +129,6 @@ class Host:
         text = quarantine_text(payload, self.redactor)
         async with self._writer, self.store.transaction():
             await self.store.quarantine(platform, reason, text, format_time(self.clock.now()))
-
-
-def _installed() -> dict[str, Normaliser]:
-    return normalisers(installed())
 
 
 def failure_reason(exc: BaseException) -> str:
