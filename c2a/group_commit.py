@@ -6,8 +6,9 @@ ingests them in the order they came in one transaction, commits, and only then, 
 order, hands each event's emissions to the sink and resolves its waiter: a platform is still
 acknowledged after its own event's commit, and the emissions still go out after it. The
 committer never waits for a batch to fill: it takes what is there when the previous commit
-ends, so a lone event is committed at once and events that arrive while a commit runs share
-the next one.
+ends, so events that arrive while a commit runs share the next one; an event that finds
+nothing committing is committed by its own receive, with those queued in the same turn of
+the loop, without the committer.
 
 A failure of the ledger (or of the engine) inside the transaction rolls the whole batch back
 and fails every waiter of that batch with that exception, as one event's failure failed its
@@ -70,16 +71,44 @@ class GroupCommit:
         self.limit = limit
         self._queue: list[_Waiting] = []
         self._committer: asyncio.Task[None] | None = None
+        self._inline = False
 
     async def submit(self, event: ChatEvent, via: str | None) -> Outcome:
         """Queue `event` and return its outcome once it is committed and its emissions are
         with the sink; raises what failed its batch's transaction, or its own sink call.
         A caller cancelled while waiting leaves the event to be committed all the same."""
         done: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Waiting(event, via, done))
-        if self._committer is None:
-            self._committer = asyncio.create_task(self._run(), name="group-commit")
+        waiting = _Waiting(event, via, done)
+        if self._idle():
+            return await self._commit_here(waiting)
+        self._queue.append(waiting)
+        if self._committer is None and not self._inline:
+            self._start()
         return await asyncio.shield(done)
+
+    def _idle(self) -> bool:
+        return self._committer is None and not self._inline and not self._queue
+
+    async def _commit_here(self, waiting: _Waiting) -> Outcome:
+        """Nothing is committing: the caller's own task leads the next batch. It lets the
+        tasks ready to run now queue their events first (one turn of the loop: receives of
+        one burst are ready together), then commits them with its own, sparing the hand-over
+        to the committer and back; what queues after goes to the committer."""
+        self._inline = True
+        self._queue.append(waiting)
+        try:
+            await asyncio.sleep(0)
+            batch = self._queue[: self.limit]
+            del self._queue[: self.limit]
+            await self._commit(batch)
+        finally:
+            self._inline = False
+            if self._queue:
+                self._start()
+        return waiting.done.result()
+
+    def _start(self) -> None:
+        self._committer = asyncio.create_task(self._run(), name="group-commit")
 
     async def drain(self) -> None:
         """Wait until everything queued so far is committed (or has failed)."""

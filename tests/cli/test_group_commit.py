@@ -107,7 +107,7 @@ def test_events_that_arrive_while_a_commit_runs_share_the_next_transaction() -> 
         assert ledger.commits == 2
         # emissions go out, and receives return, only once their own event's commit has ended
         assert ledger.sunk_after == [1, 2, 2, 2, 2]
-        assert returned_after == [2, 2, 2, 2, 2]
+        assert returned_after == [1, 2, 2, 2, 2]
         assert await ledger.texts() == [f"<@{LEAD}> note {n}" for n in range(5)]
         assert len(sunk) == 5  # every event's emissions, in the order received
         firsts = [batch[0] for batch in sunk]
