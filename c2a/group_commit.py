@@ -25,6 +25,7 @@ from typing import Final
 
 from core.emission import Emission
 from core.engine import Outcome
+from core.errors import StoreError
 from core.events import ChatEvent
 from core.store import Store
 
@@ -96,11 +97,15 @@ class GroupCommit:
         to the committer and back; what queues after goes to the committer."""
         self._inline = True
         self._queue.append(waiting)
+        batch: list[_Waiting] = []
         try:
             await asyncio.sleep(0)
             batch = self._queue[: self.limit]
             del self._queue[: self.limit]
             await self._commit(batch)
+        except BaseException:
+            _abandon(batch)  # the leader was cancelled: the others of its batch are not kept
+            raise
         finally:
             self._inline = False
             if self._queue:
@@ -124,8 +129,7 @@ class GroupCommit:
                 await self._commit(batch)
         except BaseException:
             # Stopped from outside (the loop is closing): nobody is left waiting forever.
-            for waiting in (*batch, *self._queue):
-                waiting.done.cancel()
+            _abandon([*batch, *self._queue])
             self._queue.clear()
             raise
         finally:
@@ -147,3 +151,11 @@ class GroupCommit:
                     waiting.done.set_exception(exc)
                     continue
             waiting.done.set_result(outcome)
+
+
+def _abandon(batch: list[_Waiting]) -> None:
+    """Fail the waiters of a batch whose commit was interrupted (rolled back, or never begun):
+    their adapters do not acknowledge, as on any ledger failure."""
+    for waiting in batch:
+        if not waiting.done.done():
+            waiting.done.set_exception(StoreError("the commit was interrupted"))

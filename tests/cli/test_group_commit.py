@@ -185,3 +185,30 @@ def test_a_batch_limit_below_one_is_refused(limit: int) -> None:
 
     with pytest.raises(ValueError, match="at least one event"):
         GroupCommit(SQLiteStore(":memory:"), asyncio.Lock(), ingest, sink, limit=limit)
+
+
+def test_a_leader_cancelled_mid_commit_fails_the_rest_of_its_batch_and_the_next_lands() -> None:
+    async def scenario(host: Host, ledger: Ledger, sunk: list[list[Emission]]) -> None:
+        ingest = host.engine.ingest
+        ingesting = asyncio.Event()
+
+        async def held(event: Any, via: str | None) -> Any:
+            ingesting.set()
+            await asyncio.Event().wait()  # until cancelled
+            return await ingest(event, via)
+
+        host.engine.ingest = held  # type: ignore[method-assign]
+        leader = asyncio.create_task(host.receive("slack", message(0), "lead"))
+        follower = asyncio.create_task(host.receive("slack", message(1), "lead"))
+        await ingesting.wait()  # both in one batch, inside its transaction
+        host.engine.ingest = ingest  # type: ignore[method-assign]
+        leader.cancel()
+        results = await asyncio.gather(leader, follower, return_exceptions=True)
+        assert isinstance(results[0], asyncio.CancelledError)
+        assert isinstance(results[1], StoreError)  # not left waiting forever
+
+        after = await host.receive("slack", message(2), "lead")
+        assert after is not None and after.status == "new"
+        assert await ledger.texts() == [f"<@{LEAD}> note 2"]
+
+    with_host(scenario)
