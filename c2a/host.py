@@ -3,7 +3,8 @@
 Adapters call `Host.receive` with the native payload and the agent whose connection got it,
 and acknowledge the platform only after it returns: by then the event is committed to the
 ledger. Emissions go to the sink only after that commit. Ingestion is serialised (the ledger
-has one writer), whichever adapter the payload came from.
+has one writer), whichever adapter the payload came from, and events that arrive while a
+commit runs are written together in the next one (`c2a.group_commit`).
 
 `receive` is the boundary every platform payload crosses: a payload a normaliser cannot read,
 whether it says so (`PayloadError`) or fails in a way nobody foresaw, is quarantined with its
@@ -21,13 +22,16 @@ from typing import Any
 
 import orjson
 
+from c2a.group_commit import BATCH_LIMIT, GroupCommit
 from c2a.platforms import installed, normalisers
+from c2a.repeat_cache import RepeatCache, repeat_readers
 from core.clock import Clock, format_time
 from core.emission import Emission
 from core.engine import Engine, Outcome
 from core.errors import C2AError
+from core.events import ChatEvent
 from core.manifest import Workspace
-from core.platform import Normaliser
+from core.platform import Platform
 from core.redact import Redactor
 from core.store import Store
 
@@ -52,12 +56,18 @@ class Host:
         sink: Sink,
         redactor: Redactor | None = None,
         *,
-        normalisers: Mapping[str, Normaliser] | None = None,
+        platforms: Mapping[str, Platform] | None = None,
+        repeats: bool = True,
+        batch: int = BATCH_LIMIT,
     ) -> None:
         """`redactor` defaults to one that knows the secrets the manifest names in this
-        process's environment; `normalisers` (by platform name) to the installed platforms'
-        (`c2a.platforms`)."""
-        self.normalisers = dict(normalisers if normalisers is not None else _installed())
+        process's environment; `platforms` (by name) to the installed ones (`c2a.platforms`):
+        their normalisers read payloads, and with `repeats` a platform's later copies of one
+        event are known without normalising them (`c2a.repeat_cache`); `batch` is the most
+        events one transaction takes."""
+        platforms = installed() if platforms is None else platforms
+        self.normalisers = normalisers(platforms)
+        self.repeats = RepeatCache(repeat_readers(platforms) if repeats else {})
         self.redactor = redactor or Redactor.for_manifest(
             workspace.manifest, os.environ, workspace.secrets
         )
@@ -66,18 +76,28 @@ class Host:
         self.clock = clock
         self.sink = sink
         self._writer = asyncio.Lock()
+        self._commits = GroupCommit(
+            store,
+            self._writer,
+            self._ingest,
+            self._sink,
+            limit=batch,
+        )
 
     async def start(self) -> None:
         await self.store.open()
         await self.engine.rebuild()
 
     async def close(self) -> None:
+        await self._commits.drain()
         await self.store.close()
 
     async def receive(
         self, platform: str, payload: Mapping[str, Any], via: str | None = None
     ) -> Outcome | None:
         """Normalise, commit and decide one payload; None when it is ignored or unreadable.
+        Returns once the event is committed (with those that came with it) and its emissions
+        are with the sink.
 
         An unreadable payload (the normaliser raised anything at all) is quarantined with its
         reason, secrets blanked, and logged once: a warning without a traceback, and the
@@ -85,7 +105,7 @@ class Host:
         Raises only when the ledger itself fails."""
         normalise = self.normalisers[platform]
         try:
-            event = normalise(payload)
+            event = self.repeats.read(platform, payload, normalise)
         except Exception as exc:  # the last line of defence: no payload reaches the adapter's loop
             if not isinstance(exc, C2AError):
                 log.debug("%s normaliser failed on a payload", platform, exc_info=True)
@@ -93,11 +113,13 @@ class Host:
             return None
         if event is None:
             return None
-        async with self._writer, self.store.transaction():
-            outcome = await self.engine.ingest(event, via)
-        if outcome.emissions:
-            await self.sink(outcome.emissions)
-        return outcome
+        return await self._commits.submit(event, via)
+
+    async def _ingest(self, event: ChatEvent, via: str | None) -> Outcome:
+        return await self.engine.ingest(event, via)  # the engine and sink of the moment
+
+    async def _sink(self, emissions: list[Emission]) -> None:
+        await self.sink(emissions)
 
     async def _quarantine(self, platform: str, reason: str, payload: Mapping[str, Any]) -> None:
         """Keep an unreadable payload for a person to look at, with its secrets redacted (the
@@ -107,10 +129,6 @@ class Host:
         text = quarantine_text(payload, self.redactor)
         async with self._writer, self.store.transaction():
             await self.store.quarantine(platform, reason, text, format_time(self.clock.now()))
-
-
-def _installed() -> dict[str, Normaliser]:
-    return normalisers(installed())
 
 
 def failure_reason(exc: BaseException) -> str:

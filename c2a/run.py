@@ -41,7 +41,7 @@ from c2a.metrics import (
     serve_metrics,
     turns_read,
 )
-from c2a.platforms import installed, load_workspace, normalisers
+from c2a.platforms import installed, load_workspace
 from c2a.probes import HarnessUnreachable, probe_harnesses
 from c2a.reload import Gate, watch_reloads
 from c2a.run_dispatch import Dispatch
@@ -107,7 +107,7 @@ class WorkspaceRun:
             self.clock,
             self.dispatch,
             self.redactor,
-            normalisers=normalisers(self.platforms),
+            platforms=self.platforms,
         )
         self.store.gauges(lambda: self.workspace.agent_ids, self.clock.now)
         self.metrics.read(

@@ -7,6 +7,7 @@ them and passes each piece down to where it is needed:
 | field | who uses it |
 |---|---|
 | `normalise` | the host's receive path: a native payload becomes a `ChatEvent` (or None) |
+| `repeats` | the host's receive path: a later copy of one event is known without normalising |
 | `reactions` | `core.signals.glyph_map`: the platform's glyphs, emoji forms and stop glyphs |
 | `manifest` | `core.manifest`: its manifest sections, validated and indexed by agent |
 | `secrets` | `core.redact`: the shapes of its tokens and webhooks, found wherever pasted |
@@ -49,13 +50,35 @@ __all__ = [
     "Normaliser",
     "Platform",
     "Receive",
+    "Repeats",
     "RunContext",
+    "unchanged",
 ]
 
 PLATFORM_GROUP = "c2a.adapters"
 
 Normaliser = Callable[[Mapping[str, Any]], ChatEvent | None]
 Receive = Callable[[str, Mapping[str, Any], str | None], Awaitable["Outcome | None"]]
+
+
+def unchanged(event: ChatEvent, payload: Mapping[str, Any]) -> ChatEvent:
+    """A copy's event is the earlier copy's, as it is (no copy says anything of its own)."""
+    return event
+
+
+@dataclass(frozen=True, slots=True)
+class Repeats:
+    """How the copies of one event a platform sends each agent's connection are known before
+    normalising: the host normalises the first and reuses its event for the others.
+
+    `key` reads a cheap key off a payload; two payloads with one key must normalise to the same
+    event but for what each copy says of its own delivery, and a payload it is unsure of gets
+    None (it is then normalised). It never raises. `restamp` gives the earlier copy's event
+    what `payload`'s copy says of its own delivery (the bot it was made for, its delivery id)
+    exactly as normalising `payload` would, raising `PayloadError` where normalising would."""
+
+    key: Callable[[Mapping[str, Any]], str | None]
+    restamp: Callable[[ChatEvent, Mapping[str, Any]], ChatEvent] = unchanged
 
 
 class Connection(Protocol):
@@ -113,3 +136,4 @@ class Platform:
     connect: ConnectionFactory | None = None
     streams_drafts: bool = False
     draft_limit: int | None = None
+    repeats: Repeats | None = None

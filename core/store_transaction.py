@@ -2,14 +2,24 @@
 opened inside it (and by blocks of other tasks meanwhile), committed when the outermost block
 ends without an exception and rolled back when it raises.
 
+A block another task opened while the transaction was open ends only once that transaction
+has committed, and raises `StoreError` if it was rolled back instead: whoever leaves a block
+may count on what it wrote being durable (a harness's delivery attempt is noted before the
+delivery is sent), whichever task owns the transaction. The task that opened the transaction
+commits only once every other task's block has left it.
+
 Each backend's connection (`core.sqlite.connection`, `core.postgres.connection`) says how to
 begin, commit and roll back; the nesting is here, once.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
+
+from core.errors import StoreError
 
 __all__ = ["Nested"]
 
@@ -18,36 +28,89 @@ class Nested:
     """`transaction()` over a backend's `_begin`, `_commit` and `_rollback`."""
 
     _depth = 0
-    _opened = 0  # transactions begun: a joined block ending counts only in its own
+    _generation = 0  # one more for each transaction begun
+    _owner: asyncio.Task[Any] | None = None
+    # The outcome of the open transaction, for blocks of other tasks that joined it.
+    _joined: asyncio.Future[None] | None = None
+    # Set when the last block of another task inside the open transaction has left it.
+    _left: asyncio.Event | None = None
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
-        """One transaction; nested blocks join the outer one. A block another task joined
-        with and that outlives it (the outer one has committed) leaves the count alone."""
+        """One transaction; nested blocks join the outer one."""
         if self._depth:
-            joined = self._opened
+            ended = self._join()
+            generation = self._generation
             self._depth += 1
             try:
                 yield
             finally:
-                if joined == self._opened and self._depth:
-                    self._depth -= 1
+                self._leave(generation)
+            if ended is not None:
+                await asyncio.shield(ended)
             return
-        self._opened += 1
         self._depth = 1  # before the first await, so a task starting meanwhile joins
+        self._generation += 1
+        self._owner = asyncio.current_task()
         try:
             await self._begin()
         except BaseException:
-            self._depth = 0
+            _settle(self._detach(), "could not begin")
             raise
         try:
             yield
+            await self._others_left()
         except BaseException:
-            self._depth = 0
-            await self._rollback()
+            joined = self._detach()
+            try:
+                await self._rollback()
+            finally:
+                _settle(joined, "was rolled back")
             raise
+        joined = self._detach()
+        try:
+            await self._commit()
+        except BaseException:
+            _settle(joined, "could not commit")
+            raise
+        _settle(joined, None)
+
+    def _join(self) -> asyncio.Future[None] | None:
+        """What a block joining the open transaction waits for at its end: nothing when the
+        task owning the transaction opened it, else the transaction's outcome."""
+        if asyncio.current_task() is self._owner:
+            return None
+        if self._joined is None:
+            self._joined = asyncio.get_running_loop().create_future()
+            self._joined.add_done_callback(_retrieved)
+        return self._joined
+
+    def _leave(self, generation: int) -> None:
+        """A joined block ends; one of a transaction already ended (rolled back while it was
+        inside) changes nothing of the next one's."""
+        if generation != self._generation or not self._depth:
+            return
+        self._depth -= 1
+        if self._depth == 1 and self._left is not None:
+            self._left.set()
+
+    async def _others_left(self) -> None:
+        """Wait until no block of another task is still inside the transaction, so that none
+        of its writes comes after the commit."""
+        while self._depth > 1:
+            self._left = asyncio.Event()
+            try:
+                await self._left.wait()
+            finally:
+                self._left = None
+
+    def _detach(self) -> asyncio.Future[None] | None:
+        """The transaction is ending: nothing joins it any more (the next block begins anew),
+        and what joined it is handed back to be told the outcome."""
         self._depth = 0
-        await self._commit()
+        self._owner = None
+        joined, self._joined = self._joined, None
+        return joined
 
     async def _begin(self) -> None:
         raise NotImplementedError
@@ -58,3 +121,19 @@ class Nested:
 
     async def _rollback(self) -> None:
         raise NotImplementedError
+
+
+def _settle(joined: asyncio.Future[None] | None, failure: str | None) -> None:
+    """Tell the blocks that joined a transaction how it ended."""
+    if joined is None:
+        return
+    if failure is None:
+        joined.set_result(None)
+    else:
+        joined.set_exception(StoreError(f"the transaction this write joined {failure}"))
+
+
+def _retrieved(joined: asyncio.Future[None]) -> None:
+    """A joined block cancelled while it waited leaves no unread exception behind."""
+    if not joined.cancelled():
+        joined.exception()

@@ -20,6 +20,7 @@ from adapters.discord.interactions import Interactions
 from adapters.discord.live import DiscordAgentConnection, start_connections
 from adapters.discord.manifest import SECTION, DiscordAgent
 from adapters.discord.normalise import normalise
+from adapters.discord.repeats import REPEATS
 from adapters.discord.secrets import SHAPES
 from adapters.discord.send import DiscordSender
 from core.command_answers import Commands
@@ -113,4 +114,5 @@ PLATFORM = Platform(
     connect=connect,
     streams_drafts=True,
     draft_limit=DRAFT_LIMIT,
+    repeats=REPEATS,
 )

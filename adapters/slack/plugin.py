@@ -16,6 +16,7 @@ from adapters.slack.glyphs import REACTIONS
 from adapters.slack.live import SlackWorkspaceConnections
 from adapters.slack.manifest import SECTION, SlackAgent
 from adapters.slack.normalise import normalise
+from adapters.slack.repeats import REPEATS
 from adapters.slack.secrets import SHAPES
 from adapters.slack.send import SlackSender
 from adapters.slack.webapi import verify
@@ -99,4 +100,5 @@ PLATFORM = Platform(
     connect=connect,
     streams_drafts=True,
     draft_limit=DRAFT_LIMIT,
+    repeats=REPEATS,
 )

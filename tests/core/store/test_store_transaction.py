@@ -4,7 +4,6 @@ at all, a nested block joins the outer one, and a committed write outlives a res
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import pytest
 from store_backends import Backend
@@ -79,34 +78,108 @@ def test_a_closed_store_refuses_to_be_used() -> None:
     asyncio.run(scenario())
 
 
-def test_a_block_of_another_task_that_outlives_the_one_it_joined_leaves_the_next_whole(
+async def joined_by_another_task(store: Store, *, fail: bool) -> tuple[list[str], object]:
+    """A transaction another task's block joins while it is open; what happened in which
+    order, and what the joining block raised (None when it ended normally)."""
+    steps: list[str] = []
+    joined = asyncio.Event()
+    go_on = asyncio.Event()
+
+    async def owner() -> None:
+        async with store.transaction():
+            await write_one_of_each(store, "e1")
+            await joined.wait()
+            await go_on.wait()
+            steps.append("owner ends its block")
+            if fail:
+                raise RuntimeError("the owner's work fails")
+
+    async def joiner() -> None:
+        async with store.transaction():
+            await store.append("e2", "message", "human:u", {"text": "e2"}, AT)
+            joined.set()
+        steps.append("joiner left its block")
+
+    owning = asyncio.create_task(owner())
+    await asyncio.sleep(0)  # the owner's transaction is open
+    joining = asyncio.create_task(joiner())
+    await joined.wait()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert steps == []  # the joiner's block has ended, but it waits for the commit
+    go_on.set()
+    outcomes = await asyncio.gather(owning, joining, return_exceptions=True)
+    return steps, outcomes[1]
+
+
+def test_another_tasks_block_that_joins_a_transaction_ends_once_it_has_committed(
     backend: Backend,
 ) -> None:
-    """A task's block joins the transaction another task opened and ends after it: the next
-    transaction is a transaction still, its writes kept or dropped together."""
+    async def scenario(store: Store) -> tuple[list[str], object, bool]:
+        steps, raised = await joined_by_another_task(store, fail=False)
+        return steps, raised, await store.sequence_of("e2") is not None
 
-    async def scenario(store: Store) -> list[int | None]:
-        joined, release = asyncio.Event(), asyncio.Event()
+    steps, raised, kept_e2 = backend.run(scenario)
+    assert steps == ["owner ends its block", "joiner left its block"]
+    assert raised is None and kept_e2
 
-        async def outer() -> None:
+
+def test_another_tasks_block_that_joins_a_transaction_rolled_back_raises(
+    backend: Backend,
+) -> None:
+    async def scenario(store: Store) -> tuple[list[str], object, bool]:
+        steps, raised = await joined_by_another_task(store, fail=True)
+        return steps, raised, await store.sequence_of("e2") is not None
+
+    steps, raised, kept_e2 = backend.run(scenario)
+    assert steps == ["owner ends its block"]
+    assert isinstance(raised, StoreError) and "rolled back" in str(raised)
+    assert not kept_e2
+
+
+def test_a_transaction_commits_only_once_another_tasks_block_inside_it_has_left(
+    backend: Backend,
+) -> None:
+    async def scenario(store: Store) -> tuple[list[str], bool, bool]:
+        steps: list[str] = []
+        inside = asyncio.Event()
+        ending = asyncio.Event()
+        finish = asyncio.Event()
+
+        async def owner() -> None:
             async with store.transaction():
-                await joined.wait()
+                await write_one_of_each(store, "e1")
+                await inside.wait()
+                steps.append("owner ends its block")
+                ending.set()
+            steps.append("owner committed")
 
-        async def late() -> None:
+        async def joiner() -> None:
             async with store.transaction():
-                joined.set()
-                await release.wait()
+                inside.set()
+                await finish.wait()
+                await store.append("e2", "message", "human:u", {"text": "e2"}, AT)
+                steps.append("joiner wrote")
+            steps.append("joiner left its block")
 
-        first = asyncio.create_task(outer())
+        owning = asyncio.create_task(owner())
         await asyncio.sleep(0)
-        second = asyncio.create_task(late())
-        await first
-        release.set()
-        await second
-        with contextlib.suppress(RuntimeError):
-            async with store.transaction():
-                await store.append("kept-not", "message", "x", {}, "t")
-                raise RuntimeError("dropped")
-        return [await store.sequence_of("kept-not")]
+        joining = asyncio.create_task(joiner())
+        await ending.wait()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert steps == ["owner ends its block"]  # and waits for the joiner to leave
+        finish.set()
+        await asyncio.gather(owning, joining)
+        async with store.transaction():  # a transaction after it begins and ends as usual
+            await store.append("e3", "message", "human:u", {"text": "e3"}, AT)
+        return steps, await store.sequence_of("e2") is not None, store._depth == 0  # type: ignore[attr-defined]
 
-    assert backend.run(scenario) == [None]
+    steps, kept_e2, closed = backend.run(scenario)
+    assert steps == [
+        "owner ends its block",
+        "joiner wrote",
+        "owner committed",
+        "joiner left its block",
+    ]
+    assert kept_e2 and closed
