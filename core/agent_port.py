@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from core.actions import Visibility
 from core.approvals import Verdict
 from core.asking import Approval
+from core.attachments import Attachment
 from core.clock import Clock
 from core.decision import Directedness, Disposition, Policy
 from core.file_reading import FileContent
@@ -51,8 +52,8 @@ class EventFilter:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EventView:
     """An event as its agent may see it: the ledger's record of it (`conversation` and
-    `author` as the ledger holds them; `text` empty once the message was deleted) and what the
-    host decided for this agent."""
+    `author` as the ledger holds them; `text` empty once the message was deleted; the files
+    on it, `attachments`) and what the host decided for this agent."""
 
     event_id: str
     sequence: int
@@ -66,6 +67,7 @@ class EventView:
     policy: Policy
     reason: str
     disposition: Disposition | None
+    attachments: tuple[Attachment, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,6 +8,7 @@ housekeeping (who joined or left, which thread opened).
 from __future__ import annotations
 
 from core.agent_port import EventFilter, EventView
+from core.attachments import attachments_from_data
 from core.store import LedgerEntry, Store, StoredDelivery
 
 __all__ = ["events_seen", "thread_seen", "view"]
@@ -52,4 +53,5 @@ def view(entry: LedgerEntry, delivery: StoredDelivery) -> EventView:
         policy=decision.policy,
         reason=decision.reason,
         disposition=delivery.disposition,
+        attachments=attachments_from_data(data.get("attachments", ())),
     )

@@ -362,9 +362,10 @@ def _outgoing(args: SendMessage) -> Outgoing:
 
 
 def _view(event: EventView) -> dict[str, Any]:
-    """An event as a tool shows it: ids, who, where, what the host decided, and the text
-    (empty once the message was deleted)."""
-    return {
+    """An event as a tool shows it: ids, who, where, what the host decided, the text (empty
+    once the message was deleted) and, when it has any, its files as `chat_read_file` names
+    them (never where the platform serves them)."""
+    shown: dict[str, Any] = {
         "eventId": event.event_id,
         "sequence": event.sequence,
         "kind": event.kind,
@@ -378,3 +379,9 @@ def _view(event: EventView) -> dict[str, Any]:
         "reason": event.reason,
         "disposition": event.disposition.value if event.disposition else None,
     }
+    if event.attachments:
+        shown["attachments"] = [
+            {"fileId": a.id, "name": a.name, "mimetype": a.mimetype, "size": a.size}
+            for a in event.attachments
+        ]
+    return shown
