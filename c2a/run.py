@@ -141,7 +141,7 @@ class WorkspaceRun:
         """`agent`'s harness, on a port of this run's engine; raises C2AError."""
         streaming = frozenset(n for n, p in self.platforms.items() if p.streams_drafts)
         limits = {n: p.draft_limit for n, p in self.platforms.items() if p.draft_limit}
-        port = EnginePort(self.host.engine, agent, self.senders)
+        port = EnginePort(self.host.engine, agent, self.senders, limits)
         deliveries = self.host.engine.deliveries
         return build(HarnessContext(port, deliveries, streaming, limits), dict(settings))
 

@@ -33,6 +33,10 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 from core.errors import StoreError
+from core.post_files import PostFile, files_from_record, files_record
+from core.record_fields import mentions as _mentions
+from core.record_fields import optional as _optional
+from core.record_fields import text as _text
 from core.signals import Signal
 
 __all__ = [
@@ -58,7 +62,8 @@ WORKING_TIMEOUT_S = 120
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Post:
     """A new message. `mentions` are the recipients the agent chose to address
-    (`agent:<id>`, `role:<name>`, `user:<platform id>`); nobody else is ever pinged."""
+    (`agent:<id>`, `role:<name>`, `user:<platform id>`); nobody else is ever pinged. `files`
+    go with it (`core.post_files`); its record holds them only when there are some."""
 
     kind: ClassVar[str] = "send"
 
@@ -72,6 +77,7 @@ class Post:
     directedness: str = "ambient"
     mentions: tuple[str, ...] = ()
     in_reply_to: str | None = None
+    files: tuple[PostFile, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -197,9 +203,13 @@ _KINDS = frozenset({action.kind for action in _ACTIONS} | {"typing", "status"})
 
 
 def redacted(action: Action, clean: Callable[[str], str]) -> Action:
-    """The action with the words people will read (`text`, `status`) passed through `clean`."""
+    """The action with the words people will read (`text`, `status`, a file's content) passed
+    through `clean`."""
     match action:
-        case Post() | Edit():
+        case Post():
+            files = tuple(PostFile(f.name, clean(f.content)) for f in action.files)
+            return replace(action, text=clean(action.text), files=files)
+        case Edit():
             return replace(action, text=clean(action.text))
         case Ask():
             outcome = clean(action.outcome) if action.outcome else action.outcome
@@ -228,6 +238,7 @@ def to_record(action: Action) -> dict[str, Any]:
                 "directedness": action.directedness,
                 "mentions": list(action.mentions),
                 "inReplyTo": action.in_reply_to,
+                **files_record(action.files),
             }
         case Edit():
             return {
@@ -302,6 +313,7 @@ def from_record(record: Mapping[str, Any]) -> Action:
                     directedness=str(record.get("directedness") or "ambient"),
                     mentions=_mentions(record),
                     in_reply_to=_optional(record, "inReplyTo"),
+                    files=files_from_record(record.get("files")),
                 )
             case "edit":
                 return Edit(
@@ -385,26 +397,3 @@ def _visibility(value: Any) -> Visibility:
         if value == allowed:
             return allowed
     raise ValueError(f"visibility {value!r} is not one of {', '.join(_VISIBILITIES)}")
-
-
-def _text(record: Mapping[str, Any], field: str) -> str:
-    value = record.get(field)
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{field} is {value!r}, not a non-empty text")
-    return value
-
-
-def _optional(record: Mapping[str, Any], field: str) -> str | None:
-    value = record.get(field)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise ValueError(f"{field} is {value!r}, not a text")
-    return value
-
-
-def _mentions(record: Mapping[str, Any]) -> tuple[str, ...]:
-    value = record.get("mentions") or ()
-    if not isinstance(value, (list, tuple)) or not all(isinstance(m, str) for m in value):
-        raise ValueError(f"mentions is {value!r}, not a list of texts")
-    return tuple(value)

@@ -16,9 +16,11 @@ from typing import Any, Protocol
 from core.actions import Visibility
 from core.approvals import Verdict
 from core.asking import Approval
+from core.attachments import Attachment
 from core.clock import Clock
 from core.decision import Directedness, Disposition, Policy
 from core.file_reading import FileContent
+from core.post_files import PostFile
 from core.signals import Signal
 from core.store import ClaimResult
 
@@ -29,6 +31,7 @@ __all__ = [
     "FileContent",
     "MessageState",
     "Outgoing",
+    "PostFile",
     "Queued",
     "ToolCall",
     "TurnEvent",
@@ -49,8 +52,8 @@ class EventFilter:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EventView:
     """An event as its agent may see it: the ledger's record of it (`conversation` and
-    `author` as the ledger holds them; `text` empty once the message was deleted) and what the
-    host decided for this agent."""
+    `author` as the ledger holds them; `text` empty once the message was deleted; the files
+    on it, `attachments`) and what the host decided for this agent."""
 
     event_id: str
     sequence: int
@@ -64,6 +67,7 @@ class EventView:
     policy: Policy
     reason: str
     disposition: Disposition | None
+    attachments: tuple[Attachment, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,7 +76,9 @@ class Outgoing:
     `in_reply_to` or to nothing. `key` is the idempotency key (None: derived from the message,
     so a retry gets the same one). `recipients` are whom a `to_me`/`to_my_role` post obliges
     (`agent:<id>`, `role:<name>`, `user:<platform id>`). `also_answers` are events the same
-    message answers besides `in_reply_to` (a turn's final text, owed to several)."""
+    message answers besides `in_reply_to` (a turn's final text, owed to several). `files` go
+    with it, within `core.post_files`'s limits; with none, an answer too long for the
+    platform's messages goes as a file with a summary (`core.post_files.long_answer`)."""
 
     conversation: str
     text: str
@@ -83,6 +89,7 @@ class Outgoing:
     directedness: Directedness = Directedness.AMBIENT
     recipients: tuple[str, ...] = ()
     also_answers: tuple[str, ...] = ()
+    files: tuple[PostFile, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +153,11 @@ class AgentPort(Protocol):
     @property
     def clock(self) -> Clock:
         """The host's clock, for a backend that times turns."""
+        ...
+
+    @property
+    def answer_parts(self) -> int:
+        """How many messages an answer may take before it goes as a file with a summary."""
         ...
 
     # reading

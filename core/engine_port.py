@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import orjson
 
 from core.actions import Action, Delete, Edit, Post, React, from_record
 from core.agent_port import (
@@ -30,10 +27,12 @@ from core.agent_port import (
 )
 from core.approvals import Verdict
 from core.asking import Approval, ask
+from core.call_audit import audit_detail
 from core.clock import Clock, format_time
 from core.decision import Disposition, Policy
 from core.engine import Engine
 from core.errors import ToolError
+from core.event_views import events_seen, thread_seen
 from core.file_reading import FileContent, read_attachment
 from core.followup import REMINDER_SUFFIX
 from core.guards import (
@@ -46,22 +45,29 @@ from core.guards import (
     reaction_disposition,
 )
 from core.indicator import progress_actions, working_actions
+from core.post_files import PostFile, checked_files, long_answer
 from core.signals import Signal
-from core.store import ClaimResult, LedgerEntry, OutboxEntry, StoredDelivery
+from core.store import ClaimResult, OutboxEntry, StoredDelivery
 
 __all__ = ["EnginePort"]
 
-# Ledger kinds a conversation's reading leaves out: who joined, which thread opened.
-_HOUSEKEEPING = frozenset({"x.c2a.member_joined", "x.c2a.member_left", "x.c2a.thread_created"})
-
 
 class EnginePort:
-    """One agent's `AgentPort` on the host's engine; `fetchers`: the senders, by platform."""
+    """One agent's `AgentPort` on the host's engine; `fetchers`: the senders, by platform;
+    `limits`: the characters one message holds, by platform, for the rule that sends a long
+    answer as a file (`core.post_files.long_answer`)."""
 
-    def __init__(self, engine: Engine, agent: str, fetchers: Mapping[str, object] = {}) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        agent: str,
+        fetchers: Mapping[str, object] = {},
+        limits: Mapping[str, int] = {},
+    ) -> None:
         self._engine = engine
         self._agent = agent
         self._fetchers = fetchers
+        self._limits = limits
         self._budget = SendBudget(engine.workspace.settings.sends_per_minute)
 
     @property
@@ -72,24 +78,19 @@ class EnginePort:
     def clock(self) -> Clock:
         return self._engine.clock
 
+    @property
+    def answer_parts(self) -> int:
+        return self._engine.workspace.settings.answer_file_parts
+
     # ---- reading -----------------------------------------------------------------------------
 
     async def list_events(self, which: EventFilter) -> list[EventView]:
-        rows = await self._engine.store.seen_by(
-            self._agent,
-            conversation=which.conversation,
-            before_seq=which.before_sequence,
-            limit=which.limit,
-        )
-        return [_view(e, d) for e, d in rows if which.policy in (None, d.decision.policy)]
+        return await events_seen(self._engine.store, self._agent, which)
 
     async def read_thread(
         self, conversation: str, *, thread: str | None = None, limit: int = 50
     ) -> list[EventView]:
-        rows = await self._engine.store.seen_by(
-            self._agent, conversation=conversation, thread=thread, limit=limit
-        )
-        return [_view(e, d) for e, d in rows if e.kind not in _HOUSEKEEPING]
+        return await thread_seen(self._engine.store, self._agent, conversation, thread, limit)
 
     async def read_file(self, event_id: str, file_id: str) -> FileContent:
         await self._delivery(event_id)  # only files on what the agent was shown
@@ -112,12 +113,15 @@ class EnginePort:
             self._budget.spend(message.conversation, engine.clock.now())
         manifest = engine.workspace.manifest
         named = mentions(message.directedness, message.recipients, manifest)
+        platform = await self._platform(message.conversation, message.in_reply_to)
+        text, files = self._contents(message, platform)
         post = Post(
             agent=self._agent,
-            platform=await self._platform(message.conversation, message.in_reply_to),
+            platform=platform,
             conversation=message.conversation,
             key=key,
-            text=message.text,
+            text=text,
+            files=files,
             thread=message.thread,
             visibility=message.visibility,
             directedness=message.directedness.value,
@@ -282,16 +286,8 @@ class EnginePort:
         return await ask(self._engine, self._agent, approval)
 
     async def record_call(self, call: ToolCall) -> None:
-        """Redacted, since a model's arguments and a refusal's reason may quote a secret."""
-        shown = dict(call.arguments or {})
-        if isinstance(shown.get("text"), str):
-            shown["text"] = f"[{len(shown['text'])} characters]"
-        result = dict(call.result)
-        detail: dict[str, Any] = self._engine.redactor.data({"arguments": shown, "result": result})
-        try:
-            orjson.dumps(detail)
-        except TypeError as exc:  # a model can write what the ledger's JSON cannot hold
-            detail = {"arguments": f"[not storable: {exc}]", "result": result}
+        """Redacted (`core.call_audit`)."""
+        detail = audit_detail(call, self._engine.redactor)
         async with self._engine.store.transaction():
             await self._engine.store.audit(
                 self._agent, call.tool, call.outcome, detail, self._now()
@@ -304,6 +300,18 @@ class EnginePort:
         self._engine.mark_unavailable(self._agent)
 
     # ---- inside ------------------------------------------------------------------------------
+
+    def _contents(self, message: Outgoing, platform: str) -> tuple[str, tuple[PostFile, ...]]:
+        """The text and files `message` goes out with: its own files, checked, or, for an
+        answer too long for the platform's messages, a summary and the answer as a file."""
+        files = checked_files(message.files)
+        if files and message.visibility == "ephemeral":
+            raise ToolError("an ephemeral message cannot carry files; post it in the thread")
+        if files or message.visibility == "ephemeral":
+            return message.text, files
+        limit = self._limits.get(platform)
+        long = long_answer(message.text, limit, self.answer_parts)
+        return (message.text, ()) if long is None else (long[0], (long[1],))
 
     async def _settle(self, event_id: str, disposition: Disposition, why: str) -> Disposition:
         delivery = await self._delivery(event_id)
@@ -379,22 +387,3 @@ class EnginePort:
 def _message_id(entry: OutboxEntry) -> str | None:
     message_id = (entry.result or {}).get("messageId")
     return str(message_id) if message_id else None
-
-
-def _view(entry: LedgerEntry, delivery: StoredDelivery) -> EventView:
-    data = entry.data
-    decision = delivery.decision
-    return EventView(
-        event_id=entry.id,
-        sequence=entry.seq,
-        kind=data["kind"],
-        conversation=data["conversation"],
-        author=data["author"],
-        created_at=data["created_at"],
-        text=data.get("text", ""),
-        deleted=bool(data.get("deleted")),
-        directedness=decision.directedness,
-        policy=decision.policy,
-        reason=decision.reason,
-        disposition=delivery.disposition,
-    )

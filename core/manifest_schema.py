@@ -158,6 +158,8 @@ class AttentionSettings(_Strict):
     # The largest attached file an agent may read (`chat_read_file`), text and images.
     file_text_bytes: int = Field(default=1_000_000, ge=1)
     file_image_bytes: int = Field(default=5_000_000, ge=1)
+    # An answer needing more messages than this goes as a file with a summary.
+    answer_file_parts: int = Field(default=3, ge=1)
 
 
 class IntentOverride(_Strict):

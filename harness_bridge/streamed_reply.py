@@ -24,6 +24,12 @@ text up to the last line or word end that fits (`cut`), and the rest continues i
 message (`chat_send_message` in the same conversation and thread, keyed after the first
 message, so a retry is recognised), which is streamed the same way.
 
+A reply is never drawn over more messages than the workspace allows an answer before it goes
+as a file (`parts`, else `AgentPort.answer_parts`, the rule of `core.post_files.long_answer`):
+when the last of them outgrows the limit, it is finished with what fits and `REST_AS_FILE`, the
+reply stops showing, and once the model is done the whole answer is sent as `answer.md`
+(`chat_send_message` with a file, keyed after the first message, in its place).
+
 While a message is still being written, what the page shows of it (its first post and each
 draft) ends with `WRITING`, a mark its final edit takes away: a reply cut short, by a crash or a
 kill of the process, is left on the page marked as unfinished, never passing for a whole answer.
@@ -41,9 +47,18 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
+from core.post_files import ANSWER_NAME
 from harness_bridge.tools import ChatTools, ToolError
 
-__all__ = ["EDIT_EVERY_S", "SLOWEST_EVERY_S", "WRITING", "StreamedReply", "cut"]
+__all__ = [
+    "AS_FILE",
+    "EDIT_EVERY_S",
+    "REST_AS_FILE",
+    "SLOWEST_EVERY_S",
+    "WRITING",
+    "StreamedReply",
+    "cut",
+]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +66,8 @@ EDIT_EVERY_S: Final = 1.0  # at most one redraw a second per message
 SLOWEST_EVERY_S: Final = 8.0  # the slowest pace a rate-limited message backs off to
 LANDED_WITHIN_S: Final = 30.0  # how long an edit waits for what it follows to land
 WRITING: Final = " …"  # ends a message still being written; its final edit takes it away
+REST_AS_FILE: Final = "\n\n(The rest follows as a file.)"
+AS_FILE: Final = "The whole answer:"
 _POLL_S: Final = 0.05
 _LANDED: Final = frozenset({"sent", "failed"})
 
@@ -69,7 +86,8 @@ def cut(text: str, limit: int) -> tuple[str, int]:
 class StreamedReply:
     """One turn's reply to `event_ids`, fed the model's text piece by piece (`add`), then
     `finish`ed. `live` streams it (a platform that takes drafts); otherwise only `finish`
-    posts. `now` and `sleep` are the clock it paces by."""
+    posts. `parts` is how many messages it may take before it goes as a file (None: the
+    port's `answer_parts`). `now` and `sleep` are the clock it paces by."""
 
     def __init__(
         self,
@@ -78,6 +96,7 @@ class StreamedReply:
         *,
         live: bool,
         limit: int | None = None,
+        parts: int | None = None,
         every: float = EDIT_EVERY_S,
         now: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -89,6 +108,8 @@ class StreamedReply:
         self.event_ids = list(event_ids)
         self.live = live
         self.limit = limit
+        self.parts = parts if parts is not None else tools.port.answer_parts
+        self.as_file = False  # the reply stopped at `parts` messages; it goes as a file
         self.every = every
         self.now = now
         self.sleep = sleep
@@ -123,6 +144,8 @@ class StreamedReply:
         nothing); returns its first message's idempotency key, None when nothing was posted."""
         if self.live:
             await self._continue_past_limit()
+        if self.as_file:
+            return await self._as_file()
         rest = self.text[self._start :].strip()
         final = rest or ("" if self.keys else fallback)
         if self.key is None:
@@ -140,13 +163,23 @@ class StreamedReply:
             if len(current.strip()) <= self.limit:
                 return
             lead = len(current) - len(current.lstrip())
-            head, rest_at = cut(current[lead:], self.limit)
+            last = len(self.keys) + (self.key is None) >= self.parts
+            note = REST_AS_FILE if last else ""
+            head, rest_at = cut(current[lead:], self.limit - len(note))
             if self.key is None:
-                await self._post(head)
-            elif head != self._posted:
-                await self._final_edit(head)
+                await self._post(head + note)
+            elif head + note != self._posted:
+                await self._final_edit(head + note)
             self._start += lead + rest_at
             self.key = None
+            if last and self.keys:
+                self.as_file, self.live = True, False
+
+    async def _as_file(self) -> str:
+        """The whole answer as `answer.md`, after the messages that showed its start."""
+        file = {"name": ANSWER_NAME, "content": self.text.strip()}
+        await self._more(AS_FILE, key=f"{self.keys[0]}:file", files=[file])
+        return self.keys[0]
 
     async def _post(self, text: str, *, writing: bool = False) -> None:
         """Post `text` as the reply's next message, marked as still being written when
@@ -179,8 +212,11 @@ class StreamedReply:
             return None
         return None if sent is None else str(sent["idempotencyKey"])
 
-    async def _more(self, text: str) -> str | None:
-        """A continuation: in the conversation and thread the first message landed in."""
+    async def _more(
+        self, text: str, *, key: str | None = None, files: list[dict[str, str]] | None = None
+    ) -> str | None:
+        """A continuation (or the answer as a file, `files`, under `key`): in the conversation
+        and thread the first message landed in."""
         first = self.keys[0]
         if self._place is None or not await self._landed(first):
             log.warning(
@@ -190,8 +226,10 @@ class StreamedReply:
         state = await self.port.message(first)
         conversation, thread = self._place
         target = {"conversation": conversation, "thread": (state and state.thread) or thread}
-        key = f"{first}:part:{len(self.keys) + 1}"
-        arguments = {"target": target, "text": text, "idempotencyKey": key}
+        key = key or f"{first}:part:{len(self.keys) + 1}"
+        arguments: dict[str, object] = {"target": target, "text": text, "idempotencyKey": key}
+        if files:
+            arguments["files"] = files
         try:
             await self.tools.call("chat_send_message", arguments)
         except ToolError as exc:

@@ -26,6 +26,7 @@ from core.agent_port import AgentPort, EventFilter, EventView, Outgoing, Queued,
 from core.clock import format_time
 from core.decision import Directedness, Policy
 from core.errors import ToolError
+from core.post_files import MAX_FILE_BYTES, MAX_FILES, PostFile
 from core.signals import Signal
 
 __all__ = ["TOOL_NAMES", "ChatTools", "ToolError"]
@@ -86,9 +87,18 @@ class ReadFile(_Args):
     file_id: str
 
 
+class File(_Args):
+    """A text file to attach: its name (no path) and its content."""
+
+    name: str = Field(min_length=1, max_length=255)
+    content: str = Field(max_length=MAX_FILE_BYTES)
+
+
 class SendMessage(_Args):
     """Send a chat message, idempotently. Mention (directedness to_me, exactly one recipient)
-    only to create an obligation; post without recipients to share context."""
+    only to create an obligation; post without recipients to share context. Attach up to 4
+    text files (`files`, each at most 1 MB); an answer too long for a few messages is sent
+    as a file with a summary by itself."""
 
     target: Target
     text: str = Field(min_length=1, max_length=40_000)
@@ -97,6 +107,7 @@ class SendMessage(_Args):
     visibility: Literal["dm", "thread", "channel", "ephemeral"] = "thread"
     directedness: Directedness = Directedness.AMBIENT
     recipients: list[str] = Field(default_factory=list, max_length=20)
+    files: list[File] = Field(default_factory=list, max_length=MAX_FILES)
 
 
 class React(_Args):
@@ -346,13 +357,15 @@ def _outgoing(args: SendMessage) -> Outgoing:
         visibility=args.visibility,
         directedness=args.directedness,
         recipients=tuple(args.recipients),
+        files=tuple(PostFile(f.name, f.content) for f in args.files),
     )
 
 
 def _view(event: EventView) -> dict[str, Any]:
-    """An event as a tool shows it: ids, who, where, what the host decided, and the text
-    (empty once the message was deleted)."""
-    return {
+    """An event as a tool shows it: ids, who, where, what the host decided, the text (empty
+    once the message was deleted) and, when it has any, its files as `chat_read_file` names
+    them (never where the platform serves them)."""
+    shown: dict[str, Any] = {
         "eventId": event.event_id,
         "sequence": event.sequence,
         "kind": event.kind,
@@ -366,3 +379,9 @@ def _view(event: EventView) -> dict[str, Any]:
         "reason": event.reason,
         "disposition": event.disposition.value if event.disposition else None,
     }
+    if event.attachments:
+        shown["attachments"] = [
+            {"fileId": a.id, "name": a.name, "mimetype": a.mimetype, "size": a.size}
+            for a in event.attachments
+        ]
+    return shown

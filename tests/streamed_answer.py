@@ -55,10 +55,12 @@ async def stream(
     drain: Callable[[], Awaitable[None]],
     *,
     limit: int | None,
+    parts: int | None = WORDS,
 ) -> StreamedReply:
     """The lead's streamed answer to `event_id`, fed a word every `WORD_EVERY_S` seconds of
     `clock`; `drain` sends what the outbox holds (after each word, and whenever the reply
-    waits)."""
+    waits). It may take `parts` messages before it goes as a file (None: the workspace's
+    setting); by default as many as it needs."""
 
     def now() -> float:
         return clock.now().timestamp()
@@ -68,7 +70,9 @@ async def stream(
         await drain()
 
     tools = ChatTools(EnginePort(engine, "lead"))
-    reply = StreamedReply(tools, [event_id], live=True, limit=limit, now=now, sleep=later)
+    reply = StreamedReply(
+        tools, [event_id], live=True, limit=limit, parts=parts, now=now, sleep=later
+    )
     for word in answer():
         await reply.add(word)
         await drain()

@@ -7,7 +7,8 @@ Actions, matched on their type:
   `adapters.discord.places` says (the thread, the conversation or a DM, the first part
   replying to the message answered). Each part
   carries a nonce derived from the key with `enforce_nonce`, so a retry within Discord's nonce
-  window returns the first message instead of posting a second.
+  window returns the first message instead of posting a second. The post's files go with its
+  last part, one multipart message (`discord.File`s), under that part's nonce.
 - `React`: the workspace's glyph for the signal, then the agent's own reactions that the signal
   supersedes (working → done) are taken off the message.
 - `Working`: typing (`adapters.discord.indicator`), until cleared, a post by the same agent
@@ -26,7 +27,8 @@ the `send` that follows posts only the rest.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import io
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import discord
@@ -49,6 +51,7 @@ from core.actions import Action, Ask, Delete, Edit, Post, React, Working
 from core.attachments import Attachment
 from core.errors import PermanentSendError, RenderError, TransientSendError
 from core.manifest import Workspace
+from core.post_files import PostFile
 from core.signals import GlyphMap
 
 __all__ = ["DiscordSender"]
@@ -191,9 +194,10 @@ class DiscordSender:
         except Exception as exc:
             raise_as(exc, f"finding where to send {key}", idempotent=True)
 
-        async def post(part: RenderedPart, first: bool) -> discord.Message:
+        async def post(part: RenderedPart, first: bool, last: bool) -> discord.Message:
             allowed = _allowed(part.allowed_mentions)
             ping = part.allowed_mentions["replied_user"]
+            files = _files(action.files) if last else []  # fresh each try: a send reads them
             if first and reference is not None:
                 return await channel.send(
                     part.text,
@@ -201,9 +205,14 @@ class DiscordSender:
                     allowed_mentions=allowed,
                     mention_author=ping,
                     reference=reference,
+                    files=files,
                 )
             return await channel.send(
-                part.text, nonce=part.nonce, allowed_mentions=allowed, mention_author=ping
+                part.text,
+                nonce=part.nonce,
+                allowed_mentions=allowed,
+                mention_author=ping,
+                files=files,
             )
 
         landed = self._landed.setdefault(key, {})
@@ -211,7 +220,8 @@ class DiscordSender:
             if index in landed:
                 continue
             try:
-                message = await self._retrying(functools.partial(post, part, index == 0))
+                last = index == len(rendered.parts) - 1
+                message = await self._retrying(functools.partial(post, part, index == 0, last))
             except Exception as exc:
                 # Once a part is visible, only `find` may decide what is still to be sent.
                 what = f"sending part {index + 1} of {key}"
@@ -313,6 +323,10 @@ class DiscordSender:
                 {"agent": agent},
             )
         return client
+
+
+def _files(files: Sequence[PostFile]) -> list[discord.File]:
+    return [discord.File(io.BytesIO(f.content.encode()), filename=f.name) for f in files]
 
 
 def _allowed(payload: AllowedMentionsPayload) -> discord.AllowedMentions:

@@ -1,6 +1,7 @@
 """The agents' Slack messages: posting (rendered, split into parts, paced, each part tagged
 with the action's idempotency key in Slack message metadata), finding an earlier attempt in the
-channel's or thread's history, edits and deletes.
+channel's or thread's history, edits and deletes. A post's files are shared with its last part
+as their comment (`adapters.slack.uploads`), and recognised in the history the same way.
 
 When a post may have landed but Slack's answer was lost, the outbox marks the action ambiguous
 and `find` looks for it before anything is sent again; parts of a split message found there
@@ -17,6 +18,7 @@ from typing import Any
 from adapters.slack.manifest import SlackAgent
 from adapters.slack.pacing import ChannelPacer
 from adapters.slack.render import Placement, message_ref, place, render_message
+from adapters.slack.uploads import is_shared, share_files
 from adapters.slack.webapi import WebApi
 from core.actions import Delete, Edit, Post, Working
 from core.clock import Clock
@@ -77,7 +79,11 @@ class Messages:
         landed = self._landed.setdefault(key, {})
         try:
             for part, text in enumerate(texts):
-                if part not in landed:
+                if part in landed:
+                    continue
+                if action.files and part == len(texts) - 1:
+                    landed[part] = await self._share(action, where, text)
+                else:
                     landed[part] = await self._part(action, where, text, part, len(texts))
         except PermanentSendError:
             self._forget(key)
@@ -101,7 +107,8 @@ class Messages:
         if where.thread_ts:
             method, params["ts"] = "conversations.replies", where.thread_ts
         found: dict[int, str] = {}
-        parts = 0
+        texts = self._render(action.agent, action.text, action.mentions) if action.files else []
+        parts = len(texts)
         for _ in range(_PAGES):
             page = await self.api.call(action.agent, method, params, read=True, ok=_NO_THREAD)
             for message in page.get("messages") or []:
@@ -109,6 +116,8 @@ class Messages:
                 if payload is not None:
                     found[int(payload.get("part", 0))] = str(message["ts"])
                     parts = int(payload.get("parts", 1))
+                elif texts and self._shared(action, message, texts[-1]):
+                    found[len(texts) - 1] = str(message["ts"])
             cursor = (page.get("response_metadata") or {}).get("next_cursor")
             if not cursor:
                 break
@@ -210,16 +219,31 @@ class Messages:
 
     def _ours(self, action: Post, message: Mapping[str, Any]) -> dict[str, Any] | None:
         """The metadata payload of a message this agent posted under the action's key."""
-        config = SlackAgent.of(self.replied.workspace.manifest.agents[action.agent])
-        mine = config is not None and (
-            message.get("user") == config.user_id
-            or (config.bot_id is not None and message.get("bot_id") == config.bot_id)
-        )
         metadata = message.get("metadata") or {}
         payload = metadata.get("event_payload") or {}
         tagged = metadata.get("event_type") == METADATA_EVENT_TYPE
-        ours = mine and tagged and payload.get("idempotency_key") == action.key
-        return dict(payload) if ours else None
+        ours = tagged and payload.get("idempotency_key") == action.key
+        return dict(payload) if ours and self._mine(action, message) else None
+
+    def _mine(self, action: Post, message: Mapping[str, Any]) -> bool:
+        """Whether the agent's own bot posted `message`."""
+        config = SlackAgent.of(self.replied.workspace.manifest.agents[action.agent])
+        return config is not None and (
+            message.get("user") == config.user_id
+            or (config.bot_id is not None and message.get("bot_id") == config.bot_id)
+        )
+
+    def _shared(self, action: Post, message: Mapping[str, Any], comment: str) -> bool:
+        """Whether `message` is the agent's own sharing of the post's files."""
+        return self._mine(action, message) and is_shared(message, comment, action.files)
+
+    async def _share(self, action: Post, where: Placement, comment: str) -> str:
+        """The post's files shared with its last part as their comment; the message's ts, or
+        the first file's id while Slack does not say the ts."""
+        await self.pacer.wait(where.channel)
+        client = self.api.clients.get(action.agent)
+        shared = await share_files(client, action.agent, where, action.files, comment)
+        return str(shared["ts"] or shared["fileIds"][0])
 
 
 def _posted(where: Placement, ids: list[str]) -> dict[str, Any]:

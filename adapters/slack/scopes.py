@@ -33,6 +33,9 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
     "users.info": frozenset({"users:read"}),
     # adapters.slack.files: a file's `url_private`, read with the bot token (chat_read_file).
     "files.url_private": frozenset({"files:read"}),
+    # adapters.slack.uploads: an agent's files, shared with files_upload_v2.
+    "files.getUploadURLExternal": frozenset({"files:write"}),
+    "files.completeUploadExternal": frozenset({"files:write"}),
 }
 """Every Web API method this package calls with a bot token, and the bot scopes it needs in
 every kind of conversation."""

@@ -6,7 +6,8 @@ checks first), so the page never shows one answer twice. Mentions are only those
 chose (`agent:<id>`, `role:<name>`, `user:<name>`), never names its text happens to contain.
 A reply stays where the message it answers is (its thread, if any) and points at it. A status
 signal replaces the agent's earlier status reaction on the same message, as on Slack. The
-working indicator is typing.
+working indicator is typing. A post's files are shown in the message, each a block the page
+folds away (`adapters.webchat.file_blocks`).
 
 An edit marked `draft` is a reply being streamed as the model writes it: it is shown on the page
 only, never recorded or handed to the host, so the ledger keeps only the message as posted and
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from adapters.webchat.file_blocks import with_files
 from adapters.webchat.history import Message
 from adapters.webchat.server import WebChat
 from core.actions import Action, Ask, Delete, Edit, Post, React, Working
@@ -82,10 +84,11 @@ class WebchatSender:
         for recipient in action.mentions if isinstance(action, Post) else ():
             kind, _, name = recipient.partition(":")
             (roles if kind == "role" else users).append(name)
+        text = with_files(action.text, action.files) if isinstance(action, Post) else action.text
         message = await self.chat.say(
             action.agent,
             action.conversation,
-            action.text,
+            text,
             thread=thread,
             reply_to=answered.id if answered is not None else None,
             key=action.key,

@@ -202,6 +202,25 @@ def test_a_posted_file_is_listed_in_the_turn_and_read_with_the_bots_credentials(
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_the_reading_tools_list_a_message_s_files_without_their_urls(platform: str) -> None:
+    async def test(rig: Rig, engine: Engine, tools: ChatTools, told: Delivery) -> None:
+        event_id = told.decision.event_id
+        listed = await tools.call("chat_list_events", {})
+        conversation = listed["events"][-1]["conversation"]["id"]
+        thread = await tools.call("chat_read_thread", {"conversation": conversation})
+        for events in (listed["events"], thread["events"]):
+            (shown,) = [e for e in events if e["eventId"] == event_id]
+            assert [(f["fileId"], f["name"]) for f in shown["attachments"]] == [
+                ("F0LOG", "deploy.log"),
+                ("F0PNG", "screen.png"),
+            ]
+            assert rig.base not in json.dumps(shown)
+        assert all("attachments" not in e for e in listed["events"] if e["eventId"] != event_id)
+
+    run(platform, test, log_and_picture)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_a_file_over_the_limit_is_refused_saying_so_and_never_fetched(platform: str) -> None:
     def big(rig: Rig) -> list[dict[str, Any]]:
         return [

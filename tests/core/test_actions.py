@@ -18,6 +18,7 @@ from core.actions import (
     to_record,
 )
 from core.errors import StoreError
+from core.post_files import PostFile
 from core.signals import Signal
 
 _BASE = {"agent": "ada", "platform": "webchat", "conversation": "general", "key": "k1"}
@@ -30,6 +31,7 @@ def _to_old(base: dict[str, str]) -> dict[str, str]:
 ACTIONS = [
     Post(**_BASE, text="hello", thread="t1", mentions=("user:U1",), in_reply_to="e1"),
     Post(**_BASE, text="hi", visibility="dm"),
+    Post(**_BASE, text="see the log", files=(PostFile("build.log", "line 1\n"),)),
     Edit(**_BASE, message_id="m1", text="new", draft=True),
     Delete(**_BASE, message_id="m1", thread="t1"),
     React(**_BASE, message_id="m1", signal=Signal.SEEN, event_id="e1"),
@@ -54,6 +56,12 @@ def test_the_record_keeps_the_outbox_s_camel_case_shape() -> None:
     assert record["mentions"] == ["user:U1"]
 
 
+def test_a_post_without_files_is_stored_as_before_and_an_old_record_reads_without_files() -> None:
+    assert "files" not in to_record(Post(**_BASE, text="hi"))
+    old = {**_to_old(_BASE), "action": "send", "text": "hi"}
+    assert from_record(old) == Post(**_BASE, text="hi")
+
+
 def test_indicator_records_written_before_read_as_working() -> None:
     typing = {**_to_old(_BASE), "action": "typing", "state": "stop", "timeoutSeconds": 30}
     status = {**_to_old(_BASE), "action": "status", "status": "is working on it…"}
@@ -70,6 +78,8 @@ def test_indicator_records_written_before_read_as_working() -> None:
         ({**_to_old(_BASE), "action": "react", "messageId": "m"}, "neither a signal"),
         ({**_to_old(_BASE), "action": "react", "messageId": "m", "signal": "boo"}, "boo"),
         ({**_to_old(_BASE), "action": "send", "text": "x", "mentions": "all"}, "mentions"),
+        ({**_to_old(_BASE), "action": "send", "text": "x", "files": "a"}, "files is str"),
+        ({**_to_old(_BASE), "action": "send", "text": "x", "files": [{"name": 1}]}, "a file"),
     ],
 )
 def test_a_record_no_sender_could_perform_is_refused(record: dict[str, object], why: str) -> None:
@@ -81,10 +91,11 @@ def test_redaction_reaches_every_word_people_read() -> None:
     def clean(text: str) -> str:
         return text.replace("secret", "[redacted]")
 
-    post = redacted(Post(**_BASE, text="a secret"), clean)
+    post = redacted(Post(**_BASE, text="a secret", files=(PostFile("a.txt", "secret: x"),)), clean)
     edit = redacted(Edit(**_BASE, message_id="m", text="secret"), clean)
     working = redacted(Working(**_BASE, on=True, status="on secret"), clean)
     assert isinstance(post, Post) and post.text == "a [redacted]"
+    assert post.files == (PostFile("a.txt", "[redacted]: x"),)
     assert isinstance(edit, Edit) and edit.text == "[redacted]"
     assert isinstance(working, Working) and working.status == "on [redacted]"
 

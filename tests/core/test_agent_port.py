@@ -16,6 +16,7 @@ from core.decision import Directedness, Disposition, Policy
 from core.engine import Engine
 from core.engine_port import EnginePort
 from core.errors import ToolError
+from core.post_files import PostFile
 from core.signals import Signal
 from core.sqlite_store import SQLiteStore
 
@@ -256,5 +257,58 @@ def test_the_port_marks_its_agents_harness_up_and_down() -> None:
         ports["lead"].mark_available()
         assert "lead" not in engine.unavailable
         assert ports["lead"].clock is engine.clock and ports["lead"].agent == "lead"
+
+    port_scenario(test)
+
+
+def outbox_record(store: SQLiteStore, key: str) -> dict[str, Any]:
+    ((action,),) = store.db.execute(
+        "SELECT action FROM outbox WHERE idempotency_key = ?", (key,)
+    ).fetchall()
+    record: dict[str, Any] = json.loads(action)
+    return record
+
+
+def test_a_message_s_files_are_queued_with_safe_names_and_their_secrets_redacted() -> None:
+    token = "xoxb-" + "1" * 12 + "-" + "2" * 12 + "-" + "a" * 24
+    files = (PostFile("../logs/deploy.log", f"ok\ntoken {token}\n"),)
+
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        with pytest.raises(ToolError, match="ephemeral message cannot carry files"):
+            await ports["lead"].send(answer(DM, "x", files=files, visibility="ephemeral"))
+        sent = await ports["lead"].send(answer(DM, "the log", files=files))
+        record = outbox_record(store, sent.key)
+        assert [f["name"] for f in record["files"]] == ["deploy.log"]
+        assert token not in json.dumps(record)
+        assert record["files"][0]["content"].startswith("ok\ntoken [redacted")
+
+    port_scenario(test)
+
+
+def test_an_answer_longer_than_the_platform_s_parts_is_queued_as_a_file_and_a_summary() -> None:
+    long = "In short: the deploy is fine.\n\n" + "more detail " * 2_500
+
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        platform = (await engine.event(DM)).platform  # type: ignore[union-attr]
+        port = EnginePort(engine, "lead", limits={platform: 2_500})
+        assert port.answer_parts == 3
+        sent = await port.send(answer(DM, long))
+        record = outbox_record(store, sent.key)
+        assert record["text"].startswith("In short: the deploy is fine.\n\n(The full answer")
+        assert record["files"] == [{"name": "answer.md", "content": long.strip()}]
+        short = await port.send(Outgoing(conversation=DM.split(":")[2], text="x" * 7_000))
+        assert "files" not in outbox_record(store, short.key)
+
+    port_scenario(test)
+
+
+def test_a_file_s_content_is_audited_as_its_length() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        arguments = {"text": "x", "files": [{"name": "a.txt", "content": "secret plan"}]}
+        await ports["lead"].record_call(ToolCall("chat_send_message", arguments, "ok", {}))
+        ((detail,),) = store.db.execute("SELECT detail FROM audit").fetchall()
+        assert json.loads(detail)["arguments"]["files"] == [
+            {"name": "a.txt", "content": "[11 characters]"}
+        ]
 
     port_scenario(test)

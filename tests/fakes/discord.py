@@ -33,6 +33,7 @@ with warnings.catch_warnings():
     import discord.http
 
 from fakes.discord_interactions import Interactions
+from fakes.discord_uploads import Uploads
 
 if TYPE_CHECKING:  # discord.types has import cycles that only a type checker untangles
     from discord.types.channel import DMChannel, TextChannel
@@ -198,6 +199,7 @@ class FakeDiscord:
         self.url = ""
         self._bots: dict[str, _Bot] = {}
         self.interactions = Interactions(self)  # presses and commands (fakes.discord_interactions)
+        self.uploads = Uploads()  # files bots send (fakes.discord_uploads)
         self._sessions: dict[str, _Session] = {}
         self._session_numbers = itertools.count(1)
         self._failures: list[_Failure] = []
@@ -550,7 +552,7 @@ class FakeDiscord:
         if request.content_type == "application/json":
             body = await request.json()
         elif request.content_type == "multipart/form-data":  # uploads carry JSON in payload_json
-            body = json.loads(str((await request.post())["payload_json"]))
+            body = await self.uploads.read(request, path, self.url)
         response = await self._respond(request, path, body if isinstance(body, dict) else {})
         query, headers = dict(request.query), dict(request.headers)
         self.calls.append(Call(request.method, path, body, query, headers, response.status))
@@ -725,7 +727,7 @@ class FakeDiscord:
             "mention_everyone": "@everyone" in content or "@here" in content,
             "mentions": self._mentions(content),
             "mention_roles": _ROLE_MENTION.findall(content),
-            "attachments": [],
+            "attachments": list(body.get("attachments") or []),
             "embeds": body.get("embeds") or [],
             "components": body.get("components") or [],
             "flags": int(body.get("flags") or 0),

@@ -19,6 +19,7 @@ from typing import Any, Self
 from aiohttp import WSCloseCode, WSMsgType, web
 from fakes.files import FileShelf
 from fakes.slack_interactive import APP_ID, block_actions
+from fakes.slack_uploads import Uploads
 
 __all__ = ["Bot", "Call", "FakeSlack", "SlackWorkspace", "sign"]
 
@@ -356,6 +357,8 @@ class FakeSlack(SlackWorkspace):
         self._stopping = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self.files = FileShelf(token_required=True)  # url_private, under /files-pri/
+        self.uploads = Uploads(lambda: f"http://127.0.0.1:{self.port}", self._store)
+        self._methods.update(self.uploads.methods())
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -364,6 +367,7 @@ class FakeSlack(SlackWorkspace):
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/socket/{number}", self._socket)
         self.files.serve(app, "/files-pri")
+        self.uploads.serve(app)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         await web.TCPSite(self._runner, "127.0.0.1", 0).start()

@@ -205,7 +205,7 @@ function drawMessage(m, all) {
   body.className = "body";
   if (state.editing === m.id) body.append(editBox(m));
   else if (m.deleted) body.textContent = "message deleted";
-  else body.append(...withMentions(m.text, m.mentions));
+  else body.append(...withFiles(m.text, m.mentions));
   li.append(body);
 
   const asked = state.asks.get(m.id);
@@ -323,6 +323,27 @@ function openThread(id) {
   state.thread = id;
   draw();
   $("thread-text").focus();
+}
+
+// A file an agent attached is a block of the text (adapters/webchat/file_blocks.py): a line
+// "📎 name", then its content between two equal fences of backticks; it is shown folded.
+function withFiles(text, mentioned) {
+  const parts = [];
+  let last = 0;
+  for (const match of text.matchAll(/^📎 (.+)\n(`{3,})\n([\s\S]*?)\n\2$/gmu)) {
+    parts.push(...withMentions(text.slice(last, match.index).trimEnd(), mentioned));
+    const block = document.createElement("details");
+    block.className = "file";
+    const name = document.createElement("summary");
+    name.textContent = `📎 ${match[1]}`;
+    const content = document.createElement("pre");
+    content.textContent = match[3];
+    block.append(name, content);
+    parts.push(block);
+    last = match.index + match[0].length;
+  }
+  parts.push(...withMentions(text.slice(last), mentioned));
+  return parts;
 }
 
 // Only the names a message really mentions are highlighted: an agent's text may say "@ana"

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from builders import LEAD, TEAM, local_workspace, slack_body, slack_join, slack_message
 from fakes.slack import FakeSlack
-from streamed_answer import Redraws, exact, stream
+from streamed_answer import WORDS, Redraws, answer, exact, stream
 from test_slack_send import ENV, TOKENS, USERS
 
 from adapters.slack import normalise
@@ -19,14 +19,15 @@ from core.clock import VirtualClock, parse_time
 from core.engine import Engine
 from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
-from harness_bridge.streamed_reply import StreamedReply
+from harness_bridge.streamed_reply import AS_FILE, REST_AS_FILE, StreamedReply
 
 ASKED = "1767225601.000100"
 
 
-def streamed(rate_limited: int) -> None:
+def streamed(rate_limited: int, parts: int | None = WORDS) -> None:
     """Streams `answer()` as the lead answering a mention in #general, with the first
-    `rate_limited` redraws answered 429; checks what Slack holds at the end."""
+    `rate_limited` redraws answered 429, in at most `parts` messages (None: the workspace's
+    setting) before it goes as a file; checks what Slack holds at the end."""
 
     async def go() -> None:
         async with FakeSlack() as slack:
@@ -74,9 +75,14 @@ def streamed(rate_limited: int) -> None:
                     updates.at(str(call.params["ts"]), now())
                 seen = len(calls)
 
-            reply = await stream(engine, event.event_id, clock, drain, limit=DRAFT_LIMIT)
+            reply = await stream(
+                engine, event.event_id, clock, drain, limit=DRAFT_LIMIT, parts=parts
+            )
             await sender.close()
-            delivered(slack, reply, updates, store, rate_limited)
+            if parts is None:
+                delivered_as_file(slack, reply)
+            else:
+                delivered(slack, reply, updates, store, rate_limited)
             await store.close()
 
     asyncio.run(asyncio.wait_for(go(), 120))
@@ -112,3 +118,21 @@ def test_a_long_streamed_reply_is_edited_in_place_at_most_once_a_second_then_con
 
 def test_redraws_answered_429_post_nothing_twice_and_the_final_text_is_exact() -> None:
     streamed(rate_limited=3)
+
+
+def delivered_as_file(slack: FakeSlack, reply: StreamedReply) -> None:
+    """The answer shown in the workspace's three messages, the last saying the rest follows,
+    then the whole answer as answer.md, shared once, in the thread asked in."""
+    said = [m for m in slack.messages.get("C0GEN", []) if m.get("user") == LEAD]
+    shown = [str(m["text"]) for m in said if not m.get("upload")]
+    assert len(shown) == 3 == len(reply.keys) and reply.as_file
+    assert all(len(text) <= DRAFT_LIMIT for text in shown)
+    assert shown[-1].endswith(REST_AS_FILE) and not shown[0].endswith(REST_AS_FILE)
+    (shared,) = slack.uploads.shared()
+    assert (shared.name, shared.text) == ("answer.md", "".join(answer()).strip())
+    (message,) = [m for m in said if m.get("upload")]
+    assert message["text"] == AS_FILE and message["thread_ts"] == ASKED
+
+
+def test_a_streamed_reply_past_the_workspace_s_parts_stops_and_goes_whole_as_a_file() -> None:
+    streamed(rate_limited=0, parts=None)
