@@ -154,6 +154,16 @@ class Approvals:
         pending.answered.set_result(Verdict(choice, self.clock.now(), press.user, press.platform))
         return Pressed.DECIDED
 
+    def answer(self, press: Press | None) -> str | None:
+        """`press` it; None when it decided, else the refusal its presser is told (`refusal`).
+        None is a button of no request (an id that does not parse): refused as closed."""
+        if press is None:
+            return refusal(Pressed.CLOSED, None)
+        outcome = self.press(press)
+        if outcome is Pressed.DECIDED:
+            return None
+        return refusal(outcome, self.agent_of(press.request))
+
     async def wait(self, request: str) -> Verdict:
         """The verdict on an open request: the first approver's press, or a refusal at its
         deadline (on the host's clock). The request is closed after."""

@@ -38,10 +38,8 @@ from core.approvals import (
     ASK_PREFIX,
     Approvals,
     Press,
-    Pressed,
     choice_id,
     parse_choice_id,
-    refusal,
 )
 
 __all__ = ["Asks", "ask_content", "ask_view", "listen_for_presses", "press_of"]
@@ -139,13 +137,11 @@ def listen_for_presses(interactions: Interactions, approvals: Approvals) -> None
     """Answer presses on the asks' buttons (see the module doc)."""
 
     async def pressed(interaction: discord.Interaction) -> None:
-        press = press_of(interaction)
-        outcome = approvals.press(press) if press is not None else Pressed.CLOSED
-        if outcome is Pressed.DECIDED:
+        refused = approvals.answer(press_of(interaction))
+        if refused is None:
             await interaction.response.defer()
             return
-        agent = approvals.agent_of(press.request) if press is not None else None
-        await interaction.response.send_message(refusal(outcome, agent), ephemeral=True)
+        await interaction.response.send_message(refused, ephemeral=True)
 
     interactions.on_component(ASK_PREFIX, pressed)
 

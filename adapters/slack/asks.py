@@ -33,10 +33,8 @@ from core.approvals import (
     GROUP_PREFIX,
     Approvals,
     Press,
-    Pressed,
     choice_id,
     parse_choice_id,
-    refusal,
 )
 
 __all__ = ["Asks", "ask_blocks", "groups_of", "listen_for_presses"]
@@ -107,10 +105,10 @@ def listen_for_presses(app: AsyncApp, approvals: Approvals) -> None:
         agent = approvals.agent_of(request)
         groups = await groups_of(client, user, approvals.approvers.get(agent or "", ()))
         press = Press(request=request, choice=choice, platform=PLATFORM, user=user, groups=groups)
-        outcome = approvals.press(press)
-        if outcome is not Pressed.DECIDED:
+        refused = approvals.answer(press)
+        if refused is not None:
             thread = (body.get("message") or {}).get("thread_ts")
-            params = {"channel": channel, "user": user, "text": refusal(outcome, agent)}
+            params = {"channel": channel, "user": user, "text": refused}
             await client.chat_postEphemeral(**params, thread_ts=thread)
 
     app.action(_PRESSES)(pressed)

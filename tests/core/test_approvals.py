@@ -69,6 +69,18 @@ def test_the_first_approver_s_press_decides_and_others_are_refused() -> None:
     asyncio.run(run())
 
 
+def test_an_answered_press_is_none_when_it_decided_else_the_refusal_to_show() -> None:
+    async def run() -> None:
+        approvals = Approvals(VirtualClock(AT), {"ada": ("U1",)})
+        approvals.open("r1", "ada", CHOICES, timedelta(minutes=5))
+        assert approvals.answer(press("U2")) == "Only ada's approvers can answer this."
+        assert approvals.answer(None) == "This question is no longer open."
+        assert approvals.answer(press("U1", "no")) is None
+        assert approvals.answer(press("U1")) == "This question is no longer open."
+
+    asyncio.run(run())
+
+
 def test_silence_until_the_deadline_is_a_refusal() -> None:
     async def run() -> None:
         clock = VirtualClock(AT)
