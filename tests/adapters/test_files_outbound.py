@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from builders import TEAM, local_workspace, slack_body, slack_message
@@ -46,9 +46,12 @@ class SlackRig:
     tools: ChatTools
     told: Delivery
     workspace: Any
+    senders: list[SlackSender] = field(default_factory=list)
 
     def sender(self) -> SlackSender:
-        return SlackSender(self.workspace, ENV, clock=self.engine.clock)
+        """A new sender, as a new process would make; closed with the rig."""
+        self.senders.append(SlackSender(self.workspace, ENV, clock=self.engine.clock))
+        return self.senders[-1]
 
     async def drain(self, key: str) -> str:
         """Drain the outbox once; the status the action under `key` is left in."""
@@ -88,8 +91,13 @@ async def slack_rig() -> AsyncIterator[SlackRig]:
             e for e in outcome.emissions if isinstance(e, Delivery) and e.decision.agent == "lead"
         ]
         tools = ChatTools(EnginePort(engine, "lead", limits={"slack": SLACK_LIMIT}))
-        yield SlackRig(slack, engine, store, tools, told, workspace)
-        await store.close()
+        rig = SlackRig(slack, engine, store, tools, told, workspace)
+        try:
+            yield rig
+        finally:
+            for sender in rig.senders:
+                await sender.close()
+            await store.close()
 
 
 def on_slack(test: Callable[[SlackRig], Awaitable[None]]) -> None:
