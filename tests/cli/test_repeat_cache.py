@@ -21,6 +21,7 @@ from core.clock import VirtualClock, parse_time
 from core.emission import Emission
 from core.events import ChatEvent
 from core.manifest import Workspace, load_manifest
+from core.migrations import RECORD_TABLE
 from core.platform import Repeats
 from core.sqlite_store import SQLiteStore
 
@@ -138,7 +139,9 @@ async def run(steps: list[Step], *, repeats: bool) -> tuple[list[str], str, int,
             outcome = await host.receive(platform, payload, via)
             lines.append(repr(outcome))
         lines.extend(repr(emission) for emission in emitted)
-        ledger = "\n".join(store.db.iterdump())
+        ledger = "\n".join(
+            line for line in store.db.iterdump() if RECORD_TABLE not in line
+        )  # all but when the schema was applied, which is wall time
     finally:
         await host.close()
     return lines, ledger, normalised, host.repeats.hits
