@@ -1,5 +1,6 @@
-"""A streamed reply cut by SIGKILL, on Slack and Discord: `c2a run` as a real process (the real
-slack-bolt against the fake Slack, the real discord.py against the fake Discord), the lead
+"""A streamed reply cut by SIGKILL, on Slack, Discord and the web chat: `c2a run` as a real
+process (the real slack-bolt against the fake Slack, the real discord.py against the fake
+Discord, or the web chat's own page server and a socket opened as the page opens it), the lead
 on the text reply path against a scripted model that streams slowly. The process is killed
 while the reply is being redrawn, then started again on the same data directory and asked
 something else.
@@ -7,18 +8,22 @@ something else.
 What a kill leaves (docs/operator.md, "Streamed replies"): the one message the reply had posted,
 showing what was written by then and marked as unfinished (`WRITING`); the restart posts no
 second copy and does not ask the model again (the question counts as answered from the first
-post on), and goes on answering what comes next.
+post on), and goes on answering what comes next. The web chat's record keeps a message as
+posted, never its redraws, so after a restart its page shows the first words, marked.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 import yaml
 from builders import (
@@ -40,6 +45,7 @@ from test_run import ENV as SLACK_ENV
 from test_run import write_manifest as slack_manifest
 from test_run_sigterm import ended, start, until
 
+from adapters.webchat.access import TOKEN_ENV
 from harness_bridge.streamed_reply import WRITING
 
 FIRST = [f"first{i} " for i in range(400)]  # 20 s of words, a word every 50 ms
@@ -53,6 +59,7 @@ class Chat:
     the manifest, asks the lead, and tells what its people see."""
 
     env: dict[str, str] = {}
+    keeps_redraws = True  # whether what was redrawn before the kill stays on the page
 
     async def __aenter__(self) -> Chat:
         return self
@@ -174,6 +181,93 @@ class DiscordChat(Chat):
         return sum(c.method == "POST" and c.path.endswith("/messages") for c in calls)
 
 
+class WebchatChat(Chat):
+    """The page, as a socket: every message frame it got, and what its last hello showed."""
+
+    TOKEN = "t" * 43
+    env = {TOKEN_ENV: TOKEN}
+    keeps_redraws = False  # the record keeps a message as posted: a restart shows that
+
+    async def __aenter__(self) -> WebchatChat:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = int(probe.getsockname()[1])
+        self.http = aiohttp.ClientSession()
+        self.socket: aiohttp.ClientWebSocketResponse | None = None
+        self.reading: asyncio.Task[None] | None = None
+        self.shown: dict[str, dict[str, Any]] = {}  # message id -> as the page shows it
+        self.frames: list[dict[str, Any]] = []
+        self.ids: set[str] = set()  # every message the lead posted, over both runs
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.hang_up()
+        await self.http.close()
+
+    async def hang_up(self) -> None:
+        if self.reading is not None:
+            self.reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.reading
+        if self.socket is not None:
+            await self.socket.close()
+
+    def manifest(self, directory: Path, model_url: str) -> Path:
+        webchat = {"port": self.port, "channels": ["general"], "humans": ["ana"]}
+        agents = {"lead": {"lead": True, "harness": {**HARNESS, "base_url": model_url}}}
+        return write(directory, {"webchat": webchat, "agents": agents})
+
+    async def ready(self, starts: int, log: Path) -> None:
+        await self.hang_up()  # the page of the killed run lost its socket
+        origin = f"http://127.0.0.1:{self.port}"
+        while True:
+            try:
+                self.socket = await self.http.ws_connect(
+                    f"{origin.replace('http', 'ws')}/ws?token={self.TOKEN}", origin=origin
+                )
+                break
+            except aiohttp.ClientConnectionError:
+                await asyncio.sleep(0.1)
+        self.shown = {}
+        self.reading = asyncio.create_task(self.read(self.socket))
+        await until(lambda: sum(f["op"] == "hello" for f in self.frames) == starts, "the hello")
+
+    async def read(self, page: aiohttp.ClientWebSocketResponse) -> None:
+        async for frame in page:
+            body: dict[str, Any] = frame.json()
+            self.frames.append(body)
+            views = body["messages"] if body["op"] == "hello" else [body.get("message")]
+            for view in filter(None, views):
+                self.shown[view["id"]] = view
+                if view["user"] == "lead":
+                    self.ids.add(view["id"])
+
+    async def ask(self, text: str) -> str:
+        assert self.socket is not None
+        before = set(self.shown)
+        post = {"op": "post", "as": "ana", "channel": "general", "text": f"@lead {text}"}
+        await self.socket.send_json(post)
+        await until(lambda: any(m["user"] == "ana" for i, m in self.new(before)), "the post")
+        return next(i for i, m in self.new(before) if m["user"] == "ana")
+
+    def new(self, before: set[str]) -> list[tuple[str, dict[str, Any]]]:
+        return [(i, m) for i, m in self.shown.items() if i not in before]
+
+    def event_id(self, question: str) -> str:
+        return f"webchat:{WORKSPACE}:{question}"
+
+    def redraws(self) -> int:
+        lead = [f for f in self.frames if f["op"] == "message" and f["message"]["user"] == "lead"]
+        return len(lead) - len({f["message"]["id"] for f in lead})
+
+    def replies(self, question: str) -> list[str]:
+        mine = [m for m in self.shown.values() if m["user"] == "lead"]
+        return [str(m["text"]) for m in mine if m["replyTo"] == question]
+
+    def posts(self) -> int:
+        return len(self.ids)
+
+
 def replied_to(message: Any) -> str | None:
     """The id of the Discord message `message` replies to, if any."""
     reference = message.get("message_reference") or {}
@@ -187,7 +281,7 @@ def write(directory: Path, sections: dict[str, Any]) -> Path:
     return path
 
 
-@pytest.mark.parametrize("make", [SlackChat, DiscordChat], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("make", [SlackChat, DiscordChat, WebchatChat], ids=lambda c: c.__name__)
 def test_a_reply_killed_mid_stream_stays_one_message_marked_unfinished_after_a_restart(
     tmp_path: Path, make: Callable[[], Chat]
 ) -> None:
@@ -230,7 +324,7 @@ def test_a_reply_killed_mid_stream_stays_one_message_marked_unfinished_after_a_r
 
     chat, (asked, later), asked_model = asyncio.run(scenario())
     (left,) = chat.replies(asked)
-    assert left.startswith("first0 first1 ")
+    assert left.startswith("first0 first1 " if chat.keeps_redraws else "first0")
     assert left.endswith(WRITING)
     assert chat.posts() == 2  # one per question, whatever the kill
     assert asked_model == 2  # the killed reply was not asked for again
