@@ -31,8 +31,9 @@ reply stops showing, and once the model is done the whole answer is sent as `ans
 (`chat_send_message` with a file, keyed after the first message, in its place).
 
 While a message is still being written, what the page shows of it (its first post and each
-draft) ends with `WRITING`, a mark its final edit takes away: a reply cut short, by a crash or a
-kill of the process, is left on the page marked as unfinished, never passing for a whole answer.
+draft) ends with `WRITING` (`core.drafts`), a mark its final edit takes away: a reply cut
+short, by a crash or a kill of the process, is left on the page marked as unfinished, never
+passing for a whole answer.
 The ledger keeps what was recorded: the post, marked, and the final edit when there is one.
 
 Only a platform that takes drafts streams (it says so: `core.platform.Platform.streams_drafts`,
@@ -47,6 +48,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
+from core.drafts import WRITING
 from core.post_files import ANSWER_NAME
 from harness_bridge.tools import ChatTools, ToolError
 
@@ -65,7 +67,6 @@ log = logging.getLogger(__name__)
 EDIT_EVERY_S: Final = 1.0  # at most one redraw a second per message
 SLOWEST_EVERY_S: Final = 8.0  # the slowest pace a rate-limited message backs off to
 LANDED_WITHIN_S: Final = 30.0  # how long an edit waits for what it follows to land
-WRITING: Final = " …"  # ends a message still being written; its final edit takes it away
 REST_AS_FILE: Final = "\n\n(The rest follows as a file.)"
 AS_FILE: Final = "The whole answer:"
 _POLL_S: Final = 0.05

@@ -9,6 +9,11 @@ lost. Message ids count up from 1 across restarts.
 
 An agent's message also records the idempotency key it was sent with (`key`), so a retried send
 finds the message it already posted instead of posting a second one.
+
+An agent's message that ends with `core.drafts.WRITING` is a streamed reply still being written:
+its next edit finishes it (the whole text, the mark gone) and is not shown as an edit. Only a
+change after that, such as the agent's own `chat_edit_message` on the finished answer, shows
+"(edited)". The rule reads only what the file holds, so a restart shows the same.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from core.drafts import WRITING
 
 __all__ = ["History", "Message"]
 
@@ -43,6 +50,12 @@ class Message:
     deleted: bool = False
     edits: list[str] = field(default_factory=list)
     reactions: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def writing(self) -> bool:
+        """Whether this is an agent's streamed reply still being written (posted with a key,
+        its text marked)."""
+        return self.key is not None and not self.edited and self.text.endswith(WRITING)
 
     def view(self) -> dict[str, Any]:
         """The message for the page (a deleted one keeps its place, not its text)."""
@@ -127,7 +140,8 @@ class History:
             return message
         message = self.messages[payload["id"]]
         if kind == "edit":
-            message.text, message.edited = payload["text"], True
+            message.edited = message.edited or not message.writing  # else it is finished
+            message.text = payload["text"]
             message.mentions = dict(payload.get("mentions") or {})
             message.edits.append(payload["ts"])
         elif kind == "delete":

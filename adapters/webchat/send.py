@@ -12,6 +12,7 @@ folds away (`adapters.webchat.file_blocks`).
 An edit marked `draft` is a reply being streamed as the model writes it: it is shown on the page
 only, never recorded or handed to the host, so the ledger keeps only the message as posted and
 its final edit. A draft, like any edit, changes only a message that exists; it never posts one.
+The final edit is recorded, but not shown as an edit (`adapters.webchat.history`).
 """
 
 from __future__ import annotations

@@ -291,7 +291,8 @@ def test_the_bundled_model_answers_a_direct_question_in_the_web_chat(
                 " AND json_extract(action, '$.draft') IS NULL"
             ).fetchall()
             if edits:  # the answer grew after its first words: its final text lands as an edit
-                await until(lambda: reply.edited, "the final text")
+                await until(lambda: not reply.text.endswith(WRITING), "the final text")
+                assert not reply.edited  # finished, not edited
             reading.cancel()
             print(f"\nSmolLM2 in the web chat: first words after {first:.1f} s: {reply.text!r}")
             assert reply.user == "lead" and reply.text.strip()

@@ -71,6 +71,8 @@ def delivered(w: World, keys: list[str], edits: Redraws, rate_limited: int) -> N
     assert edits.paced()
     refused = [c for c in w.fake.calls if c.method == "PATCH" and c.status == 429]
     assert len(refused) == rate_limited
+    # A message's finish asks for nothing its drafts did not: Discord shows it as they are shown.
+    assert len({frozenset(c.json) for c in w.fake.calls if c.method == "PATCH"}) == 1
 
 
 def test_a_long_streamed_reply_is_edited_in_place_at_most_once_a_second_then_continued(

@@ -106,6 +106,8 @@ def delivered(
     assert len(updates.times[str(said[0]["ts"])]) >= 5  # edited in place as it grew
     assert updates.paced()
     assert len(slack.calls_to("chat.postMessage")) == len(said)
+    # A message's finish asks for nothing its drafts did not: Slack shows it as they are shown.
+    assert len({frozenset(c.params) for c in slack.calls_to("chat.update")}) == 1
     rows = store.db.execute(
         "SELECT status, action FROM outbox WHERE action LIKE '%\"edit\"%'"
     ).fetchall()

@@ -15,8 +15,10 @@ from streamed_answer import Redraws, exact, stream
 from adapters.webchat.normalise import event_id
 from core.clock import SystemClock, VirtualClock
 from core.codec import event_from_data
+from core.engine_port import EnginePort
 from core.events import ChatEvent, EventKind
 from core.outbox import Outbox
+from harness_bridge.tools import ChatTools
 
 TEXTS = (EventKind.MESSAGE, EventKind.EDIT)
 
@@ -59,6 +61,13 @@ def test_a_long_streamed_reply_is_one_message_redrawn_at_most_once_a_second(
             said = [e for e in ledger(chat) if e.author.id == "lead" and e.kind in TEXTS]
             assert [e.kind for e in said] == [*TEXTS]  # the post and its final edit, no draft
             assert said[-1].text == recorded.text
+            # Finishing the answer is not an edit; the agent's edit of it afterwards is.
+            assert not recorded.edited and not last_frame(chat.frames, recorded.id)["edited"]
+            tools = ChatTools(EnginePort(engine, "lead"))
+            edit = {"idempotencyKey": reply.keys[0], "text": "The report, corrected."}
+            await tools.call("chat_edit_message", edit)
+            await drain()
+            assert recorded.edited and last_frame(chat.frames, recorded.id)["edited"]
 
     asyncio.run(scenario())
 
@@ -75,6 +84,12 @@ def ledger(chat: Chat) -> list[ChatEvent]:
     """Every event the ledger holds, oldest first."""
     rows = chat.store.db.execute("SELECT data FROM events ORDER BY seq").fetchall()
     return [event_from_data(json.loads(data)) for (data,) in rows]
+
+
+def last_frame(frames: list[dict[str, Any]], message_id: str) -> dict[str, Any]:
+    """The message `message_id` as the page last drew it."""
+    drawn = [f["message"] for f in frames if f["op"] == "message"]
+    return [m for m in drawn if m["id"] == message_id][-1]
 
 
 def page(frames: list[dict[str, Any]]) -> dict[str, str]:
