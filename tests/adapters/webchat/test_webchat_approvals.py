@@ -3,7 +3,8 @@ lead starts a turn of the fake ACP agent (a real subprocess), which asks leave t
 `shell_exec`; the question appears on the page with buttons, through the outbox and the web
 chat's sender; a press is `POST /approve` behind the page's access guard. A non-approver's
 press is refused with the reason and decides nothing; the approver's lets the tool run, and
-the message is edited to say who decided, its buttons gone."""
+the message is edited to say who decided, its buttons gone. Silence past the deadline is a
+refusal, and the message says nobody answered."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from live_webchat import Chat, running
 from outbox_pump import pumped
 
 from adapters.webchat.normalise import dm_channel, event_id
+from core.clock import SystemClock
 from core.engine_port import EnginePort
 from core.outbox import Outbox
 from harness_bridge.backends.acp import AcpModelLoop
@@ -30,6 +33,7 @@ from harness_bridge.turns import Turn
 
 FAKE = str(Path(__file__).parents[2] / "harness_bridge" / "fake_acp_agent.py")
 YES = {"outcome": "selected", "optionId": "yes"}
+NO = {"outcome": "selected", "optionId": "no"}
 
 
 async def lead_turn(chat: Chat, message_id: str) -> Turn:
@@ -118,5 +122,39 @@ def test_on_the_web_chat_a_non_approver_is_refused_and_an_approver_s_press_lets_
                     {"refused": "this question is no longer open"},
                 )
         assert permissions(tmp_path) == [YES]
+
+    asyncio.run(main())
+
+
+class Later(SystemClock):
+    """The system clock, moved on by hand: the approvals' deadline passes without a wait."""
+
+    def __init__(self) -> None:
+        self.ahead = timedelta()
+
+    def now(self) -> datetime:
+        return super().now() + self.ahead
+
+
+def test_on_the_web_chat_silence_past_the_deadline_is_a_refusal(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with asking(tmp_path) as (chat, loop, outbox):
+            clock = Later()
+            chat.host.engine.approvals.clock = clock
+            said = await chat.chat.say("ana", dm_channel("ana", "lead"), "please run the tests")
+            turn = asyncio.create_task(loop.run(await lead_turn(chat, said.id)))
+
+            async with pumped(outbox), asyncio.timeout(120):
+                asked = await ask_frame(chat, open_=True)
+                clock.ahead = timedelta(hours=1)  # past any deadline the manifest may set
+                assert (await turn).status == "completed"
+                await ask_frame(chat, open_=False)
+                question = chat.chat.history.messages[asked["id"]]
+                assert "No answer by " in question.text
+                assert await press(chat, "ana", asked) == (
+                    409,
+                    {"refused": "this question is no longer open"},
+                )
+        assert permissions(tmp_path) == [NO]
 
     asyncio.run(main())
