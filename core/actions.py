@@ -60,17 +60,24 @@ WORKING_TIMEOUT_S = 120
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Post:
+class _Addressed:
+    """What every action names: the agent it is done as, the platform and conversation it
+    goes to, and the idempotency key the outbox holds it under."""
+
+    agent: str
+    platform: str
+    conversation: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Post(_Addressed):
     """A new message. `mentions` are the recipients the agent chose to address
     (`agent:<id>`, `role:<name>`, `user:<platform id>`); nobody else is ever pinged. `files`
     go with it (`core.post_files`); its record holds them only when there are some."""
 
     kind: ClassVar[str] = "send"
 
-    agent: str
-    platform: str
-    conversation: str
-    key: str
     text: str
     thread: str | None = None
     visibility: Visibility = "thread"
@@ -81,16 +88,12 @@ class Post:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Edit:
+class Edit(_Addressed):
     """New text for a message the agent posted (`message_id`, the platform's id); a `draft`
     edit is a streamed reply still growing."""
 
     kind: ClassVar[str] = "edit"
 
-    agent: str
-    platform: str
-    conversation: str
-    key: str
     message_id: str
     text: str
     thread: str | None = None
@@ -99,30 +102,22 @@ class Edit:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Delete:
+class Delete(_Addressed):
     """Remove a message the agent posted."""
 
     kind: ClassVar[str] = "delete"
 
-    agent: str
-    platform: str
-    conversation: str
-    key: str
     message_id: str
     thread: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class React:
+class React(_Addressed):
     """A typed signal on a message (`signal`), or a platform's own emoji name (`emoji`) when
     the host already knows it; `event_id` is the event the message is."""
 
     kind: ClassVar[str] = "react"
 
-    agent: str
-    platform: str
-    conversation: str
-    key: str
     message_id: str
     signal: Signal | None = None
     emoji: str | None = None
@@ -131,17 +126,13 @@ class React:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Working:
+class Working(_Addressed):
     """Show (`on`) or clear the working indicator for a turn answering `in_reply_to`
     (`message_id` its message) in `conversation`/`thread`; `status` is the words a platform
     that shows words shows; `timeout_s` is how long it may stay up unrenewed."""
 
     kind: ClassVar[str] = "working"
 
-    agent: str
-    platform: str
-    conversation: str
-    key: str
     on: bool
     status: str = ""
     thread: str | None = None
@@ -162,17 +153,13 @@ class Choice:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Ask:
+class Ask(_Addressed):
     """A message with `choices` asking people to decide `request` (an approval's id), in reply
     to the event `in_reply_to`. With `message_id` and `outcome` it redraws that message once
     decided: the text and who decided what and when, and no choices."""
 
     kind: ClassVar[str] = "ask"
 
-    agent: str
-    platform: str
-    conversation: str
-    key: str
     request: str
     text: str
     choices: tuple[Choice, ...] = ()

@@ -23,6 +23,7 @@ from core import command_text as say
 from core.approvals import may_decide
 from core.clock import format_time
 from core.commands import (
+    AgentCommand,
     Claims,
     Command,
     Help,
@@ -70,7 +71,7 @@ class Commands:
     ) -> str:
         """The reply to `/c2a <text>` run by `user` on `platform` (see the module doc)."""
         command = parse(text)
-        agent = getattr(command, "agent", "")
+        agent = command.agent if isinstance(command, AgentCommand) else ""
         if isinstance(command, Unreadable):
             reply, outcome = say.unreadable_text(command.problem), "unreadable"
         elif agent and agent not in self.engine.workspace.manifest.agents:

@@ -21,6 +21,7 @@ from datetime import timedelta
 
 __all__ = [
     "COMMAND",
+    "AgentCommand",
     "Claims",
     "Command",
     "Help",
@@ -53,25 +54,28 @@ class Why:
 
 
 @dataclass(frozen=True, slots=True)
-class Mute:
-    """`agent` gets no new turns for `duration` (None: until unmuted)."""
+class AgentCommand:
+    """A command about one agent (`Mute`, `Unmute`, `Leave`): only an approver of `agent` may
+    run it."""
 
     agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class Mute(AgentCommand):
+    """`agent` gets no new turns for `duration` (None: until unmuted)."""
+
     duration: timedelta | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class Unmute:
+class Unmute(AgentCommand):
     """`agent` is decided as before from now."""
-
-    agent: str
 
 
 @dataclass(frozen=True, slots=True)
-class Leave:
+class Leave(AgentCommand):
     """Stop `agent`'s current turn."""
-
-    agent: str
 
 
 @dataclass(frozen=True, slots=True)

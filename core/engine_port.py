@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from typing import TypedDict
 
 from core.actions import Action, Delete, Edit, Post, React, from_record
 from core.agent_port import (
@@ -50,6 +51,16 @@ from core.signals import Signal
 from core.store import ClaimResult, OutboxEntry, StoredDelivery
 
 __all__ = ["EnginePort"]
+
+
+class _Landed(TypedDict):
+    """Where a message the agent sent landed: what an edit or a delete of it names."""
+
+    agent: str
+    platform: str
+    conversation: str
+    thread: str | None
+    message_id: str
 
 
 class EnginePort:
@@ -188,36 +199,24 @@ class EnginePort:
         return place
 
     async def edit(self, key: str, text: str, *, draft: int | None = None) -> Queued:
-        original, message_id = await self._own_message(key)
+        original, landed = await self._own_message(key)
         if draft is None:
             digest = hashlib.sha256(text.encode()).hexdigest()[:16]
             change_key = f"{key}:edit:{digest}"
         else:
             change_key = f"{key}:draft:{draft}"
         edit = Edit(
-            agent=self._agent,
-            platform=original.platform,
-            conversation=original.conversation,
+            **landed,
             key=change_key,
-            message_id=message_id,
             text=text,
-            thread=original.thread,
             mentions=original.mentions,
             draft=draft is not None,
         )
         return await self._queue(edit)
 
     async def delete(self, key: str) -> Queued:
-        original, message_id = await self._own_message(key)
-        delete = Delete(
-            agent=self._agent,
-            platform=original.platform,
-            conversation=original.conversation,
-            key=f"{key}:delete",
-            message_id=message_id,
-            thread=original.thread,
-        )
-        return await self._queue(delete)
+        _, landed = await self._own_message(key)
+        return await self._queue(Delete(**landed, key=f"{key}:delete"))
 
     async def message(self, key: str) -> MessageState | None:
         entry = await self._engine.store.outbox_get(key)
@@ -330,9 +329,9 @@ class EnginePort:
             for action in actions:
                 await self._engine.queue_action(action, stamp)
 
-    async def _own_message(self, key: str) -> tuple[Post, str]:
-        """A message this agent sent that has landed, and its platform id (edits and deletes
-        need it)."""
+    async def _own_message(self, key: str) -> tuple[Post, _Landed]:
+        """A message this agent sent that has landed, and where it landed (what an edit or a
+        delete of it names)."""
         entry = await self._engine.store.outbox_get(key)
         if entry is None or entry.agent != self._agent or entry.action.get("action") != "send":
             raise ToolError(f"you sent no message with idempotency key {key!r}")
@@ -341,7 +340,14 @@ class EnginePort:
             raise ToolError(f"message {key!r} has not been posted yet ({entry.status}); try later")
         original = from_record(entry.action)
         assert isinstance(original, Post)  # its record says `send`
-        return original, message_id
+        landed = _Landed(
+            agent=self._agent,
+            platform=original.platform,
+            conversation=original.conversation,
+            thread=original.thread,
+            message_id=message_id,
+        )
+        return original, landed
 
     async def _delivery(self, event_id: str) -> StoredDelivery:
         delivery = await self._mine(event_id)

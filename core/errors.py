@@ -28,7 +28,7 @@ a bug, and the loops that must go on log it with its traceback.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "AccessRefused",
@@ -50,9 +50,16 @@ __all__ = [
 
 class C2AError(Exception):
     """Base of every error the project raises on purpose; `code` names the kind for machines,
-    `details` holds what a log or a test needs to tell which input was at fault."""
+    `details` holds what a log or a test needs to tell which input was at fault. A subclass
+    names its own code in its header (`class StoreError(C2AError, code="store_error")`); one
+    that names none keeps its parent's."""
 
-    code = "error"
+    code: ClassVar[str] = "error"
+
+    def __init_subclass__(cls, code: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
 
     def __init__(self, message: str, details: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -63,84 +70,58 @@ class C2AError(Exception):
         return self.message
 
 
-class PayloadError(C2AError):
+class PayloadError(C2AError, code="invalid_payload"):
     """A platform payload is missing something the normaliser needs, or has the wrong type."""
 
-    code = "invalid_payload"
 
-
-class ManifestError(C2AError):
+class ManifestError(C2AError, code="invalid_manifest"):
     """A workspace manifest is unreadable or invalid; the message names file, key path and why."""
 
-    code = "invalid_manifest"
 
-
-class TraceError(C2AError):
+class TraceError(C2AError, code="invalid_trace_line"):
     """A replay trace line is not JSON or not a trace record."""
 
-    code = "invalid_trace_line"
 
-
-class StoreError(C2AError):
+class StoreError(C2AError, code="store_error"):
     """The ledger could not do what was asked."""
 
-    code = "store_error"
 
-
-class RenderError(C2AError):
+class RenderError(C2AError, code="render_failed"):
     """An action that cannot become a platform message (an unknown or unbound recipient, no
     text)."""
 
-    code = "render_failed"
 
-
-class SendError(C2AError):
+class SendError(C2AError, code="send_error"):
     """The platform did not take an outbound action; the subclass says what the outbox does."""
 
-    code = "send_error"
 
-
-class TransientSendError(SendError):
+class TransientSendError(SendError, code="send_transient"):
     """The platform could not take the action now (rate limit, outage); try again later."""
 
-    code = "send_transient"
 
-
-class PermanentSendError(SendError):
+class PermanentSendError(SendError, code="send_failed"):
     """The platform refused the action for good (no such channel, not allowed)."""
 
-    code = "send_failed"
 
-
-class SendOutcomeUnknown(SendError):
+class SendOutcomeUnknown(SendError, code="send_outcome_unknown"):
     """The action may or may not have landed; the outbox marks it ambiguous and calls the
     sender's `find` before any resend."""
 
-    code = "send_outcome_unknown"
 
-
-class LinkError(C2AError):
+class LinkError(C2AError, code="link_error"):
     """Something on the C2A link to a harness failed: framing, an RPC answer, the handshake."""
 
-    code = "link_error"
 
-
-class ToolError(C2AError):
+class ToolError(C2AError, code="tool_refused"):
     """A tool call that is refused or malformed; the message tells the model why."""
 
-    code = "tool_refused"
 
-
-class ModelError(C2AError):
+class ModelError(C2AError, code="model_unavailable"):
     """The model server failed or answered something that is not a chat completion (HTTP
     error, timeout, refused connection, unreadable body). The turn's events stay pending: this
     says the model is unavailable, not that the events failed."""
 
-    code = "model_unavailable"
 
-
-class AccessRefused(C2AError):
+class AccessRefused(C2AError, code="access_refused"):
     """A request that is not from the web chat's own page: another Host, no or a wrong token,
     or a foreign Origin."""
-
-    code = "access_refused"

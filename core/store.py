@@ -1,11 +1,12 @@
-"""The ledger's seam: the storage Protocols every backend implements, and their records.
+"""The ledger's seam: the storage Protocols every backend implements.
 
 One Protocol per responsibility, each implementable on its own: `Ledger` (events and who
 received them), `Deliveries` (per-agent decisions and how they ended), `Claims`, `OutboxStore`
 (outbound actions by idempotency key), `AuditLog` (audit, escalations, quarantine) and
 `GatewaySessions`, and `Leases` (which process holds what, when several share one
 database). `Store` is all of them on one database, with `open`, `close` and
-`transaction`. Code that needs one responsibility takes the small Protocol.
+`transaction`. Code that needs one responsibility takes the small Protocol. The records the
+parts take and return are `core.store_records`, named here too.
 
 What every part guarantees: reads see the caller's own writes, also inside an open
 transaction; whatever a part writes inside `Store.transaction()` becomes durable together with
@@ -16,11 +17,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, TypedDict, Unpack
+from typing import Any, Protocol, Unpack
 
 from core.decision import Decision, Disposition
+from core.store_records import (
+    ClaimResult,
+    ConversationMark,
+    GatewaySession,
+    Lease,
+    LedgerEntry,
+    OutboxEntry,
+    SeenWhere,
+    StoredDelivery,
+)
 
 __all__ = [
     "AuditLog",
@@ -40,102 +50,6 @@ __all__ = [
     "Store",
     "StoredDelivery",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerEntry:
-    """One ledger record in the CCCS v1 envelope (`v`, `id`, `ts`, `seq`, `kind`, `by`, `data`)."""
-
-    seq: int
-    id: str
-    ts: str
-    kind: str
-    by: str
-    data: dict[str, Any]
-
-    def envelope(self, group_id: str) -> dict[str, Any]:
-        return {
-            "v": 1,
-            "id": self.id,
-            "ts": self.ts,
-            "seq": self.seq,
-            "kind": self.kind,
-            "group_id": group_id,
-            "scope_key": "",
-            "by": self.by,
-            "data": self.data,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class StoredDelivery:
-    """A per-agent delivery record: the decision, its delivery status and its disposition."""
-
-    decision: Decision
-    seq: int
-    status: str
-    attempt: int
-    disposition: Disposition | None
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimResult:
-    """Who holds an item after a claim attempt; `granted` when it is the asker."""
-
-    granted: bool
-    holder: str
-    expires_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxEntry:
-    """An outbound platform action and how far it got: `pending`, `sending` (an attempt is in
-    flight), `sent`, `failed`, or `ambiguous` (an attempt may have landed: check first)."""
-
-    key: str
-    agent: str
-    action: dict[str, Any]
-    status: str
-    attempts: int
-    result: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class GatewaySession:
-    """Where a bot's gateway session stands: `seq` is the last dispatch whose event the ledger
-    holds, so a RESUME from it replays exactly what is not yet in. `shard` is -1 unsharded;
-    `updated_at` is when that dispatch was committed."""
-
-    bot: str
-    shard: int
-    session_id: str
-    resume_url: str
-    seq: int
-    updated_at: str
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationMark:
-    """The newest message the ledger holds in one conversation (or one thread of it, `thread`
-    naming the thread, "" for none): its event id, the time the host received it, and the
-    conversation's kind (`dm`, `channel`, ...)."""
-
-    conversation: str
-    kind: str
-    event_id: str
-    ts: str
-    thread: str = ""
-
-
-class SeenWhere(TypedDict, total=False):
-    """What `Deliveries.seen_by` narrows to: one conversation (or one thread of it), events
-    before or after a sequence number, deliveries in one injection mode."""
-
-    conversation: str | None
-    thread: str | None
-    before_seq: int | None
-    after_seq: int | None
-    mode: str | None
 
 
 class Ledger(Protocol):
@@ -359,15 +273,6 @@ class GatewaySessions(Protocol):
     async def gateway_sessions(self, platform: str, bot: str) -> list[GatewaySession]:
         """The sessions kept for `bot`'s gateway, one per shard."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class Lease:
-    """A named lease (`agent:<id>`, `host:<holder>`), who holds it, and until when."""
-
-    name: str
-    holder: str
-    expires_at: datetime
 
 
 class Leases(Protocol):

@@ -60,3 +60,18 @@ def test_every_project_error_is_drawn_once_under_its_parent_with_where_it_lives(
         base = cls.__bases__[0]
         assert parent == (None if cls is C2AError else base.__name__), cls
         assert cls.__module__.replace(".", "/") + ".py" == where, cls
+
+
+def test_every_project_error_has_a_code_of_its_own() -> None:
+    codes = {cls.__name__: cls.code for cls in project_errors()}
+    assert len(set(codes.values())) == len(codes), codes
+
+
+def test_a_code_named_in_the_class_header_is_the_class_code() -> None:
+    class _Narrow(C2AError, code="narrow"):
+        pass
+
+    class _Narrower(_Narrow):
+        pass
+
+    assert (_Narrow("x").code, _Narrower.code, C2AError.code) == ("narrow", "narrow", "error")

@@ -198,22 +198,17 @@ class DiscordSender:
             allowed = _allowed(part.allowed_mentions)
             ping = part.allowed_mentions["replied_user"]
             files = _files(action.files) if last else []  # fresh each try: a send reads them
-            if first and reference is not None:
-                return await channel.send(
-                    part.text,
-                    nonce=part.nonce,
-                    allowed_mentions=allowed,
-                    mention_author=ping,
-                    reference=reference,
-                    files=files,
-                )
-            return await channel.send(
+            send = functools.partial(
+                channel.send,
                 part.text,
                 nonce=part.nonce,
                 allowed_mentions=allowed,
                 mention_author=ping,
                 files=files,
             )
+            if first and reference is not None:  # only the first part is the reply
+                return await send(reference=reference)
+            return await send()
 
         landed = self._landed.setdefault(key, {})
         for index, part in enumerate(rendered.parts):

@@ -141,29 +141,11 @@ class MessageCreateEvent(Message, total=False):
     member: Member
 
 
-class _MessageUpdateRequired(TypedDict):
-    id: Snowflake
-    channel_id: Snowflake
-
-
-class MessageUpdateEvent(_MessageUpdateRequired, total=False):
-    """`MESSAGE_UPDATE`: like a message, but any field other than the ids may be absent."""
-
-    guild_id: Snowflake
-    member: Member
-    author: User
-    content: str
-    timestamp: str
-    edited_timestamp: str | None
-    mention_everyone: bool
-    mentions: list[MentionedUser]
-    mention_roles: list[Snowflake]
-    attachments: list[Attachment]
-    embeds: list[dict[str, Any]]
-    type: int
-    webhook_id: Snowflake
-    message_reference: MessageReference
-    referenced_message: Message | None
+class MessageUpdateEvent(MessageCreateEvent, total=False):
+    """`MESSAGE_UPDATE`: the whole message as it now is, with `MESSAGE_CREATE`'s extra fields
+    (what Discord sends, an embed unfurl or a pin included; see the recorded payloads). The
+    normaliser still reads each field as if it might be absent: Discord's documentation once
+    allowed an update to carry only the fields that changed."""
 
 
 class _MessageDeleteRequired(TypedDict):

@@ -3,7 +3,7 @@ folds away (a `<details>` with the file's name), since the web chat keeps no fil
 
 A block is a line `📎 <name>`, then the content between two fences of backticks longer than
 any run of backticks in it, so no content can close its block early; the page recognises
-exactly that shape (`page.js`, `withFiles`). The whole message stays within the web chat's
+exactly that shape (`page/text.js`, `withFiles`). The whole message stays within the web chat's
 limit for a message's text (`adapters.limits.MAX_TEXT`): a file that does not fit is cut,
 saying how much of it is not shown.
 """

@@ -59,7 +59,12 @@ log = logging.getLogger(__name__)
 ATTENTION_EVERY = 0.3
 RECENT = 60  # messages whose attention is watched
 _PAGE = files("adapters.webchat") / "page"
-_ASSETS = {"/": "index.html", "/page.js": "page.js", "/page.css": "page.css"}
+_ASSETS = {
+    "/": "index.html",
+    "/page.js": "page.js",
+    "/text.js": "text.js",
+    "/page.css": "page.css",
+}
 _TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 
 Models = Callable[[], Mapping[str, Mapping[str, Any]]]

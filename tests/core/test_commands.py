@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from core.commands import (
+    AgentCommand,
     Claims,
     Help,
     Leave,
@@ -77,3 +78,13 @@ def test_a_text_that_is_no_command_says_why(text: str, problem: str) -> None:
 )
 def test_a_duration_is_numbers_with_units(text: str, duration: timedelta | None) -> None:
     assert parse_duration(text) == duration
+
+
+@pytest.mark.parametrize(
+    ("text", "agent"),
+    [("mute a1 30m", "a1"), ("unmute a2", "a2"), ("leave a3", "a3"), ("status", None)],
+)
+def test_only_the_commands_about_one_agent_name_an_agent(text: str, agent: str | None) -> None:
+    command = parse(text)
+    named = command.agent if isinstance(command, AgentCommand) else None
+    assert named == agent

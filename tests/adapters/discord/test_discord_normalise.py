@@ -13,6 +13,7 @@ import pytest
 from adapters.discord import normalise
 from adapters.discord.fields import snowflake_time
 from adapters.discord.normalise import PARSERS
+from adapters.discord.types import MessageUpdateEvent
 from core.attachments import Attachment
 from core.errors import PayloadError
 from core.events import (
@@ -559,3 +560,8 @@ def test_a_dispatch_that_is_not_an_object_raises_a_payload_error(dispatch: Any) 
     with pytest.raises(PayloadError, match="object") as raised:
         normalise(dispatch)
     assert raised.value.details == {"field": ""}
+
+
+@pytest.mark.parametrize("name", ["message_update_edit.json", "message_update_embed_unfurl.json"])
+def test_a_recorded_message_update_is_the_whole_message(name: str) -> None:
+    assert MessageUpdateEvent.__required_keys__ <= load(name)["d"].keys()

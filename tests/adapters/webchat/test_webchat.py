@@ -7,6 +7,7 @@ does. Who may talk to it is tested in `test_access.py`.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -132,10 +133,13 @@ def test_the_page_and_its_assets_are_served(tmp_path: Path) -> None:
     async def scenario(chat: Chat) -> None:
         # As a browser: the printed URL leaves the token in a cookie, which then opens the rest.
         async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
-            for url, kind in ((chat.chat.url, "text/html"), ("/page.js", "text/javascript")):
-                async with http.get(url if "//" in url else chat.chat.origin + url) as response:
-                    assert response.status == 200
-                    assert response.content_type == kind
+            async with http.get(chat.chat.url) as response:
+                assert (response.status, response.content_type) == (200, "text/html")
+                scripts = re.findall(r'<script src="([^"]+)">', await response.text())
+            assert scripts == ["/text.js", "/page.js"]  # the text helpers before what uses them
+            for script in scripts:
+                async with http.get(chat.chat.origin + script) as response:
+                    assert (response.status, response.content_type) == (200, "text/javascript")
         hello = await chat.frame(lambda f: f["op"] == "hello")
         assert hello["humans"] == ["ana", "ben"]
         assert hello["agents"] == ["lead", "worker-1", "worker-2"]

@@ -1,0 +1,126 @@
+"""The records the ledger's parts (`core.store`) take and return: ledger entries, deliveries,
+claims, outbox entries, gateway sessions, conversation marks and leases, as frozen values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypedDict
+
+from core.decision import Decision, Disposition
+
+__all__ = [
+    "ClaimResult",
+    "ConversationMark",
+    "GatewaySession",
+    "Lease",
+    "LedgerEntry",
+    "OutboxEntry",
+    "SeenWhere",
+    "StoredDelivery",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    """One ledger record in the CCCS v1 envelope (`v`, `id`, `ts`, `seq`, `kind`, `by`, `data`)."""
+
+    seq: int
+    id: str
+    ts: str
+    kind: str
+    by: str
+    data: dict[str, Any]
+
+    def envelope(self, group_id: str) -> dict[str, Any]:
+        return {
+            "v": 1,
+            "id": self.id,
+            "ts": self.ts,
+            "seq": self.seq,
+            "kind": self.kind,
+            "group_id": group_id,
+            "scope_key": "",
+            "by": self.by,
+            "data": self.data,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDelivery:
+    """A per-agent delivery record: the decision, its delivery status and its disposition."""
+
+    decision: Decision
+    seq: int
+    status: str
+    attempt: int
+    disposition: Disposition | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimResult:
+    """Who holds an item after a claim attempt; `granted` when it is the asker."""
+
+    granted: bool
+    holder: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    """An outbound platform action and how far it got: `pending`, `sending` (an attempt is in
+    flight), `sent`, `failed`, or `ambiguous` (an attempt may have landed: check first)."""
+
+    key: str
+    agent: str
+    action: dict[str, Any]
+    status: str
+    attempts: int
+    result: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GatewaySession:
+    """Where a bot's gateway session stands: `seq` is the last dispatch whose event the ledger
+    holds, so a RESUME from it replays exactly what is not yet in. `shard` is -1 unsharded;
+    `updated_at` is when that dispatch was committed."""
+
+    bot: str
+    shard: int
+    session_id: str
+    resume_url: str
+    seq: int
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationMark:
+    """The newest message the ledger holds in one conversation (or one thread of it, `thread`
+    naming the thread, "" for none): its event id, the time the host received it, and the
+    conversation's kind (`dm`, `channel`, ...)."""
+
+    conversation: str
+    kind: str
+    event_id: str
+    ts: str
+    thread: str = ""
+
+
+class SeenWhere(TypedDict, total=False):
+    """What `Deliveries.seen_by` narrows to: one conversation (or one thread of it), events
+    before or after a sequence number, deliveries in one injection mode."""
+
+    conversation: str | None
+    thread: str | None
+    before_seq: int | None
+    after_seq: int | None
+    mode: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A named lease (`agent:<id>`, `host:<holder>`), who holds it, and until when."""
+
+    name: str
+    holder: str
+    expires_at: datetime
