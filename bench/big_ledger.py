@@ -222,7 +222,12 @@ def _clones(
             ts, kind, by, data, _, thread = rest
             event = (clone_id, ts, kind, by, data.replace(old, new), new, thread)
             receipts = [(clone_id, agent) for _, agent in template.receipts[event_id]]
-            deliveries = [(clone_id, *row[1:]) for row in template.deliveries[seq]]
+            # Event ids in a delivery (its own, the fragment it continues, the edit it
+            # supersedes) all name the template's channel.
+            deliveries = [
+                tuple(v.replace(old, new) if isinstance(v, str) else v for v in row)
+                for row in template.deliveries[seq]
+            ]
             yield event, receipts, deliveries
 
 

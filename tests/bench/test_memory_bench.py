@@ -38,6 +38,12 @@ def test_the_clone_gives_every_conversation_its_own_events_receipts_and_deliveri
         "SELECT count(*) FROM deliveries d JOIN events e ON e.seq = d.seq AND e.id = d.event_id"
     )
     assert deliveries.fetchone()[0] == built.deliveries > 0
+    elsewhere = db.execute(
+        "SELECT count(*) FROM deliveries d JOIN events e ON e.seq = d.seq "
+        "WHERE instr(coalesce(d.continues, '') || coalesce(d.supersedes, ''), ':C') > 0 "
+        "AND instr(coalesce(d.continues, '') || coalesce(d.supersedes, ''), e.conversation) = 0"
+    )
+    assert elsewhere.fetchone()[0] == 0
     assert db.execute("SELECT count(*) FROM deliveries WHERE status = 'pending'").fetchone() == (0,)
     kinds = dict(db.execute("SELECT kind, count(*) FROM events GROUP BY kind").fetchall())
     assert kinds["x.c2a.member_joined"] == 3 * 30
