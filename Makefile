@@ -114,6 +114,7 @@ test: lint browser postgresql $(LOCAL_STAMP)
 bench: $(STAMP) postgresql
 	$(BIN)/python bench/irc_replay.py
 	$(BIN)/python bench/ledger_hosts.py
+	$(BIN)/python bench/memory.py
 
 # `c2a run` against the bare slack-bolt / discord.py on the fake Slack and Discord, three agents,
 # open-loop load at fixed rates (docs/benchmarks.md). LIVE_ARGS: e.g. `--rates 200 --seconds 5`.

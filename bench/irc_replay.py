@@ -86,6 +86,7 @@ class Replay:
     wall_seconds: float
     peak_rss_kib: int
     out: list[dict[str, Any]]
+    floor: dict[str, Any]
 
 
 def run_replay(
@@ -117,7 +118,35 @@ def run_replay(
     if done.returncode != 0:
         tail = "\n".join(done.stderr.splitlines()[-20:])
         raise RuntimeError(f"c2a replay exited with {done.returncode}:\n{tail}")
-    return Replay(_parse_stats(done.stderr), wall, peak, _read_out(out)), conversion
+    floor = _floor(trace)
+    return Replay(_parse_stats(done.stderr), wall, peak, _read_out(out), floor), conversion
+
+
+def _floor(trace: Path) -> dict[str, Any]:
+    """The parse-and-append floor of the same trace, in a process of its own like the replay
+    (`replay_floor.py`)."""
+    script = Path(__file__).resolve().parent / "replay_floor.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(trace)], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.splitlines()[-20:])
+        raise RuntimeError(f"the parse-and-append floor exited with {done.returncode}:\n{tail}")
+    return _parse_stats(done.stdout)
+
+
+def floor_line(replay: Replay) -> str:
+    """The replay's rate beside the floor's, and their ratio against the target (half)."""
+    rate, floor = replay.stats.get("eventsPerSecond"), replay.floor.get("eventsPerSecond")
+    if not isinstance(rate, float) or not isinstance(floor, float) or not floor:
+        return "- replay beside its parse-and-append floor: not measured"
+    ratio = rate / floor
+    met = "met" if ratio >= 0.5 else "missed"
+    return (
+        f"- replay beside its parse-and-append floor: {rate:,.0f} against {floor:,.0f} "
+        f"events/s (batches of {replay.floor.get('batch')}), **{ratio:.2f}** of the floor "
+        f"(target at least 0.5: {met})"
+    )
 
 
 def _parse_stats(stderr: str) -> dict[str, Any]:
@@ -256,6 +285,7 @@ def render_report(
         f"(c2a replay --stats: {stats})",
         f"- wall time of the subprocess: {replay.wall_seconds:.2f} s; peak RSS of the child: "
         f"{replay.peak_rss_kib / 1024:.1f} MiB",
+        floor_line(replay),
         "",
         "## Deliveries by injection mode and policy",
         "",

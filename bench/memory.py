@@ -1,0 +1,161 @@
+"""Memory at scale: a host started over a ledger of 1,000,000 rows in 10,000 conversations.
+
+    python bench/memory.py [--rows 1000000] [--conversations 10000] [--more 3000] [--top N]
+
+Builds the ledger in bulk (`big_ledger.py`: Slack traffic a live host wrote, cloned), then
+starts a `c2a run`-like host over it in a fresh process: `c2a.host.Host` on the SQLite file,
+whose `start` folds the whole ledger into the engine's state (`Engine.rebuild`), then takes
+`--more` new messages in, each through every agent's connection as Socket Mode delivers them.
+Printed: rows and conversations, the time to build and to start, and the process's resident
+memory (`VmRSS`) after the imports, after the start and after the new messages, with its peak
+(`VmHWM`). `--top N` traces the start with tracemalloc (several times slower) and prints the
+N lines that hold the most memory. The target (issue 17): under 150 MB. Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE)]
+
+from big_ledger import BASE, PEOPLE, build, channel_id  # noqa: E402
+from builders import SLACK_IDS, local_workspace, slack_body, slack_message  # noqa: E402
+
+from c2a.host import Host  # noqa: E402
+from core.clock import SystemClock  # noqa: E402
+from core.emission import Emission  # noqa: E402
+from core.sqlite_store import SQLiteStore  # noqa: E402
+
+__all__ = ["main", "measure"]
+
+TARGET_MB = 150.0
+
+
+def memory_mb() -> tuple[float, float]:
+    """This process's resident memory and its peak, in MB (`/proc/self/status`)."""
+    found = {}
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                found[key] = int(value.split()[0]) / 1024
+    return found["VmRSS"], found["VmHWM"]
+
+
+def new_bodies(conversations: int, count: int, seed: int = 71) -> list[dict[str, Any]]:
+    """`count` new Slack messages after the ledger's, in conversations picked at random, one
+    in twelve mentioning an agent."""
+    rng = random.Random(seed)
+    agents = list(SLACK_IDS.values())
+    start = BASE + 10**7
+    bodies = []
+    for n in range(count):
+        text = f"follow-up {n} on the rollout"
+        if n % 12 == 0:
+            text = f"<@{rng.choice(agents)}> {text}?"
+        message = slack_message(
+            f"{start + n}.000100",
+            text,
+            user=rng.choice(PEOPLE),
+            channel=channel_id(rng.randrange(conversations)),
+        )
+        bodies.append(slack_body(message))
+    return bodies
+
+
+async def _measure(path: Path, conversations: int, more: int, top: int) -> dict[str, Any]:
+    async def sink(emissions: list[Emission]) -> None:
+        return None
+
+    figures: dict[str, Any] = {"importedMB": memory_mb()[0]}
+    bodies = new_bodies(conversations, more)
+    host = Host(local_workspace(), SQLiteStore(str(path)), SystemClock(), sink)
+    if top:
+        tracemalloc.start()
+    began = time.perf_counter()
+    await host.start()
+    figures["startSeconds"] = time.perf_counter() - began
+    figures["startedMB"] = memory_mb()[0]
+    figures["folded"] = host.engine.folded
+    if top:
+        snapshot = tracemalloc.take_snapshot()
+        tracemalloc.stop()
+        stats = snapshot.statistics("lineno")[:top]
+        figures["top"] = [f"{s.size / 2**20:8.1f} MB {s.count:>9,} {s.traceback}" for s in stats]
+    began = time.perf_counter()
+    try:
+        for body in bodies:
+            for agent in SLACK_IDS:
+                await host.receive("slack", body, agent)
+    finally:
+        await host.close()
+    figures["moreSeconds"] = time.perf_counter() - began
+    figures["afterMB"], figures["peakMB"] = memory_mb()
+    figures["more"] = more
+    return figures
+
+
+def measure(path: Path, conversations: int, more: int, top: int = 0) -> dict[str, Any]:
+    """Start a host over the ledger at `path` in a fresh process and return its figures."""
+    command = [sys.executable, __file__, "--measure", str(path)]
+    command += ["--conversations", str(conversations), "--more", str(more), "--top", str(top)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the measuring process failed:\n{done.stderr[-2000:]}")
+    figures: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return figures
+
+
+def report(rows: int, conversations: int, build_seconds: float, figures: dict[str, Any]) -> str:
+    """The printed lines of one run."""
+    met = "met" if figures["afterMB"] < TARGET_MB else "missed"
+    lines = [
+        f"ledger: {rows:,} rows in {conversations:,} conversations, built in {build_seconds:.1f} s",
+        f"start (Engine.rebuild folds {figures['folded']:,} rows): {figures['startSeconds']:.1f} s",
+        f"RSS after imports {figures['importedMB']:.1f} MB, after start "
+        f"{figures['startedMB']:.1f} MB, after {figures['more']:,} more messages "
+        f"({figures['moreSeconds']:.1f} s) {figures['afterMB']:.1f} MB, peak "
+        f"{figures['peakMB']:.1f} MB",
+        f"target: RSS under {TARGET_MB:.0f} MB: {met}",
+    ]
+    return "\n".join(lines + figures.get("top", []))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--conversations", type=int, default=10_000)
+    parser.add_argument("--more", type=int, default=3000, help="new messages after the start")
+    parser.add_argument("--top", type=int, default=0, help="trace the start, print N lines")
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.measure is not None:
+        figures = asyncio.run(_measure(args.measure, args.conversations, args.more, args.top))
+        print(json.dumps(figures))
+        return 0
+    load = os.getloadavg()
+    print(f"# Memory at scale (load average {load[0]:.2f} {load[1]:.2f})", flush=True)
+    with tempfile.TemporaryDirectory(prefix="memory-bench-") as folder:
+        path = Path(folder) / "ledger.sqlite3"
+        began = time.perf_counter()
+        built = build(path, args.rows, args.conversations)
+        build_seconds = time.perf_counter() - began
+        figures = measure(path, args.conversations, args.more, args.top)
+    print(report(built.events, built.conversations, build_seconds, figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
