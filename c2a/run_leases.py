@@ -10,6 +10,11 @@ once they expire and its harness resumes from the last acknowledged delivery (th
 pending deliveries). The process's own lease `host:<holder>` says it is alive (an outbox row it
 took is its own while that lease lives). On SQLite one process owns the ledger and no lease is
 kept (`c2a.run`).
+
+Other work held one process at a time (a Discord shard's gateway connection) is `offer`ed under
+a lease name of its own: the same rounds renew it, take it when it is free and stop it when it
+is lost, and `withdraw` gives it up at once (a graceful stop), so another process takes it in
+its next round.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import os
 import secrets
 import socket
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -31,6 +37,7 @@ __all__ = [
     "LEASE_TTL_MS",
     "RENEW_EVERY",
     "HarnessLeases",
+    "Held",
     "Runs",
     "agent_lease",
     "harness_leases",
@@ -89,6 +96,15 @@ def harness_leases(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Held:
+    """Work other than a harness that runs while its lease is held: `start` once it is taken,
+    `stop` once it is lost or withdrawn."""
+
+    start: Callable[[], Awaitable[None]]
+    stop: Callable[[], Awaitable[None]]
+
+
 def agent_lease(agent: str) -> str:
     """The lease under which one process runs `agent`'s harness."""
     return f"agent:{agent}"
@@ -131,12 +147,59 @@ class HarnessLeases:
         self.timeout = timeout
         self.now = now
         self.held: set[str] = set()
+        self.offered: dict[str, Held] = {}  # other work, by lease name
+        self.others: set[str] = set()  # the offered leases held here
         self.wake_ups = wake_ups
         self._waking: asyncio.Task[None] | None = None
+        self._turn = asyncio.Lock()  # one round, offer or withdrawal at a time
 
     async def round(self) -> None:
         """Renew the host's lease and every agent's held here, stopping the harness of each
-        one lost; then take every free agent's lease and start its harness."""
+        one lost; then take every free agent's lease and start its harness; then the same for
+        the other work offered."""
+        async with self._turn:
+            await self._agents_round()
+            for name in sorted(self.others):
+                await self._renew_other(name)
+            for name in sorted(self.offered.keys() - self.others):
+                await self._take_other(name)
+
+    async def offer(
+        self, name: str, start: Callable[[], Awaitable[None]], stop: Callable[[], Awaitable[None]]
+    ) -> None:
+        """Run work while this process holds the lease `name` (`start` once taken, now if it is
+        free, else in a later round once it is; `stop` once lost or withdrawn)."""
+        async with self._turn:
+            self.offered[name] = Held(start, stop)
+            if name not in self.others:
+                await self._take_other(name)
+
+    async def withdraw(self, name: str) -> None:
+        """Stop the work offered as `name` (if it runs here) and give its lease up at once."""
+        async with self._turn:
+            work = self.offered.pop(name, None)
+            if work is None or name not in self.others:
+                return
+            self.others.discard(name)
+            await work.stop()
+            await self._call_release(name)
+            log.info("%s: gave up the lease %s", self.name, name)
+
+    async def _renew_other(self, name: str) -> None:
+        if await self._call(self.leases.renew, name) is not None:
+            return
+        self.others.discard(name)
+        log.warning("%s: lost the lease %s; it stops here", self.name, name)
+        await self.offered[name].stop()
+
+    async def _take_other(self, name: str) -> None:
+        if await self._call(self.leases.acquire, name) is None:
+            return
+        self.others.add(name)
+        log.info("%s: holds the lease %s as %s", self.name, name, self.holder)
+        await self.offered[name].start()
+
+    async def _agents_round(self) -> None:
         await self._call(self.leases.acquire, host_lease(self.holder))
         wanted = set(self.agents)
         for agent in sorted(self.held - wanted):  # no longer in the manifest
@@ -180,13 +243,16 @@ class HarnessLeases:
 
     async def release(self) -> None:
         """Give every lease up."""
-        for name in [*map(agent_lease, sorted(self.held)), host_lease(self.holder)]:
+        agents = map(agent_lease, sorted(self.held))
+        for name in [*agents, *sorted(self.others), host_lease(self.holder)]:
             await self._call_release(name)
         self.held.clear()
+        self.others.clear()
 
     def names(self) -> list[str]:
         """The leases held here, for the logs and `/metrics`."""
-        return [host_lease(self.holder), *map(agent_lease, sorted(self.held))]
+        agents = map(agent_lease, sorted(self.held))
+        return [host_lease(self.holder), *agents, *sorted(self.others)]
 
     async def _call_release(self, name: str) -> None:
         try:
