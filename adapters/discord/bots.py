@@ -9,6 +9,7 @@ this process, as one process running a workspace does (with several processes on
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Required, TypedDict, Unpack
@@ -18,12 +19,14 @@ from adapters.discord.clients import read_tokens, use_endpoints
 from adapters.discord.interactions import Interactions
 from adapters.discord.live import DiscordAgentConnection
 from adapters.discord.manifest import DiscordWorkspace
-from adapters.discord.sharding import Sharding
+from adapters.discord.sharding import DM_SHARD, Sharding
 from core.clock import Clock
 from core.manifest import Workspace
 from core.store import Store
 
 __all__ = ["BotOptions", "Bots", "start_connections"]
+
+log = logging.getLogger("adapters.discord.live")  # where the connections log
 
 
 class BotOptions(TypedDict, total=False):
@@ -105,6 +108,14 @@ async def start_connections(
     Unbounded: callers put it under `asyncio.timeout`; cancelled, it closes what it started.
     """
     bots = Bots.of(workspace, receive, **how)
+    if bots.sharding is not None and not bots.sharding.receives_dms():
+        for agent in bots.tokens:
+            log.warning(
+                "discord agent %s: shard_ids %s leave out shard %d, so no DMs reach this process",
+                agent,
+                list(bots.sharding.ids or ()),
+                DM_SHARD,
+            )
     connections = [bots.connection(agent, bots.sharding) for agent in bots.tokens]
     try:
         for connection in connections:

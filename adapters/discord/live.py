@@ -56,7 +56,7 @@ from adapters.discord.interactions import Interactions
 from adapters.discord.manifest import DiscordCatchUp
 from adapters.discord.normalise import PLATFORM
 from adapters.discord.sessions import KeptSessions
-from adapters.discord.sharding import DM_SHARD, Sharding
+from adapters.discord.sharding import Sharding
 from core.clock import Clock, parse_time
 from core.store import GatewaySession, Store
 
@@ -196,13 +196,6 @@ class DiscordAgentConnection:
             await self._drain(forwarder)
 
     async def _connect(self) -> None:
-        if self._sharding is not None and not self._sharding.receives_dms():
-            log.warning(
-                "discord agent %s: shard_ids %s leave out shard %d, so no DMs reach this process",
-                self.agent,
-                list(self._sharding.ids or ()),
-                DM_SHARD,
-            )
         while not self._closing:
             client = new_client(self, self._mode, self._guild_ready_timeout, self._sharding)
             self._client = client

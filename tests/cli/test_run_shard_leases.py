@@ -61,7 +61,7 @@ def test_an_offered_shard_runs_in_one_process_and_moves_once_its_lease_expires(
             await process.leases.begin()
             await process.offer(SHARD)
         assert (a.running, b.running) == ({SHARD}, set())
-        assert a.leases.names() == ["host:a", SHARD]
+        assert a.leases.names() == ["host:a", "offers:a", SHARD]
         for _ in range(5):  # renewed well inside the lease time: nothing moves
             clock.advance(timedelta(seconds=5))
             await a.leases.round()
@@ -78,9 +78,9 @@ def test_an_offered_shard_runs_in_one_process_and_moves_once_its_lease_expires(
         await a.leases.round()
         assert a.running == set()
         assert a.events == [f"start {SHARD}", f"stop {SHARD}"]
-        assert a.leases.names() == ["host:a"]
+        assert a.leases.names() == ["host:a", "offers:a"]
         held = {lease.name: lease.holder for lease in await b.leases.leases.holders(clock.now())}
-        assert held == {SHARD: "b", "host:a": "a", "host:b": "b"}
+        assert held == {SHARD: "b", "host:a": "a", "host:b": "b", "offers:a": "a", "offers:b": "b"}
         await a.leases.end()
         await b.leases.end()
 
@@ -117,7 +117,40 @@ def test_a_shard_whose_renewal_the_ledger_does_not_answer_stops(tmp_path: Path) 
 
     asyncio.run(scenario())
     assert a.running == set()
-    assert a.leases.names() == ["host:a"]
+    assert a.leases.names() == ["host:a", "offers:a"]
+
+
+def test_the_shards_are_split_evenly_and_a_dead_processs_share_moves(tmp_path: Path) -> None:
+    clock, a, b = two(tmp_path)
+    shards = [f"discord:lead:shard:{n}" for n in range(3)]
+
+    async def scenario() -> None:
+        await a.leases.begin()
+        for shard in shards:  # alone, `a` takes them all
+            await a.offer(shard)
+        await b.leases.begin()
+        for shard in shards:  # none is free
+            await b.offer(shard)
+        assert (len(a.running), b.running) == (3, set())
+        await a.leases.round()  # two processes offer: `a`'s share is 2 of 3; it gives one up
+        await b.leases.round()
+        assert (a.running, b.running) == (set(shards[:2]), {shards[2]})
+        for _ in range(3):  # shares held: nothing moves
+            clock.advance(timedelta(seconds=5))
+            await a.leases.round()
+            await b.leases.round()
+        assert (a.running, b.running) == (set(shards[:2]), {shards[2]})
+        assert a.events == [*(f"start {s}" for s in shards), f"stop {shards[2]}"]
+        # `b` stops renewing (killed): once its leases expire `a` takes its shard back.
+        for _ in range(LEASE_TTL_MS // 5000):
+            clock.advance(timedelta(seconds=5))
+            await a.leases.round()
+        assert a.running == set(shards)
+        assert a.events[-2:] == [f"stop {shards[2]}", f"start {shards[2]}"]
+        await a.leases.end()
+        await b.leases.end()
+
+    asyncio.run(scenario())
 
 
 def test_the_run_leases_are_what_the_shards_are_offered_to(tmp_path: Path) -> None:
