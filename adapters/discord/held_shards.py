@@ -25,7 +25,7 @@ import discord
 
 from adapters.discord.bots import Bots
 from adapters.discord.live import DiscordAgentConnection
-from adapters.discord.sharding import Sharding
+from adapters.discord.sharding import IdentifyTurns, Sharding
 
 __all__ = ["HeldShards", "ShardLeases", "shard_lease"]
 
@@ -60,7 +60,8 @@ class HeldShards:
 
     async def offer(self) -> None:
         """Offer every shard of every bot (connecting those taken now), then wait until the
-        connections taken now are ready. Raises `ConnectionError` if one ends first."""
+        connections taken now are ready. Raises `ConnectionError` if one still held ends
+        first."""
         for agent, token in self.bots.tokens.items():
             for shard, sharding in await self._shards(token):
                 name = shard_lease(agent, shard)
@@ -68,7 +69,12 @@ class HeldShards:
                 stop = functools.partial(self._stop, name)
                 self._offered.append(name)
                 await self.leases.offer(name, start, stop)
-        await asyncio.gather(*(c.wait_ready() for c in list(self.connections.values())))
+        taken = list(self.connections.items())
+        ready = await asyncio.gather(*(c.wait_ready() for _, c in taken), return_exceptions=True)
+        for (name, connection), result in zip(taken, ready, strict=True):
+            # A connection closed meanwhile because its lease went to another process is fine.
+            if isinstance(result, BaseException) and self.connections.get(name) is connection:
+                raise result
 
     async def close(self) -> None:
         """Close every shard held here and give its lease up, so another process takes it."""
@@ -83,7 +89,8 @@ class HeldShards:
             return [(0, None)]
         count = sharding.count or await recommended_count(token)
         ids = sharding.ids if sharding.ids is not None else range(count)
-        return [(n, Sharding(count, (n,))) for n in ids]
+        turns = IdentifyTurns()  # the bot's shards here IDENTIFY 5 s apart, as in one client
+        return [(n, Sharding(count, (n,), turns)) for n in ids]
 
     async def _start(self, name: str, agent: str, sharding: Sharding | None) -> None:
         connection = self.bots.connection(agent, sharding)

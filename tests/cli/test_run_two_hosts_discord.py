@@ -111,7 +111,7 @@ def test_two_processes_split_the_shards_and_a_kill_moves_them_with_the_session_r
             try:
                 processes.append(await start(path, tmp_path / "a", logs[0], env))
                 await until(lambda: all(holds(logs[0], s) for s in SHARDS), "a's shards")
-                await until(lambda: "discord agent lead: ready" in logs[0].read_text(), "a bot")
+                await until(lambda: "running 1 agent(s)" in logs[0].read_text(), "both shards")
                 processes.append(await start(path, tmp_path / "b", logs[1], env))
                 # Two processes offer the shards: `a` gives its second up, `b` RESUMEs it.
                 await until(lambda: holds(logs[1], SHARDS[1]) and resumed(logs[1]), "a split")

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 from adapters.discord.bots import Bots
 from adapters.discord.held_shards import HeldShards, shard_lease
-from adapters.discord.sharding import Sharding
+from adapters.discord.sharding import IDENTIFY_EVERY, IdentifyTurns, Sharding
 from core.clock import VirtualClock
 
 
@@ -74,3 +74,24 @@ def test_only_the_manifests_shard_ids_are_offered() -> None:
 
 def test_a_plain_bot_is_one_shard() -> None:
     assert offered(None).offered == ["discord:lead:shard:0", "discord:worker-1:shard:0"]
+
+
+def test_one_bots_identifies_take_turns_five_seconds_apart() -> None:
+    clock = {"now": 100.0}
+    waited: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waited.append(seconds)
+        clock["now"] += seconds
+
+    turns = IdentifyTurns(now=lambda: clock["now"], sleep=sleep)
+
+    async def scenario() -> None:
+        await turns.take()  # the first goes at once
+        clock["now"] += 2.0
+        await asyncio.gather(turns.take(), turns.take())  # then one at a time, 5 s apart
+        clock["now"] += 60.0
+        await turns.take()  # long after the last: at once
+
+    asyncio.run(scenario())
+    assert waited == [IDENTIFY_EVERY - 2.0, IDENTIFY_EVERY]
