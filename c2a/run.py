@@ -155,7 +155,11 @@ class WorkspaceRun:
             environ=self.environ,
             redactor=redactor,
             data_dir=self.data_dir,
-            options={"webchat_port": self.webchat_port, "models": self.models},
+            options={
+                "webchat_port": self.webchat_port,
+                "models": self.models,
+                "leases": self.leases,  # None unless several processes share the ledger
+            },
             sink=self.dispatch,
         )
 

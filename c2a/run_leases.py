@@ -10,16 +10,26 @@ once they expire and its harness resumes from the last acknowledged delivery (th
 pending deliveries). The process's own lease `host:<holder>` says it is alive (an outbox row it
 took is its own while that lease lives). On SQLite one process owns the ledger and no lease is
 kept (`c2a.run`).
+
+Other work held one process at a time (a Discord shard's gateway connection) is `offer`ed under
+a lease name of its own: the same rounds renew it, stop it when it is lost, and take it when it
+is free, each process up to its share: the work offered divided among the processes offering
+it (each says so with its lease `offers:<holder>`), rounded up. A process holding more than its
+share (it started first, or took over from one that died and came back) stops and gives up the
+rest at its next round, and the others take them at theirs. `withdraw` stops it and gives it up
+at once (a graceful stop), so another process takes it in its next round.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import secrets
 import socket
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -31,11 +41,13 @@ __all__ = [
     "LEASE_TTL_MS",
     "RENEW_EVERY",
     "HarnessLeases",
+    "Held",
     "Runs",
     "agent_lease",
     "harness_leases",
     "holder_name",
     "host_lease",
+    "offers_lease",
 ]
 
 log = logging.getLogger("c2a.run")
@@ -89,6 +101,20 @@ def harness_leases(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Held:
+    """Work other than a harness that runs while its lease is held: `start` once it is taken,
+    `stop` once it is lost or withdrawn."""
+
+    start: Callable[[], Awaitable[None]]
+    stop: Callable[[], Awaitable[None]]
+
+
+def offers_lease(holder: str) -> str:
+    """The lease that says the process `holder` takes its share of the work offered."""
+    return f"offers:{holder}"
+
+
 def agent_lease(agent: str) -> str:
     """The lease under which one process runs `agent`'s harness."""
     return f"agent:{agent}"
@@ -131,12 +157,87 @@ class HarnessLeases:
         self.timeout = timeout
         self.now = now
         self.held: set[str] = set()
+        self.offered: dict[str, Held] = {}  # other work, by lease name
+        self.others: set[str] = set()  # the offered leases held here
         self.wake_ups = wake_ups
         self._waking: asyncio.Task[None] | None = None
+        self._turn = asyncio.Lock()  # one round, offer or withdrawal at a time
 
     async def round(self) -> None:
         """Renew the host's lease and every agent's held here, stopping the harness of each
-        one lost; then take every free agent's lease and start its harness."""
+        one lost; then take every free agent's lease and start its harness; then the same for
+        the other work offered, up to this process's share of it."""
+        async with self._turn:
+            await self._agents_round()
+            await self._others_round()
+
+    async def offer(
+        self, name: str, start: Callable[[], Awaitable[None]], stop: Callable[[], Awaitable[None]]
+    ) -> None:
+        """Run work while this process holds the lease `name` (`start` once taken, now if it is
+        free and within this process's share, else in a later round once it is; `stop` once
+        lost, given up to another process or withdrawn)."""
+        async with self._turn:
+            self.offered[name] = Held(start, stop)
+            await self._call(self.leases.acquire, offers_lease(self.holder))
+            if name not in self.others and len(self.others) < await self._share():
+                await self._take_other(name)
+
+    async def withdraw(self, name: str) -> None:
+        """Stop the work offered as `name` (if it runs here) and give its lease up at once."""
+        async with self._turn:
+            work = self.offered.pop(name, None)
+            if not self.offered:
+                await self._call_release(offers_lease(self.holder))
+            if work is not None and name in self.others:
+                await work.stop()  # before another process may take it
+                await self._give_up(name)
+
+    async def _others_round(self) -> None:
+        """Renew the offered leases held here; give up those beyond this process's share, or
+        take free ones up to it."""
+        if not self.offered:
+            return
+        await self._call(self.leases.acquire, offers_lease(self.holder))
+        for name in sorted(self.others):
+            if await self._call(self.leases.renew, name) is None:
+                self.others.discard(name)
+                log.warning("%s: lost the lease %s; it stops here", self.name, name)
+                await self.offered[name].stop()
+        share = await self._share()
+        for name in sorted(self.others)[share:]:  # another process has fewer: it takes them
+            await self.offered[name].stop()
+            await self._give_up(name)
+        for name in sorted(self.offered.keys() - self.others):
+            if len(self.others) >= share:
+                break
+            await self._take_other(name)
+
+    async def _share(self) -> int:
+        """The most offered leases this process holds: an equal share, rounded up, among the
+        processes offering work (each holds `offers:<holder>`); what it holds when the ledger
+        does not answer."""
+        try:
+            leases = await asyncio.wait_for(self.leases.holders(self.now()), self.timeout)
+        except Exception as exc:
+            log.warning("%s: cannot read the leases: %s", self.name, exc)
+            return len(self.others)
+        offering = sum(lease.name.startswith(offers_lease("")) for lease in leases)
+        return math.ceil(len(self.offered) / max(offering, 1))
+
+    async def _give_up(self, name: str) -> None:
+        self.others.discard(name)
+        await self._call_release(name)
+        log.info("%s: gave up the lease %s", self.name, name)
+
+    async def _take_other(self, name: str) -> None:
+        if await self._call(self.leases.acquire, name) is None:
+            return
+        self.others.add(name)
+        log.info("%s: holds the lease %s as %s", self.name, name, self.holder)
+        await self.offered[name].start()
+
+    async def _agents_round(self) -> None:
         await self._call(self.leases.acquire, host_lease(self.holder))
         wanted = set(self.agents)
         for agent in sorted(self.held - wanted):  # no longer in the manifest
@@ -180,13 +281,18 @@ class HarnessLeases:
 
     async def release(self) -> None:
         """Give every lease up."""
-        for name in [*map(agent_lease, sorted(self.held)), host_lease(self.holder)]:
+        agents = map(agent_lease, sorted(self.held))
+        offers = offers_lease(self.holder)
+        for name in [*agents, *sorted(self.others), offers, host_lease(self.holder)]:
             await self._call_release(name)
         self.held.clear()
+        self.others.clear()
 
     def names(self) -> list[str]:
         """The leases held here, for the logs and `/metrics`."""
-        return [host_lease(self.holder), *map(agent_lease, sorted(self.held))]
+        agents = map(agent_lease, sorted(self.held))
+        offers = [offers_lease(self.holder)] if self.offered else []
+        return [host_lease(self.holder), *agents, *offers, *sorted(self.others)]
 
     async def _call_release(self, name: str) -> None:
         try:

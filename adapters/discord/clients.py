@@ -82,7 +82,9 @@ def new_client(
     }
     if sharding is None:
         return _AgentClient(owner, **options)
-    return _ShardedAgentClient(owner, **options, **sharding.client_options())
+    client = _ShardedAgentClient(owner, **options, **sharding.client_options())
+    client.identify_turns = sharding.turns
+    return client
 
 
 def use_endpoints(api_url: str | None = None, gateway_url: str | None = None) -> None:

@@ -27,7 +27,9 @@ and the copies every bot gets of one guild message are each one event. A `receiv
 is logged in one line and the connection goes on.
 
 Sharding (`adapters.discord.clients`) changes none of this: every shard's frames come through
-the same hook into the same queue.
+the same hook into the same queue. Starting the bots of a workspace is `adapters.discord.bots`';
+with several processes on one ledger, each shard is one connection in the process holding its
+lease (`adapters.discord.held_shards`).
 
 Message Content is a privileged intent. A bot without it is closed by the gateway with 4014
 (discord.py raises `PrivilegedIntentsRequired`); the connection then says so in one line and
@@ -40,7 +42,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
 from typing import Any, Final
 
 import discord
@@ -49,27 +50,20 @@ import orjson
 from adapters import Receive
 from adapters.discord import resume
 from adapters.discord.catchup import catch_up
-from adapters.discord.clients import (
-    ContentMode,
-    new_client,
-    read_tokens,
-    use_endpoints,
-)
+from adapters.discord.clients import ContentMode, new_client
 from adapters.discord.frames import Item, to_item, withheld
 from adapters.discord.interactions import Interactions
-from adapters.discord.manifest import DiscordCatchUp, DiscordWorkspace
+from adapters.discord.manifest import DiscordCatchUp
 from adapters.discord.normalise import PLATFORM
 from adapters.discord.sessions import KeptSessions
-from adapters.discord.sharding import DM_SHARD, Sharding
+from adapters.discord.sharding import Sharding
 from core.clock import Clock, parse_time
-from core.manifest import Workspace
 from core.store import GatewaySession, Store
 
 __all__ = [
     "NO_MESSAGE_CONTENT",
     "DiscordAgentConnection",
     "Receive",
-    "start_connections",
 ]
 
 log = logging.getLogger(__name__)
@@ -202,13 +196,6 @@ class DiscordAgentConnection:
             await self._drain(forwarder)
 
     async def _connect(self) -> None:
-        if self._sharding is not None and not self._sharding.receives_dms():
-            log.warning(
-                "discord agent %s: shard_ids %s leave out shard %d, so no DMs reach this process",
-                self.agent,
-                list(self._sharding.ids or ()),
-                DM_SHARD,
-            )
         while not self._closing:
             client = new_client(self, self._mode, self._guild_ready_timeout, self._sharding)
             self._client = client
@@ -344,56 +331,3 @@ class DiscordAgentConnection:
 
 def _kind(exc: BaseException) -> str:
     return type(exc).__name__
-
-
-async def start_connections(
-    workspace: Workspace,
-    receive: Receive,
-    *,
-    environ: Mapping[str, str] | None = None,
-    guild_ready_timeout: float = 2.0,
-    store: Store | None = None,
-    clock: Clock,
-    interactions: Interactions | None = None,
-) -> list[DiscordAgentConnection]:
-    """Connect every agent that has a Discord `token_env`, and wait until all are ready.
-
-    Tokens are read from the environment variables the manifest names (`environ`, default
-    `os.environ`) and never logged; the manifest's `discord.api_url` and `gateway_url`, when
-    set, are applied first with `use_endpoints` (process-wide), and its `shard_count` and
-    `shard_ids` make every bot an `AutoShardedClient` over those shards. With a `store` (the
-    ledger, open) every bot resumes its kept gateway session, or catches up from history within
-    the manifest's `discord.catch_up` window; interactions go to `interactions`. Raises
-    `ManifestError` naming every variable that is unset or empty before connecting anything, and
-    `ConnectionError` if a connection ends before it is ready (the others are closed).
-    Unbounded: callers put it under `asyncio.timeout`; cancelled, it closes what it started.
-    """
-    tokens = read_tokens(workspace, environ)
-    settings = DiscordWorkspace.of(workspace.manifest)
-    if settings is not None:
-        use_endpoints(settings.api_url, settings.gateway_url)
-    guild_id = settings.guild_id if settings is not None else None
-    sharding = Sharding.from_manifest(settings)
-    connections = [
-        DiscordAgentConnection(
-            agent,
-            token,
-            receive,
-            guild_id=guild_id,
-            guild_ready_timeout=guild_ready_timeout,
-            sharding=sharding,
-            store=store,
-            clock=clock,
-            catch_up=settings.catch_up if settings is not None else None,
-            interactions=interactions,
-        )
-        for agent, token in tokens.items()
-    ]
-    try:
-        for connection in connections:
-            connection.start()
-        await asyncio.gather(*(c.wait_ready() for c in connections))
-    except BaseException:
-        await asyncio.gather(*(c.close() for c in connections))
-        raise
-    return connections

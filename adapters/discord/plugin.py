@@ -5,6 +5,8 @@ every such variable must be set, checked before anything connects. Its start log
 in and opens each bot's gateway (within `CONNECT_TIMEOUT` seconds), every bot's button presses
 answering the engine's approvals and its `/c2a` answered on the engine
 (`adapters.discord.commands`); its finish logs the sender out, after the outbox's last round.
+When the run keeps leases (several processes on one ledger: the run's `options["leases"]`),
+each shard connects only in the process holding its lease (`adapters.discord.held_shards`).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import dataclasses
 import discord
 
 from adapters.discord.asks import listen_for_presses
+from adapters.discord.bots import BotOptions, Bots, start_connections
 from adapters.discord.commands import listen_for_commands
+from adapters.discord.held_shards import HeldShards, ShardLeases
 from adapters.discord.interactions import Interactions
-from adapters.discord.live import DiscordAgentConnection, start_connections
+from adapters.discord.live import DiscordAgentConnection
 from adapters.discord.manifest import SECTION, DiscordAgent
 from adapters.discord.normalise import normalise
 from adapters.discord.repeats import REPEATS
@@ -42,6 +46,8 @@ class DiscordConnection:
         self.ctx = ctx
         self.name = ctx.workspace.manifest.workspace
         self.agents: list[DiscordAgentConnection] = []
+        self.leases: ShardLeases | None = ctx.options.get("leases")
+        self.shards: HeldShards | None = None
         self._sender: DiscordSender | None = None
         self.interactions = Interactions()
         listen_for_presses(self.interactions, ctx.engine.approvals)
@@ -56,15 +62,19 @@ class DiscordConnection:
         ctx = self.ctx
         try:
             self._sender = await DiscordSender.connect(ctx.workspace, environ=ctx.environ)
+            how: BotOptions = {
+                "environ": ctx.environ,
+                "store": ctx.store,
+                "clock": ctx.clock,
+                "interactions": self.interactions,
+            }
             async with asyncio.timeout(CONNECT_TIMEOUT):
-                self.agents = await start_connections(
-                    ctx.workspace,
-                    ctx.receive,
-                    environ=ctx.environ,
-                    store=ctx.store,
-                    clock=ctx.clock,
-                    interactions=self.interactions,
-                )
+                if self.leases is None:
+                    self.agents = await start_connections(ctx.workspace, ctx.receive, **how)
+                else:
+                    bots = Bots.of(ctx.workspace, ctx.receive, **how)
+                    self.shards = HeldShards(bots, self.leases)
+                    await self.shards.offer()
         except (discord.LoginFailure, discord.HTTPException, OSError, TimeoutError) as exc:
             raise ManifestError(
                 f"{self.name}: cannot connect to Discord ({type(exc).__name__}: {exc}); "
@@ -76,6 +86,8 @@ class DiscordConnection:
 
     async def close(self) -> None:
         await asyncio.gather(*(c.close() for c in self.agents), return_exceptions=True)
+        if self.shards is not None:
+            await self.shards.close()
 
     async def finish(self) -> None:
         if self._sender is not None:

@@ -9,32 +9,69 @@ shard_count` and DMs on shard 0 only; the manifest refuses `shard_ids` without t
 Every shard of one bot feeds the same connection, so frames still reach the host one at a time
 in arrival order; `ShardedClient` is the `AutoShardedClient` the live path builds on. Running
 the other shards of a bot in another process needs that process to share the ledger, which a
-SQLite store cannot: with SQLite, one process per store.
+SQLite store cannot: with SQLite, one process per store. With a shared PostgreSQL ledger each
+shard is a client of its own in the process holding its lease (`adapters.discord.held_shards`),
+and `IdentifyTurns` keeps one bot's IDENTIFYs in a process 5 s apart, as one client's are.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import discord
 
 from adapters.discord.manifest import DiscordWorkspace
 
-__all__ = ["DM_SHARD", "ShardedClient", "Sharding"]
+__all__ = ["DM_SHARD", "IDENTIFY_EVERY", "IdentifyTurns", "ShardedClient", "Sharding"]
 
 DM_SHARD: Final = 0
 """The shard Discord sends direct messages on."""
+
+IDENTIFY_EVERY: Final = 5.0
+"""Seconds between two IDENTIFYs of one bot (Discord's limit, `max_concurrency` 1)."""
+
+
+class IdentifyTurns:
+    """One bot's IDENTIFYs in this process, one at a time and `every` seconds apart, for shards
+    connected by clients of their own (a RESUME needs no turn). `now` and `sleep` are the
+    clock's."""
+
+    def __init__(
+        self,
+        every: float = IDENTIFY_EVERY,
+        *,
+        now: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.every = every
+        self._now = now
+        self._sleep = sleep
+        self._lock = asyncio.Lock()
+        self._last: float | None = None
+
+    async def take(self) -> None:
+        """Wait for this bot's next turn to IDENTIFY."""
+        async with self._lock:
+            if self._last is not None:
+                wait = self._last + self.every - self._now()
+                if wait > 0:
+                    await self._sleep(wait)
+            self._last = self._now()
 
 
 @dataclass(frozen=True, slots=True)
 class Sharding:
     """One bot's shards: `count` (`None`: Discord's recommendation) and the `ids` this process
-    runs (`None`: all of them)."""
+    runs (`None`: all of them); `turns` pace the IDENTIFYs of a bot whose shards are clients of
+    their own (None: discord.py paces a client's shards)."""
 
     count: int | None = None
     ids: tuple[int, ...] | None = None
+    turns: IdentifyTurns | None = field(default=None, compare=False)
 
     @classmethod
     def from_manifest(cls, settings: DiscordWorkspace | None) -> Sharding | None:
@@ -65,6 +102,15 @@ class ShardedClient(discord.AutoShardedClient):
     and whose `close` also stops the shards still connecting."""
 
     _launching: asyncio.Task[None] | None = None
+    identify_turns: IdentifyTurns | None = None  # None: discord.py's own pacing
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        # discord.py waits 5 s before each IDENTIFY but a client's first; a client that runs
+        # one of several shards of a bot in this process waits for the bot's turn instead.
+        if self.identify_turns is None or not initial:
+            await super().before_identify_hook(shard_id, initial=initial)
+        else:
+            await self.identify_turns.take()
 
     async def launch_shards(self) -> None:
         # discord.py connects an automatic count to the URL that GET /gateway/bot answers; take

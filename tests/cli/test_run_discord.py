@@ -22,8 +22,9 @@ from fakes import openai_server as fake_openai
 from fakes.discord import MESSAGE_CONTENT, Call, FakeDiscord
 
 import adapters.discord.plugin
+from adapters.discord.bots import start_connections
 from adapters.discord.clients import ContentMode
-from adapters.discord.live import NO_MESSAGE_CONTENT, start_connections
+from adapters.discord.live import NO_MESSAGE_CONTENT
 from c2a.run import WorkspaceRun, run_workspaces
 from harness_bridge.runtime import InProcessHarness
 

@@ -48,7 +48,7 @@ from fakes.discord import FakeDiscord
 from fakes.slack import FakeSlack
 
 import adapters.discord.plugin
-from adapters.discord.live import start_connections
+from adapters.discord.bots import start_connections
 from adapters.webchat.normalise import event_id as webchat_event_id
 from adapters.webchat.server import WebChat
 from c2a.run import WorkspaceRun, run_workspaces

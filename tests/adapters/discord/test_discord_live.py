@@ -28,8 +28,9 @@ from builders import (
 )
 from fakes.discord import MESSAGE_CONTENT, FakeDiscord
 
+from adapters.discord.bots import start_connections
 from adapters.discord.clients import ContentMode, use_endpoints
-from adapters.discord.live import NO_MESSAGE_CONTENT, DiscordAgentConnection, start_connections
+from adapters.discord.live import NO_MESSAGE_CONTENT, DiscordAgentConnection
 from adapters.discord.normalise import normalise
 from c2a.host import Host
 from c2a.records import record_of

@@ -21,7 +21,8 @@ import pytest
 from builders import D_HUMAN, D_LEAD, DISCORD_IDS, GUILD, local_workspace
 from fakes.discord import FakeDiscord
 
-from adapters.discord.live import DiscordAgentConnection, start_connections
+from adapters.discord.bots import start_connections
+from adapters.discord.live import DiscordAgentConnection
 from c2a.host import Host
 from c2a.platforms import installed
 from c2a.records import record_of

@@ -24,8 +24,9 @@ from aiohttp import web
 from builders import D_HUMAN, D_LEAD, DISCORD_IDS, GUILD, discord_message, local_workspace
 from fakes.discord import MESSAGE_CONTENT, FakeDiscord
 
+from adapters.discord.bots import start_connections
 from adapters.discord.clients import ContentMode
-from adapters.discord.live import NO_MESSAGE_CONTENT, DiscordAgentConnection, start_connections
+from adapters.discord.live import NO_MESSAGE_CONTENT, DiscordAgentConnection
 from adapters.discord.normalise import normalise
 from adapters.discord.sharding import Sharding
 from c2a.host import Host

@@ -13,7 +13,7 @@ import pytest
 from builders import D_HUMAN, D_HUMAN2, D_W1, DISCORD_IDS, GUILD, discord_message, local_workspace
 from fakes.discord import FakeDiscord
 
-from adapters.discord.live import start_connections
+from adapters.discord.bots import start_connections
 from adapters.discord.normalise import normalise
 from c2a.host import Host
 from c2a.records import record_of
