@@ -11,11 +11,12 @@ share it. JSON columns are read back as text, so a row reads as a SQLite row doe
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any, LiteralString
 
 import psycopg
-from psycopg import sql
+from psycopg import pq, sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.string import TextLoader
 
@@ -49,6 +50,7 @@ class Connection(Nested):
         self._db: psycopg.AsyncConnection[tuple[Any, ...]] | None = None
         self._epoch = 0
         self._depth = 0
+        self._reconnecting = asyncio.Lock()
 
     async def open(self) -> None:
         db = await self._connect(f"cannot open the ledger at {where(self.url)}")
@@ -81,7 +83,7 @@ class Connection(Nested):
             db = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
         except psycopg.Error as exc:
             outage.unreachable(at, exc)
-            raise StoreError(f"{failure}: {' '.join(str(exc).split())}") from None
+            raise outage.error(f"{failure}: {_line(exc)}", at) from None
         for json_type in ("json", "jsonb"):
             db.adapters.register_loader(json_type, TextLoader)
         try:
@@ -92,18 +94,21 @@ class Connection(Nested):
         except psycopg.Error as exc:
             await db.close()
             outage.unreachable(at, exc)
-            raise StoreError(f"{failure}: {' '.join(str(exc).split())}") from None
+            raise outage.error(f"{failure}: {_line(exc)}", at) from None
         outage.reachable(at)
         self._epoch = made_in
         return db
 
     async def _usable(self) -> psycopg.AsyncConnection[tuple[Any, ...]]:
-        """The connection, made again first if it broke or predates a loss of the server."""
-        db = self.db
-        if db.broken or db.closed or outage.stale(where(self.url), self._epoch):
-            await db.close()
-            self._db = await self._connect(f"the ledger at {where(self.url)} is unreachable")
-        return self._db or db
+        """The connection, made again first if it broke or predates a loss of the server; by
+        one task at a time, so tasks that find it broken together share one new connection."""
+        async with self._reconnecting:
+            db = self.db
+            if _gone(db) or outage.stale(where(self.url), self._epoch):
+                await db.close()
+                db = await self._connect(f"the ledger at {where(self.url)} is unreachable")
+                self._db = db
+            return db
 
     async def _execute(
         self, query: LiteralString, args: Args = ()
@@ -113,33 +118,34 @@ class Connection(Nested):
         db = self.db if self._depth else await self._usable()
         try:
             return await db.execute(query, args)
-        except psycopg.OperationalError as exc:
+        except psycopg.Error as exc:
             raise self._lost(exc) from None
 
-    def _lost(self, exc: psycopg.OperationalError) -> Exception:
+    def _lost(self, exc: psycopg.Error) -> Exception:
         """What a statement that failed with `exc` raises: a `StoreError` when the connection
         is gone (every connection to the server is then made again), else `exc` itself."""
-        if not (self.db.broken or self.db.closed):
+        if not _gone(self.db):
             return exc
-        outage.lost(where(self.url))
-        return StoreError(f"lost the ledger at {where(self.url)}: {' '.join(str(exc).split())}")
+        at = where(self.url)
+        outage.lost(at)
+        return outage.error(f"lost the ledger at {at}: {_line(exc)}", at)
 
     async def _begin(self) -> None:
         db = await self._usable()
         try:
             await db.execute("BEGIN")
-        except psycopg.OperationalError as exc:  # a socket the server closed: BEGIN did nothing
+        except psycopg.Error as exc:  # a socket the server closed: BEGIN did nothing
             error = self._lost(exc)
             if not isinstance(error, StoreError):
                 raise
             db = await self._usable()
             try:
                 await db.execute("BEGIN")
-            except psycopg.OperationalError as again:
+            except psycopg.Error as again:
                 raise self._lost(again) from None
 
     async def _rollback(self) -> None:
-        if self.db.broken or self.db.closed:
+        if _gone(self.db):
             return  # the server rolled the transaction back when the connection went
         await self._execute("ROLLBACK")
 
@@ -147,8 +153,9 @@ class Connection(Nested):
         try:
             await self.db.execute("COMMIT")
         except psycopg.Error as exc:
-            if isinstance(exc, psycopg.OperationalError):
-                self._lost(exc)
+            lost = self._lost(exc)
+            if isinstance(lost, StoreError):  # whether it committed is not known: as if not
+                raise lost from None
             raise StoreError(f"cannot commit to the ledger: {exc}") from None
 
     async def _one(self, query: LiteralString, args: Args = ()) -> tuple[Any, ...] | None:
@@ -166,7 +173,7 @@ class Connection(Nested):
         try:
             async with self.db.cursor() as cursor:
                 await cursor.executemany(query, rows)
-        except psycopg.OperationalError as exc:
+        except psycopg.Error as exc:
             raise self._lost(exc) from None
 
     async def _notify(self, payloads: list[str]) -> None:
@@ -201,6 +208,16 @@ async def _migrate(
         for migration in to_apply(int(row[0]) if row else 0, MIGRATIONS, at):
             await db.execute(migration.sql.encode())
             await db.execute(RECORDED, (migration.version, migration.name))
+
+
+def _gone(db: psycopg.AsyncConnection[tuple[Any, ...]]) -> bool:
+    """Whether the connection can no longer be used (the server dropped it)."""
+    return db.broken or db.closed or db.pgconn.status == pq.ConnStatus.BAD
+
+
+def _line(exc: BaseException) -> str:
+    """An error's message on one line, for a log line."""
+    return " ".join(str(exc).split())
 
 
 def channel(schema: str | None) -> str:

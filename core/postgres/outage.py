@@ -6,13 +6,19 @@ so (`unreachable`), the first that connects again says that (`reachable`): one l
 way per outage, whichever connection notices. Each loss seen on a connection (`lost`) starts a
 new epoch of its server: a connection made in an earlier one is dropped and made again before
 its next statement (`stale`), instead of failing that statement on a socket the server closed.
+
+What a call raises meanwhile is a `StoreError` made by `error`, which `during_outage` tells
+apart: the loops that go on through an outage (the outbox, the sweep, a platform's receiving)
+log it quietly, since this module has said it once.
 """
 
 from __future__ import annotations
 
 import logging
 
-__all__ = ["epoch", "lost", "reachable", "stale", "unreachable"]
+from core.errors import StoreError
+
+__all__ = ["during_outage", "epoch", "error", "lost", "reachable", "stale", "unreachable"]
 
 log = logging.getLogger("c2a.store")
 
@@ -52,3 +58,14 @@ def reachable(at: str) -> None:
     if at in _down:
         _down.discard(at)
         log.warning("the ledger at %s answers again: resuming", at)
+
+
+def error(message: str, at: str) -> StoreError:
+    """The error a call raises when the server `at` cannot be reached or dropped the
+    connection: nothing it was to write is kept."""
+    return StoreError(message, {"unreachable": at})
+
+
+def during_outage(exc: BaseException) -> bool:
+    """Whether `exc` says only that a ledger's server is out of reach (said once already)."""
+    return isinstance(exc, StoreError) and "unreachable" in exc.details

@@ -15,9 +15,10 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["INSTALL_HINT", "Cluster", "NotInstalled"]
+__all__ = ["INSTALL_HINT", "Cluster", "NotInstalled", "throwaway"]
 
 INSTALL_HINT = (
     "PostgreSQL is not installed: `make test` installs it (Debian: apt-get install postgresql), "
@@ -143,6 +144,17 @@ class Cluster:
             log = self.folder / "server.log"
             told = log.read_text() if log.exists() else ""
             raise RuntimeError(f"{program} failed: {done.stdout}{done.stderr}{told}")
+
+
+def throwaway() -> Iterator[Cluster]:
+    """A server of its own for a test module that stops and starts it (a fixture's body):
+    started, handed out, then stopped and removed."""
+    cluster = Cluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 def _server_user() -> str | None:

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from postgres_cluster import Cluster
+from postgres_cluster import Cluster, throwaway
 
 from core.errors import StoreError
 from core.postgres.listen import EVERYTHING, Listener
@@ -21,12 +21,7 @@ AT = "2026-01-01T00:00:00Z"
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    cluster = Cluster()
-    try:
-        cluster.start()
-        yield cluster
-    finally:
-        cluster.stop()
+    yield from throwaway()
 
 
 def said(caplog: pytest.LogCaptureFixture, words: str) -> int:
