@@ -13,7 +13,15 @@ from typing import Any
 import psycopg
 from builders import HUMAN, LEAD, TEAM
 from fakes.slack import FakeSlack
-from test_run_sigterm import APP_TOKEN, BOT_TOKEN, ENV, start, until, write_manifest
+from test_run_sigterm import (
+    APP_TOKEN,
+    BOT_TOKEN,
+    ENV,
+    read_records,
+    start,
+    until,
+    write_manifest,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "store"))
 from postgres_cluster import Cluster, throwaway
@@ -28,7 +36,9 @@ __all__ = [
     "log_of",
     "pending",
     "posted",
+    "start_host",
     "start_hosts",
+    "stop",
     "throwaway",
 ]
 
@@ -57,10 +67,13 @@ async def start_hosts(
     return processes
 
 
-async def start_host(manifest: Path, folder: Path, i: int, database: str) -> Any:
-    """Process `i` of the workspace (again, after it was killed: on the same data folder)."""
+async def start_host(
+    manifest: Path, folder: Path, i: int, database: str, log: Path | None = None
+) -> Any:
+    """Process `i` of the workspace, logging to `log` (by default `<i>.log`); again, after it
+    was killed, on the same data folder."""
     env = {**ENV, "C2A_DATABASE_URL": database}
-    return await start(manifest, folder / f"data{i}", log_of(folder, i), env)
+    return await start(manifest, folder / f"data{i}", log or log_of(folder, i), env)
 
 
 def log_of(folder: Path, i: int) -> Path:
@@ -85,9 +98,29 @@ class Stream:
         firsts = (retries.get(a["envelope_id"], a["envelope_id"]) for a in self.slack.acks)
         return {self.sent[e] for e in firsts if e in self.sent}
 
+    async def settle(self, events: int, record: Path, database: str, answered: set[str]) -> None:
+        """Wait until all `events` are acknowledged, each reached the harness (`record`), the
+        ledger at `database` owes no delivery and every answer in `answered` is posted."""
+        await until(lambda: len(self.acknowledged()) == events, "every ack")
+        await until(
+            lambda: (
+                self.acknowledged() <= {r["eventId"] for r in read_records(record)}
+                and pending(database) == 0
+                and answered <= set(posted(self.slack))
+            ),
+            "every event to reach the harness and every answer to be posted",
+        )
+
     def retried(self) -> int:
         """How many acknowledgements were of an event Slack sent again."""
         return sum(a["envelope_id"] in self.slack.retries for a in self.slack.acks)
+
+
+async def stop(processes: list[Any]) -> None:
+    """SIGTERM each process and wait for it to end."""
+    for process in processes:
+        process.terminate()
+        await process.wait()
 
 
 def posted(slack: FakeSlack) -> list[str]:

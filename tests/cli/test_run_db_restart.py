@@ -23,7 +23,7 @@ from typing import Any
 import hosts_on_postgres as hosts
 import pytest
 from fakes.slack import FakeSlack
-from test_run_sigterm import burst, ended, read_records, reply, until
+from test_run_sigterm import burst, ended, read_records, reply
 
 from harness_bridge.delivery import DELIVERY_WINDOW
 
@@ -91,18 +91,8 @@ def test_the_hosts_pause_while_the_database_restarts_and_resume_losing_nothing(
                     await asyncio.sleep(0.02)
                 assert restarting is not None
                 await restarting
-                await until(lambda: len(stream.acknowledged()) == EVENTS, "every ack")
-                await until(
-                    lambda: (
-                        stream.acknowledged() <= {r["eventId"] for r in read_records(record)}
-                        and hosts.pending(database) == 0
-                        and answered <= set(hosts.posted(slack))
-                    ),
-                    "every event to reach the harness and every answer to be posted",
-                )
-                for process in processes:
-                    process.terminate()
-                    await process.wait()
+                await stream.settle(EVENTS, record, database, answered)
+                await hosts.stop(processes)
             finally:
                 for process in processes:
                     await ended(process)
