@@ -34,6 +34,7 @@ from datetime import datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from core.postgres.outage import during_outage
 from core.store import Lease, Store
 from core.store_choice import open_store
 
@@ -309,5 +310,6 @@ class HarnessLeases:
                 call(name, self.holder, self.ttl_ms, self.now()), self.timeout
             )
         except Exception as exc:
-            log.warning("%s: lease %s: the ledger did not answer: %s", self.name, name, exc)
+            said = log.debug if during_outage(exc) else log.warning  # said once already
+            said("%s: lease %s: the ledger did not answer: %s", self.name, name, exc)
             return None

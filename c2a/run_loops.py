@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from core.emission import Emission
 from core.engine import Engine
 from core.outbox import Outbox
+from core.postgres.outage import during_outage
 from core.store import Store
 from harness_bridge.backends.registry import Harness
 
@@ -84,7 +85,8 @@ async def sweep(
             if emissions:
                 await sink(emissions)
         except Exception as exc:
-            log.error("%s: sweep failed: %s", name, exc)
+            said = log.debug if during_outage(exc) else log.error  # said once already
+            said("%s: sweep failed: %s", name, exc)
 
 
 async def supervise(name: str, agent: str, harness: Harness, engine: Engine) -> None:

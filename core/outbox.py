@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from core.actions import Action, from_record
 from core.clock import Clock, format_time
 from core.errors import PermanentSendError, StoreError, TransientSendError
+from core.postgres.outage import during_outage
 from core.store import OutboxEntry, Store
 
 __all__ = ["Outbox", "QueueBell", "Sender"]
@@ -118,7 +119,8 @@ class Outbox:
             try:
                 await self.drain()
             except Exception as exc:  # one bad round must not end sending
-                log.error("%s: outbox round failed: %s", name, exc)
+                said = log.debug if during_outage(exc) else log.error  # said once already
+                said("%s: outbox round failed: %s", name, exc)
             if stopping():
                 return
             with contextlib.suppress(TimeoutError):

@@ -54,24 +54,24 @@ class Nested:
         self._owner = asyncio.current_task()
         try:
             await self._begin()
-        except BaseException:
-            _settle(self._detach(), "could not begin")
+        except BaseException as exc:
+            _settle(self._detach(), "could not begin", exc)
             raise
         try:
             yield
             await self._others_left()
-        except BaseException:
+        except BaseException as exc:
             joined = self._detach()
             try:
                 await self._rollback()
             finally:
-                _settle(joined, "was rolled back")
+                _settle(joined, "was rolled back", exc)
             raise
         joined = self._detach()
         try:
             await self._commit()
-        except BaseException:
-            _settle(joined, "could not commit")
+        except BaseException as exc:
+            _settle(joined, "could not commit", exc)
             raise
         _settle(joined, None)
 
@@ -123,14 +123,18 @@ class Nested:
         raise NotImplementedError
 
 
-def _settle(joined: asyncio.Future[None] | None, failure: str | None) -> None:
-    """Tell the blocks that joined a transaction how it ended."""
+def _settle(
+    joined: asyncio.Future[None] | None, failure: str | None, cause: BaseException | None = None
+) -> None:
+    """Tell the blocks that joined a transaction how it ended (with the details of the
+    `StoreError` that ended it, if one did)."""
     if joined is None:
         return
     if failure is None:
         joined.set_result(None)
     else:
-        joined.set_exception(StoreError(f"the transaction this write joined {failure}"))
+        details = cause.details if isinstance(cause, StoreError) else None
+        joined.set_exception(StoreError(f"the transaction this write joined {failure}", details))
 
 
 def _retrieved(joined: asyncio.Future[None]) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from core.errors import LinkError
+from core.postgres.outage import during_outage
 from harness_bridge.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -211,8 +212,11 @@ class Connection:
         except RpcError as exc:
             await self._send_quietly({"jsonrpc": "2.0", "id": rid, "error": exc.to_wire()})
             return
-        except Exception:
-            log.exception("handler for %s failed", method)
+        except Exception as exc:
+            if during_outage(exc):  # the store said so once; the caller may try again
+                log.debug("handler for %s failed: %s", method, exc)
+            else:
+                log.exception("handler for %s failed", method)
             await self._answer_error(rid, INTERNAL_ERROR, f"internal error in {method}")
             return
         try:

@@ -48,6 +48,7 @@ from adapters.slack.normalise import PLATFORM
 from adapters.slack.signed_request import MAX_BODY_BYTES, read_signed
 from core.errors import ManifestError, PayloadError
 from core.manifest import Workspace
+from core.postgres.outage import during_outage
 
 __all__ = [
     "BOT_EVENTS",
@@ -125,7 +126,8 @@ class _TakeIn(AsyncMiddleware):
             await self._receive(PLATFORM, body, self._agent)
         except Exception as exc:
             self._stats.failed += 1
-            log.error(
+            said = log.debug if during_outage(exc) else log.error  # the store said it once
+            said(
                 "slack %s: event %s not taken in (%s: %s); unacknowledged, Slack will redeliver",
                 self._agent,
                 event_id,

@@ -20,7 +20,7 @@ class PostgresAuditLog(Connection):
     async def audit(
         self, agent: str, what: str, outcome: str, detail: Mapping[str, Any], at: str
     ) -> None:
-        await self.db.execute(
+        await self._execute(
             "INSERT INTO audit (at, agent, what, outcome, detail) VALUES (%s, %s, %s, %s, %s)",
             (at, agent, what, outcome, dumps(detail)),
         )
@@ -36,7 +36,7 @@ class PostgresAuditLog(Connection):
         return written == 1
 
     async def quarantine(self, source: str, reason: str, payload: str, at: str) -> None:
-        await self.db.execute(
+        await self._execute(
             "INSERT INTO quarantine (received_at, source, reason, payload) VALUES (%s, %s, %s, %s)",
             (at, source, _no_nul(reason), _no_nul(payload)),
         )

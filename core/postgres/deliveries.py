@@ -28,8 +28,7 @@ class PostgresDeliveries(Connection):
         values = (store_rows.decision_values(seq, d) for d in decisions)
         rows = [(*filled, *optional, at) for filled, optional in values]
         if rows:
-            async with self.db.cursor() as cursor:
-                await cursor.executemany(_INSERT, rows)
+            await self._many(_INSERT, rows)
             await self._notify(sorted({f"deliveries {d.agent}" for d in decisions}))
 
     async def decided_agents(self, event_id: str) -> set[str]:

@@ -14,7 +14,7 @@ class PostgresGatewaySessions(Connection):
     """A save is one upsert, whose `CASE` keeps the same session's `seq` from going back."""
 
     async def save_gateway_session(self, platform: str, session: GatewaySession) -> None:
-        await self.db.execute(
+        await self._execute(
             "INSERT INTO gateway_sessions AS kept (platform, bot, shard, session_id, resume_url, "
             "seq, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (platform, bot, shard) DO UPDATE SET "

@@ -35,7 +35,7 @@ class PostgresLedger(Connection):
     shared = True
 
     async def hold(self) -> None:
-        await self.db.execute(
+        await self._execute(
             "SELECT pg_advisory_xact_lock(%s::integer, hashtext(%s))", (_HOLD, channel(self.schema))
         )
 
@@ -103,7 +103,7 @@ class PostgresLedger(Connection):
         return data
 
     async def _set_data(self, event_id: str, data: dict[str, Any]) -> None:
-        await self.db.execute(
+        await self._execute(
             "UPDATE events SET data = %s::json WHERE id = %s", (dumps(data), event_id)
         )
 

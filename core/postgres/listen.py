@@ -5,8 +5,9 @@ process polling the ledger.
 
 A notification is sent only when the transaction that made the work commits, so what it
 announces is there to be read. When the connection drops (the server restarted), the listener
-connects again every `RETRY` seconds, and on reconnecting hands `*` to the callback: what was
-notified meanwhile was lost, so everything is to be looked at once.
+connects again at once and then every `RETRY` seconds until the server answers (said once each
+way, `core.postgres.outage`), and on reconnecting hands `*` to the callback: what was notified
+meanwhile was lost, so everything is to be looked at once.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
 
 import psycopg
 from psycopg import sql
 
+from core.postgres import outage
 from core.postgres.connection import channel, where
 
 __all__ = ["EVERYTHING", "RETRY", "Listener"]
@@ -41,10 +42,17 @@ class Listener:
     async def run(self, heard: Callable[[str], None]) -> None:
         """Call `heard(payload)` for every notification until cancelled."""
         first = True
+        at = where(self.url)
         while True:
             try:
-                db: psycopg.AsyncConnection[tuple[Any, ...]]
-                async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as db:
+                db = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+            except psycopg.Error as exc:
+                outage.unreachable(at, exc)
+                await asyncio.sleep(self.retry)
+                continue
+            outage.reachable(at)
+            try:
+                async with db:
                     await db.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
                     self.listening.set()
                     if not first:
@@ -54,5 +62,5 @@ class Listener:
                         heard(notification.payload)
             except psycopg.Error as exc:
                 self.listening.clear()
-                log.warning("no wake-ups from %s (%s); retrying", where(self.url), exc)
-            await asyncio.sleep(self.retry)
+                outage.lost(at)
+                log.debug("no wake-ups from %s (%s); listening again", at, exc)

@@ -81,7 +81,7 @@ class PostgresOutbox(Connection):
         self, key: str, status: str, at: str, result: Mapping[str, Any] | None = None
     ) -> None:
         attempt = 1 if status == "sending" else 0
-        await self.db.execute(
+        await self._execute(
             "UPDATE outbox SET status = %s, attempts = attempts + %s, updated_at = %s, "
             "result = coalesce(%s::json, result) WHERE idempotency_key = %s",
             (status, attempt, at, dumps(result) if result is not None else None, key),

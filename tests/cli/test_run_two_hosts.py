@@ -20,58 +20,34 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
-from builders import HUMAN, LEAD, TEAM
 from fakes.slack import FakeSlack
-from test_run_sigterm import (
-    APP_TOKEN,
-    BOT_TOKEN,
-    ENV,
-    burst,
-    ended,
-    read_records,
-    reply,
-    start,
-    until,
-    write_manifest,
+from hosts_on_postgres import (
+    HOLDS,
+    Cluster,
+    Stream,
+    assert_each_posted_once,
+    ledger_ids,
+    log_of,
+    pending,
+    posted,
+    start_hosts,
+    throwaway,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "store"))
-from postgres_cluster import Cluster
+from test_run_sigterm import burst, ended, read_records, reply, until
 
 EVENTS = 600
 KILL_AT = 250  # events pushed before the lead's process is killed
-HOLDS = "holds the lease of lead"
 REPLY_EVERY = 20  # Slack takes a post a second per channel: 30 answers take 30 s
-ANSWERS_ALLOWED = {"sends_per_minute": EVENTS}  # the answers come faster than a person's would
 
 
 @pytest.fixture(scope="module")
-def database() -> Iterator[str]:
-    cluster = Cluster()
-    try:
-        cluster.start()
-        yield cluster.database()
-    finally:
-        cluster.stop()
-
-
-def pending(url: str) -> int:
-    with psycopg.connect(url) as db:
-        row = db.execute("SELECT count(*) FROM burst.deliveries WHERE status = 'pending'")
-        return int(row.fetchone()[0])  # type: ignore[index]
-
-
-def ledger_ids(url: str) -> list[str]:
-    with psycopg.connect(url) as db:
-        return [str(r[0]) for r in db.execute("SELECT id FROM burst.events")]
+def cluster() -> Iterator[Cluster]:
+    yield from throwaway()
 
 
 def at_least_once_across_a_kill(records: list[dict[str, Any]]) -> None:
@@ -88,50 +64,32 @@ def at_least_once_across_a_kill(records: list[dict[str, Any]]) -> None:
 
 
 def test_two_processes_deliver_each_event_once_and_survive_a_kill(
-    tmp_path: Path, database: str
+    tmp_path: Path, cluster: Cluster
 ) -> None:
+    database = cluster.database()
     record = tmp_path / "delivered.jsonl"
-    logs = [tmp_path / "a.log", tmp_path / "b.log"]
-    env = {**ENV, "C2A_DATABASE_URL": database}
-
+    logs = [log_of(tmp_path, 0), log_of(tmp_path, 1)]
     events = burst(EVENTS)
     answered = {reply(event_id) for event_id, _ in events[::REPLY_EVERY]}
 
-    def posted(slack: FakeSlack) -> list[str]:
-        return [m.get("text", "") for m in slack.messages.get("C0GEN", [])]
-
     async def scenario() -> tuple[set[str], str, list[str]]:
         async with FakeSlack(wait_timeout=120) as slack:
-            slack.add_bot(BOT_TOKEN, LEAD, "B0LEAD", team_id=TEAM)
-            slack.members["C0GEN"] = [LEAD, HUMAN]
-            manifest = write_manifest(
-                tmp_path, slack.api_url, record, str(REPLY_EVERY), attention=ANSWERS_ALLOWED
-            )
-            processes = []
+            stream = Stream(slack)
+            processes = await start_hosts(slack, tmp_path, record, database, REPLY_EVERY)
             try:
-                for n, log in enumerate(logs):
-                    processes.append(await start(manifest, tmp_path / f"data{n}", log, env))
-                    await slack.wait_connected(n + 1)
-                await until(lambda: any(HOLDS in log.read_text() for log in logs), "a lease")
                 holder = next(n for n, log in enumerate(logs) if HOLDS in log.read_text())
                 other = 1 - holder
-                sent: dict[str, str] = {}  # envelope id -> event id
                 for n, (event_id, body) in enumerate(events):
                     if n == KILL_AT:
                         processes[holder].send_signal(signal.SIGKILL)
                         await processes[holder].wait()
-                    for envelope in await slack.push_event_to_each(body, app_token=APP_TOKEN):
-                        sent[envelope] = event_id
+                    await stream.push(event_id, body)
                     await asyncio.sleep(0.002)
-
-                def acknowledged() -> set[str]:
-                    return {sent[a["envelope_id"]] for a in slack.acks if a["envelope_id"] in sent}
-
-                await until(lambda: len(acknowledged()) == EVENTS, "every event acknowledged")
+                await until(lambda: len(stream.acknowledged()) == EVENTS, "every ack")
                 await until(
                     lambda: (
                         HOLDS in logs[other].read_text()
-                        and acknowledged() <= {r["eventId"] for r in read_records(record)}
+                        and stream.acknowledged() <= {r["eventId"] for r in read_records(record)}
                         and pending(database) == 0
                     ),
                     "every acknowledged event to reach the harness",
@@ -142,7 +100,7 @@ def test_two_processes_deliver_each_event_once_and_survive_a_kill(
             finally:
                 for process in processes:
                     await ended(process)
-            return acknowledged(), logs[other].read_text(), posted(slack)
+            return stream.acknowledged(), logs[other].read_text(), posted(slack)
 
     acknowledged, survivor, answers = asyncio.run(scenario())
     assert len(acknowledged) == EVENTS
@@ -155,5 +113,4 @@ def test_two_processes_deliver_each_event_once_and_survive_a_kill(
     assert len({r["pid"] for r in records}) == 2, "the harness moved to the other process"
     at_least_once_across_a_kill(records)
     assert {r["reply"] for r in records if "reply" in r} <= {"queued", "duplicate"}
-    doubled = [text for text, n in Counter(answers).items() if n > 1]
-    assert sorted(answered) == sorted(answers) and not doubled, doubled  # each posted once
+    assert_each_posted_once(answered, answers)

@@ -11,7 +11,7 @@ import itertools
 import json
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
@@ -57,6 +57,7 @@ class SlackWorkspace:
         self.messages: dict[str, list[JsonDict]] = {}
         self.reactions: set[tuple[str, str, str, str]] = set()  # channel, ts, name, user
         self._ts_numbers = itertools.count(1)
+        self._ts_shift = 0  # microseconds every ts moved forward, past a newer thread's parent
         self._methods: dict[str, Callable[[JsonDict, Bot], JsonDict]] = {
             "auth.test": self._auth_test,
             "chat.postMessage": self._post_message,
@@ -227,11 +228,17 @@ class SlackWorkspace:
 
     # -- storage -----------------------------------------------------------------------------
 
-    def _next_ts(self) -> str:
-        return f"1767225600.{next(self._ts_numbers):06d}"
+    def _next_ts(self, after: str | None = None) -> str:
+        """The next message ts; later than `after` (a thread's parent), as a reply's is on
+        Slack, by moving every later ts forward too."""
+        micros = 1767225600_000000 + next(self._ts_numbers) + self._ts_shift
+        if after is not None and micros <= round(float(after) * 1_000_000):
+            self._ts_shift += round(float(after) * 1_000_000) - micros + 1
+            micros = round(float(after) * 1_000_000) + 1
+        return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
 
     def _store(self, channel: str, message: JsonDict, thread_ts: str | None, ts: str | None) -> str:
-        message["ts"] = ts or self._next_ts()
+        message["ts"] = ts or self._next_ts(after=thread_ts)
         stored = self.messages.setdefault(channel, [])
         if thread_ts is not None:
             message["thread_ts"] = thread_ts
@@ -340,11 +347,20 @@ class FakeSlack(SlackWorkspace):
 
     Every Web API call lands in `calls`, every Socket Mode acknowledgement in `acks`. Waits are
     bounded by `wait_timeout` and raise `TimeoutError` naming what did not happen.
+
+    With `redeliveries`, an event pushed by `push_event_to_each` that none of its envelopes
+    had acknowledged is pushed again, as Slack does (after about 1, 5 and 30 minutes), each
+    delay in seconds after the previous push: in new envelopes, with `retry_attempt` and
+    `retry_reason` set, over every connection of the app open then. `retries` maps each such
+    envelope to the first envelope of its event.
     """
 
-    def __init__(self, *, wait_timeout: float = 5.0) -> None:
+    def __init__(self, *, wait_timeout: float = 5.0, redeliveries: Sequence[float] = ()) -> None:
         super().__init__()
         self.wait_timeout = wait_timeout
+        self.redeliveries = tuple(redeliveries)
+        self.retries: dict[str, str] = {}
+        self._redelivering: set[asyncio.Task[None]] = set()
         self.port = 0
         self.calls: list[Call] = []
         self.api_peers: list[object] = []  # each Web API request's client address: its connection
@@ -381,6 +397,9 @@ class FakeSlack(SlackWorkspace):
         tb: TracebackType | None,
     ) -> None:
         self._stopping.set()  # releases stalled requests
+        for task in self._redelivering:
+            task.cancel()
+        await asyncio.gather(*self._redelivering, return_exceptions=True)
         for connection in self._connections:
             await connection.ws.close(code=WSCloseCode.GOING_AWAY)
         if self._runner is not None:
@@ -468,17 +487,41 @@ class FakeSlack(SlackWorkspace):
 
     async def push_event_to_each(self, payload: JsonDict, *, app_token: str) -> list[str]:
         """Push the event over every open connection of the app (Socket Mode allows several
-        per app), each in an envelope of its own; returns the envelope ids."""
+        per app), each in an envelope of its own; returns the envelope ids. With
+        `redeliveries`, it comes again until one of its envelopes is acknowledged."""
+        ids = await self._push_to_each(payload, app_token, 0)
+        if self.redeliveries and ids:
+            task = asyncio.create_task(self._redeliver(payload, app_token, ids))
+            self._redelivering.add(task)
+            task.add_done_callback(self._redelivering.discard)
+        return ids
+
+    async def _push_to_each(self, payload: JsonDict, app_token: str, attempt: int) -> list[str]:
         live = [c for c in self._connections if not c.ws.closed and c.app_token == app_token]
         ids = []
         for connection in live:
             envelope_id = str(uuid.uuid4())
             envelope = {"envelope_id": envelope_id, "type": "events_api", "payload": payload}
-            envelope.update(accepts_response_payload=False, retry_attempt=0, retry_reason="")
+            reason = "timeout" if attempt else ""
+            envelope.update(accepts_response_payload=False, retry_attempt=attempt)
+            envelope["retry_reason"] = reason
             with contextlib.suppress(ConnectionError):
                 await connection.ws.send_json(envelope)
                 ids.append(envelope_id)
         return ids
+
+    async def _redeliver(self, payload: JsonDict, app_token: str, ids: list[str]) -> None:
+        """Push the event again after each of `redeliveries` while none of `ids` (the first
+        push's envelopes and the retries') is acknowledged."""
+        first = ids[0]
+        sent = set(ids)
+        for attempt, delay in enumerate(self.redeliveries, start=1):
+            await asyncio.sleep(delay)
+            if any(a.get("envelope_id") in sent for a in self.acks):
+                return
+            for envelope_id in await self._push_to_each(payload, app_token, attempt):
+                self.retries[envelope_id] = first
+                sent.add(envelope_id)
 
     async def press(
         self, channel: str, ts: str, action_id: str, *, user: str, app_token: str | None = None

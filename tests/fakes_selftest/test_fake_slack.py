@@ -121,6 +121,20 @@ def test_threads_edits_and_lookups_answer_in_slack_shapes() -> None:
     run(scenario)
 
 
+def test_a_reply_comes_after_its_parent_even_one_from_the_future() -> None:
+    async def scenario(slack: FakeSlack) -> None:
+        root = slack.add_message("C111", "question", user="U0ALICE", ts="1999999999.000001")
+        client = AsyncWebClient(base_url=slack.api_url, token=BOT_TOKEN)
+        reply = await client.chat_postMessage(channel="C111", text="answer", thread_ts=root)
+        later = await client.chat_postMessage(channel="C111", text="later")
+        thread = await client.conversations_replies(channel="C111", ts=root, oldest=root)
+
+        assert root < reply["ts"] < later["ts"]
+        assert [m["text"] for m in thread["messages"]] == ["question", "answer"]
+
+    run(scenario)
+
+
 def test_history_and_replies_page_with_oldest_limit_and_cursor_as_slack_does() -> None:
     async def scenario(slack: FakeSlack) -> None:
         top = [slack.add_message("C111", f"m{n}", user="U0ALICE") for n in range(5)]

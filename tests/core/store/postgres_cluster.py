@@ -15,9 +15,10 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["INSTALL_HINT", "Cluster", "NotInstalled"]
+__all__ = ["INSTALL_HINT", "Cluster", "NotInstalled", "throwaway"]
 
 INSTALL_HINT = (
     "PostgreSQL is not installed: `make test` installs it (Debian: apt-get install postgresql), "
@@ -82,6 +83,11 @@ class Cluster:
             "--no-sync",
             "--no-instructions",
         )
+        self.start_server()
+
+    def start_server(self) -> None:
+        """Start the server on the cluster's data (again, after `stop_server`): the same
+        socket, so every URL handed out before reaches it again."""
         # Only the socket in the folder: no TCP listener. fsync off: the cluster is thrown away.
         options = f"-k {self.folder} -c listen_addresses='' -c fsync=off -c full_page_writes=off"
         self._run(
@@ -98,6 +104,14 @@ class Cluster:
             "start",
         )
         self._started = True
+
+    def stop_server(self, mode: str = "fast") -> None:
+        """Stop the server, keeping its data: `fast` (the default) rolls back what is open and
+        ends every connection, as a restart by an operator does; `immediate` is a crash."""
+        self._run(
+            "pg_ctl", "-D", str(self.data), "-m", mode, "-t", str(START_TIMEOUT), "-w", "stop"
+        )
+        self._started = False
 
     def url(self, database: str = "postgres") -> str:
         """A libpq URL for `database`, through the cluster's socket, as its superuser."""
@@ -117,7 +131,7 @@ class Cluster:
         """Stop the server at once and remove the folder."""
         try:
             if self._started:
-                self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+                self.stop_server("immediate")
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
 
@@ -130,6 +144,17 @@ class Cluster:
             log = self.folder / "server.log"
             told = log.read_text() if log.exists() else ""
             raise RuntimeError(f"{program} failed: {done.stdout}{done.stderr}{told}")
+
+
+def throwaway() -> Iterator[Cluster]:
+    """A server of its own for a test module that stops and starts it (a fixture's body):
+    started, handed out, then stopped and removed."""
+    cluster = Cluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 def _server_user() -> str | None:
