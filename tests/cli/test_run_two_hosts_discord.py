@@ -22,17 +22,20 @@ import signal
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import test_run_sigterm
 import yaml
 from builders import D_HUMAN, D_LEAD, GUILD
 from fakes.discord import FakeDiscord
+from hosts_on_postgres import ledger_ids, pending, throwaway
 from test_run_discord_restart import CHANNEL, ENV, IDENTIFY, RESUME, TOKEN
 from test_run_discord_restart import write_manifest as restart_manifest
 from test_run_sigterm import ended, exited, read_records, reply, start, until
-from test_run_two_hosts import at_least_once_across_a_kill, database, ledger_ids, pending
+from test_run_two_hosts import at_least_once_across_a_kill
 
 from c2a.run_leases import LEASE_TTL_MS, RENEW_EVERY
 from harness_bridge.rpc import Connection
@@ -93,7 +96,11 @@ async def say(fake: FakeDiscord, n: int) -> str:
     return f"discord:{message['id']}"
 
 
-__all__ = ["database"]  # the throwaway PostgreSQL, a fixture
+@pytest.fixture(scope="module")
+def database() -> Iterator[str]:
+    """A throwaway PostgreSQL database for this module."""
+    for cluster in throwaway():
+        yield cluster.database()
 
 
 def test_two_processes_split_the_shards_and_a_kill_moves_them_with_the_session_resumed(
