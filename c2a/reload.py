@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from c2a.logs import redact_logs
+from c2a.run_inputs import load_workspaces
 from core.engine import Engine
 from core.errors import C2AError, ManifestError
 from core.manifest import Manifest, Workspace
@@ -187,8 +188,6 @@ def _prepare(run: WorkspaceRun, workspace: Workspace) -> _Plan:
 
 async def reload_workspace(run: WorkspaceRun, path: str | Path) -> bool:
     """Read `path` again and take it live; False (and one error line) when it is refused."""
-    from c2a.run import load_workspaces  # the run imports this module
-
     try:
         [workspace] = load_workspaces([path], run.platforms)
         plan = _prepare(run, workspace)

@@ -41,23 +41,23 @@ from c2a.metrics import (
     serve_metrics,
     turns_read,
 )
-from c2a.platforms import installed, load_workspace
+from c2a.platforms import installed
 from c2a.probes import HarnessUnreachable, probe_harnesses
 from c2a.reload import Gate, watch_reloads
 from c2a.run_dispatch import Dispatch
+from c2a.run_inputs import load_workspaces, private_directory
 from c2a.run_leases import harness_leases, holder_name
 from c2a.run_loops import OutboxLoop, supervise, sweep
 from core.clock import SystemClock
 from core.engine import Outcome
 from core.engine_port import EnginePort
-from core.errors import ManifestError
 from core.manifest import AgentConfig, Workspace
 from core.outbox import Outbox, QueueBell, Sender
 from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
 from core.store_choice import open_store, store_url
 from harness_bridge.backends.model_status import DescribesModel
-from harness_bridge.backends.registry import Harness, HarnessContext, available, build
+from harness_bridge.backends.registry import Harness, HarnessContext, build
 
 __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspaces"]
 
@@ -289,28 +289,6 @@ class WorkspaceRun:
 # ---- many workspaces -----------------------------------------------------------------------
 
 
-def load_workspaces(
-    manifests: Sequence[str | Path], platforms: Mapping[str, Platform] | None = None
-) -> list[Workspace]:
-    """Every manifest, validated (each agent's harness backend installed) for `platforms` (by
-    default the installed ones); raises ManifestError for the first bad one or a workspace
-    named twice."""
-    platforms = installed() if platforms is None else platforms
-    workspaces: list[Workspace] = []
-    seen: dict[str, str] = {}
-    for path in manifests:
-        workspace = load_workspace(path, backends=available(), platforms=platforms)
-        name = workspace.manifest.workspace
-        if name in seen:
-            raise ManifestError(
-                f"{path}: workspace {name!r} is also in {seen[name]}; each ledger needs its own "
-                "workspace name"
-            )
-        seen[name] = str(path)
-        workspaces.append(workspace)
-    return workspaces
-
-
 async def run_workspaces(
     manifests: Sequence[str | Path],
     *,
@@ -340,7 +318,7 @@ async def run_workspaces(
         run.prepare()
     for run in runs:
         await run.probe_harnesses()
-    _private_directory(directory)
+    private_directory(directory)
     begun: list[WorkspaceRun] = []
     begun_servers: list[web.AppRunner] = []
     begun_tasks: list[asyncio.Task[None]] = []
@@ -371,20 +349,6 @@ async def run_workspaces(
             await server.cleanup()
         await _shutdown(begun, outbox_grace, harness_grace)
         gc_tuning.restore()
-
-
-def _private_directory(directory: Path) -> None:
-    """The data directory, created readable by this user only: it holds the ledgers (every
-    message the agents were told) and the web chat's record. One that already exists is left
-    as it is, with a warning when other users can read it."""
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if directory.stat().st_mode & 0o077:
-        log.warning(
-            "the data directory %s can be read by other users of this machine; "
-            "`chmod 700 %s` keeps the ledgers private",
-            directory,
-            directory,
-        )
 
 
 async def _health(runs: list[WorkspaceRun]) -> dict[str, Any]:

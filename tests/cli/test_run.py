@@ -293,16 +293,16 @@ def test_sigterm_stops_the_process_cleanly_with_status_0(tmp_path: Path) -> None
 def test_the_data_directory_is_created_private_and_an_open_one_is_warned_about(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from c2a.run import _private_directory
+    from c2a.run_inputs import private_directory
 
     fresh = tmp_path / "fresh" / ".c2a"
-    _private_directory(fresh)
+    private_directory(fresh)
     assert fresh.stat().st_mode & 0o777 == 0o700
     assert "other users" not in caplog.text
 
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o755)
     shared.chmod(0o755)
-    _private_directory(shared)
+    private_directory(shared)
     assert shared.stat().st_mode & 0o777 == 0o755, "an existing directory is left as it is"
     assert "can be read by other users" in caplog.text
