@@ -3,13 +3,14 @@ PostgreSQL ledger: each harness runs only while this process holds the lease `ag
 
 `HarnessLeases.round` renews what this process holds and takes what is free; `run` repeats it
 every `RENEW_EVERY` seconds, well inside `LEASE_TTL_MS`, so a live holder never lets a lease
-expire. A lease that cannot be renewed (refused, the database unreachable, or no answer within
-the period) stops its harness at once: by the time another process may take the lease, this
-one has stopped. A process that dies (SIGKILL) simply stops renewing; another takes its leases
-once they expire and its harness resumes from the last acknowledged delivery (the ledger's
-pending deliveries). The process's own lease `host:<holder>` says it is alive (an outbox row it
-took is its own while that lease lives). On SQLite one process owns the ledger and no lease is
-kept (`c2a.run`).
+expire, and sooner when a lease it wants is about to expire, so a dead holder's lease is taken
+within the lease time. A lease that cannot be renewed (refused, the database unreachable, or
+no answer within the period) stops its harness at once: by the time another process may take
+the lease, this one has stopped. A process that dies (SIGKILL) simply stops renewing; another
+takes its leases once they expire and its harness resumes from the last acknowledged delivery
+(the ledger's pending deliveries). The process's own lease `host:<holder>` says it is alive (an
+outbox row it took is its own while that lease lives). On SQLite one process owns the ledger
+and no lease is kept (`c2a.run`).
 
 Other work held one process at a time (a Discord shard's gateway connection) is `offer`ed under
 a lease name of its own: the same rounds renew it, stop it when it is lost, and take it when it
@@ -30,7 +31,7 @@ import secrets
 import socket
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -55,6 +56,9 @@ log = logging.getLogger("c2a.run")
 
 LEASE_TTL_MS = 15_000
 RENEW_EVERY = 5.0
+# The least wait before a round that takes an expiring lease: a little after its expiry, so a
+# clock slightly ahead of the database's does not try over and over just before it.
+_SOONEST = 0.2
 
 
 def holder_name() -> str:
@@ -275,10 +279,31 @@ class HarnessLeases:
         await self.leases.close()
 
     async def run(self, every: float = RENEW_EVERY) -> None:
-        """`round` every `every` seconds until cancelled."""
+        """`round` every `every` seconds until cancelled, and sooner when a lease this process
+        wants expires before then (`until_next`)."""
+        wait = every
         while True:
-            await asyncio.sleep(every)
+            await asyncio.sleep(wait)
             await self.round()
+            wait = await self.until_next(every)
+
+    async def until_next(self, every: float) -> float:
+        """Seconds until the next round: `every`, or less when a lease this process wants (an
+        agent's it does not run, other work it does not hold) is held elsewhere and expires
+        sooner, so a dead holder's lease is taken as it expires, not up to a round later."""
+        wanted = {agent_lease(a) for a in self.agents if a not in self.held}
+        wanted |= self.offered.keys() - self.others
+        if not wanted:
+            return every
+        try:
+            leases = await asyncio.wait_for(self.leases.holders(self.now()), self.timeout)
+        except Exception:  # the round itself says what is wrong
+            return every
+        expiring = [lease.expires_at for lease in leases if lease.name in wanted]
+        if not expiring:
+            return every
+        left = (min(expiring) - (self.now() or datetime.now(UTC))).total_seconds()
+        return min(every, max(_SOONEST, left + _SOONEST))
 
     async def release(self) -> None:
         """Give every lease up."""

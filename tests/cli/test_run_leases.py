@@ -81,6 +81,30 @@ def test_one_process_runs_each_harness_and_the_other_takes_over_after_expiry(
     asyncio.run(scenario())
 
 
+def test_a_process_waiting_for_a_lease_comes_back_as_it_expires_not_a_round_later(
+    tmp_path: Path,
+) -> None:
+    clock, a, b = two(tmp_path)
+
+    async def scenario() -> list[float]:
+        await a.leases.begin()
+        await b.leases.begin()
+        waits = [await a.leases.until_next(5.0), await b.leases.until_next(5.0)]
+        clock.advance(timedelta(milliseconds=LEASE_TTL_MS - 2_000))  # `a` has stopped renewing
+        waits.append(await b.leases.until_next(5.0))
+        clock.advance(timedelta(seconds=2))
+        await b.leases.round()
+        waits.append(await b.leases.until_next(5.0))  # it holds everything it wants
+        await a.leases.end()
+        await b.leases.end()
+        return waits
+
+    holder, waiting, near_expiry, after = asyncio.run(scenario())
+    assert holder == 5.0 and waiting == 5.0  # `a` wants nothing; `b`'s wait is 15 s off
+    assert near_expiry == 2.2  # the expiry, and a little more
+    assert after == 5.0
+
+
 def test_a_released_lease_moves_at_once(tmp_path: Path) -> None:
     _, a, b = two(tmp_path)
 
