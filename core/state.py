@@ -21,6 +21,7 @@ from core.manifest import Workspace
 from core.names import NameMatcher
 from core.reactions import ReactionMarks
 from core.scorer import Scorer, default_scorer
+from core.state_messages import HeldMessages
 from core.state_records import Chain, MessageRecord, ThreadRecord, message_key
 
 __all__ = ["State"]
@@ -55,7 +56,8 @@ class State:
     """The engine's memory of one workspace."""
 
     workspace: Workspace
-    messages: dict[str, MessageRecord] = field(default_factory=dict)
+    # The newest messages seen, not all of them (`core.state_messages`: what an evicted one means).
+    messages: HeldMessages = field(default_factory=HeldMessages)
     members: dict[str, set[str]] = field(default_factory=dict)
     threads: dict[str, ThreadRecord] = field(default_factory=dict)
     thread_channels: dict[str, Conversation] = field(default_factory=dict)
@@ -201,14 +203,17 @@ class State:
         if event.message_id is not None:
             key = message_key(event.platform, conversation.id, event.message_id)
             if key not in self.messages:
-                self.messages[key] = MessageRecord(
-                    event_id=event.event_id,
-                    latest=event.event_id,
-                    author_id=event.author.id,
-                    author_agent=author_agent,
-                    conversation=conversation,
-                    text=event.text,
-                    versions=[event.event_id],
+                self.messages.add(
+                    key,
+                    MessageRecord(
+                        event_id=event.event_id,
+                        latest=event.event_id,
+                        author_id=event.author.id,
+                        author_agent=author_agent,
+                        conversation=conversation,
+                        text=event.text,
+                        versions=[event.event_id],
+                    ),
                 )
         if conversation.kind is _THREAD:
             self._note_thread_post(event, author_agent)
