@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from sys import intern
 
 from core.continuity import Continuity
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy
@@ -44,6 +45,17 @@ _CHANNEL = ConversationKind.CHANNEL
 _HUMAN = AuthorKind.HUMAN
 _AGENT = AuthorKind.AGENT
 _TO_ME = Directedness.TO_ME
+
+
+def _shared(decision: Decision, event: ChatEvent) -> Decision:
+    """The decision as a message record keeps it. One read back from the ledger (a start, a
+    repeat) has its own copies of the event id, the agent and the reason; kept per record
+    they were half of its size, so it takes the event's id and one interned copy of each."""
+    if decision.event_id is event.event_id:
+        return decision  # decided in this process from this event: shared already
+    event_id = event.event_id if decision.event_id == event.event_id else decision.event_id
+    agent, reason = intern(decision.agent), intern(decision.reason)
+    return replace(decision, event_id=event_id, agent=agent, reason=reason)
 
 
 def _shipped_scorer() -> Scorer | None:
@@ -309,7 +321,8 @@ class State:
         by_human = event.author.kind is _HUMAN
         for decision in decisions:
             if target is not None:
-                target.delivered[decision.agent] = decision
+                kept = _shared(decision, event)
+                target.delivered[kept.agent] = kept
             if decision.policy in _OPEN:
                 self.obligations[decision.event_id, decision.agent] = True
                 self.busy[decision.agent] = self.busy.get(decision.agent, 0) + 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from sys import intern
 from typing import Any, TypeVar
 
 from builders import (
@@ -185,3 +186,31 @@ def test_with_a_bound_larger_than_the_conversation_nothing_changes() -> None:
         slack_delete(ts(6), ts(10), "note 0 on the rollout"),
     ]
     assert outcomes(bodies, 12) == outcomes(bodies, 10**6)
+
+
+def test_a_rebuilt_record_shares_its_strings_instead_of_copying_them_from_the_ledger(
+    backend: Backend,
+) -> None:
+    said = slack_message(OLD, f"<@{LEAD}> can you check the deploy?")
+
+    async def ingested(store: Store) -> None:
+        engine = engine_holding(store, 3)
+        for body in [*joins(), said]:
+            await ingest(engine, body)
+
+    async def rebuilt(store: Store) -> list[bool]:
+        engine = Engine(local_workspace(), store, VirtualClock(START))
+        await engine.rebuild()
+        [held] = engine.state.messages.values()
+        kept = list(held.delivered.items())
+        assert [agent for agent, _ in kept] == ["lead", "worker-1"]
+        return [
+            key is intern(key)
+            and decision.agent is key
+            and decision.event_id is held.event_id
+            and decision.reason is intern(decision.reason)
+            for key, decision in kept
+        ]
+
+    backend.run(ingested)
+    assert backend.run(rebuilt) == [True, True]
