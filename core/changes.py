@@ -1,6 +1,10 @@
 """What a change to a message, or the hint that one is coming, means for the agents: an edit
 revises the decisions and supersedes what each agent was told, a delete cancels every
 delivery of the message, and typing is forwarded as a passing hint.
+
+A message the engine no longer holds (`core.state_messages`) is changed as one it never saw,
+but for what the ledger keeps: its delete still blanks the stored versions, and an edit of it
+once deleted is still dropped.
 """
 
 from __future__ import annotations
@@ -12,8 +16,19 @@ from core.decision import Decision
 from core.emission import Cancel, Emission, Typing
 from core.events import ChatEvent
 from core.revisions import revise_for_edit
+from core.state import State
+from core.state_messages import stored_versions, was_deleted
+from core.state_records import MessageRecord
+from core.store import Ledger
 
-__all__ = ["TYPING_LASTS", "cancel_all", "revise_edit", "typing_hints"]
+__all__ = [
+    "TYPING_LASTS",
+    "cancel_all",
+    "delete_message",
+    "edit_of_deleted",
+    "revise_edit",
+    "typing_hints",
+]
 
 TYPING_LASTS = timedelta(seconds=10)
 
@@ -43,6 +58,31 @@ def cancel_all(
         Cancel(agent, delivered[agent].event_id, reason)
         for agent in sorted(delivered, key=order.__getitem__)
     ]
+
+
+async def delete_message(
+    event: ChatEvent, state: State, ledger: Ledger, agents: Sequence[str]
+) -> list[Emission]:
+    """A deleted message becomes a tombstone in the ledger, its edits too, held or not; every
+    agent the engine holds as told of it is told to drop it."""
+    target = state.target(event)
+    if target is None:
+        await ledger.tombstone([entry.id for entry in await stored_versions(ledger, event)])
+        return []
+    if target.deleted:
+        return []
+    await ledger.tombstone(list(target.versions))
+    emissions = cancel_all(target.delivered, agents, "deleted")
+    state.apply(event, [])
+    return emissions
+
+
+async def edit_of_deleted(event: ChatEvent, target: MessageRecord | None, ledger: Ledger) -> bool:
+    """Whether the message an edit is about was deleted: as the engine holds it (`target`), or
+    as the ledger keeps it when the engine does not hold it."""
+    if target is not None:
+        return target.deleted
+    return was_deleted(await stored_versions(ledger, event))
 
 
 def typing_hints(event: ChatEvent, targets: list[str], author: str | None) -> list[Emission]:

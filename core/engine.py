@@ -21,7 +21,7 @@ from core.actions import Action, React, redacted, to_record
 from core.approvals import Approvals
 from core.attention_context import Context
 from core.audience import Audience, in_channel, outside_thread
-from core.changes import cancel_all, revise_edit, typing_hints
+from core.changes import delete_message, edit_of_deleted, revise_edit, typing_hints
 from core.clock import Clock, format_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
 from core.deciding import Decider
@@ -174,9 +174,10 @@ class Engine:
         else:
             decided = set()
         if resolved.kind is _DELETE:
-            return first, await self._delete(resolved, first)
+            agents = self.workspace.agent_ids
+            return first, await delete_message(resolved, state, self.store, agents) if first else []
         target = state.target(resolved) if resolved.kind is _EDIT else None
-        if target is not None and target.deleted:
+        if resolved.kind is _EDIT and await edit_of_deleted(resolved, target, self.store):
             return first, []
         # A repeat is decided only for agents whose own connection is new to it: visibility
         # through membership was settled when the event first arrived.
@@ -254,16 +255,6 @@ class Engine:
         ):
             await self.store.fill_text(event.event_id, event.text)
             target.text = event.text
-
-    async def _delete(self, event: ChatEvent, first: bool) -> list[Emission]:
-        """A deleted message becomes a tombstone; every agent that had it is told to drop it."""
-        target = self.state.target(event)
-        if target is None or not first or target.deleted:
-            return []
-        await self.store.tombstone(list(target.versions))
-        emissions = cancel_all(target.delivered, self.workspace.agent_ids, "deleted")
-        self.state.apply(event, [])
-        return emissions
 
     def _typing(self, event: ChatEvent, via: str | None) -> list[Emission]:
         """Typing is a passing hint, not a chat event: forwarded, never put in the ledger. Each

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from sys import intern
 
 from core.continuity import Continuity
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy
@@ -21,6 +22,7 @@ from core.manifest import Workspace
 from core.names import NameMatcher
 from core.reactions import ReactionMarks
 from core.scorer import Scorer, default_scorer
+from core.state_messages import HeldMessages
 from core.state_records import Chain, MessageRecord, ThreadRecord, message_key
 
 __all__ = ["State"]
@@ -45,6 +47,17 @@ _AGENT = AuthorKind.AGENT
 _TO_ME = Directedness.TO_ME
 
 
+def _shared(decision: Decision, event: ChatEvent) -> Decision:
+    """The decision as a message record keeps it. One read back from the ledger (a start, a
+    repeat) has its own copies of the event id, the agent and the reason; kept per record
+    they were half of its size, so it takes the event's id and one interned copy of each."""
+    if decision.event_id is event.event_id:
+        return decision  # decided in this process from this event: shared already
+    event_id = event.event_id if decision.event_id == event.event_id else decision.event_id
+    agent, reason = intern(decision.agent), intern(decision.reason)
+    return replace(decision, event_id=event_id, agent=agent, reason=reason)
+
+
 def _shipped_scorer() -> Scorer | None:
     """The scorer a new state starts with: the one shipped in the package."""
     return default_scorer()
@@ -55,7 +68,8 @@ class State:
     """The engine's memory of one workspace."""
 
     workspace: Workspace
-    messages: dict[str, MessageRecord] = field(default_factory=dict)
+    # The newest messages seen, not all of them (`core.state_messages`: what an evicted one means).
+    messages: HeldMessages = field(default_factory=HeldMessages)
     members: dict[str, set[str]] = field(default_factory=dict)
     threads: dict[str, ThreadRecord] = field(default_factory=dict)
     thread_channels: dict[str, Conversation] = field(default_factory=dict)
@@ -201,14 +215,17 @@ class State:
         if event.message_id is not None:
             key = message_key(event.platform, conversation.id, event.message_id)
             if key not in self.messages:
-                self.messages[key] = MessageRecord(
-                    event_id=event.event_id,
-                    latest=event.event_id,
-                    author_id=event.author.id,
-                    author_agent=author_agent,
-                    conversation=conversation,
-                    text=event.text,
-                    versions=[event.event_id],
+                self.messages.add(
+                    key,
+                    MessageRecord(
+                        event_id=event.event_id,
+                        latest=event.event_id,
+                        author_id=event.author.id,
+                        author_agent=author_agent,
+                        conversation=conversation,
+                        text=event.text,
+                        versions=[event.event_id],
+                    ),
                 )
         if conversation.kind is _THREAD:
             self._note_thread_post(event, author_agent)
@@ -304,7 +321,8 @@ class State:
         by_human = event.author.kind is _HUMAN
         for decision in decisions:
             if target is not None:
-                target.delivered[decision.agent] = decision
+                kept = _shared(decision, event)
+                target.delivered[kept.agent] = kept
             if decision.policy in _OPEN:
                 self.obligations[decision.event_id, decision.agent] = True
                 self.busy[decision.agent] = self.busy.get(decision.agent, 0) + 1

@@ -98,6 +98,14 @@ class Ledger(Protocol):
         """Erase the text of these events (a deleted message and its edits), keeping the rest."""
         ...
 
+    async def message_events(
+        self, platform: str, conversation_id: str, message_id: str
+    ) -> list[LedgerEntry]:
+        """The stored message with this native id in this conversation and its edits, in
+        sequence order (none when the ledger never took it). Scans the conversation's events:
+        for a message the engine no longer holds in memory, not for every event."""
+        ...
+
     async def conversation_marks(
         self, id_prefix: str, kind: str, *, threads: bool = False
     ) -> list[ConversationMark]:

@@ -14,7 +14,9 @@ from typing import Any
 
 import orjson
 
+from core.codec import LEDGER_KINDS
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
+from core.events import EventKind
 from core.store import GatewaySession, LedgerEntry, OutboxEntry, StoredDelivery
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "FILLED_COLUMNS",
     "OUTBOX_COLUMNS",
     "READ_COLUMNS",
+    "VERSION_KINDS",
     "decision_values",
     "delivery_from_row",
     "delivery_insert",
@@ -37,6 +40,8 @@ __all__ = [
 ]
 
 EVENT_COLUMNS = "seq, id, ts, kind, by, data"
+# The kinds of a message's versions: the message, then its edits (`Ledger.message_events`).
+VERSION_KINDS = (LEDGER_KINDS[EventKind.MESSAGE], LEDGER_KINDS[EventKind.EDIT])
 # The delivery columns a decision always fills, then all of them (`decision_values`).
 FILLED_COLUMNS = "event_id, agent, seq, directedness, policy, mode, reason, priority"
 DELIVERY_COLUMNS = f"{FILLED_COLUMNS}, deadline_ms, claimed_by, continues, supersedes"

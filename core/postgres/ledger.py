@@ -9,7 +9,7 @@ import orjson
 
 from core.postgres.connection import Connection, channel
 from core.store import ConversationMark, LedgerEntry
-from core.store_rows import EVENT_COLUMNS, dumps, entry_from_row
+from core.store_rows import EVENT_COLUMNS, VERSION_KINDS, dumps, entry_from_row
 
 __all__ = ["PostgresLedger"]
 
@@ -21,6 +21,11 @@ _APPEND = (
     "ON CONFLICT (id) DO NOTHING RETURNING seq"
 )
 _PAGE = 1000
+# A message and its edits: the conversation's events by index, then by the native id in `data`.
+_MESSAGE_EVENTS = (
+    f"SELECT {EVENT_COLUMNS} FROM events WHERE conversation = %s AND kind IN (%s, %s) "
+    "AND data ->> 'message_id' = %s AND data ->> 'platform' = %s ORDER BY seq"
+)
 # The transaction lock an append takes (the first key; the second is the ledger's channel), so
 # appends commit in sequence order: a reader past a sequence number never misses a smaller one.
 _HOLD = 0x633262
@@ -94,6 +99,12 @@ class PostgresLedger(Connection):
                 data["text"] = ""
                 data["deleted"] = True
                 await self._set_data(event_id, data)
+
+    async def message_events(
+        self, platform: str, conversation_id: str, message_id: str
+    ) -> list[LedgerEntry]:
+        args = (conversation_id, *VERSION_KINDS, message_id, platform)
+        return [entry_from_row(row) for row in await self._all(_MESSAGE_EVENTS, args)]
 
     async def _data(self, event_id: str) -> dict[str, Any] | None:
         row = await self._one("SELECT data FROM events WHERE id = %s", (event_id,))

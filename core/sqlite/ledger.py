@@ -9,9 +9,16 @@ import orjson
 
 from core.sqlite.connection import Connection, dumps
 from core.store import ConversationMark, LedgerEntry
-from core.store_rows import EVENT_COLUMNS, entry_from_row
+from core.store_rows import EVENT_COLUMNS, VERSION_KINDS, entry_from_row
 
 __all__ = ["SQLiteLedger"]
+
+# A message and its edits: the conversation's events by index, then by the native id in `data`.
+_MESSAGE_EVENTS = (
+    f"SELECT {EVENT_COLUMNS} FROM events WHERE conversation = ? AND kind IN (?, ?) "
+    "AND json_extract(data, '$.message_id') = ? AND json_extract(data, '$.platform') = ? "
+    "ORDER BY seq"
+)
 
 
 class SQLiteLedger(Connection):
@@ -87,6 +94,12 @@ class SQLiteLedger(Connection):
                 data["text"] = ""
                 data["deleted"] = True
                 self._set_data(event_id, data)
+
+    async def message_events(
+        self, platform: str, conversation_id: str, message_id: str
+    ) -> list[LedgerEntry]:
+        args = (conversation_id, *VERSION_KINDS, message_id, platform)
+        return [entry_from_row(row) for row in self.db.execute(_MESSAGE_EVENTS, args)]
 
     def _data(self, event_id: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT data FROM events WHERE id = ?", (event_id,)).fetchone()

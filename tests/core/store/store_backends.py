@@ -29,6 +29,16 @@ class Backend(Protocol):
         ...
 
 
+async def in_memory(scenario: Callable[[Store], Awaitable[T]]) -> T:
+    """`scenario` on a ledger in memory, which never restarts."""
+    store = SQLiteStore()
+    await store.open()
+    try:
+        return await scenario(store)
+    finally:
+        await store.close()
+
+
 class Opened:
     """`run` for a backend that makes a new store object for each run."""
 

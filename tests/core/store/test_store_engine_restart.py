@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from builders import LEAD, W1, W2, local_workspace, slack_body, slack_edit, slack_join
 from builders import slack_message as said
-from store_backends import Backend
+from store_backends import Backend, in_memory
 
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.decision import Disposition
 from core.engine import Engine
-from core.sqlite_store import SQLiteStore
 from core.store import Store
 
 T = TypeVar("T")
@@ -116,13 +114,3 @@ def test_a_restarted_engine_rebuilds_the_memory_it_had_and_decides_on_alike(
     rebuilt, next_decisions = backend.run(restarted)
     assert rebuilt == remembered
     assert next_decisions == asyncio.run(in_memory(never_stopped))
-
-
-async def in_memory(scenario: Callable[[Store], Awaitable[T]]) -> T:
-    """`scenario` on a ledger in memory, which never restarts."""
-    store = SQLiteStore()
-    await store.open()
-    try:
-        return await scenario(store)
-    finally:
-        await store.close()

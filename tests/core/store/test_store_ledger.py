@@ -105,3 +105,34 @@ def test_with_threads_each_thread_has_its_own_mark(backend: Backend) -> None:
         ]
 
     backend.run(scenario)
+
+
+def _version(message_id: str, kind: str, conversation: str = "C1", platform: str = "slack") -> dict:
+    conv = {"id": conversation, "kind": "channel"}
+    return {"platform": platform, "conversation": conv, "message_id": message_id, "kind": kind}
+
+
+def test_a_message_is_found_by_its_native_id_with_its_edits_and_nothing_else(
+    backend: Backend,
+) -> None:
+    async def scenario(store: Store) -> None:
+        await store.append("m1", "chat.message", "human:u", _version("100.1", "message"), "t1")
+        await store.append("m2", "chat.message", "human:u", _version("100.2", "message"), "t2")
+        await store.append("m1~e", "x.c2a.edit", "human:u", _version("100.1", "edit"), "t3")
+        await store.append("r", "chat.reaction", "human:u", _version("100.1", "reaction"), "t4")
+        other = _version("100.1", "message", conversation="C2")
+        await store.append("m3", "chat.message", "human:u", other, "t5")
+        elsewhere = _version("100.1", "message", platform="discord")
+        await store.append("m4", "chat.message", "human:u", elsewhere, "t6")
+        await store.tombstone(["m2"])
+        found = await store.message_events("slack", "C1", "100.1")
+        assert [(e.seq, e.id, e.kind) for e in found] == [
+            (1, "m1", "chat.message"),
+            (3, "m1~e", "x.c2a.edit"),
+        ]
+        assert found[0].data == _version("100.1", "message")
+        gone = await store.message_events("slack", "C1", "100.2")
+        assert [(e.id, e.data["deleted"], e.data["text"]) for e in gone] == [("m2", True, "")]
+        assert await store.message_events("slack", "C1", "999.9") == []
+
+    backend.run(scenario)
