@@ -18,6 +18,11 @@ and at most the time the channel takes for twice that many lines (never less tha
 `Window.min_seconds`), so a quiet channel waits longer in seconds and a busy one in lines. The
 state changes only through `Continuity.note`, called once per message in ledger order, so
 replaying the ledger rebuilds it (see `core.state`).
+
+Only the `CONVERSATIONS_HELD` channels with the most recent lines are remembered
+(`core.state_recent`): a channel evicted has no `Talk`, so its next line is judged exactly as
+the first line of a channel the host never saw (no partners, the first guess at its pace, no
+record of answering commands), and its lines are counted again from there.
 """
 
 from __future__ import annotations
@@ -27,8 +32,23 @@ from dataclasses import dataclass, field, replace
 from typing import Final, NamedTuple
 
 from core.events import AuthorKind, ChatEvent, ConversationKind
+from core.state_recent import Recent
 
-__all__ = ["ASKS_THE_ROOM", "COMMAND", "Continuity", "Cue", "Talk", "Window", "asks_the_room"]
+__all__ = [
+    "ASKS_THE_ROOM",
+    "COMMAND",
+    "CONVERSATIONS_HELD",
+    "Continuity",
+    "Cue",
+    "Talk",
+    "Window",
+    "asks_the_room",
+]
+
+CONVERSATIONS_HELD: Final = 1_000
+"""How many channels continuity remembers, the most recently active: about 16 KB each, so some
+16 MB. An exchange lasts eight lines and at most a few hours; a thousand channels all active
+within that is far beyond a busy workspace, where most channels are quiet on any given day."""
 
 _CHANNEL = ConversationKind.CHANNEL
 _HUMAN = AuthorKind.HUMAN
@@ -162,8 +182,9 @@ class Continuity:
     """Every channel conversation's `Talk`, and the window they are judged by."""
 
     window: Window = field(default_factory=Window)
-    talks: dict[str, Talk] = field(default_factory=dict)
-    last_author: dict[str, str] = field(default_factory=dict)  # conversation -> author id
+    talks: Recent[str, Talk] = field(default_factory=lambda: Recent(CONVERSATIONS_HELD))
+    # conversation -> the author of its last line; written with `talks`, so evicted with it
+    last_author: Recent[str, str] = field(default_factory=lambda: Recent(CONVERSATIONS_HELD))
 
     def cues(
         self,
@@ -275,18 +296,16 @@ class Continuity:
         if event.conversation.kind is not _CHANNEL:
             return
         key = event.conversation.key
-        talk = self.talks.get(key)
-        if talk is None:
-            talk = self.talks[key] = Talk()
+        talk = self.talks.hold(key, self.talks.get(key) or Talk())
         now, author, line = event.created_at.timestamp(), event.author.id, talk.line
         if talk.last_at is not None:
             seconds = min(max(now - talk.last_at, 0.0), _LONGEST_GAP_S)
             talk.gap += _PACE_WEIGHT * (seconds - talk.gap)
         if author_agent is not None:
-            self.last_author[key] = author_agent
+            self.last_author.hold(key, author_agent)
             self._note_agent(talk, author_agent, [p for p in addressed if p != author], now)
         elif event.author.kind is _HUMAN:
-            self.last_author[key] = author
+            self.last_author.hold(key, author)
             talk.first.setdefault(author, line)
             if not addressed and not to_agents and asks_the_room(event.text):
                 talk.asked[author] = line
@@ -310,7 +329,7 @@ class Continuity:
             else:
                 talk.bursts[author] = Burst(line, now, set(turned))
         else:
-            self.last_author[key] = author
+            self.last_author.hold(key, author)
         talk.line += 1
         talk.last_at = now
 

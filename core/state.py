@@ -5,6 +5,14 @@ event), `State.apply` (an event and the decisions made for it), `State.note_clai
 `State.note_disposition`. Replaying the ledger through those methods yields the same state,
 so nothing here needs its own table. The records it keeps are in `core.state_records`, the
 reactions on messages in `core.reactions`.
+
+What the state keeps per conversation is bounded (`core.state_recent`): the newest messages
+(`core.state_messages`), the channels continuity remembers (`core.continuity`), the
+`THREADS_HELD` threads posted in most recently and the `CHAINS_HELD` runs of fragments started
+most recently. An evicted thread or run of fragments is one the host never saw: a reply in the
+thread is decided as in a thread nobody has posted in yet (no participants, no agents following
+it), a fragment as a person's first line. A thread an agent owns is never evicted: the agent
+owes its starter the thread.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from sys import intern
+from typing import Final
 
 from core.continuity import Continuity
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy
@@ -23,9 +32,19 @@ from core.names import NameMatcher
 from core.reactions import ReactionMarks
 from core.scorer import Scorer, default_scorer
 from core.state_messages import HeldMessages
+from core.state_recent import Recent
 from core.state_records import Chain, MessageRecord, ThreadRecord, message_key
 
-__all__ = ["State"]
+__all__ = ["CHAINS_HELD", "THREADS_HELD", "State"]
+
+THREADS_HELD: Final = 5_000
+"""How many threads the state remembers besides those agents own, the most recently posted in:
+about 700 bytes each, so some 4 MB; a thread quiet while five thousand others had posts is
+over."""
+CHAINS_HELD: Final = 2_000
+"""How many runs of fragments the state remembers, the most recently started: one lasts the
+merge window (seconds), and two thousand people starting one within it is far beyond any
+workspace."""
 
 _OPEN = frozenset({Policy.MUST_RESPOND})
 _ANSWERED = frozenset({Disposition.RESPONDED, Disposition.ACKNOWLEDGED})
@@ -58,6 +77,15 @@ def _shared(decision: Decision, event: ChatEvent) -> Decision:
     return replace(decision, event_id=event_id, agent=agent, reason=reason)
 
 
+def _owned(record: ThreadRecord) -> bool:
+    return record.owner is not None
+
+
+def _threads(limit: int) -> Recent[str, ThreadRecord]:
+    """The threads the state remembers: `limit` of them, and every thread an agent owns."""
+    return Recent(limit, spare=_owned)
+
+
 def _shipped_scorer() -> Scorer | None:
     """The scorer a new state starts with: the one shipped in the package."""
     return default_scorer()
@@ -71,9 +99,9 @@ class State:
     # The newest messages seen, not all of them (`core.state_messages`: what an evicted one means).
     messages: HeldMessages = field(default_factory=HeldMessages)
     members: dict[str, set[str]] = field(default_factory=dict)
-    threads: dict[str, ThreadRecord] = field(default_factory=dict)
+    threads: Recent[str, ThreadRecord] = field(default_factory=lambda: _threads(THREADS_HELD))
     thread_channels: dict[str, Conversation] = field(default_factory=dict)
-    chains: dict[tuple[str, str], Chain] = field(default_factory=dict)
+    chains: Recent[tuple[str, str], Chain] = field(default_factory=lambda: Recent(CHAINS_HELD))
     streaks: dict[str, int] = field(default_factory=dict)
     escalated: set[str] = field(default_factory=set)
     left: set[tuple[str, str]] = field(default_factory=set)
@@ -143,7 +171,7 @@ class State:
     def thread(self, conversation: Conversation) -> ThreadRecord | None:
         if conversation.kind is not _THREAD:
             return None
-        return self.threads.get(conversation.key)
+        return self.threads.held(conversation.key)
 
     def claim_holder(self, item: str, now: datetime) -> str | None:
         held = self.claims.get(item)
@@ -204,7 +232,8 @@ class State:
             self.reactions.note(event)
         elif kind is EventKind.THREAD_CREATED:
             self.thread_channels[event.conversation.id] = event.conversation
-            record = self.threads.setdefault(event.conversation.key, ThreadRecord())
+            key = event.conversation.key
+            record = self.threads.hold(key, self.threads.held(key) or ThreadRecord())
             record.owner = self.workspace.agent_for(event.platform, event.author.id)
             record.root_author = record.root_author or event.author.id
         self._note_decisions(event, decided)
@@ -244,8 +273,10 @@ class State:
 
     def _note_thread_post(self, event: ChatEvent, author_agent: str | None) -> None:
         conversation = event.conversation
-        record = self.threads.get(conversation.key)
-        if record is None:
+        record = self.threads.held(conversation.key)
+        if record is not None:
+            self.threads.hold(conversation.key, record)
+        else:
             record = ThreadRecord()
             root_id = conversation.thread_id
             if root_id is not None:
@@ -256,7 +287,7 @@ class State:
                     record.participants.add(root.author_id)
                     if root.author_agent is not None:
                         record.agents.add(root.author_agent)
-            self.threads[conversation.key] = record
+            self.threads.hold(conversation.key, record)
         record.participants.add(event.author.id)
         if author_agent is not None:
             record.agents.add(author_agent)
@@ -298,7 +329,7 @@ class State:
         }
         chain = self.chains.get(key)
         if directed and not any(d.continues for d in directed.values()):
-            self.chains[key] = Chain(event.event_id, event.created_at, directed)
+            self.chains.hold(key, Chain(event.event_id, event.created_at, directed))
         elif chain is None and not directed:
             return
         elif not directed and event.mentions:
