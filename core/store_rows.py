@@ -9,7 +9,7 @@ in its backend.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -27,6 +27,8 @@ __all__ = [
     "READ_COLUMNS",
     "VERSION_KINDS",
     "decision_values",
+    "deliveries_between",
+    "deliveries_by_seq",
     "delivery_from_row",
     "delivery_insert",
     "dumps",
@@ -35,6 +37,8 @@ __all__ = [
     "gateway_row",
     "outbox_from_row",
     "prefixed",
+    "receipts_between",
+    "receipts_by_seq",
     "seen_from_rows",
     "seen_statement",
 ]
@@ -92,6 +96,41 @@ def delivery_insert(placeholder: str, *, filled_only: bool = False) -> str:
     columns = FILLED_COLUMNS if filled_only else DELIVERY_COLUMNS
     values = ", ".join([placeholder] * (columns.count(",") + 2))
     return f"INSERT INTO deliveries ({columns}, decided_at) VALUES ({values})"
+
+
+def receipts_between(placeholder: str) -> str:
+    """`Ledger.receipts_between`'s query (`placeholder` is the backend's `?` or `%s`): the
+    receipts of a range of events, joined by the events' ids, in sequence and agent order."""
+    return (
+        "SELECT e.seq, r.agent FROM events e JOIN receipts r ON r.event_id = e.id "
+        f"WHERE e.seq > {placeholder} AND e.seq <= {placeholder} ORDER BY e.seq, r.agent"
+    )
+
+
+def deliveries_between(placeholder: str) -> str:
+    """`Deliveries.deliveries_between`'s query: a range of events' deliveries, in sequence and
+    agent order (the table's primary key)."""
+    return (
+        f"SELECT {READ_COLUMNS} FROM deliveries "
+        f"WHERE seq > {placeholder} AND seq <= {placeholder} ORDER BY seq, agent"
+    )
+
+
+def receipts_by_seq(rows: Iterable[tuple[Any, ...]]) -> dict[int, list[str]]:
+    """`receipts_between`'s answer from its query's rows: each event's agents, in order."""
+    found: dict[int, list[str]] = {}
+    for seq, agent in rows:
+        found.setdefault(int(seq), []).append(str(agent))
+    return found
+
+
+def deliveries_by_seq(rows: Iterable[tuple[Any, ...]]) -> dict[int, list[StoredDelivery]]:
+    """`deliveries_between`'s answer from its query's rows: each event's deliveries, in order."""
+    found: dict[int, list[StoredDelivery]] = {}
+    for row in rows:
+        delivery = delivery_from_row(row)
+        found.setdefault(delivery.seq, []).append(delivery)
+    return found
 
 
 def seen_statement(
