@@ -31,7 +31,7 @@ from core.emission import Cancel, Emission, Escalation, Queued
 from core.events import ChatEvent, EventKind
 from core.followup import FollowUp
 from core.intent import DEFAULT_RULES, IntentClassifier
-from core.ledger_fold import LEFT_KIND, fold_entry, pages
+from core.ledger_fold import LEFT_KIND, few_collections, fold_entry, pages
 from core.manifest import Workspace
 from core.redact import Redactor
 from core.signals import GlyphMap, Signal
@@ -100,7 +100,8 @@ class Engine:
         """Fold the whole ledger into a fresh state (after a restart); returns events read."""
         self.state = State(self.workspace)
         self.folded = 0
-        return await self._fold()
+        with few_collections():
+            return await self._fold()
 
     async def catch_up(self) -> int:
         """Where other processes write the ledger too (`Store.shared`), hold it and fold in the
