@@ -31,7 +31,7 @@ from core.emission import Cancel, Emission, Escalation, Queued
 from core.events import ChatEvent, EventKind
 from core.followup import FollowUp
 from core.intent import DEFAULT_RULES, IntentClassifier
-from core.ledger_fold import LEFT_KIND, fold_entry
+from core.ledger_fold import LEFT_KIND, few_collections, fold_entry, pages
 from core.manifest import Workspace
 from core.redact import Redactor
 from core.signals import GlyphMap, Signal
@@ -100,7 +100,8 @@ class Engine:
         """Fold the whole ledger into a fresh state (after a restart); returns events read."""
         self.state = State(self.workspace)
         self.folded = 0
-        return await self._fold()
+        with few_collections():
+            return await self._fold()
 
     async def catch_up(self) -> int:
         """Where other processes write the ledger too (`Store.shared`), hold it and fold in the
@@ -113,9 +114,13 @@ class Engine:
     async def _fold(self) -> int:
         """Fold the ledger after `folded` and every unexpired claim into the state."""
         count = 0
-        async for entry in self.store.ledger(self.folded):
-            count += await fold_entry(entry, self.state, self.store, self.followup, self.decider)
-            self.folded = entry.seq
+        async for page in pages(self.store, self.folded):
+            for entry in page.entries:
+                received, stored = page.receipts_of(entry), page.deliveries_of(entry)
+                count += fold_entry(
+                    entry, received, stored, self.state, self.followup, self.decider
+                )
+                self.folded = entry.seq
         for item, (agent, expires) in (await self.store.claims(self.clock.now())).items():
             self.state.note_claim(item, agent, expires)
         return count

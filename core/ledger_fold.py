@@ -1,13 +1,24 @@
-"""Folding ledger records into the engine's memory, one at a time, in sequence order.
+"""Folding ledger records into the engine's memory, a page at a time, in sequence order.
 
 `Engine.rebuild` folds the whole ledger this way after a start, and `Engine.catch_up` folds the
 records other processes committed since its last one (where several share the ledger), so each
-record reaches the memory by the same path, whoever appended it. A record is folded with what
-the store holds for it now: who received the event, the decisions made for it, and how each
-agent has ended it so far.
+record reaches the memory by the same path, whoever appended it. The ledger is read in pages
+(`PAGE` records), each with the receipts and deliveries of all its events in one read apiece,
+not three reads a record; a record is then folded with what its page read for it: who received
+the event, the decisions made for it, and how each agent has ended it so far.
+
+A whole ledger's fold (`few_collections`) runs with the garbage collector's thresholds raised:
+it makes millions of objects that mostly live on in the state, and CPython's default young
+generation of 700 walked them again and again as they piled up, a quarter of a start's time.
 """
 
 from __future__ import annotations
+
+import gc
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Protocol
 
 from core.clock import parse_time
 from core.codec import LEDGER_KINDS, event_from_data
@@ -15,19 +26,91 @@ from core.deciding import Decider
 from core.followup import DIGEST_KIND, FollowUp
 from core.mutes import MUTED_KIND, fold_mute
 from core.state import State
-from core.store import LedgerEntry, Store
+from core.store import Deliveries, Ledger, LedgerEntry, StoredDelivery
 
-__all__ = ["LEFT_KIND", "fold_entry"]
+__all__ = ["FOLD_THRESHOLDS", "LEFT_KIND", "PAGE", "Page", "few_collections", "fold_entry", "pages"]
 
 LEFT_KIND = "x.c2a.left"
+PAGE = 1000
+# Young objects per collection, young collections per middle one, middle per full one, while a
+# whole ledger is folded (as `c2a run` sets them once it has started).
+FOLD_THRESHOLDS = (50_000, 20, 100)
+_folding: list[tuple[int, int, int]] = []  # the thresholds before the outermost fold
 _CHAT_KINDS = frozenset(LEDGER_KINDS.values())
 
 
-async def fold_entry(
-    entry: LedgerEntry, state: State, store: Store, followup: FollowUp, decider: Decider
+class _Reads(Ledger, Deliveries, Protocol):
+    """What a page is read from: the ledger and the deliveries of one database."""
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """Consecutive ledger records, with the receipts and deliveries of their events by
+    sequence number (an event with none is absent)."""
+
+    entries: list[LedgerEntry]
+    receipts: dict[int, list[str]]
+    deliveries: dict[int, list[StoredDelivery]]
+
+    def receipts_of(self, entry: LedgerEntry) -> list[str]:
+        """The agents whose connections received the record's event."""
+        return self.receipts.get(entry.seq, [])
+
+    def deliveries_of(self, entry: LedgerEntry) -> list[StoredDelivery]:
+        """The deliveries of the record's event, by agent."""
+        return self.deliveries.get(entry.seq, [])
+
+
+async def pages(store: _Reads, since_seq: int, size: int = PAGE) -> AsyncIterator[Page]:
+    """The ledger after `since_seq` in pages of at most `size` records, each read with its
+    events' receipts and deliveries."""
+    entries: list[LedgerEntry] = []
+    async for entry in store.ledger(since_seq):
+        entries.append(entry)
+        if len(entries) == size:
+            yield await _page(store, since_seq, entries)
+            since_seq, entries = entries[-1].seq, []
+    if entries:
+        yield await _page(store, since_seq, entries)
+
+
+async def _page(store: _Reads, after_seq: int, entries: list[LedgerEntry]) -> Page:
+    upto_seq = entries[-1].seq
+    receipts = await store.receipts_between(after_seq, upto_seq)
+    return Page(entries, receipts, await store.deliveries_between(after_seq, upto_seq))
+
+
+@contextmanager
+def few_collections() -> Iterator[None]:
+    """Raise the collector's thresholds to at least `FOLD_THRESHOLDS` until the block ends; the
+    outermost of several at once (engines started together) puts back what was set before."""
+    if not _folding:
+        before = gc.get_threshold()
+        _folding.append(before)
+        gc.set_threshold(
+            *(max(now, raised) for now, raised in zip(before, FOLD_THRESHOLDS, strict=True))
+        )
+    else:
+        _folding.append(_folding[0])
+    try:
+        yield
+    finally:
+        before = _folding.pop()
+        if not _folding:
+            gc.set_threshold(*before)
+
+
+def fold_entry(
+    entry: LedgerEntry,
+    receipts: list[str],
+    stored: list[StoredDelivery],
+    state: State,
+    followup: FollowUp,
+    decider: Decider,
 ) -> bool:
-    """Fold one record into `state`; True when it was a chat event (not the host's own record).
-    Folding a record of the host's own twice changes nothing."""
+    """Fold one record into `state`, given its event's `receipts` and `stored` deliveries;
+    True when it was a chat event (not the host's own record). Folding a record of the host's
+    own twice changes nothing."""
     if entry.kind == LEFT_KIND:
         state.left.add((entry.data["agent"], entry.data["place"]))
         return False
@@ -40,8 +123,7 @@ async def fold_entry(
     if entry.kind not in _CHAT_KINDS:
         return False  # the host's own records (reminders); CCCS: skip unknown kinds
     event = event_from_data(entry.data)
-    state.note_vias(event, await store.receipts(event.event_id))
-    stored = await store.deliveries(event.event_id)
+    state.note_vias(event, receipts)
     state.apply(event, [d.decision for d in stored])
     waiting = [d.decision for d in stored if d.status == "pending"]
     decider.note_question(event, entry.seq, waiting, parse_time(entry.ts), state)

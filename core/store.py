@@ -121,6 +121,11 @@ class Ledger(Protocol):
         """The agents whose connections received the event, by name."""
         ...
 
+    async def receipts_between(self, after_seq: int, upto_seq: int) -> dict[int, list[str]]:
+        """`receipts` of every event after `after_seq` up to `upto_seq` in one read (a page of
+        the ledger), by sequence number; an event no connection received is left out."""
+        ...
+
 
 class Deliveries(Protocol):
     """What the host decided about each ledger event for each agent, keyed by (event, agent),
@@ -142,6 +147,13 @@ class Deliveries(Protocol):
 
     async def deliveries(self, event_id: str) -> list[StoredDelivery]:
         """Every agent's delivery of the event, by agent name."""
+        ...
+
+    async def deliveries_between(
+        self, after_seq: int, upto_seq: int
+    ) -> dict[int, list[StoredDelivery]]:
+        """`deliveries` of every event after `after_seq` up to `upto_seq` in one read (a page
+        of the ledger), by sequence number; an event with no decision is left out."""
         ...
 
     async def pending(self, agent: str, limit: int = 1000) -> list[StoredDelivery]:

@@ -9,8 +9,9 @@ in its backend.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from enum import Enum
+from typing import Any, TypeVar
 
 import orjson
 
@@ -27,6 +28,8 @@ __all__ = [
     "READ_COLUMNS",
     "VERSION_KINDS",
     "decision_values",
+    "deliveries_between",
+    "deliveries_by_seq",
     "delivery_from_row",
     "delivery_insert",
     "dumps",
@@ -35,9 +38,13 @@ __all__ = [
     "gateway_row",
     "outbox_from_row",
     "prefixed",
+    "receipts_between",
+    "receipts_by_seq",
     "seen_from_rows",
     "seen_statement",
 ]
+
+E = TypeVar("E", bound=Enum)
 
 EVENT_COLUMNS = "seq, id, ts, kind, by, data"
 # The kinds of a message's versions: the message, then its edits (`Ledger.message_events`).
@@ -94,6 +101,41 @@ def delivery_insert(placeholder: str, *, filled_only: bool = False) -> str:
     return f"INSERT INTO deliveries ({columns}, decided_at) VALUES ({values})"
 
 
+def receipts_between(placeholder: str) -> str:
+    """`Ledger.receipts_between`'s query (`placeholder` is the backend's `?` or `%s`): the
+    receipts of a range of events, joined by the events' ids, in sequence and agent order."""
+    return (
+        "SELECT e.seq, r.agent FROM events e JOIN receipts r ON r.event_id = e.id "
+        f"WHERE e.seq > {placeholder} AND e.seq <= {placeholder} ORDER BY e.seq, r.agent"
+    )
+
+
+def deliveries_between(placeholder: str) -> str:
+    """`Deliveries.deliveries_between`'s query: a range of events' deliveries, in sequence and
+    agent order (the table's primary key)."""
+    return (
+        f"SELECT {READ_COLUMNS} FROM deliveries "
+        f"WHERE seq > {placeholder} AND seq <= {placeholder} ORDER BY seq, agent"
+    )
+
+
+def receipts_by_seq(rows: Iterable[tuple[Any, ...]]) -> dict[int, list[str]]:
+    """`receipts_between`'s answer from its query's rows: each event's agents, in order."""
+    found: dict[int, list[str]] = {}
+    for seq, agent in rows:
+        found.setdefault(int(seq), []).append(str(agent))
+    return found
+
+
+def deliveries_by_seq(rows: Iterable[tuple[Any, ...]]) -> dict[int, list[StoredDelivery]]:
+    """`deliveries_between`'s answer from its query's rows: each event's deliveries, in order."""
+    found: dict[int, list[StoredDelivery]] = {}
+    for row in rows:
+        delivery = delivery_from_row(row)
+        found.setdefault(delivery.seq, []).append(delivery)
+    return found
+
+
 def seen_statement(
     placeholder: str, agent: str, limit: int, where: Mapping[str, object]
 ) -> tuple[str, tuple[Any, ...]]:
@@ -129,16 +171,36 @@ def entry_from_row(row: tuple[Any, ...]) -> LedgerEntry:
     )
 
 
+def _by_value(kind: type[E]) -> Callable[[Any], E]:
+    """`kind(value)` by a lookup in a dict of its members: calling the enum class goes through
+    its metaclass, five times a delivery row, a tenth of the time a start spends reading them.
+    A value that is no member's is still `kind`'s to take or refuse."""
+    members = {member.value: member for member in kind}
+
+    def member(value: Any) -> E:
+        found = members.get(value)
+        return kind(value) if found is None else found
+
+    return member
+
+
+_directedness = _by_value(Directedness)
+_policy = _by_value(Policy)
+_mode = _by_value(InjectionMode)
+_priority = _by_value(Priority)
+_disposition = _by_value(Disposition)
+
+
 def delivery_from_row(row: tuple[Any, ...]) -> StoredDelivery:
     """A delivery record from the `READ_COLUMNS` of a row."""
     decision = Decision(
         event_id=str(row[0]),
         agent=str(row[1]),
-        directedness=Directedness(row[3]),
-        policy=Policy(row[4]),
-        mode=InjectionMode(row[5]),
+        directedness=_directedness(row[3]),
+        policy=_policy(row[4]),
+        mode=_mode(row[5]),
         reason=str(row[6]),
-        priority=Priority(row[7]),
+        priority=_priority(row[7]),
         deadline_ms=row[8],
         claimed_by=row[9],
         continues=row[10],
@@ -149,7 +211,7 @@ def delivery_from_row(row: tuple[Any, ...]) -> StoredDelivery:
         seq=int(row[2]),
         status=str(row[12]),
         attempt=int(row[13]),
-        disposition=Disposition(row[14]) if row[14] else None,
+        disposition=_disposition(row[14]) if row[14] else None,
     )
 
 

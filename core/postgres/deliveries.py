@@ -17,6 +17,7 @@ __all__ = ["PostgresDeliveries"]
 _SEQ_OF = "(SELECT seq FROM events WHERE id = %s)"
 _BY_EVENT = f"seq = {_SEQ_OF} AND agent = %s"
 _INSERT = store_rows.delivery_insert("%s")
+_BETWEEN = store_rows.deliveries_between("%s")
 
 
 class PostgresDeliveries(Connection):
@@ -37,6 +38,12 @@ class PostgresDeliveries(Connection):
 
     async def deliveries(self, event_id: str) -> list[StoredDelivery]:
         return await self._deliveries(f"seq = {_SEQ_OF} ORDER BY agent", (event_id,))
+
+    async def deliveries_between(
+        self, after_seq: int, upto_seq: int
+    ) -> dict[int, list[StoredDelivery]]:
+        rows = await self._all(_BETWEEN, (after_seq, upto_seq))
+        return store_rows.deliveries_by_seq(rows)
 
     async def pending(self, agent: str, limit: int = 1000) -> list[StoredDelivery]:
         return await self._deliveries(

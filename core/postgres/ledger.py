@@ -9,7 +9,14 @@ import orjson
 
 from core.postgres.connection import Connection, channel
 from core.store import ConversationMark, LedgerEntry
-from core.store_rows import EVENT_COLUMNS, VERSION_KINDS, dumps, entry_from_row
+from core.store_rows import (
+    EVENT_COLUMNS,
+    VERSION_KINDS,
+    dumps,
+    entry_from_row,
+    receipts_between,
+    receipts_by_seq,
+)
 
 __all__ = ["PostgresLedger"]
 
@@ -21,6 +28,7 @@ _APPEND = (
     "ON CONFLICT (id) DO NOTHING RETURNING seq"
 )
 _PAGE = 1000
+_RECEIPTS_BETWEEN = receipts_between("%s")
 # A message and its edits: the conversation's events by index, then by the native id in `data`.
 _MESSAGE_EVENTS = (
     f"SELECT {EVENT_COLUMNS} FROM events WHERE conversation = %s AND kind IN (%s, %s) "
@@ -85,6 +93,9 @@ class PostgresLedger(Connection):
             "SELECT agent FROM receipts WHERE event_id = %s ORDER BY agent", (event_id,)
         )
         return [str(row[0]) for row in rows]
+
+    async def receipts_between(self, after_seq: int, upto_seq: int) -> dict[int, list[str]]:
+        return receipts_by_seq(await self._all(_RECEIPTS_BETWEEN, (after_seq, upto_seq)))
 
     async def fill_text(self, event_id: str, text: str) -> None:
         data = await self._data(event_id)

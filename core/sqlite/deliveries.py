@@ -22,6 +22,7 @@ _BY_EVENT = f"seq = {_SEQ_OF} AND agent = ?"
 _INSERT_PLAIN = store_rows.delivery_insert("?", filled_only=True)
 _NONE_SET = (None, None, None, None)
 _INSERT_FULL = store_rows.delivery_insert("?")
+_BETWEEN = store_rows.deliveries_between("?")
 
 
 class SQLiteDeliveries(Connection):
@@ -45,6 +46,13 @@ class SQLiteDeliveries(Connection):
 
     async def deliveries(self, event_id: str) -> list[StoredDelivery]:
         return self._deliveries(f"seq = {_SEQ_OF} ORDER BY agent", (event_id,))
+
+    async def deliveries_between(
+        self, after_seq: int, upto_seq: int
+    ) -> dict[int, list[StoredDelivery]]:
+        self._flush()
+        rows = self.db.execute(_BETWEEN, (after_seq, upto_seq))
+        return store_rows.deliveries_by_seq(rows)
 
     async def pending(self, agent: str, limit: int = 1000) -> list[StoredDelivery]:
         return self._deliveries(

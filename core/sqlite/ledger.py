@@ -9,7 +9,13 @@ import orjson
 
 from core.sqlite.connection import Connection, dumps
 from core.store import ConversationMark, LedgerEntry
-from core.store_rows import EVENT_COLUMNS, VERSION_KINDS, entry_from_row
+from core.store_rows import (
+    EVENT_COLUMNS,
+    VERSION_KINDS,
+    entry_from_row,
+    receipts_between,
+    receipts_by_seq,
+)
 
 __all__ = ["SQLiteLedger"]
 
@@ -19,6 +25,7 @@ _MESSAGE_EVENTS = (
     "AND json_extract(data, '$.message_id') = ? AND json_extract(data, '$.platform') = ? "
     "ORDER BY seq"
 )
+_RECEIPTS_BETWEEN = receipts_between("?")
 
 
 class SQLiteLedger(Connection):
@@ -80,6 +87,9 @@ class SQLiteLedger(Connection):
             "SELECT agent FROM receipts WHERE event_id = ? ORDER BY agent", (event_id,)
         )
         return [str(row[0]) for row in rows]
+
+    async def receipts_between(self, after_seq: int, upto_seq: int) -> dict[int, list[str]]:
+        return receipts_by_seq(self.db.execute(_RECEIPTS_BETWEEN, (after_seq, upto_seq)))
 
     async def fill_text(self, event_id: str, text: str) -> None:
         data = self._data(event_id)

@@ -64,6 +64,33 @@ def test_decisions_read_back_whole_even_before_their_transaction_commits(
     backend.run(scenario)
 
 
+def test_the_deliveries_of_a_range_of_events_read_at_once_by_sequence_number(
+    backend: Backend,
+) -> None:
+    async def scenario(store: Store) -> None:
+        async with store.transaction():  # read back before the commit too
+            await decided(store, "e1", "C1", asked("e1", "worker-1"), asked("e1", "lead"))
+            await decided(store, "e2", "C1")
+            await decided(store, "e3", "C1", chatter("e3", "lead"))
+            between = await store.deliveries_between(1, 3)
+            assert list(between) == [3]
+            assert between[3] == await store.deliveries("e3")
+        await store.mark_delivered("e1", "lead", 1)
+        await store.set_disposition("e1", "lead", Disposition.RESPONDED, "done", "t")
+        everything = await store.deliveries_between(0, 3)
+        assert everything == {1: await store.deliveries("e1"), 3: await store.deliveries("e3")}
+        [lead, worker] = everything[1]
+        assert (lead.decision.agent, lead.status, lead.disposition) == (
+            "lead",
+            "delivered",
+            Disposition.RESPONDED,
+        )
+        assert (worker.decision.agent, worker.seq, worker.status) == ("worker-1", 1, "pending")
+        assert await store.deliveries_between(3, 9) == {}
+
+    backend.run(scenario)
+
+
 def test_a_rolled_back_transaction_keeps_no_decision(backend: Backend) -> None:
     async def scenario(store: Store) -> None:
         try:

@@ -16,6 +16,7 @@ from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.decision import Disposition
 from core.engine import Engine
+from core.ledger_fold import PAGE, fold_entry, pages
 from core.store import Store
 
 T = TypeVar("T")
@@ -114,3 +115,63 @@ def test_a_restarted_engine_rebuilds_the_memory_it_had_and_decides_on_alike(
     rebuilt, next_decisions = backend.run(restarted)
     assert rebuilt == remembered
     assert next_decisions == asyncio.run(in_memory(never_stopped))
+
+
+def folded(engine: Engine) -> dict[str, Any]:
+    """What a fold of the ledger's records gives the engine (claims are not records)."""
+    remembered = memory(engine)
+    del remembered["claims"]
+    return remembered | {"late questions": copy.deepcopy(engine.state.late_questions)}
+
+
+async def folded_one_by_one(store: Store) -> dict[str, Any]:
+    """The ledger folded record by record, each with its event's own receipts and deliveries
+    read apart, as the fold read them before it read pages."""
+    engine = Engine(local_workspace(), store, VirtualClock(START))
+    async for entry in store.ledger():
+        event_id = entry.data.get("event_id", entry.id)
+        received, stored = await store.receipts(event_id), await store.deliveries(event_id)
+        fold_entry(entry, received, stored, engine.state, engine.followup, engine.decider)
+    return folded(engine)
+
+
+async def folded_in_pages(store: Store, size: int) -> dict[str, Any]:
+    """The ledger folded from pages of `size` records; each page gives every record the
+    receipts and deliveries its event has when read apart."""
+    engine = Engine(local_workspace(), store, VirtualClock(START))
+    async for page in pages(store, 0, size):
+        assert 0 < len(page.entries) <= size
+        for entry in page.entries:
+            event_id = entry.data.get("event_id", entry.id)
+            assert page.receipts_of(entry) == await store.receipts(event_id)
+            assert page.deliveries_of(entry) == await store.deliveries(event_id)
+            fold_entry(
+                entry,
+                page.receipts_of(entry),
+                page.deliveries_of(entry),
+                engine.state,
+                engine.followup,
+                engine.decider,
+            )
+    return folded(engine)
+
+
+def test_a_fold_in_pages_remembers_what_folding_record_by_record_remembers(
+    backend: Backend,
+) -> None:
+    clock = VirtualClock(START)
+
+    async def scenario(store: Store) -> None:
+        await ingest_all(store, clock)
+        reference = await folded_one_by_one(store)
+        assert reference["messages"] and reference["threads"] and reference["obligations"]
+        for size in (1, 2, 3, len(bodies()), PAGE):
+            assert await folded_in_pages(store, size) == reference, size
+        engine = Engine(local_workspace(), store, clock)
+        assert await engine.rebuild() == len(bodies())
+        assert folded(engine) == reference
+        everything = [entry.seq async for entry in store.ledger()]
+        after_four = [entry.seq async for page in pages(store, 4, 2) for entry in page.entries]
+        assert after_four == everything[4:]  # a catch-up's pages start after what it folded
+
+    backend.run(scenario)

@@ -68,6 +68,28 @@ def test_a_receipt_is_kept_once_per_agent(backend: Backend) -> None:
     backend.run(scenario)
 
 
+def test_the_receipts_of_a_range_of_events_read_at_once_by_sequence_number(
+    backend: Backend,
+) -> None:
+    async def scenario(store: Store) -> None:
+        for n in range(1, 6):
+            await store.append(f"e{n}", "message", "human:u", CHANNEL, f"t{n}")
+        for event_id, agent in [("e2", "worker-1"), ("e2", "lead"), ("e3", "lead")]:
+            await store.add_receipt(event_id, agent)
+        await store.add_receipt("e5", "lead")
+        await store.add_receipt("elsewhere", "lead")  # an event the ledger never took
+        assert await store.receipts_between(1, 4) == {2: ["lead", "worker-1"], 3: ["lead"]}
+        assert await store.receipts_between(0, 5) == {
+            2: ["lead", "worker-1"],
+            3: ["lead"],
+            5: ["lead"],
+        }
+        assert await store.receipts_between(3, 4) == {}
+        assert await store.receipts_between(5, 9) == {}
+
+    backend.run(scenario)
+
+
 def test_the_newest_message_of_each_conversation_is_its_mark(backend: Backend) -> None:
     async def scenario(store: Store) -> None:
         channel = {"conversation": {"id": "C1", "kind": "channel"}}

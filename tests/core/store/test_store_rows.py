@@ -3,11 +3,14 @@ INSERT and `seen_by`'s query, each written once for either placeholder."""
 
 from __future__ import annotations
 
-from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
+import pytest
+
+from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy, Priority
 from core.store_rows import (
     DELIVERY_COLUMNS,
     FILLED_COLUMNS,
     decision_values,
+    delivery_from_row,
     delivery_insert,
     seen_statement,
 )
@@ -65,3 +68,23 @@ def test_seen_by_with_no_filter_asks_only_for_the_agent() -> None:
     query, args = seen_statement("%s", "lead", 5, {})
     assert "WHERE d.agent = %s ORDER BY e.seq DESC LIMIT %s" in query
     assert args == ("lead", 5)
+
+
+def test_a_delivery_row_reads_back_every_word_of_each_enum_and_refuses_an_unknown_one() -> None:
+    kinds = (Directedness, Policy, InjectionMode, Priority, Disposition)
+    for n in range(max(len(kind) for kind in kinds)):
+        directedness, policy, mode, priority, disposition = (
+            list(kind)[n % len(kind)] for kind in kinds
+        )
+        decision = Decision("e1", "lead", directedness, policy, mode, "why", priority)
+        filled, optional = decision_values(n, decision)
+        delivery = delivery_from_row((*filled, *optional, "delivered", 2, str(disposition)))
+        assert (delivery.decision, delivery.seq, delivery.disposition) == (
+            decision,
+            n,
+            disposition,
+        )
+        assert delivery.decision.policy is policy and delivery.disposition is disposition
+    unknown = (*filled[:4], "nobody's", *filled[5:], *optional, "pending", 0, None)
+    with pytest.raises(ValueError, match="not a valid Policy"):
+        delivery_from_row(unknown)
