@@ -13,8 +13,10 @@ When one delivery goes wrong, the others in the window are not lost or reordered
   the oldest unacknowledged delivery and sends from there again, each with a higher `attempt`
   and the same event id and key. A delivery that times out `attempts` times raises
   `TimeoutError`, for the backend to restart the harness.
-- **the harness goes away** (`Closed`): what is in flight is abandoned and stays pending; the
-  next `resume` sends everything unacknowledged, from the oldest, with a higher `attempt`.
+- **the harness goes away** (`Closed`): the answers it wrote before it went are still read and
+  recorded (a write to it can fail before the acknowledgements already in the pipe are read);
+  what it never answered stays pending, and the next `resume` sends everything
+  unacknowledged, from the oldest, with a higher `attempt`.
 
 The happy path tries once: no retry machinery runs until something fails.
 Notifications (a cancellation, typing) go through `notify`, which waits a bounded time: the host
@@ -39,6 +41,7 @@ from core.store import StoredDelivery
 from harness_bridge.envelope import deliver_request, notification
 from harness_bridge.rpc import SERVER_BUSY, Connection, Params, RpcError
 from harness_bridge.session import Session
+from harness_bridge.transport import Closed
 from harness_bridge.wire import METHOD_DELIVER
 
 __all__ = ["DELIVERY_WINDOW", "NOTIFY_TIMEOUT", "Deliverer"]
@@ -147,6 +150,10 @@ class Deliverer:
                     flying[task] = delivery.decision.idempotency_key
             if flying:
                 await land(first=False)
+        except Closed:
+            if flying:  # answers already written settle; the rest fail as the pipe ends
+                await asyncio.wait(flying, timeout=self.timeout)
+            raise
         finally:
             for task in flying:
                 task.cancel()
