@@ -31,7 +31,7 @@ from core.manifest import Workspace
 from core.names import NameMatcher
 from core.reactions import ReactionMarks
 from core.scorer import Scorer, default_scorer
-from core.state_messages import HeldMessages
+from core.state_messages import MESSAGES_HELD
 from core.state_recent import Recent
 from core.state_records import Chain, MessageRecord, ThreadRecord, message_key
 
@@ -97,7 +97,7 @@ class State:
 
     workspace: Workspace
     # The newest messages seen, not all of them (`core.state_messages`: what an evicted one means).
-    messages: HeldMessages = field(default_factory=HeldMessages)
+    messages: Recent[str, MessageRecord] = field(default_factory=lambda: Recent(MESSAGES_HELD))
     members: dict[str, set[str]] = field(default_factory=dict)
     threads: Recent[str, ThreadRecord] = field(default_factory=lambda: _threads(THREADS_HELD))
     thread_channels: dict[str, Conversation] = field(default_factory=dict)
@@ -243,8 +243,8 @@ class State:
         author_agent = self.workspace.agent_for(event.platform, event.author.id)
         if event.message_id is not None:
             key = message_key(event.platform, conversation.id, event.message_id)
-            if key not in self.messages:
-                self.messages.add(
+            if key not in self.messages:  # held once, when first seen: the first evicted
+                self.messages.hold(
                     key,
                     MessageRecord(
                         event_id=event.event_id,

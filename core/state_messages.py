@@ -1,10 +1,12 @@
 """The messages the engine holds in memory: the newest `MESSAGES_HELD` it has seen, by key.
 
 Every message the host ever saw used to stay in memory, so a host's memory grew with its
-ledger (2.4 GB over a million rows). `HeldMessages` keeps the newest ones only, first in first
-out by when each was first seen: an edit, delete, reaction or reply is nearly always about a
-recent message. The bound is one for the whole workspace, not per conversation, so memory does
-not grow with the number of conversations either.
+ledger (2.4 GB over a million rows). `State.messages` keeps the newest ones only, in a
+`core.state_recent.Recent` map: a message is held once, when first seen (its edits, deletes
+and reactions change its record in place and never move it), so the first seen is the first
+evicted; an edit, delete, reaction or reply is nearly always about a recent message. The bound
+is one for the whole workspace, not per conversation, so memory does not grow with the number
+of conversations either.
 
 An evicted message is one the host no longer holds: reading it (`State.target`,
 `State.replied_message`, a thread's root, the `why` command) finds nothing, as for a message
@@ -16,41 +18,16 @@ an edit of an evicted message that was deleted is still dropped.
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Final
 
 from core.events import ChatEvent
-from core.state_records import MessageRecord
 from core.store import Ledger, LedgerEntry
 
-__all__ = ["MESSAGES_HELD", "HeldMessages", "stored_versions", "was_deleted"]
+__all__ = ["MESSAGES_HELD", "stored_versions", "was_deleted"]
 
 MESSAGES_HELD: Final = 20_000
 """How many messages the engine holds: about 1 KB each, so some 20 MB, and more than a
 conversation's worth of recent traffic in every channel of a busy workspace."""
-
-
-class HeldMessages(dict[str, MessageRecord]):
-    """Message records by key, at most `limit` of them: adding one past the limit evicts the
-    one first added (a dict alone would find its oldest key in a scan over the holes its
-    evictions left, so the order is kept beside it)."""
-
-    __slots__ = ("_order", "limit")
-
-    def __init__(self, limit: int = MESSAGES_HELD) -> None:
-        super().__init__()
-        self.limit = limit
-        self._order: deque[str] = deque()
-
-    def add(self, key: str, record: MessageRecord) -> None:
-        """Hold `record` under `key` unless a record is held there already."""
-        if key in self:
-            return
-        self[key] = record
-        order = self._order
-        order.append(key)
-        if len(order) > self.limit:
-            self.pop(order.popleft(), None)
 
 
 async def stored_versions(ledger: Ledger, event: ChatEvent) -> list[LedgerEntry]:

@@ -27,8 +27,8 @@ from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.emission import Cancel, Delivery, Emission
 from core.engine import Engine
-from core.state_messages import HeldMessages
-from core.state_records import MessageRecord
+from core.state_recent import Recent
+from core.state_records import message_key
 from core.store import Store
 
 T = TypeVar("T")
@@ -88,7 +88,7 @@ async def decisions(store: Store, event_id: str) -> list[tuple[str, ...]]:
 
 def engine_holding(store: Store, limit: int) -> Engine:
     engine = Engine(local_workspace(), store, VirtualClock(START))
-    engine.state.messages = HeldMessages(limit)
+    engine.state.messages = Recent(limit)
     return engine
 
 
@@ -108,23 +108,30 @@ def outcomes(
     return run(scenario)
 
 
-def record(n: int) -> MessageRecord:
-    conversation = normalise(slack_body(slack_message(OLD, "x")))
-    assert conversation is not None
-    return MessageRecord(f"e{n}", f"e{n}", "U", None, conversation.conversation, "")
-
-
 def test_the_oldest_message_is_evicted_first_and_a_held_one_is_not_replaced() -> None:
-    held = HeldMessages(2)
-    first = record(1)
-    held.add("a", first)
-    held.add("b", record(2))
-    held.add("a", record(3))  # already held: kept as it was, not moved to the back
-    assert held["a"] is first
-    held.add("c", record(4))
-    assert list(held) == ["b", "c"]
-    held.add("d", record(5))
-    assert list(held) == ["c", "d"] and len(held) == 2
+    def key(second: int) -> str:
+        return message_key("slack", "C0GEN", ts(second))
+
+    async def scenario(store: Store) -> list[object]:
+        engine = engine_holding(store, 2)
+        held = engine.state.messages
+        seen: list[object] = []
+        await ingest(engine, slack_message(ts(1), "a"))
+        first = held[key(1)]
+        await ingest(engine, slack_message(ts(2), "b"))
+        again = normalise(slack_body(slack_message(ts(1), "a, folded again")))
+        assert again is not None
+        engine.state.apply(again, [])  # the same message once more: kept as it was
+        await ingest(engine, slack_edit(ts(1), ts(3), "a", "a, edited"))  # changed in place
+        seen.append(held[key(1)] is first)
+        seen.append(list(held) == [key(1), key(2)])  # not moved to the back
+        await ingest(engine, slack_message(ts(4), "c"))
+        seen.append(list(held) == [key(2), key(4)])
+        await ingest(engine, slack_message(ts(5), "d"))
+        seen.append(list(held) == [key(4), key(5)] and len(held) == 2)
+        return seen
+
+    assert run(scenario) == [True, True, True, True]
 
 
 def test_a_delete_of_an_evicted_message_still_blanks_it_and_its_edits_in_the_ledger(
