@@ -22,6 +22,7 @@ from builders import LOCAL
 from live_webchat import Chat, running
 from outbox_pump import pumped
 
+from adapters.webchat.history import Message
 from adapters.webchat.normalise import dm_channel, event_id
 from core.clock import SystemClock
 from core.engine_port import EnginePort
@@ -95,13 +96,28 @@ async def press(chat: Chat, user: str, frame: dict[str, Any]) -> tuple[int, dict
         return r.status, await r.json()
 
 
+async def lead_asked_to_run_tests(chat: Chat, loop: AcpModelLoop) -> asyncio.Task[Any]:
+    """ana asks the lead, in their DM, to run the tests: the lead's turn, started."""
+    said = await chat.chat.say("ana", dm_channel("ana", "lead"), "please run the tests")
+    return asyncio.create_task(loop.run(await lead_turn(chat, said.id)))
+
+
+async def closed(chat: Chat, asked: dict[str, Any]) -> Message:
+    """The question once its buttons are gone, which a press can no longer answer."""
+    await ask_frame(chat, open_=False)
+    assert await press(chat, "ana", asked) == (
+        409,
+        {"refused": "this question is no longer open"},
+    )
+    return chat.chat.history.messages[asked["id"]]
+
+
 def test_on_the_web_chat_a_non_approver_is_refused_and_an_approver_s_press_lets_the_tool_run(
     tmp_path: Path,
 ) -> None:
     async def main() -> None:
         async with asking(tmp_path) as (chat, loop, outbox):
-            said = await chat.chat.say("ana", dm_channel("ana", "lead"), "please run the tests")
-            turn = asyncio.create_task(loop.run(await lead_turn(chat, said.id)))
+            turn = await lead_asked_to_run_tests(chat, loop)
 
             async with pumped(outbox), asyncio.timeout(120):
                 asked = await ask_frame(chat, open_=True)
@@ -113,14 +129,9 @@ def test_on_the_web_chat_a_non_approver_is_refused_and_an_approver_s_press_lets_
                 assert not turn.done()
                 assert await press(chat, "ana", asked) == (200, {"decided": "yes"})
                 assert (await turn).status == "completed"
-                await ask_frame(chat, open_=False)
-                question = chat.chat.history.messages[asked["id"]]
+                question = await closed(chat, asked)
                 assert question.user == "lead" and question.edited
                 assert "Allow once, by ana at " in question.text
-                assert await press(chat, "ana", asked) == (
-                    409,
-                    {"refused": "this question is no longer open"},
-                )
         assert permissions(tmp_path) == [YES]
 
     asyncio.run(main())
@@ -141,20 +152,14 @@ def test_on_the_web_chat_silence_past_the_deadline_is_a_refusal(tmp_path: Path) 
         async with asking(tmp_path) as (chat, loop, outbox):
             clock = Later()
             chat.host.engine.approvals.clock = clock
-            said = await chat.chat.say("ana", dm_channel("ana", "lead"), "please run the tests")
-            turn = asyncio.create_task(loop.run(await lead_turn(chat, said.id)))
+            turn = await lead_asked_to_run_tests(chat, loop)
 
             async with pumped(outbox), asyncio.timeout(120):
                 asked = await ask_frame(chat, open_=True)
                 clock.ahead = timedelta(hours=1)  # past any deadline the manifest may set
                 assert (await turn).status == "completed"
-                await ask_frame(chat, open_=False)
-                question = chat.chat.history.messages[asked["id"]]
+                question = await closed(chat, asked)
                 assert "No answer by " in question.text
-                assert await press(chat, "ana", asked) == (
-                    409,
-                    {"refused": "this question is no longer open"},
-                )
         assert permissions(tmp_path) == [NO]
 
     asyncio.run(main())
