@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from core.attachments import Attachment, FileFetcher, describe, is_image
@@ -39,13 +39,10 @@ _TEXT_TYPES: Final = frozenset(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FileContent:
-    """A file read for a model: what the platform said of it, and either its `text` or, for an
-    image, its bytes as `image` (base64)."""
+    """A file read for a model: what the platform said of it (`file`, its `size` the bytes
+    read), and either its `text` or, for an image, its bytes as `image` (base64)."""
 
-    id: str
-    name: str
-    mimetype: str
-    size: int
+    file: Attachment
     text: str | None = None
     image: str | None = None
 
@@ -82,14 +79,7 @@ def to_content(attachment: Attachment, body: bytes) -> FileContent:
             f"file {attachment.name!r} is {attachment.mimetype}, neither text nor an image;"
             " it cannot be read"
         )
-    return FileContent(
-        id=attachment.id,
-        name=attachment.name,
-        mimetype=attachment.mimetype,
-        size=len(body),
-        text=text,
-        image=image,
-    )
+    return FileContent(file=replace(attachment, size=len(body)), text=text, image=image)
 
 
 async def read_attachment(

@@ -287,16 +287,17 @@ class ChatTools:
 
     async def read_file(self, args: ReadFile) -> dict[str, Any]:
         found = await self.port.read_file(args.event_id, args.file_id)
+        file = found.file
         result: dict[str, Any] = {
-            "fileId": found.id,
-            "name": found.name,
-            "mimetype": found.mimetype,
-            "size": found.size,
+            "fileId": file.id,
+            "name": file.name,
+            "mimetype": file.mimetype,
+            "size": file.size,
         }
         if found.text is not None:
             result["text"] = found.text
         if found.image is not None:
-            result["image"] = {"data": found.image, "mimeType": found.mimetype}
+            result["image"] = {"data": found.image, "mimeType": file.mimetype}
         return result
 
     async def send_message(self, args: SendMessage) -> dict[str, Any]:
