@@ -9,8 +9,9 @@ and discord.py's cache is never consulted; which frames are handed over is
 How frames are taken: every bot's gateway socket is `adapters.discord.resume`'s, which hands
 each complete gateway message, as text, after the transport decompression and before discord.py
 parses it, to the connection's `take`, synchronously and in arrival order. The connection queues
-the dispatches, and one task per connection hands them to `receive` one at a time in that order,
-so an edit never overtakes the message it edits.
+the dispatches, and `adapters.discord.handover` hands them to `receive` in that order, several
+at once so that those arriving together share a commit, and an edit never overtakes the message
+it edits.
 
 Sessions that outlive the process (with a `store`): after a dispatch's event is committed (or
 the dispatch is one the normaliser does not read), the connection records in the ledger that
@@ -52,6 +53,7 @@ from adapters.discord import resume
 from adapters.discord.catchup import catch_up
 from adapters.discord.clients import ContentMode, new_client
 from adapters.discord.frames import Item, to_item, withheld
+from adapters.discord.handover import HandOver
 from adapters.discord.interactions import Interactions
 from adapters.discord.manifest import DiscordCatchUp
 from adapters.discord.normalise import PLATFORM
@@ -184,7 +186,8 @@ class DiscordAgentConnection:
     # -- inside the task -----------------------------------------------------------------------
 
     async def _run(self) -> None:
-        forwarder = asyncio.create_task(self._forward(), name=f"c2a discord {self.agent} frames")
+        handing = HandOver(self._frames, self._hand_over, self._sessions.keep, self._catch_up_from)
+        forwarder = asyncio.create_task(handing.run(), name=f"c2a discord {self.agent} frames")
         try:
             await self._sessions.load()
             await self._connect()
@@ -255,17 +258,6 @@ class DiscordAgentConnection:
             self._frames.put_nowait(item)
 
     # -- inside the task, again ------------------------------------------------------------------
-
-    async def _forward(self) -> None:
-        while True:
-            item = await self._frames.get()
-            try:
-                if item.catch_up_since is not None:
-                    await self._catch_up_from(item.catch_up_since)
-                if item.frame is None or await self._hand_over(item.frame):
-                    await self._sessions.keep(item.mark)
-            finally:
-                self._frames.task_done()
 
     async def _hand_over(self, frame: dict[str, Any]) -> bool:
         """Give one dispatch to `receive`; False (logged in one line) when that raised."""

@@ -201,6 +201,9 @@ def test_a_graceful_restart_resumes_and_the_gap_arrives_once(
 def test_frames_read_but_not_committed_when_it_died_are_replayed(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """A frame stuck before its commit holds its session's mark back, though the frame behind
+    it is committed meanwhile (frames are handed over several at once): the next start RESUMEs
+    from before the stuck one, so it is replayed and taken, and the other is not taken twice."""
     ledger = tmp_path / "ledger.sqlite3"
 
     async def scenario() -> None:
@@ -211,17 +214,17 @@ def test_frames_read_but_not_committed_when_it_died_are_replayed(
             for connection in first.connections:
                 connection._drain_timeout = 0.05  # die without handing the queue over
             lost = await say(fake, "in memory only", "queued behind it")
-            await until(lambda: all(c._frames.qsize() for c in first.connections), "the queue")
+            await until(lambda: len(first.delivered) == 3, "the frame behind the stuck one")
             await first.stop()
-            assert first.delivered == []
+            assert {event_id for _, event_id in first.delivered} == {lost[1]}
 
             second = Process(ledger, workspace(), VirtualClock(NOW))
             await second.start()
-            await until(lambda: len(second.delivered) == 6, "the replayed frames")
+            await until(lambda: len(second.delivered) == 3, "the replayed frames")
             await second.stop()
 
             assert ops(fake) == [IDENTIFY] * 3 + [RESUME] * 3
-            assert await ledger_ids(ledger) == lost
+            assert await ledger_ids(ledger) == [lost[1], lost[0]]  # the stuck one came last
             once_each([first, second], lost)
 
     run(scenario())
