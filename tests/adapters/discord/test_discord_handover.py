@@ -4,7 +4,7 @@ mark kept only once its frame and every one before it are handled."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from adapters.discord.frames import Item
@@ -48,47 +48,54 @@ class Host:
         for seq in seqs:
             self.release.setdefault(seq, asyncio.Event()).set()
 
+    def queue(self, *seqs: int) -> None:
+        for seq in seqs:
+            self.frames.put_nowait(item(seq))
+
+    async def handled(self, seq: int) -> None:
+        """Queue frame `seq`, let it be committed, and wait until it is handled."""
+        self.queue(seq)
+        self.done(seq)
+        await self.frames.join()
+
 
 async def settle() -> None:
     for _ in range(20):
         await asyncio.sleep(0)
 
 
-def run(scenario: Coroutine[Any, Any, None]) -> None:
-    asyncio.run(scenario)
+Scenario = Callable[[Host], Coroutine[Any, Any, None]]
 
 
-async def running(host: Host) -> asyncio.Task[None]:
-    task = asyncio.create_task(host.handing.run())
-    await settle()
-    return task
+def with_handing(scenario: Scenario, host: Host | None = None) -> None:
+    """Run `scenario` with the host's frames being handed over, and stop that after."""
 
+    async def main() -> None:
+        handing = host or Host()
+        task = asyncio.create_task(handing.handing.run())
+        await settle()
+        try:
+            await scenario(handing)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
-async def stopped(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
+    asyncio.run(main())
 
 
 def test_frames_start_in_order_before_the_first_is_committed() -> None:
-    async def scenario() -> None:
-        host = Host()
-        task = await running(host)
-        for seq in (1, 2, 3):
-            host.frames.put_nowait(item(seq))
+    async def scenario(host: Host) -> None:
+        host.queue(1, 2, 3)
         await settle()
         assert host.started == [1, 2, 3]  # all three handed over, none committed yet
         assert host.kept == []
-        await stopped(task)
 
-    run(scenario())
+    with_handing(scenario)
 
 
 def test_a_mark_never_runs_ahead_of_an_unhandled_frame() -> None:
-    async def scenario() -> None:
-        host = Host()
-        task = await running(host)
-        for seq in (1, 2, 3):
-            host.frames.put_nowait(item(seq))
+    async def scenario(host: Host) -> None:
+        host.queue(1, 2, 3)
         await settle()
         host.done(2, 3)
         await settle()
@@ -96,89 +103,70 @@ def test_a_mark_never_runs_ahead_of_an_unhandled_frame() -> None:
         host.done(1)
         await host.frames.join()
         assert host.kept == [3]  # one write for the three, the newest mark
-        await stopped(task)
 
-    run(scenario())
+    with_handing(scenario)
 
 
 def test_a_failed_frame_does_not_move_the_mark_and_the_next_one_does() -> None:
-    async def scenario() -> None:
-        host = Host(failing=frozenset({2}))
-        task = await running(host)
-        host.frames.put_nowait(item(1))
-        host.done(1)
-        await host.frames.join()
-        host.frames.put_nowait(item(2))
-        host.done(2)
-        await host.frames.join()
+    async def scenario(host: Host) -> None:
+        await host.handled(1)
+        await host.handled(2)
         assert host.kept == [1]
-        host.frames.put_nowait(item(3))
-        host.done(3)
-        await host.frames.join()
+        await host.handled(3)
         assert host.kept == [1, 3]
-        await stopped(task)
 
-    run(scenario())
+    with_handing(scenario, Host(failing=frozenset({2})))
 
 
 def test_a_frame_the_normaliser_does_not_read_moves_the_mark() -> None:
-    async def scenario() -> None:
-        host = Host()
-        task = await running(host)
+    async def scenario(host: Host) -> None:
         host.frames.put_nowait(item(7, frame=False))
         await host.frames.join()
         assert (host.started, host.kept) == ([], [7])
-        await stopped(task)
 
-    run(scenario())
+    with_handing(scenario)
 
 
 def test_under_steady_load_a_mark_is_kept_every_so_often() -> None:
-    async def scenario() -> None:
-        host = Host()
-        host.done(*range(1, 3 * KEEP_EVERY + 1))
-        task = await running(host)
-        for seq in range(1, 3 * KEEP_EVERY + 1):
+    frames = 3 * KEEP_EVERY
+
+    async def scenario(host: Host) -> None:
+        host.done(*range(1, frames + 1))
+        for seq in range(1, frames + 1):
             await host.frames.put(item(seq))  # the queue never runs dry
         await host.frames.join()
-        assert host.kept[-1] == 3 * KEEP_EVERY
-        assert 3 <= len(host.kept) < 3 * KEEP_EVERY // 4
+        assert host.kept[-1] == frames
+        assert 3 <= len(host.kept) < frames // 4
         assert host.kept == sorted(host.kept)
-        await stopped(task)
 
-    run(scenario())
+    with_handing(scenario)
 
 
 def test_at_most_at_once_frames_are_open() -> None:
-    async def scenario() -> None:
-        host = Host()
-        task = await running(host)
-        for seq in range(1, AT_ONCE + 10):
-            host.frames.put_nowait(item(seq))
+    frames = range(1, AT_ONCE + 10)
+
+    async def scenario(host: Host) -> None:
+        host.queue(*frames)
         await settle()
         # the oldest, the window behind it, and one started as it waits for room
         assert len(host.started) == 1 + AT_ONCE + 1
-        host.done(*range(1, AT_ONCE + 10))
+        host.done(*frames)
         await host.frames.join()
-        assert host.started == list(range(1, AT_ONCE + 10))
-        await stopped(task)
+        assert host.started == list(frames)
 
-    run(scenario())
+    with_handing(scenario)
 
 
 def test_catching_up_waits_for_what_came_before_and_precedes_what_comes_after() -> None:
-    async def scenario() -> None:
-        host = Host()
-        task = await running(host)
-        host.frames.put_nowait(item(1))
+    async def scenario(host: Host) -> None:
+        host.queue(1)
         host.frames.put_nowait(item(2, catch_up="2026-11-26T00:00:00Z"))
-        host.frames.put_nowait(item(3))
+        host.queue(3)
         await settle()
         assert (host.started, host.caught_up) == ([1], [])
         host.done(1, 2, 3)
         await host.frames.join()
         assert host.caught_up == [("2026-11-26T00:00:00Z", [1])]
         assert host.started == [1, 2, 3]
-        await stopped(task)
 
-    run(scenario())
+    with_handing(scenario)
