@@ -163,6 +163,12 @@ def _compiled(shapes: tuple[SecretShape, ...]) -> tuple[_Rule, ...]:
     return tuple(rules)
 
 
+_SHORT: Final = 64
+"""Texts up to this long are remembered by the redactor that redacted them."""
+_REMEMBERED: Final = 4096
+"""How many short texts a redactor remembers before it starts afresh."""
+_UNSEEN: Final = "\0unseen"  # no text a redactor is given is this object
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SECRET_NAME = re.compile(
     r"(?:^|_)(?:" + _SECRET_WORD.replace("[_.-]?", "_?") + r"|authorization|cookie)$"
@@ -172,6 +178,7 @@ _TOO_DEEP = label("too-deep")
 _CONFIGURED = label(CONFIGURED)
 
 
+@functools.lru_cache(maxsize=1024)
 def is_secret_name(name: str) -> bool:
     """Whether a field of this name holds a secret (`token`, `bot_token`, `clientSecret`,
     `X-Api-Key`, `AWS_SECRET_ACCESS_KEY`, `Set-Cookie`, ...): its last word says so."""
@@ -184,9 +191,11 @@ def is_secret_name(name: str) -> bool:
 class Redactor:
     """Replaces secrets by shape (the built-in rules and the platforms' `shapes`), and the
     `configured` secrets by value (each at least `MIN_CONFIGURED` characters; shorter ones are
-    ignored). Immutable; build it once at start."""
+    ignored). Immutable; build it once at start. It remembers what it made of the last few
+    thousand short strings (`_SHORT`): the field names and host words of every log line repeat,
+    and each would otherwise go through every rule again."""
 
-    __slots__ = ("_rules", "configured", "shapes")
+    __slots__ = ("_rules", "_seen", "configured", "shapes")
 
     def __init__(self, configured: Iterable[str] = (), shapes: Iterable[SecretShape] = ()) -> None:
         values = {v for v in configured if len(v) >= MIN_CONFIGURED}
@@ -194,6 +203,7 @@ class Redactor:
         self.configured: Final = tuple(sorted(values, key=lambda v: (-len(v), v)))
         self.shapes: Final = tuple(shapes)
         self._rules: Final = _compiled(self.shapes)
+        self._seen: Final[dict[str, str | None]] = {}  # a short text: its redaction, None if clean
 
     @classmethod
     def for_manifest(
@@ -215,6 +225,17 @@ class Redactor:
 
     def text(self, text: str) -> str:
         """`text` with every secret replaced by its label; the same object when it held none."""
+        if len(text) > _SHORT:
+            return self._redacted(text)
+        seen = self._seen.get(text, _UNSEEN)
+        if seen is _UNSEEN:
+            redacted = self._redacted(text)
+            if len(self._seen) >= _REMEMBERED:
+                self._seen.clear()
+            seen = self._seen[text] = None if redacted is text else redacted
+        return text if seen is None else seen
+
+    def _redacted(self, text: str) -> str:
         for value in self.configured:
             if value in text:
                 text = text.replace(value, _CONFIGURED)

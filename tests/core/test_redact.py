@@ -293,3 +293,21 @@ def test_a_platforms_secret_shape_is_found_only_by_a_redactor_given_it() -> None
 def test_a_shape_placed_before_an_unknown_rule_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown rule nope"):
         Redactor(shapes=[SecretShape("toy-token", "toy", ("toy",), before="nope")])
+
+
+def test_a_short_text_redacts_the_same_the_second_time_and_a_clean_one_stays_itself() -> None:
+    redactor = Redactor(configured=["s3cr3t-value-123"])
+    said = "key s3cr3t-value-123"
+    first, again = redactor.text(said), redactor.text("key s3cr3t-value-" + "123")
+    assert first == again == "key [redacted:configured-secret]"
+    clean = "to_me/must_respond/buffered"
+    redactor.text(clean)
+    copy = "".join(["to_me/", "must_respond/buffered"])  # equal, another object
+    assert redactor.text(copy) is copy
+
+
+def test_what_a_redactor_remembers_stays_bounded() -> None:
+    redactor = Redactor()
+    for n in range(3 * 4096):
+        assert redactor.text(f"line {n}") == f"line {n}"
+    assert len(redactor._seen) <= 4096
