@@ -5,17 +5,18 @@ again, the same, from the ledger when it is no longer at hand.
 (once per event), whom the event is aimed at for this agent and, for a knock, the host-written
 topic (nothing in a knock is taken from message text). `DeliveryPort` is all a harness's
 deliverer asks of the host: the pending deliveries of an agent, the `Delivery` of a stored one,
-and the bookkeeping of each attempt. `LedgerDeliveries` implements it over the store, keeping
-the `Delivery` values made at ingest (`remember`, a bounded cache) until each is acknowledged,
-so a first send reads nothing back; one no longer kept (evicted, or from before a restart) is
-made again from the ledger.
+and the bookkeeping of the attempts, in one transaction for each batch of them (the attempts
+about to be sent, the answers that came together). `LedgerDeliveries` implements it over the
+store, keeping the `Delivery` values made at ingest (`remember`, a bounded cache) until each is
+acknowledged, so a first send reads nothing back; one no longer kept (evicted, or from before a
+restart) is made again from the ledger.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
 
@@ -32,7 +33,14 @@ from core.revisions import is_late
 from core.signals import GlyphMap
 from core.store import Store, StoredDelivery
 
-__all__ = ["CONTENT_UNAVAILABLE", "DELIVERIES_KEPT", "DeliveryPort", "Framer", "LedgerDeliveries"]
+__all__ = [
+    "CONTENT_UNAVAILABLE",
+    "DELIVERIES_KEPT",
+    "DeliveryPort",
+    "Framer",
+    "LedgerDeliveries",
+    "Settled",
+]
 
 CONTENT_UNAVAILABLE = "a message whose content is unavailable (the platform withheld the text)"
 _TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
@@ -141,8 +149,19 @@ class Framer:
         return "a membership change"
 
 
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """How one attempt of a delivery ended: acknowledged, or refused by the harness (`refused`
+    says why, and the delivery is final, recorded failed)."""
+
+    stored: StoredDelivery
+    attempt: int
+    refused: str | None = None
+
+
 class DeliveryPort(Protocol):
-    """What a harness's deliverer asks of the host; each bookkeeping call commits on its own."""
+    """What a harness's deliverer asks of the host; each bookkeeping call commits once, for
+    all it is given, before it returns."""
 
     async def pending(self, agent: str) -> list[StoredDelivery]:
         """The agent's deliveries not yet acknowledged, oldest first."""
@@ -152,11 +171,13 @@ class DeliveryPort(Protocol):
         """The `Delivery` a stored delivery tells, made from the ledger."""
         ...
 
-    async def note_attempt(self, stored: StoredDelivery, attempt: int) -> None: ...
+    async def note_attempts(self, attempts: Sequence[tuple[StoredDelivery, int]]) -> None:
+        """Record that each delivery is about to be sent as that attempt."""
+        ...
 
-    async def delivered(self, stored: StoredDelivery, attempt: int) -> None: ...
-
-    async def failed(self, stored: StoredDelivery, reason: str) -> None: ...
+    async def settle(self, settled: Sequence[Settled]) -> None:
+        """Record how each attempt ended."""
+        ...
 
 
 class LedgerDeliveries:
@@ -224,19 +245,23 @@ class LedgerDeliveries:
             stored.seq if reminds is not None else None,
         )
 
-    async def note_attempt(self, stored: StoredDelivery, attempt: int) -> None:
+    async def note_attempts(self, attempts: Sequence[tuple[StoredDelivery, int]]) -> None:
         async with self.store.transaction():
-            await self.store.note_attempt(stored.decision.event_id, stored.decision.agent, attempt)
+            for stored, attempt in attempts:
+                decision = stored.decision
+                await self.store.note_attempt(decision.event_id, decision.agent, attempt)
 
-    async def delivered(self, stored: StoredDelivery, attempt: int) -> None:
-        decision = stored.decision
-        async with self.store.transaction():
-            await self.store.mark_delivered(decision.event_id, decision.agent, attempt)
-        self._made.pop((decision.event_id, decision.agent), None)
-
-    async def failed(self, stored: StoredDelivery, reason: str) -> None:
-        decision = stored.decision
+    async def settle(self, settled: Sequence[Settled]) -> None:
         stamp = format_time(self.clock.now())
         async with self.store.transaction():
-            await self.store.mark_failed(decision.event_id, decision.agent, reason, stamp)
-        self._made.pop((decision.event_id, decision.agent), None)
+            for each in settled:
+                decision = each.stored.decision
+                if each.refused is None:
+                    await self.store.mark_delivered(decision.event_id, decision.agent, each.attempt)
+                else:
+                    await self.store.mark_failed(
+                        decision.event_id, decision.agent, each.refused, stamp
+                    )
+        for each in settled:
+            decision = each.stored.decision
+            self._made.pop((decision.event_id, decision.agent), None)

@@ -2,7 +2,9 @@
 order, with up to `window` requests in flight, and record each acknowledgement as it comes.
 
 An event counts as delivered only when the harness answers its `chat/deliver` request; the
-answers may come in any order and each is recorded on its own (`DeliveryPort.delivered`).
+answers may come in any order, and those that come together are recorded in one transaction
+(`DeliveryPort.settle`), as the attempts written together are noted in one before they go
+(`DeliveryPort.note_attempts`).
 Requests are written in ledger order by one loop, so the harness reads them in that order.
 When one delivery goes wrong, the others in the window are not lost or reordered:
 
@@ -30,12 +32,11 @@ harness reads is built from that value here, once per send (`harness_bridge.enve
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
 from dataclasses import replace
 from typing import Any
 
-from core.deliveries import DeliveryPort
+from core.deliveries import DeliveryPort, Settled
 from core.emission import Cancel, Typing
 from core.store import StoredDelivery
 from harness_bridge.envelope import deliver_request, notification
@@ -51,11 +52,6 @@ log = logging.getLogger(__name__)
 NOTIFY_TIMEOUT = 2.0  # seconds a notification may take to reach a harness before it is dropped
 DELIVERY_WINDOW = 8  # `chat/deliver` requests in flight per agent, by default
 MAX_BACKOFF = 30.0  # seconds, the longest wait before going back after a timeout
-
-
-class _Outcome(enum.Enum):
-    SETTLED = "settled"  # acknowledged, or refused and recorded failed
-    STALLED = "stalled"  # timed out or busy: still pending, to be sent again
 
 
 class Deliverer:
@@ -112,7 +108,7 @@ class Deliverer:
         """Send what is pending through the window until nothing is left, or until a delivery
         stalls and those in flight have finished; returns the acknowledged count and the keys
         of the stalled deliveries."""
-        flying: dict[asyncio.Task[_Outcome], str] = {}
+        flying: dict[asyncio.Task[Settled | None], str] = {}
         settled = 0
         stalled: list[str] = []
 
@@ -120,12 +116,12 @@ class Deliverer:
             nonlocal settled
             mode = asyncio.FIRST_COMPLETED if first else asyncio.ALL_COMPLETED
             done, _ = await asyncio.wait(flying, return_when=mode)
-            for task in done:
-                key = flying.pop(task)
-                if task.result() is _Outcome.STALLED:
-                    stalled.append(key)
-                else:
-                    settled += 1
+            landed = {task: key for task, key in flying.items() if task in done}  # sent order
+            for task in landed:
+                del flying[task]
+            ended = await self._record(list(landed))
+            stalled.extend(key for task, key in landed.items() if task.result() is None)
+            settled += len(ended)
 
         try:
             while not stalled:
@@ -140,19 +136,20 @@ class Deliverer:
                         break
                     await land(first=True)
                     continue
-                for delivery in batch:
+                while batch:
                     while len(flying) >= self.window and not stalled:
                         await land(first=True)
                     if stalled:
                         break
-                    answer, stored, attempt = await self._send(delivery)
-                    task = asyncio.create_task(self._settle(answer, stored, attempt))
-                    flying[task] = delivery.decision.idempotency_key
+                    room = self.window - len(flying)
+                    await self._send(batch[:room], flying)
+                    del batch[:room]
             if flying:
                 await land(first=False)
         except Closed:
             if flying:  # answers already written settle; the rest fail as the pipe ends
-                await asyncio.wait(flying, timeout=self.timeout)
+                done, _ = await asyncio.wait(flying, timeout=self.timeout)
+                await self._record([task for task in flying if task in done])
             raise
         finally:
             for task in flying:
@@ -161,42 +158,57 @@ class Deliverer:
         return settled, stalled
 
     async def _send(
-        self, delivery: StoredDelivery
-    ) -> tuple[asyncio.Future[Any], StoredDelivery, int]:
-        """Write one delivery's next attempt; returns the future of its answer, the stored
-        delivery in the mode this harness accepts, and the attempt."""
+        self, chunk: list[StoredDelivery], flying: dict[asyncio.Task[Settled | None], str]
+    ) -> None:
+        """Note the chunk's next attempts (one transaction), then write each delivery, in the
+        mode this harness accepts; a task awaiting each one's answer is put in `flying`."""
         port = self.deliveries
-        decision = delivery.decision
-        stored = replace(
-            delivery, decision=replace(decision, mode=self.session.mode_for(decision.mode))
-        )
-        attempt = delivery.attempt + 1
-        await port.note_attempt(stored, attempt)
-        told = await port.delivery(stored)
-        message = deliver_request(told, compact=self.session.compact, attempt=attempt)
-        self.sent.append(decision.event_id)
-        answer = await self.connection.send_request(
-            METHOD_DELIVER, message["params"], request_id=message["id"]
-        )
-        return answer, stored, attempt
+        mode_for = self.session.mode_for
+        attempts = [
+            (
+                replace(d, decision=replace(d.decision, mode=mode_for(d.decision.mode))),
+                d.attempt + 1,
+            )
+            for d in chunk
+        ]
+        await port.note_attempts(attempts)
+        for stored, attempt in attempts:
+            told = await port.delivery(stored)
+            message = deliver_request(told, compact=self.session.compact, attempt=attempt)
+            decision = stored.decision
+            self.sent.append(decision.event_id)
+            answer = await self.connection.send_request(
+                METHOD_DELIVER, message["params"], request_id=message["id"]
+            )
+            task = asyncio.create_task(self._settle(answer, stored, attempt))
+            flying[task] = decision.idempotency_key
 
     async def _settle(
         self, answer: asyncio.Future[Any], stored: StoredDelivery, attempt: int
-    ) -> _Outcome:
-        """Wait for one answer and record it: acknowledged, or refused (final); a timeout or a
-        busy harness leaves the delivery pending."""
-        port = self.deliveries
+    ) -> Settled | None:
+        """Wait for one answer: how the attempt ended (acknowledged, or refused: final), or None
+        when it timed out or the harness was busy (still pending)."""
         try:
             await asyncio.wait_for(answer, self.timeout)
         except TimeoutError:
-            return _Outcome.STALLED
+            return None
         except RpcError as exc:
             if exc.rpc_code == SERVER_BUSY:
-                return _Outcome.STALLED
-            await port.failed(stored, f"refused by the harness: {exc.message}")
-            return _Outcome.SETTLED
-        await port.delivered(stored, attempt)
-        return _Outcome.SETTLED
+                return None
+            return Settled(stored, attempt, f"refused by the harness: {exc.message}")
+        return Settled(stored, attempt)
+
+    async def _record(self, done: list[asyncio.Task[Settled | None]]) -> list[Settled]:
+        """Record the attempts these tasks saw end, in one transaction, in the order given;
+        then raise what one of them raised, if any (the others are recorded first)."""
+        answered = [t.result() for t in done if not t.cancelled() and t.exception() is None]
+        ended = [outcome for outcome in answered if outcome is not None]
+        if ended:
+            await self.deliveries.settle(ended)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                task.result()
+        return ended
 
     async def tell(self, emission: Cancel | Typing) -> None:
         """Send a cancellation or a typing hint (see `notify`)."""

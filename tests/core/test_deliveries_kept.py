@@ -11,7 +11,7 @@ from builders import LEAD, local_workspace, slack_body, slack_message
 
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
-from core.deliveries import Framer, LedgerDeliveries
+from core.deliveries import Framer, LedgerDeliveries, Settled
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
 from core.store import StoredDelivery
@@ -75,8 +75,7 @@ def test_acknowledged_or_failed_deliveries_are_no_longer_kept() -> None:
         store = CountingStore()
         engine, pending = await ingested(store)
         port = engine.deliveries
-        await port.delivered(pending[0], 1)
-        await port.failed(pending[1], "refused")
+        await port.settle([Settled(pending[0], 1), Settled(pending[1], 1, "refused")])
         store.reads = 0
         await port.delivery(pending[0])
         await port.delivery(pending[1])

@@ -3,12 +3,14 @@ the end of an in-memory link, and a `DeliveryPort` that is a plain list."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from builders import LEAD, local_workspace, slack_body, slack_message
 
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
+from core.deliveries import Settled
 from core.emission import Delivery
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
@@ -67,6 +69,7 @@ class ListedPort:
     def __init__(self, told: list[Delivery]) -> None:
         self.told = {d.decision.event_id: d for d in told}
         self.calls: list[tuple[str, str, int | str]] = []
+        self.batches: list[tuple[str, int]] = []  # each bookkeeping call: what, how many
         self.left = [StoredDelivery(d.decision, d.seq, "pending", 0, None) for d in told]
 
     async def pending(self, agent: str) -> list[StoredDelivery]:
@@ -75,21 +78,23 @@ class ListedPort:
     async def delivery(self, stored: StoredDelivery) -> Delivery:
         return self.told[stored.decision.event_id]
 
-    async def note_attempt(self, stored: StoredDelivery, attempt: int) -> None:
-        self.calls.append(("attempt", stored.decision.event_id, attempt))
-        event_id = stored.decision.event_id
-        self.left = [
-            replace(s, attempt=attempt) if s.decision.event_id == event_id else s for s in self.left
-        ]
+    async def note_attempts(self, attempts: Sequence[tuple[StoredDelivery, int]]) -> None:
+        self.batches.append(("attempts", len(attempts)))
+        for stored, attempt in attempts:
+            self.calls.append(("attempt", stored.decision.event_id, attempt))
+            event_id = stored.decision.event_id
+            self.left = [
+                replace(s, attempt=attempt) if s.decision.event_id == event_id else s
+                for s in self.left
+            ]
 
-    async def delivered(self, stored: StoredDelivery, attempt: int) -> None:
-        self.calls.append(("delivered", stored.decision.event_id, attempt))
-        self._settle(stored)
-
-    async def failed(self, stored: StoredDelivery, reason: str) -> None:
-        self.calls.append(("failed", stored.decision.event_id, reason))
-        self._settle(stored)
-
-    def _settle(self, stored: StoredDelivery) -> None:
+    async def settle(self, settled: Sequence[Settled]) -> None:
         """Acknowledged or failed, a delivery is no longer pending (as in the ledger)."""
-        self.left = [s for s in self.left if s.decision.event_id != stored.decision.event_id]
+        self.batches.append(("settled", len(settled)))
+        for each in settled:
+            event_id = each.stored.decision.event_id
+            if each.refused is None:
+                self.calls.append(("delivered", event_id, each.attempt))
+            else:
+                self.calls.append(("failed", event_id, each.refused))
+            self.left = [s for s in self.left if s.decision.event_id != event_id]
