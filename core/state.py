@@ -73,8 +73,21 @@ def _shared(decision: Decision, event: ChatEvent) -> Decision:
     if decision.event_id is event.event_id:
         return decision  # decided in this process from this event: shared already
     event_id = event.event_id if decision.event_id == event.event_id else decision.event_id
-    agent, reason = intern(decision.agent), intern(decision.reason)
-    return replace(decision, event_id=event_id, agent=agent, reason=reason)
+    # Made directly: `dataclasses.replace` walks the fields generically, three times the cost,
+    # once for every delivery a start reads back.
+    return Decision(
+        event_id=event_id,
+        agent=intern(decision.agent),
+        directedness=decision.directedness,
+        policy=decision.policy,
+        mode=decision.mode,
+        reason=intern(decision.reason),
+        priority=decision.priority,
+        deadline_ms=decision.deadline_ms,
+        claimed_by=decision.claimed_by,
+        continues=decision.continues,
+        supersedes=decision.supersedes,
+    )
 
 
 def _owned(record: ThreadRecord) -> bool:
