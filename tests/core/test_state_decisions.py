@@ -9,23 +9,15 @@ from sys import intern
 
 from builders import local_workspace
 
-from core.codec import event_from_data
+from core.clock import parse_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
+from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
 from core.state import State
 
-EVENT = event_from_data(
-    {
-        "event_id": "slack:T1:C1:1.000100",
-        "kind": "message",
-        "platform": "slack",
-        "workspace_id": "T1",
-        "conversation": {"id": "C1", "kind": "channel"},
-        "author": {"id": "U1", "kind": "human"},
-        "created_at": "2026-01-01T00:00:00Z",
-        "message_id": "1.000100",
-        "text": "hello",
-    }
-)
+CHANNEL = Conversation("C1", ConversationKind.CHANNEL)
+AT = parse_time("2026-01-01T00:00:00Z")
+MESSAGE = EventKind.MESSAGE
+EVENT = ChatEvent("slack:T1:C1:1.000100", MESSAGE, "slack", "T1", CHANNEL, Author("U1"), AT, "1.0")
 
 
 def _read_back() -> Decision:
