@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
 from core.attachments import attachments_from_data, attachments_to_data
 from core.clock import isoformat
@@ -19,6 +20,8 @@ from core.events import (
 )
 
 __all__ = ["LEDGER_KINDS", "event_from_data", "event_to_data"]
+
+E = TypeVar("E", bound=StrEnum)
 
 LEDGER_KINDS: dict[EventKind, str] = {
     EventKind.MESSAGE: "chat.message",
@@ -89,26 +92,40 @@ def event_to_data(event: ChatEvent) -> dict[str, Any]:
     return data
 
 
+def _members(kind: type[E]) -> dict[str, E]:
+    """`kind`'s members by value: a dict lookup, where calling the enum class goes through its
+    metaclass (three times an event read back)."""
+    return {str(member): member for member in kind}
+
+
+_EVENT_KINDS = _members(EventKind)
+_CONVERSATION_KINDS = _members(ConversationKind)
+_AUTHOR_KINDS = _members(AuthorKind)
+_NO_MENTIONS = Mentions()  # immutable, so every event without mentions shares one
+
+
 def event_from_data(data: dict[str, Any]) -> ChatEvent:
-    """The inverse of `event_to_data`."""
+    """The inverse of `event_to_data`. A value no member has is refused by its enum as before."""
     conv = data["conversation"]
     author = data["author"]
     mentions = data.get("mentions")
+    kind, conv_kind, author_kind = data["kind"], conv["kind"], author["kind"]
+    attachments = data.get("attachments")
     return ChatEvent(
         event_id=data["event_id"],
-        kind=EventKind(data["kind"]),
+        kind=_EVENT_KINDS.get(kind) or EventKind(kind),
         platform=data["platform"],
         workspace_id=data["workspace_id"],
         conversation=Conversation(
             id=conv["id"],
-            kind=ConversationKind(conv["kind"]),
+            kind=_CONVERSATION_KINDS.get(conv_kind) or ConversationKind(conv_kind),
             thread_id=conv.get("thread_id"),
             parent_id=conv.get("parent_id"),
             group=conv.get("group", False),
         ),
         author=Author(
             id=author["id"],
-            kind=AuthorKind(author["kind"]),
+            kind=_AUTHOR_KINDS.get(author_kind) or AuthorKind(author_kind),
             display_name=author.get("display_name"),
             external=author.get("external", False),
         ),
@@ -121,14 +138,14 @@ def event_from_data(data: dict[str, Any]) -> ChatEvent:
             broadcast=tuple(Broadcast(b) for b in mentions["broadcast"]),
         )
         if mentions
-        else Mentions(),
+        else _NO_MENTIONS,
         reply_to=data.get("reply_to"),
         target_author_id=data.get("target_author_id"),
         reaction=data.get("reaction"),
         user_id=data.get("user_id"),
         subtype=data.get("subtype"),
         files=data.get("files", 0),
-        attachments=attachments_from_data(data.get("attachments", ())),
+        attachments=attachments_from_data(attachments) if attachments else (),
         bot_user_id=data.get("bot_user_id"),
         delivery_id=data.get("delivery_id"),
         content_withheld=data.get("content_withheld", False),

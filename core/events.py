@@ -78,7 +78,7 @@ class Broadcast(StrEnum):
     EVERYONE = "everyone"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Conversation:
     """A place messages are posted.
 
@@ -88,11 +88,11 @@ class Conversation:
     DM with more than two members.
     """
 
-    id: str
-    kind: ConversationKind
-    thread_id: str | None = None
-    parent_id: str | None = None
-    group: bool = False
+    id: Final[str]
+    kind: Final[ConversationKind]
+    thread_id: Final[str | None] = None
+    parent_id: Final[str | None] = None
+    group: Final[bool] = False
 
     @property
     def key(self) -> str:
@@ -107,7 +107,7 @@ class Conversation:
         return self.parent_id or self.id
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Author:
     """The person, agent or bot behind an event.
 
@@ -115,19 +115,19 @@ class Author:
     a shared channel).
     """
 
-    id: str
-    kind: AuthorKind = AuthorKind.HUMAN
-    display_name: str | None = None
-    external: bool = False
+    id: Final[str]
+    kind: Final[AuthorKind] = AuthorKind.HUMAN
+    display_name: Final[str | None] = None
+    external: Final[bool] = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Mentions:
     """Everyone a message names: user ids, role or user-group ids, and broadcasts."""
 
-    users: tuple[str, ...] = ()
-    roles: tuple[str, ...] = ()
-    broadcast: tuple[Broadcast, ...] = ()
+    users: Final[tuple[str, ...]] = ()
+    roles: Final[tuple[str, ...]] = ()
+    broadcast: Final[tuple[Broadcast, ...]] = ()
 
     def __bool__(self) -> bool:
         return bool(self.users or self.roles or self.broadcast)
@@ -158,7 +158,9 @@ class ChatEvent:
     Immutable through its `Final` fields, which mypy holds every assignment to; the class is
     not `frozen=True` because a frozen dataclass pays an `object.__setattr__` call per field
     on every construction, and one event is made for every payload. The same goes for the
-    other values made on every event: `Decision`, `Emission`, the rules' `Context`.
+    other values made on every event: its `Conversation`, `Author` and `Mentions` (which keep
+    their hash, `unsafe_hash`, as nothing assigns to them), `Decision`, `Emission`, the rules'
+    `Context`.
     """
 
     event_id: Final[str]

@@ -126,7 +126,8 @@ def fold_entry(
     state.note_vias(event, receipts)
     state.apply(event, [d.decision for d in stored])
     waiting = [d.decision for d in stored if d.status == "pending"]
-    decider.note_question(event, entry.seq, waiting, parse_time(entry.ts), state)
+    if waiting:  # nothing waits on nearly every record: its time is not even parsed
+        decider.note_question(event, entry.seq, waiting, parse_time(entry.ts), state)
     for delivery in stored:
         if delivery.disposition is not None:
             state.note_disposition(event, delivery.decision.agent, delivery.disposition)

@@ -21,7 +21,6 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from sys import intern
 from typing import Final
 
 from core.continuity import Continuity
@@ -33,7 +32,7 @@ from core.reactions import ReactionMarks
 from core.scorer import Scorer, default_scorer
 from core.state_messages import MESSAGES_HELD
 from core.state_recent import Recent
-from core.state_records import Chain, MessageRecord, ThreadRecord, message_key
+from core.state_records import Chain, MessageRecord, ThreadRecord, kept_decision, message_key
 
 __all__ = ["CHAINS_HELD", "THREADS_HELD", "State"]
 
@@ -64,17 +63,6 @@ _CHANNEL = ConversationKind.CHANNEL
 _HUMAN = AuthorKind.HUMAN
 _AGENT = AuthorKind.AGENT
 _TO_ME = Directedness.TO_ME
-
-
-def _shared(decision: Decision, event: ChatEvent) -> Decision:
-    """The decision as a message record keeps it. One read back from the ledger (a start, a
-    repeat) has its own copies of the event id, the agent and the reason; kept per record
-    they were half of its size, so it takes the event's id and one interned copy of each."""
-    if decision.event_id is event.event_id:
-        return decision  # decided in this process from this event: shared already
-    event_id = event.event_id if decision.event_id == event.event_id else decision.event_id
-    agent, reason = intern(decision.agent), intern(decision.reason)
-    return replace(decision, event_id=event_id, agent=agent, reason=reason)
 
 
 def _owned(record: ThreadRecord) -> bool:
@@ -199,22 +187,31 @@ class State:
 
     def note_vias(self, event: ChatEvent, agents: Iterable[str]) -> None:
         """The agents whose own connections received the event are members of its channel."""
-        for agent in agents:
-            self.members.setdefault(event.conversation.scope, set()).add(agent)
+        received = set(agents)
+        if not received:
+            return
+        scope = event.conversation.scope
+        members = self.members.get(scope)
+        if members is None:
+            self.members[scope] = received
+        else:
+            members |= received
 
     def apply(self, event: ChatEvent, decisions: Iterable[Decision], *, first: bool = True) -> None:
         """Fold one resolved event and the decisions made for it into the state. Called once
         per event in ledger order (`first`), and again with only the new decisions when the
         same event arrives through another agent's connection."""
         decided = list(decisions)
-        if not first:
-            self._note_decisions(event, decided)
-            return
         kind = event.kind
+        if not first:
+            self._note_decisions(event, decided, self.target(event) if kind in _TEXTS else None)
+            return
+        # The message record a text event's decisions are kept on, looked up once.
+        target: MessageRecord | None = None
         if kind is _MESSAGE:
-            self._apply_message(event, decided)
+            target = self._apply_message(event, decided)
         elif kind is _EDIT:
-            self._apply_edit(event, decided)
+            target = self._apply_edit(event, decided)
         elif kind is _DELETE:
             target = self.target(event)
             if target is not None:
@@ -236,14 +233,17 @@ class State:
             record = self.threads.hold(key, self.threads.held(key) or ThreadRecord())
             record.owner = self.workspace.agent_for(event.platform, event.author.id)
             record.root_author = record.root_author or event.author.id
-        self._note_decisions(event, decided)
+        self._note_decisions(event, decided, target)
 
-    def _apply_message(self, event: ChatEvent, decisions: list[Decision]) -> None:
+    def _apply_message(self, event: ChatEvent, decisions: list[Decision]) -> MessageRecord | None:
+        """Fold a message in; returns its record (None: no native id, or not held)."""
         conversation = event.conversation
         author_agent = self.workspace.agent_for(event.platform, event.author.id)
+        target = None
         if event.message_id is not None:
             key = message_key(event.platform, conversation.id, event.message_id)
-            if key not in self.messages:  # held once, when first seen: the first evicted
+            target = self.messages.get(key)
+            if target is None:  # held once, when first seen: the first evicted
                 self.messages.hold(
                     key,
                     MessageRecord(
@@ -256,6 +256,7 @@ class State:
                         versions=[event.event_id],
                     ),
                 )
+                target = self.messages.get(key)  # None only past a limit of nothing
         if conversation.kind is _THREAD:
             self._note_thread_post(event, author_agent)
         if author_agent is not None:
@@ -270,6 +271,7 @@ class State:
             elif decision.directedness is _TO_ME:
                 self.left.discard((decision.agent, conversation.key))
                 self.left.discard((decision.agent, conversation.scope))
+        return target
 
     def _note_thread_post(self, event: ChatEvent, author_agent: str | None) -> None:
         conversation = event.conversation
@@ -336,23 +338,27 @@ class State:
             # Addressing someone else ends the run of fragments.
             self.chains.pop(key, None)
 
-    def _apply_edit(self, event: ChatEvent, decisions: list[Decision]) -> None:
+    def _apply_edit(self, event: ChatEvent, decisions: list[Decision]) -> MessageRecord | None:
+        """Fold an edit in; returns the record of the message it edits, if held."""
         target = self.target(event)
         if target is None or target.deleted:
-            return
+            return target
         target.latest = event.event_id
         target.versions.append(event.event_id)
         target.text = event.text
         for decision in decisions:
             if decision.reason == "leave_requested":
                 self.left.add((decision.agent, event.conversation.key))
+        return target
 
-    def _note_decisions(self, event: ChatEvent, decisions: list[Decision]) -> None:
-        target = self.target(event) if event.kind in _TEXTS else None
+    def _note_decisions(
+        self, event: ChatEvent, decisions: list[Decision], target: MessageRecord | None
+    ) -> None:
+        """Keep each decision on the event's message record (`target`) and note what it owes."""
         by_human = event.author.kind is _HUMAN
         for decision in decisions:
             if target is not None:
-                kept = _shared(decision, event)
+                kept = kept_decision(decision, event)
                 target.delivered[kept.agent] = kept
             if decision.policy in _OPEN:
                 self.obligations[decision.event_id, decision.agent] = True

@@ -5,16 +5,41 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from sys import intern
 
 from core.decision import Decision
-from core.events import Conversation
+from core.events import ChatEvent, Conversation
 
-__all__ = ["Chain", "MessageRecord", "ThreadRecord", "message_key"]
+__all__ = ["Chain", "MessageRecord", "ThreadRecord", "kept_decision", "message_key"]
 
 
 def message_key(platform: str, conversation_id: str, message_id: str) -> str:
     """The key of a native message: platform, channel and native id (an id may be per channel)."""
     return f"{platform}:{conversation_id}:{message_id}"
+
+
+def kept_decision(decision: Decision, event: ChatEvent) -> Decision:
+    """The decision as a message record keeps it. One read back from the ledger (a start, a
+    repeat) has its own copies of the event id, the agent and the reason; kept per record
+    they were half of its size, so it takes the event's id and one interned copy of each."""
+    if decision.event_id is event.event_id:
+        return decision  # decided in this process from this event: shared already
+    event_id = event.event_id if decision.event_id == event.event_id else decision.event_id
+    # Made directly: `dataclasses.replace` walks the fields generically, three times the cost,
+    # once for every delivery a start reads back.
+    return Decision(
+        event_id=event_id,
+        agent=intern(decision.agent),
+        directedness=decision.directedness,
+        policy=decision.policy,
+        mode=decision.mode,
+        reason=intern(decision.reason),
+        priority=decision.priority,
+        deadline_ms=decision.deadline_ms,
+        claimed_by=decision.claimed_by,
+        continues=decision.continues,
+        supersedes=decision.supersedes,
+    )
 
 
 @dataclass(slots=True)
