@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import discord
 import discord.gateway
@@ -30,6 +30,7 @@ from core.errors import ManifestError
 from core.manifest import Workspace
 
 __all__ = [
+    "RAW_ONLY",
     "ContentMode",
     "Owner",
     "agent_intents",
@@ -72,7 +73,8 @@ def new_client(
     owner: Owner, mode: ContentMode, guild_ready_timeout: float, sharding: Sharding | None
 ) -> discord.Client:
     """A client for `owner`'s bot in `mode`: an `AutoShardedClient` over `sharding`'s shards,
-    else a plain one. discord.py's message cache is off: the core keeps what it needs."""
+    else a plain one. discord.py's message cache is off, and it does not parse the dispatches
+    the connection reads from the raw frame (`RAW_ONLY`): the core keeps what it needs."""
     resume.install()
     options: dict[str, Any] = {
         "intents": agent_intents(message_content=mode is ContentMode.FULL),
@@ -80,11 +82,39 @@ def new_client(
         "max_messages": None,
         "enable_debug_events": True,
     }
+    client: discord.Client
     if sharding is None:
-        return _AgentClient(owner, **options)
-    client = _ShardedAgentClient(owner, **options, **sharding.client_options())
-    client.identify_turns = sharding.turns
+        client = _AgentClient(owner, **options)
+    else:
+        client = _ShardedAgentClient(owner, **options, **sharding.client_options())
+        client.identify_turns = sharding.turns
+    parsers = client._connection.parsers  # discord.py's name -> parser table, read per dispatch
+    for name in RAW_ONLY:
+        parsers[name] = _unparsed
     return client
+
+
+RAW_ONLY: Final = frozenset(
+    {
+        "MESSAGE_CREATE",
+        "MESSAGE_UPDATE",
+        "MESSAGE_DELETE",
+        "MESSAGE_DELETE_BULK",
+        "MESSAGE_REACTION_ADD",
+        "MESSAGE_REACTION_REMOVE",
+        "MESSAGE_REACTION_REMOVE_ALL",
+        "MESSAGE_REACTION_REMOVE_EMOJI",
+        "TYPING_START",
+    }
+)
+"""Dispatches discord.py need not parse: the connection reads them from the raw frame, and
+discord.py would only build objects for a message cache that is off and events no one here
+listens to (it still reads each frame's sequence, and parses guilds, channels, threads and
+interactions, which the bots use)."""
+
+
+def _unparsed(data: Any) -> None:
+    """discord.py's parser for a dispatch in `RAW_ONLY`: nothing to do."""
 
 
 def use_endpoints(api_url: str | None = None, gateway_url: str | None = None) -> None:

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import discord
 import discord.gateway
@@ -29,9 +29,11 @@ from builders import (
 from fakes.discord import MESSAGE_CONTENT, FakeDiscord
 
 from adapters.discord.bots import start_connections
-from adapters.discord.clients import ContentMode, use_endpoints
+from adapters.discord.clients import RAW_ONLY, ContentMode, _unparsed, new_client, use_endpoints
+from adapters.discord.frames import FORWARDED
 from adapters.discord.live import NO_MESSAGE_CONTENT, DiscordAgentConnection
 from adapters.discord.normalise import normalise
+from adapters.discord.sharding import Sharding
 from c2a.host import Host
 from c2a.records import record_of
 from core.clock import VirtualClock
@@ -650,3 +652,20 @@ async def dispatch_to(fake: FakeDiscord, bot_id: str, t: str, d: dict[str, Any])
     """
     session = next(s for s in fake._sessions.values() if s.bot.user["id"] == bot_id)
     await fake._send_dispatch(session, t, d)
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["plain", "sharded"])
+def test_discordpy_parses_no_dispatch_the_connection_reads_raw(sharded: bool) -> None:
+    """The message dispatches are read from the raw frame alone; discord.py still parses what
+    the bots use (guilds, channels, threads, interactions) and reads every frame's sequence."""
+
+    async def scenario() -> None:
+        sharding = Sharding(count=2, ids=(0, 1)) if sharded else None
+        client = new_client(cast(Any, object()), ContentMode.FULL, 0.05, sharding)
+        parsers = client._connection.parsers
+        assert RAW_ONLY <= FORWARDED
+        assert {name for name, parse in parsers.items() if parse is _unparsed} == RAW_ONLY
+        for kept in ("GUILD_CREATE", "CHANNEL_CREATE", "THREAD_CREATE", "INTERACTION_CREATE"):
+            assert parsers[kept] is not _unparsed  # never started: nothing to close
+
+    run(scenario())
