@@ -6,7 +6,9 @@ is as common as the first and needs no answer either (a reaction at most). A mes
 *closing* when, after any acknowledgements and thanks (`ok`, `yeah`, `got it`, `thanks for the
 tip`, ...), it opens with one of these classes and stays short:
 
-- understanding: `i understand now`, `good to know, ...`, `fair enough, ...`;
+- understanding or agreement: `i understand now`, `good to know, ...`, `fair enough, ...`,
+  `good point, ...`, `i think you're right`;
+- leaving: `I'm outta here`, `gotta go`, `off to bed`, `bbl`;
 - going off to act on what was said: `I'll try that`, `ok, will read about it`, `let me see`,
   `I'm going to try removing ...`, `I'm trying it now` (not `I'm trying to ...`, a problem);
 - a resolution: `I solved it`, `nevermind, found it`, `got it working now`, `it works now`,
@@ -89,9 +91,14 @@ _NEVERMIND = r"(?:never\s?mind|nvm|nm)"
 _SUBJECT = r"(?:it|it's|its|that|that's|thats|this|everything|all|which|it all)"
 
 _OPENINGS: Final = (
-    # understanding
+    # understanding or agreement
     r"(?:i understand|i get it|noted|note made|good to know|makes sense|that makes sense"
-    r"|fair enough)",
+    r"|fair enough|good point|fair point|good idea|agreed"
+    r"|(?:i think\s+)?(?:you're|youre|you are|u r|ur|u are|you were|u were)\s+right)",
+    # leaving
+    r"(?:i'm|im|i am)\s+(?:off|outta here|out of here|leaving|heading out)(?=$|\s+(?:now|then"
+    r"|for|to|home|bbl|brb|bye|see|thanks|thx|ty|later|cya|cheers|night|good))|(?:gotta|got to"
+    r"|have to|i have to|need to|i need to|must)\s+go|(?:going|off) to (?:bed|sleep)|bbl|brb",
     # going off to act on it
     rf"{_I_WILL}\s+(?:(?:go|just|now|first)\s+)?{_ACT}",
     # `I'm trying it now`, but not `I'm trying to install ...`, which states a problem.

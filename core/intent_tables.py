@@ -39,8 +39,8 @@ class Intent(StrEnum):
 
 # Thanks vocabulary: the whole message must be made of these (in any order and number).
 _THANKS = (
-    "thanks", "thank you", "thank u", "thankyou", "thx", "thnx", "thanx", "ty", "tysm", "tyvm",
-    "cheers", "much appreciated", "appreciate it", "appreciated", "many thanks",
+    "thanks", "thank you", "thank u", "thankyou", "thx", "thnx", "thanx", "tks", "tnx", "ty",
+    "tysm", "tyvm", "cheers", "much appreciated", "appreciate it", "appreciated", "many thanks",
     "got it", "gotcha", "ok", "okay", "k", "kk", "alright", "noted", "will do", "roger",
     "roger that", "ack", "understood", "makes sense", "all good",
     "cool", "nice", "great", "awesome", "perfect", "sounds good", "excellent", "amazing",

@@ -61,11 +61,14 @@ CLOSINGS = {
         "check your pm",
         "let's take this to private",
     ],
-    "understanding": [
+    "understanding or agreement": [
         "ok, I understand now",
         "Good to know. Four years is, after all, a long time.",
         "fair enough, I'll leave it as it is",
+        "good point if the path is set :P",
+        "i think u r right",
     ],
+    "leaving": ["gotta go, thanks!", "ok I'm off, bbl", "thanks, off to bed now"],
 }
 
 
@@ -101,6 +104,9 @@ def test_a_closing_with_words_is_thanks(text: str) -> None:
         "thanks, the fix worked on staging too",
         "thanks, done",
         "I'll try https://example.com/guide",
+        "you are right, but it fails on arm",
+        "good idea, I wonder if it is lightweight",
+        "I'm off the network since the update",
         # a bare command keeps its own intent
         "never mind",
     ],
@@ -115,7 +121,9 @@ def test_a_long_message_is_never_a_closing() -> None:
     assert is_closing([w.casefold() for w in words[:MAX_WORDS]])
 
 
-@pytest.mark.parametrize("text", ["heh.", "hehe", "bwahaha", "hahaha", "lmao", "thanks bro"])
+@pytest.mark.parametrize(
+    "text", ["heh.", "hehe", "bwahaha", "hahaha", "lmao", "thanks bro", "tks", "tnx!"]
+)
 def test_laughter_and_thanks_to_a_friend_are_thanks(text: str) -> None:
     assert intents(text) == {Intent.THANKS}
 
