@@ -66,7 +66,7 @@ _THANK = (
 )
 _LEAD = (
     r"(?:(?:ok|okay|okey|k|kk|alright|yeah|yea|yes|yep|yup|cool|nice|great|right|sure|fine"
-    rf"|oh|ah|o|so|well|then|hmm|hm|actually|again|anyway|now|got it|gotcha|understood"
+    r"|oh|ah|o|so|well|then|hmm|hm|actually|again|anyway|now|got it|gotcha|understood"
     rf"|{_THANK})\s+)*"
 )
 _I_WILL = (
@@ -88,6 +88,11 @@ _MESSAGE = r"(?:msg|pm|dm|query|privmsg|private message|message)"
 _YOU = r"(?:you|u)"
 _WE = r"(?:i|i've|ive|i have|we|we've)"
 _NEVERMIND = r"(?:never\s?mind|nvm|nm)"
+# What may follow `I'm off` or `gotta go` (not `I'm off the network`, `need to go through it`).
+_GONE = (
+    r"(?=$|\s+(?:now|then|for|to|home|bbl|brb|bye|see|thanks|thx|ty|later|cya|cheers|night"
+    r"|good))"
+)
 _SUBJECT = r"(?:it|it's|its|that|that's|thats|this|everything|all|which|it all)"
 
 _OPENINGS: Final = (
@@ -96,9 +101,9 @@ _OPENINGS: Final = (
     r"|fair enough|good point|fair point|good idea|agreed"
     r"|(?:i think\s+)?(?:you're|youre|you are|u r|ur|u are|you were|u were)\s+right)",
     # leaving
-    r"(?:i'm|im|i am)\s+(?:off|outta here|out of here|leaving|heading out)(?=$|\s+(?:now|then"
-    r"|for|to|home|bbl|brb|bye|see|thanks|thx|ty|later|cya|cheers|night|good))|(?:gotta|got to"
-    r"|have to|i have to|need to|i need to|must)\s+go|(?:going|off) to (?:bed|sleep)|bbl|brb",
+    rf"(?:(?:i'm|im|i am)\s+(?:off|outta here|out of here|leaving|heading out)|(?:gotta|got to"
+    rf"|have to|i have to|need to|i need to|must)\s+go){_GONE}|(?:going|off) to (?:bed|sleep)"
+    r"|bbl|brb",
     # going off to act on it
     rf"{_I_WILL}\s+(?:(?:go|just|now|first)\s+)?{_ACT}",
     # `I'm trying it now`, but not `I'm trying to install ...`, which states a problem.
@@ -116,8 +121,8 @@ _OPENINGS: Final = (
     rf"(?:the|my|that|this)\s+(?:\S+\s+){{0,2}}(?:is|was|got|has been)\s+(?:now\s+)?"
     rf"(?:{_DONE}|working|gone)",
     rf"problem\s+{_DONE}",
-    r"(?:for reference\s+)?(?:the\s+)?(?:solution|fix|answer|trick|workaround|culprit|cause)"
-    r"\s+(?:was|is)",
+    # (in the past: `the fix is ready for review` hands work over)
+    r"(?:for reference\s+)?the\s+(?:solution|fix|answer|trick|workaround|culprit|cause)\s+was",
     # a move elsewhere
     rf"{_I_WILL}\s+(?:just\s+)?{_MESSAGE}\s+{_YOU}",
     rf"(?:i\s+)?(?:just\s+)?(?:pm'd|pmed|pm'ed|msg'd|msged|messaged|dm'd|dmed|queried)\s+{_YOU}",

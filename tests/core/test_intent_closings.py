@@ -99,6 +99,8 @@ def test_a_closing_with_words_is_thanks(text: str) -> None:
         "I'm trying to install the nvidia driver",
         "im looking for a way to mount it",
         "fixed, the build is green",
+        "fix is ready for review",
+        "the fix is ready for review",
         "i found a bug in the installer",
         "working on a script for backups",
         "thanks, the fix worked on staging too",
@@ -107,6 +109,7 @@ def test_a_closing_with_words_is_thanks(text: str) -> None:
         "you are right, but it fails on arm",
         "good idea, I wonder if it is lightweight",
         "I'm off the network since the update",
+        "I need to go through the install again",
         # a bare command keeps its own intent
         "never mind",
     ],
