@@ -1,6 +1,7 @@
 """Evaluation: would c2a have started a turn for the messages people in the seats answered?
 
-    python bench/attention_eval.py [--data DIR] [--splits ubuntu-dev,...] [--curve] [--limit N]
+    python bench/attention_eval.py [--data DIR] [--splits ubuntu-dev,...] [--curve] [--why-must]
+        [--limit N]
 
 Each split of the IRC disentanglement corpus (read in place from `DIR`, by default
 `../shared/data/irc-disentanglement/` beside the repository, never copied) is replayed through
@@ -19,7 +20,9 @@ The band (`to_me_likely`) is decided by the shipped scorer (`core/scorer_weights
 rules alone are shown beside it. `--curve` adds coverage against turns for continuity's rules
 by window (`Window.lines`; 0 turns continuity off), for the rules with questions to the room
 given to a seat that spoke lately (`RoomRule`), and for the scorer by threshold. `ubuntu-test`
-and `new-domains` are for a final figure only: never tune on them.
+and `new-domains` are for a final figure only: never tune on them. `--why-must` lists, per split
+and seat, the `must_respond` bursts holding no line the human answered, each line with the
+policy and reason it got, so the misses can be read.
 This module owns the in-process replay and the scoring; `irc_convert.py` the conversion.
 """
 
@@ -71,6 +74,8 @@ class Score:
     must_hits: int = 0
     must_recalled: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
+    # The `must_respond` bursts holding no answered line: the seat, then `author: text [why]`.
+    must_missed: list[list[str]] = field(default_factory=list)
 
     def add(self, other: Score) -> None:
         self.answered += other.answered
@@ -80,6 +85,7 @@ class Score:
         self.must_hits += other.must_hits
         self.must_recalled += other.must_recalled
         self.reasons.update(other.reasons)
+        self.must_missed += other.must_missed
 
     def row(self, label: str) -> str:
         return (
@@ -260,6 +266,15 @@ def score_seat(
     score.must_recalled = sum(1 for k in gold if burst_of[k] in must_bursts)
     in_scope = {ts_by_key[k] for k in scope}
     score.turns = sum(1 for turn in run.turns.get(agent, []) if in_scope.intersection(turn))
+    missed: dict[int, list[str]] = defaultdict(list)
+    for record in records:  # in order, the lines of the bursts no answer followed
+        key = (record["file"], record["idx"])
+        if key in scope and burst_of[key] in must_bursts - gold_bursts:
+            _, policy, reason = delivered.get(ts_by_key[key], ("", "", ""))
+            missed[burst_of[key]].append(
+                f"{record['author']}: {record['text']} [{policy} {reason}]"
+            )
+    score.must_missed = [[f"{agent} ({nick})", *lines] for lines in missed.values()]
     return score
 
 
@@ -323,8 +338,11 @@ def curve_rows(records: list[IrcRecord]) -> list[str]:
     return [*out, ""]
 
 
-def evaluate(data: Path, splits: Sequence[str], curve: bool, limit: int | None) -> str:
-    """The markdown report for `splits`: the shipped scorer per seat, the rules alone beside it."""
+def evaluate(
+    data: Path, splits: Sequence[str], curve: bool, limit: int | None, why_must: bool = False
+) -> str:
+    """The markdown report for `splits`: the shipped scorer per seat, the rules alone beside it
+    (and with `why_must`, the `must_respond` bursts no answer followed)."""
     out = ["# Attention against what people answered (IRC disentanglement corpus)", ""]
     for split in splits:
         path = data / f"{split}.jsonl.gz"
@@ -341,6 +359,12 @@ def evaluate(data: Path, splits: Sequence[str], curve: bool, limit: int | None) 
         out += [f"Engine with turn assembly: {result.events_per_second:,.0f} events/s.", ""]
         if curve:
             out += curve_rows(records)
+        if why_must:
+            out += ["### must_respond with no answered line", ""]
+            out += [
+                f"- {seat}: " + " / ".join(f"`{x}`" for x in lines)
+                for seat, *lines in result.total.must_missed
+            ] + [""]
     out += ["Data: IRC disentanglement corpus, CC-BY-4.0 (Kummerfeld et al. 2019, ACL,"]
     out += ["doi:10.18653/v1/P19-1374; Gouravajhala et al. 2023, ALTA; Elsner and Charniak 2010)."]
     return "\n".join(out)
@@ -354,6 +378,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--splits", default="ubuntu-dev,channel-two", help="comma-separated split names"
     )
     parser.add_argument("--curve", action="store_true", help="coverage against turns by window")
+    parser.add_argument(
+        "--why-must", action="store_true", help="list the must_respond bursts nobody answered"
+    )
     parser.add_argument("--limit", type=int, default=None, help="read only the first N lines")
     args = parser.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
@@ -364,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{args.data.resolve()} (pass --data DIR)"
         )
         return 2
-    print(evaluate(args.data, splits, args.curve, args.limit))
+    print(evaluate(args.data, splits, args.curve, args.limit, args.why_must))
     return 0
 
 

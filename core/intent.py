@@ -22,6 +22,9 @@ How `IntentRules` reads a message, in order:
    matter), or it has no words and only emoji from `GRATITUDE_EMOJI`. Thanks is exclusive: a
    message that is only thanks has no other intent (`thanks!!!` is not urgent). A message of
    only mentions has no intent at all: it is a ping.
+   A message with no `?` that no rule of step 3 gives an intent is thanks too when it is a
+   closing with words of its own (`core.intent_closings`: `thanks, might give it another go`,
+   `ok I'll try that`, `I solved it`, `I'll /msg you`): a question or a request always wins.
 3. Every other intent fires when one of its phrases occurs as whole words, or one of its
    patterns matches (`re.search` on the prepared text, which keeps punctuation and line
    breaks; `^`/`$` are the message's start and end). Two guards apply to phrases only, not to
@@ -51,6 +54,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
+from core.intent_closings import is_closing
 from core.intent_overrides import normalise_phrase, overridden
 from core.intent_tables import (
     DEFAULT_PATTERNS,
@@ -242,13 +246,14 @@ class IntentRules:
             return _ONLY_THANKS
         text, present = read
         compiled = self._compiled
-        return frozenset(
+        found = frozenset(
             [
                 c.intent
                 for c in (compiled.checks if present else compiled.unknown_keywords)
                 if self._applies(c, text, present)
             ]
         )
+        return found or (_ONLY_THANKS if _closing(text) else found)
 
     def has(self, text: str, intent: Intent, platform: str) -> bool:
         """`intent in self.classify(text, platform)`, testing only that intent's check, and
@@ -256,9 +261,14 @@ class IntentRules:
         check passes."""
         text, emoji = self._prepare(text, platform)
         runs = _runs(text)
-        if intent is _THANKS:
-            return self._only_thanks(text, runs, emoji)
         compiled = self._compiled
+        if intent is _THANKS:
+            if self._only_thanks(text, runs, emoji):
+                return True
+            present = compiled.present(text, runs)
+            return _closing(text) and not any(
+                self._applies(c, text, present) for c in compiled.checks
+            )
         return self._applies(
             compiled.by_intent[intent], text, compiled.present(text, runs)
         ) and not self._only_thanks(text, runs, emoji)
@@ -338,6 +348,11 @@ class IntentRules:
                 continue
             return True
         return False
+
+
+def _closing(text: str) -> bool:
+    """Whether a prepared message, given no intent by the checks, is a closing with words."""
+    return "?" not in text and is_closing(_words(text))
 
 
 DEFAULT_RULES = IntentRules()

@@ -39,8 +39,8 @@ class Intent(StrEnum):
 
 # Thanks vocabulary: the whole message must be made of these (in any order and number).
 _THANKS = (
-    "thanks", "thank you", "thank u", "thankyou", "thx", "thnx", "thanx", "ty", "tysm", "tyvm",
-    "cheers", "much appreciated", "appreciate it", "appreciated", "many thanks",
+    "thanks", "thank you", "thank u", "thankyou", "thx", "thnx", "thanx", "tks", "tnx", "ty",
+    "tysm", "tyvm", "cheers", "much appreciated", "appreciate it", "appreciated", "many thanks",
     "got it", "gotcha", "ok", "okay", "k", "kk", "alright", "noted", "will do", "roger",
     "roger that", "ack", "understood", "makes sense", "all good",
     "cool", "nice", "great", "awesome", "perfect", "sounds good", "excellent", "amazing",
@@ -57,7 +57,9 @@ _THANKS = (
     "will try", "i'll try", "i will try", "i'll try it", "i'll try that", "try that",
     "trying it", "trying that", "trying now", "let me try", "i'll give it a try",
     "give it a try", "i'll check", "will check", "i'll look", "will look",
-    "man", "mate", "dude", "bye",
+    "man", "mate", "dude", "bro", "bye",
+    # Laughter: a remark enjoyed, nothing asked.
+    "heh", "hehe", "hah", "lmao", "rofl",
     "see you", "cya", "later", "good night", "night", "have a good one", "for the tip",
     "for the info", "for the link", "for the tips", "for the advice", "for the suggestion",
     "for explaining", "for your time", "anyway", "ok then",
@@ -142,6 +144,7 @@ _PATTERN_TABLE: Mapping[Intent, tuple[tuple[str, tuple[str, ...]], ...]] = Mappi
         # Stretched spellings only, so that removing a phrase removes its plain form.
         Intent.THANKS: (
             (r"thaa+nks+|thanks{2,}", ()), (r"okk+", ()), (r"cooo+l", ()), (r"nii+ce", ()),
+            (r"bwa(?:ha)+h?|(?:ha){3,}h?|he(?:he){2,}h?|lo+l(?:ol)+|lo{2,}l", ()),
         ),
         Intent.ASSIGNMENT: (
             (r"\bassign(?:ed|ing)?\s+(?:this|that|it|you)\b", ("assign", "assigned", "assigning")),
