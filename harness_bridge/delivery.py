@@ -50,7 +50,7 @@ __all__ = ["DELIVERY_WINDOW", "NOTIFY_TIMEOUT", "Deliverer"]
 log = logging.getLogger(__name__)
 
 NOTIFY_TIMEOUT = 2.0  # seconds a notification may take to reach a harness before it is dropped
-DELIVERY_WINDOW = 8  # `chat/deliver` requests in flight per agent, by default
+DELIVERY_WINDOW = 32  # `chat/deliver` requests in flight per agent, by default
 MAX_BACKOFF = 30.0  # seconds, the longest wait before going back after a timeout
 
 

@@ -12,7 +12,7 @@ import pytest
 from delivery_world import EVENTS, EVERYTHING, HOST, ListedPort, engine_with_dms, mailbox_in_memory
 
 from core.sqlite_store import SQLiteStore
-from harness_bridge.delivery import DELIVERY_WINDOW, Deliverer
+from harness_bridge.delivery import Deliverer
 from harness_bridge.jsonrpc import ClientInfo
 from harness_bridge.rpc import INVALID_PARAMS, SERVER_BUSY, Connection, RpcError
 from harness_bridge.session import accept_initialize, initialize
@@ -21,6 +21,7 @@ from harness_bridge.wire import METHOD_DELIVER
 
 Answer = Callable[[str, int], Awaitable[dict[str, Any]]]
 ACK = {"accepted": True, "duplicate": False}
+WINDOW = 8  # fewer than the ten events sent, so the window fills
 
 
 class FakeHarness:
@@ -87,7 +88,7 @@ def test_acks_held_back_leave_a_full_window_in_flight_and_answered_backwards_kee
 
     async def held(event_id: str, attempt: int) -> dict[str, Any]:
         gates[event_id] = asyncio.Event()
-        if len(gates) == DELIVERY_WINDOW:
+        if len(gates) == WINDOW:
             full.set()
         await gates[event_id].wait()
         return ACK
@@ -96,7 +97,7 @@ def test_acks_held_back_leave_a_full_window_in_flight_and_answered_backwards_kee
         await full.wait()
         for _ in range(20):  # the deliverer gets every chance to send a ninth
             await asyncio.sleep(0)
-        assert len(gates) == DELIVERY_WINDOW
+        assert len(gates) == WINDOW
         for gate in reversed(list(gates.values())):
             gate.set()
         while len(gates) < EVENTS:
@@ -106,21 +107,21 @@ def test_acks_held_back_leave_a_full_window_in_flight_and_answered_backwards_kee
 
     async def run() -> tuple[FakeHarness, ListedPort, list[str], int]:
         releasing = asyncio.create_task(release())
-        outcome = await deliver_all(held)
+        outcome = await deliver_all(held, window=WINDOW)
         await releasing
         return outcome
 
     harness, port, ids, done = asyncio.run(run())
     assert done == EVENTS
-    assert harness.most == DELIVERY_WINDOW
+    assert harness.most == WINDOW
     assert harness.arrived == [(event_id, 1) for event_id in ids]
     assert delivered(port) == dict.fromkeys(ids, 1)
     acked = [event_id for step, event_id, _ in port.calls if step == "delivered"]
     # the window's answers, come backwards, are recorded before any later delivery's
-    assert sorted(acked[:DELIVERY_WINDOW]) == sorted(ids[:DELIVERY_WINDOW])
+    assert sorted(acked[:WINDOW]) == sorted(ids[:WINDOW])
     # a full window's attempts are noted in one transaction before the first is sent, and the
     # answers that come together are recorded together
-    assert port.batches[0] == ("attempts", DELIVERY_WINDOW)
+    assert port.batches[0] == ("attempts", WINDOW)
     assert sum(n for what, n in port.batches if what == "settled") == EVENTS
     assert len([what for what, _ in port.batches if what == "settled"]) < EVENTS
 

@@ -54,7 +54,7 @@ def test_a_stdio_harness_takes_its_delivery_window_from_its_settings() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         context = harness_context(engine, "lead")
         default = build(context, {"backend": "stdio", "command": ["h"]})
-        assert isinstance(default, StdioHarness) and default.window == DELIVERY_WINDOW == 8
+        assert isinstance(default, StdioHarness) and default.window == DELIVERY_WINDOW == 32
         narrow = build(context, {"backend": "stdio", "command": ["h"], "deliveries_in_flight": 2})
         assert isinstance(narrow, StdioHarness) and narrow.window == 2
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.deliveries_in_flight"):
