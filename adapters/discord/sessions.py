@@ -1,5 +1,6 @@
 """The ledger's record of one bot's gateway sessions, one per shard: read at start, RESUMEd
-once each, and moved on after every dispatch whose event is committed.
+once each, and moved on as the dispatches' events are committed (`adapters.discord.handover`
+says when).
 
 The mark is written after the event's own transaction, never before it, so it can only lag;
 what it lags by is replayed on RESUME and dropped by the ledger as a repeat. Without a store
