@@ -7,14 +7,14 @@ Each agent is its own Slack app (its own bot user and tokens), so each gets its 
 manifest that has a Slack binding, all feeding the same `receive` (the host's). This module
 translates and transports; it never decides.
 
-Durable before the ack: `receive` runs in a middleware in bolt's `before_authorize` slot, which
-bolt applies after verifying the request signature and before `auth.test`, the self-event
-filter and every listener. Bolt acknowledges an event only when a listener has matched and run
-(`AsyncioListenerRunner.run` calls `ack()` for Events API listeners), and the Socket Mode
-adapter sends the acknowledgement only after `AsyncApp.async_dispatch` has returned; so by the
-time Slack is acknowledged, `receive` has returned and the event is in the ledger. Every event
-type the app subscribes to (`BOT_EVENTS`) has a listener, because an unmatched event gets a 404
-from bolt, which Socket Mode never acknowledges and Slack would redeliver.
+Durable before the ack: `receive` runs first (`adapters.slack.take_in`). Over Socket Mode an
+`events_api` envelope goes to it ahead of bolt and is acknowledged only once `receive` has
+returned; bolt still handles every other envelope (commands, interactivity). Over HTTP it runs
+in a middleware in bolt's `before_authorize` slot, which bolt applies after verifying the
+request signature and before `auth.test`, the self-event filter and every listener; bolt
+acknowledges an event only when a listener has matched and run, so by the time Slack is
+acknowledged the event is in the ledger. Every event type the app subscribes to (`BOT_EVENTS`)
+has a listener, because an unmatched event gets a 404 from bolt, which Slack would redeliver.
 
 A `receive` that raises does not kill the connection: one line is logged, the request gets a
 500 (Socket Mode: no acknowledgement at all) and Slack redelivers it, up to three times; the
@@ -26,29 +26,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.app.async_app import AsyncApp
-from slack_bolt.middleware.async_middleware import AsyncMiddleware
-from slack_bolt.request.async_request import AsyncBoltRequest
-from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters import Receive
 from adapters.slack.manifest import Mode, SlackAgent, SlackWorkspace
-from adapters.slack.normalise import PLATFORM
 from adapters.slack.signed_request import MAX_BODY_BYTES, read_signed
+from adapters.slack.take_in import EventsFirst, ReceiveStats, TakeIn
 from core.errors import ManifestError, PayloadError
 from core.manifest import Workspace
-from core.postgres.outage import during_outage
 
 __all__ = [
     "BOT_EVENTS",
@@ -77,71 +71,6 @@ DEFAULT_API_URL = AsyncWebClient.BASE_URL
 EVENTS_PATH = "/slack/events/{agent}"
 # How long `close` lets envelopes already being taken in finish before it hangs up.
 _DRAIN_SECONDS = 5.0
-
-
-@dataclass(slots=True)
-class ReceiveStats:
-    """What one connection has taken in: `received` event bodies handed to `receive`, of which
-    `retries` were marked by Slack as redeliveries (by reason), and `failed` that `receive`
-    refused (left unacknowledged for Slack to redeliver)."""
-
-    received: int = 0
-    retries: Counter[str] = field(default_factory=Counter)
-    failed: int = 0
-
-
-class _TakeIn(AsyncMiddleware):
-    """Hands each `event_callback` body to `receive`, then lets bolt go on to acknowledge it."""
-
-    def __init__(self, agent: str, receive: Receive, stats: ReceiveStats) -> None:
-        self._agent = agent
-        self._receive = receive
-        self._stats = stats
-        self.in_flight: set[asyncio.Task[Any]] = set()
-        self.closing = False
-
-    async def async_process(
-        self,
-        *,
-        req: AsyncBoltRequest,
-        resp: BoltResponse,
-        next: Callable[[], Awaitable[BoltResponse]],  # bolt passes it by this name
-    ) -> BoltResponse | None:
-        body = req.body
-        if body.get("type") != "event_callback":
-            return await next()  # url_verification, ssl_check: bolt answers those
-        if self.closing:  # neither taken in nor acknowledged: Slack sends it again later
-            return BoltResponse(status=503, body="")
-        event_id = body.get("event_id")
-        retry = _first(req.headers, "x-slack-retry-num")
-        if retry not in (None, "", "0"):
-            reason = _first(req.headers, "x-slack-retry-reason") or "unknown"
-            self._stats.retries[reason] += 1
-            log.debug("slack %s: %s is redelivery %s (%s)", self._agent, event_id, retry, reason)
-        task = asyncio.current_task()
-        if task is not None:  # in flight until bolt has sent the acknowledgement, from this task
-            self.in_flight.add(task)
-            task.add_done_callback(self.in_flight.discard)
-        try:
-            await self._receive(PLATFORM, body, self._agent)
-        except Exception as exc:
-            self._stats.failed += 1
-            said = log.debug if during_outage(exc) else log.error  # the store said it once
-            said(
-                "slack %s: event %s not taken in (%s: %s); unacknowledged, Slack will redeliver",
-                self._agent,
-                event_id,
-                type(exc).__name__,
-                " ".join(str(exc).split()),  # one line, whatever the message holds
-            )
-            return BoltResponse(status=500, body="")
-        self._stats.received += 1
-        return await next()
-
-
-def _first(headers: Mapping[str, Sequence[str]], name: str) -> str | None:
-    values = headers.get(name)
-    return str(values[0]) if values else None
 
 
 async def _taken() -> None:
@@ -183,7 +112,7 @@ class SlackAgentConnection:
         self._verifier = (
             SignatureVerifier(signing_secret) if mode == "http" and signing_secret else None
         )
-        self._take_in = _TakeIn(agent, receive, self.stats)
+        self._take_in = TakeIn(agent, receive, self.stats)
         base_url = api_url or DEFAULT_API_URL
         self.app = AsyncApp(
             name=f"c2a-{agent}",
@@ -204,7 +133,7 @@ class SlackAgentConnection:
         if self.mode != "socket" or self._handler is not None:
             return
         # The handler's client opens an aiohttp session and a task: it needs the running loop.
-        self._handler = AsyncSocketModeHandler(self.app, self._app_token)
+        self._handler = EventsFirst(self.app, self._app_token, self._take_in)
         await _connect(self._handler)
         log.info("slack %s: connected over Socket Mode", self.agent)
 

@@ -453,11 +453,11 @@ def test_every_slack_call_goes_to_the_manifests_api_url() -> None:
     async def scenario(rig: Rig) -> None:
         await rig.send_to_all(slack_message(fresh_ts(), "hello"))
 
+        # events are taken in ahead of bolt, so none needs bolt's authorize (auth.test)
         methods = {c.method for c in rig.slack.calls}
-        assert methods == {"apps.connections.open", "auth.test"}
+        assert methods == {"apps.connections.open"}
         tokens = {c.token for c in rig.slack.calls_to("apps.connections.open")}
         assert tokens == set(APP_TOKENS.values())
-        assert {c.token for c in rig.slack.calls_to("auth.test")} == set(BOT_TOKENS.values())
 
     run(scenario)
 
