@@ -222,13 +222,21 @@ class HarnessLeases:
         """The most offered leases this process holds: an equal share, rounded up, among the
         processes offering work (each holds `offers:<holder>`); what it holds when the ledger
         does not answer."""
-        try:
-            leases = await asyncio.wait_for(self.leases.holders(self.now()), self.timeout)
-        except Exception as exc:
-            log.warning("%s: cannot read the leases: %s", self.name, exc)
+        leases = await self._holders(said=False)
+        if leases is None:
             return len(self.others)
         offering = sum(lease.name.startswith(offers_lease("")) for lease in leases)
         return math.ceil(len(self.offered) / max(offering, 1))
+
+    async def _holders(self, *, said: bool) -> list[Lease] | None:
+        """The leases held now, or None when the ledger does not answer (logged unless `said`
+        already)."""
+        try:
+            return await asyncio.wait_for(self.leases.holders(self.now()), self.timeout)
+        except Exception as exc:
+            if not said:
+                log.warning("%s: cannot read the leases: %s", self.name, exc)
+            return None
 
     async def _give_up(self, name: str) -> None:
         self.others.discard(name)
@@ -295,9 +303,8 @@ class HarnessLeases:
         wanted |= self.offered.keys() - self.others
         if not wanted:
             return every
-        try:
-            leases = await asyncio.wait_for(self.leases.holders(self.now()), self.timeout)
-        except Exception:  # the round itself says what is wrong
+        leases = await self._holders(said=True)  # the round itself says what is wrong
+        if leases is None:
             return every
         expiring = [lease.expires_at for lease in leases if lease.name in wanted]
         if not expiring:
