@@ -24,6 +24,7 @@ from core.audience import Audience, in_channel, outside_thread
 from core.changes import delete_message, edit_of_deleted, revise_edit, typing_hints
 from core.clock import Clock, format_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
+from core.copies import DecidedCopies
 from core.deciding import Decider
 from core.decision import Decision, Disposition, InjectionMode, Policy
 from core.deliveries import Framer, LedgerDeliveries
@@ -46,6 +47,7 @@ _EDIT = EventKind.EDIT
 _DELETE = EventKind.DELETE
 _TYPING = EventKind.TYPING
 _MUST = Policy.MUST_RESPOND
+_TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)  # the modes that start a model turn
 
 
 @dataclass(slots=True)
@@ -95,6 +97,7 @@ class Engine:
         )
         self.audience = Audience(workspace)
         self.decider = Decider(workspace, store)
+        self.copies = DecidedCopies()
 
     async def rebuild(self) -> int:
         """Fold the whole ledger into a fresh state (after a restart); returns events read."""
@@ -173,6 +176,9 @@ class Engine:
             await self.store.add_receipt(resolved.event_id, agent)
         state.note_vias(resolved, receivers)
         if seq is None:
+            if self.copies.covers(resolved.event_id, receivers):
+                await self._fill_text(resolved)  # a copy for agents decided: nothing to decide
+                return first, []
             seq = await self.store.sequence_of(resolved.event_id) or 0
             decided = await self.store.decided_agents(resolved.event_id)
             await self._fill_text(resolved)
@@ -214,6 +220,8 @@ class Engine:
             copies = dict.fromkeys(outside, channel) if outside else {}
             emissions.extend(await self._tell(resolved, copies, decisions, seq, ctx, stamp))
         state.apply(resolved, decisions, first=first)
+        if first:
+            self.copies.note(resolved.event_id, [d.agent for d in decisions])
         self.decider.note_question(resolved, seq, decisions, now, state)
         await self.decider.answered_in_gap(resolved, ctx, first, state)
         return first, emissions
@@ -280,10 +288,7 @@ class Engine:
             signal = Signal.BLOCKED
         elif decision.reason == "over_budget":
             signal = Signal.QUEUED
-        elif self.workspace.settings.seen_signal and decision.mode in (
-            InjectionMode.BUFFERED,
-            InjectionMode.IMMEDIATE,
-        ):
+        elif self.workspace.settings.seen_signal and decision.mode in _TURNS:
             signal = Signal.SEEN
         else:
             return []
