@@ -52,7 +52,9 @@ class JsonFormatter(logging.Formatter):
 
 class RedactingFilter(logging.Filter):
     """Redacts a record before any formatter reads it: its message with the arguments put in,
-    its exception's and stack's text, and a decision's fields. Never drops a record."""
+    its exception's and stack's text, and a decision's fields. A decision line's message is
+    its fields in words (`decision_text`), so it is said again from the redacted fields rather
+    than redacted a second time. Never drops a record."""
 
     def __init__(self, redactor: Redactor | None = None) -> None:
         super().__init__()
@@ -60,6 +62,12 @@ class RedactingFilter(logging.Filter):
         self._formatter = logging.Formatter()
 
     def filter(self, record: logging.LogRecord) -> bool:
+        fields = getattr(record, "decision", None)
+        if record.name == DECISIONS.name and isinstance(fields, Mapping):
+            # A decision line is its fields in words: said again from the redacted fields.
+            record.decision = fields = self.redactor.data(fields)
+            record.msg, record.args = decision_text(fields), None
+            return True
         redact = self.redactor.text
         try:
             message = record.getMessage()
@@ -96,6 +104,10 @@ def configure_logging(fmt: str = "text", stream: Any = None, level: int = loggin
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(message)s"))
+    # No line shows where a call was made, nor its thread or process: they are not gathered
+    # (the logging HOWTO's "Optimization"; the caller's frame is a stack walk per line).
+    logging._srcfile = None
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -11,7 +11,7 @@ import logging
 import pytest
 from secret_samples import CONFIGURED_SECRET, SECRETS, SHAPES, every_secret
 
-from c2a.logs import configure_logging, redact_logs
+from c2a.logs import DECISIONS, configure_logging, decision_text, redact_logs
 from core.redact import Redactor
 
 TOKEN = SECRETS["slack-token"][0]
@@ -65,3 +65,28 @@ def test_a_record_whose_arguments_do_not_fit_is_still_written_redacted() -> None
     written = stream.getvalue()
     assert leaks(written) == []
     assert "[redacted:slack-token]" in written
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_decision_line_is_said_from_its_redacted_fields(fmt: str) -> None:
+    stream = io.StringIO()
+    configure_logging(fmt, stream)
+    fields = {
+        "workspace": "team",
+        "agent": "lead",
+        "directedness": "to_me",
+        "policy": "must_respond",
+        "mode": "buffered",
+        "reason": "mentioned",
+        "event_id": f"webchat:team:general:{TOKEN}",
+    }
+    DECISIONS.info(decision_text(fields), extra={"decision": fields})
+    written = stream.getvalue()
+    assert leaks(written) == []
+    said = decision_text({**fields, "event_id": "webchat:team:general:[redacted:slack-token]"})
+    if fmt == "json":
+        line = json.loads(written)
+        assert line["message"] == said
+        assert line["event_id"] == "webchat:team:general:[redacted:slack-token]"
+    else:
+        assert written.rstrip().endswith(said)
