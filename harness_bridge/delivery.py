@@ -36,6 +36,7 @@ import logging
 from dataclasses import replace
 from typing import Any
 
+from core.decision import InjectionMode
 from core.deliveries import DeliveryPort, Settled
 from core.emission import Cancel, Typing
 from core.store import StoredDelivery
@@ -164,13 +165,7 @@ class Deliverer:
         mode this harness accepts; a task awaiting each one's answer is put in `flying`."""
         port = self.deliveries
         mode_for = self.session.mode_for
-        attempts = [
-            (
-                replace(d, decision=replace(d.decision, mode=mode_for(d.decision.mode))),
-                d.attempt + 1,
-            )
-            for d in chunk
-        ]
+        attempts = [(_in_mode(d, mode_for(d.decision.mode)), d.attempt + 1) for d in chunk]
         await port.note_attempts(attempts)
         for stored, attempt in attempts:
             told = await port.delivery(stored)
@@ -228,3 +223,10 @@ class Deliverer:
                 method,
                 self.notify_timeout,
             )
+
+
+def _in_mode(stored: StoredDelivery, mode: InjectionMode) -> StoredDelivery:
+    """The delivery sent in `mode` (the one its harness accepts); itself when that is its own."""
+    if stored.decision.mode is mode:
+        return stored
+    return replace(stored, decision=replace(stored.decision, mode=mode))
