@@ -11,6 +11,7 @@ several processes share a PostgreSQL ledger, what another one committed wakes th
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Mapping
 
 from c2a.logs import DECISIONS, decision_fields, decision_text
@@ -40,8 +41,9 @@ class Dispatch:
     async def __call__(self, emissions: list[Emission]) -> None:
         self.metrics.observe(self.name, emissions)
         woken: set[str] = set()
+        logged = DECISIONS.isEnabledFor(logging.INFO)  # else no line is built at all
         for emission in emissions:
-            fields = decision_fields(self.name, emission)
+            fields = decision_fields(self.name, emission) if logged else None
             if fields is not None:
                 DECISIONS.info(decision_text(fields), extra={"decision": fields})
             match emission:

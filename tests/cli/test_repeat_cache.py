@@ -201,3 +201,28 @@ def test_a_platform_without_repeats_or_a_payload_without_a_key_is_always_normali
         cache.read("toy", {}, normalise)
     assert calls == ["a", "None", "a", "None"]
     assert cache.hits == 0
+
+
+def reaction_turns() -> Iterator[Step]:
+    """A reaction put on, taken off and put on again, each change arriving through every
+    agent's connection: the third change's payloads are the first's, byte for byte."""
+    case = json.loads((CORPUS / "discord" / "reaction_add_agree.json").read_text("utf-8"))
+    for setup in case["setup"]:
+        yield case["at"], setup["platform"], setup["payload"], setup.get("via")
+    added = case["payload"]
+    data = {k: v for k, v in added["d"].items() if k not in ("member", "message_author_id")}
+    removed = {**added, "t": "MESSAGE_REACTION_REMOVE", "d": data}
+    for change in (added, removed, added):
+        for via in WORKSPACE.agent_ids:
+            yield case["at"], "discord", change, via
+
+
+def test_a_reaction_added_again_is_a_new_event_though_its_copies_are_not_normalised() -> None:
+    steps = [*joins(), *reaction_turns()]
+    without, with_cache, hits = same_with_and_without_the_cache(steps)
+    agents = len(WORKSPACE.agent_ids)
+    assert hits == 3 * agents - 2  # the add and the removal once each; the add again none
+    assert with_cache == without - hits
+    ledger = asyncio.run(run(steps, repeats=True))[1]
+    assert "discord:1300000000000000011+810000000000000001:👍#2" in ledger  # not dropped
+    assert "discord:1300000000000000011+810000000000000001:👍#3" not in ledger  # nor doubled

@@ -5,7 +5,10 @@ misses nothing (it resumes from the ledger), and agents with no harness are skip
 from __future__ import annotations
 
 import asyncio
+import logging
+from typing import Any
 
+from c2a import run_dispatch
 from c2a.metrics import Metrics
 from c2a.run_dispatch import Dispatch
 from core.actions import Working
@@ -81,3 +84,26 @@ def test_another_process_commit_wakes_the_outbox_or_the_agent_it_names() -> None
     assert (lead.wakes, worker.wakes, len(woken)) == (1, 0, 1)
     dispatch.heard("*")  # notifications were missed: everything looks again
     assert (lead.wakes, worker.wakes, len(woken)) == (2, 1, 2)
+
+
+def test_decision_lines_are_built_only_when_they_are_logged(monkeypatch: Any) -> None:
+    built: list[Emission] = []
+
+    def fields(workspace: str, emission: Emission) -> dict[str, Any] | None:
+        built.append(emission)
+        return {"workspace": workspace, "agent": emission.agent, "action": "working"}
+
+    monkeypatch.setattr(run_dispatch, "decision_fields", fields)
+    monkeypatch.setattr(run_dispatch, "decision_text", lambda found: str(found["agent"]))
+    lead = Woken()
+    decisions = logging.getLogger("c2a.decisions")
+    level = decisions.level
+    try:
+        decisions.setLevel(logging.WARNING)
+        assert dispatched([working("lead")], {"lead": lead}) == 1  # still sent, not logged
+        assert built == []
+        decisions.setLevel(logging.INFO)
+        assert dispatched([working("lead")], {"lead": lead}) == 1
+        assert len(built) == 1
+    finally:
+        decisions.setLevel(level)

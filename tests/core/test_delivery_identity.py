@@ -131,3 +131,14 @@ def test_a_message_whose_content_was_withheld_is_a_knock_saying_so() -> None:
     assert params["injection"]["mode"] == "notify"
     assert "content is unavailable" in params["knock"]["topic"]
     assert params["content"] == []
+
+
+def test_a_copy_through_a_connection_new_to_the_event_is_decided_for_that_agent_only() -> None:
+    # Nobody is known to be in the channel: the first copy reaches the lead alone, worker-1's
+    # copy tells worker-1, and copies that come again (a resumed session) tell nobody.
+    payload = discord_message("830000000000000031", "anyone around?")
+    vias = ("lead", "worker-1", "lead", "worker-1")
+    records, stats, _ = run([line(AT, "discord", payload, a) for a in vias])
+    assert stats.events == 1 and stats.duplicates == 3
+    found = delivered(records)
+    assert {agent: len(items) for agent, items in found.items()} == {"lead": 1, "worker-1": 1}
