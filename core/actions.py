@@ -123,6 +123,9 @@ class React(_Addressed):
     emoji: str | None = None
     event_id: str | None = None
     eta: str | None = None
+    placed: frozenset[Signal] | None = None
+    """The agent's statuses already on the message when the host knows them (none on a message
+    it was just told of); None: the sender looks (`core.signals.taken_off`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -250,6 +253,7 @@ def to_record(action: Action) -> dict[str, Any]:
                 "emoji": action.emoji,
                 "eventId": action.event_id,
                 "eta": action.eta,
+                "placed": None if action.placed is None else sorted(s.value for s in action.placed),
             }
         case Working():
             return {
@@ -329,6 +333,7 @@ def from_record(record: Mapping[str, Any]) -> Action:
                     emoji=emoji,
                     event_id=_optional(record, "eventId"),
                     eta=_optional(record, "eta"),
+                    placed=_placed(record.get("placed")),
                 )
             case "ask":
                 return Ask(
@@ -365,6 +370,12 @@ def _working(record: Mapping[str, Any], base: dict[str, Any], kind: str) -> Work
         conversation_kind=_optional(record, "conversationKind"),
         timeout_s=int(timeout) if isinstance(timeout, int) else WORKING_TIMEOUT_S,
     )
+
+
+def _placed(value: object) -> frozenset[Signal] | None:
+    if value is not None and not isinstance(value, list):
+        raise ValueError("placed is not a list of signals")
+    return None if value is None else frozenset(Signal(v) for v in value)
 
 
 def _agent(record: Mapping[str, Any]) -> str:

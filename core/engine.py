@@ -303,6 +303,7 @@ class Engine:
             signal=signal,
             emoji=self.glyphs.native(event.platform, signal),
             event_id=event.event_id,
+            placed=frozenset(),  # the agent was just told of the message: nothing of its on it
         )
         if not await self.queue_action(action, stamp):
             return []

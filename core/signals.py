@@ -40,6 +40,7 @@ __all__ = [
     "glyph_map",
     "shortcode_form",
     "superseded_by",
+    "taken_off",
     "unicode_form",
     "unicode_reactions",
 ]
@@ -102,6 +103,12 @@ def superseded_by(new: Signal) -> frozenset[Signal]:
     Never contains `new` itself; always a subset of `STATUS_SIGNALS`.
     """
     return _SUPERSEDES[new]
+
+
+def taken_off(new: Signal, placed: frozenset[Signal] | None) -> frozenset[Signal] | None:
+    """The statuses to take off a message when `new` is posted, of those the agent `placed`
+    there; None when what is placed is not known (the sender must look)."""
+    return None if placed is None else superseded_by(new) & placed
 
 
 DEFAULT_GLYPHS: Mapping[Signal, str] = MappingProxyType(

@@ -52,7 +52,7 @@ from core.attachments import Attachment
 from core.errors import PermanentSendError, RenderError, TransientSendError
 from core.manifest import Workspace
 from core.post_files import PostFile
-from core.signals import GlyphMap
+from core.signals import GlyphMap, taken_off
 
 __all__ = ["DiscordSender"]
 
@@ -246,12 +246,15 @@ class DiscordSender:
         removed: list[str] = []
         try:
             await self._retrying(lambda: message.add_reaction(reaction.glyph))
-            if reaction.superseded:
+            stale = taken_off(reaction.signal, action.placed)
+            if stale is None:  # not known: what it supersedes, found on the message
+                stale = reaction.superseded
+            if stale:
                 current = await self._retrying(message.fetch)
                 for placed in current.reactions:
                     glyph = str(placed.emoji)
                     signal = self.glyphs.signal_for("discord", glyph)
-                    if placed.me and signal in reaction.superseded and glyph != reaction.glyph:
+                    if placed.me and signal in stale and glyph != reaction.glyph:
                         remove = functools.partial(message.remove_reaction, placed.emoji, me)
                         await self._retrying(remove)
                         removed.append(glyph)

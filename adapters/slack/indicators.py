@@ -14,7 +14,7 @@ from adapters.slack.render import place
 from adapters.slack.webapi import WebApi
 from core.actions import React, Working
 from core.errors import PermanentSendError
-from core.signals import GlyphMap, Signal, superseded_by
+from core.signals import GlyphMap, Signal, superseded_by, taken_off
 
 __all__ = ["Reactions"]
 
@@ -46,8 +46,10 @@ class Reactions:
         removed: list[str] = []
         if signal is not None:
             placed = self._placed.setdefault((agent, channel, ts), set())
-            # Known placements when this process made them; otherwise every candidate.
-            stale = superseded_by(signal) & placed if placed else superseded_by(signal)
+            # What the host knows is placed, else what this process placed, else every candidate.
+            stale = taken_off(signal, action.placed)
+            if stale is None:
+                stale = superseded_by(signal) & placed if placed else superseded_by(signal)
             for old in sorted(stale):
                 glyph = self.glyphs.native("slack", old)
                 ok = {"no_reaction"}

@@ -36,6 +36,8 @@ ACTIONS = [
     Delete(**_BASE, message_id="m1", thread="t1"),
     React(**_BASE, message_id="m1", signal=Signal.SEEN, event_id="e1"),
     React(**_BASE, message_id="m1", emoji="eyes"),
+    React(**_BASE, message_id="m1", signal=Signal.QUEUED, placed=frozenset()),
+    React(**_BASE, message_id="m1", signal=Signal.DONE, placed=frozenset({Signal.WORKING})),
     Working(**_BASE, on=True, status="is working on it…", message_id="m1", in_reply_to="e1"),
     Working(**_BASE, on=False),
     Ask(**_BASE, request="r1", text="ada asks", choices=(Choice("y", "Allow", True),)),
@@ -62,6 +64,11 @@ def test_a_post_without_files_is_stored_as_before_and_an_old_record_reads_withou
     assert from_record(old) == Post(**_BASE, text="hi")
 
 
+def test_a_reaction_recorded_before_it_said_what_is_placed_reads_as_not_known() -> None:
+    old = {**_to_old(_BASE), "action": "react", "messageId": "m1", "signal": "done"}
+    assert from_record(old) == React(**_BASE, message_id="m1", signal=Signal.DONE, placed=None)
+
+
 def test_indicator_records_written_before_read_as_working() -> None:
     typing = {**_to_old(_BASE), "action": "typing", "state": "stop", "timeoutSeconds": 30}
     status = {**_to_old(_BASE), "action": "status", "status": "is working on it…"}
@@ -78,6 +85,16 @@ def test_indicator_records_written_before_read_as_working() -> None:
         ({**_to_old(_BASE), "action": "react", "messageId": "m"}, "neither a signal"),
         ({**_to_old(_BASE), "action": "react", "messageId": "m", "signal": "boo"}, "boo"),
         ({**_to_old(_BASE), "action": "send", "text": "x", "mentions": "all"}, "mentions"),
+        (
+            {
+                **_to_old(_BASE),
+                "action": "react",
+                "messageId": "m",
+                "signal": "done",
+                "placed": "seen",
+            },
+            "placed",
+        ),
         ({**_to_old(_BASE), "action": "send", "text": "x", "files": "a"}, "files is str"),
         ({**_to_old(_BASE), "action": "send", "text": "x", "files": [{"name": 1}]}, "a file"),
     ],

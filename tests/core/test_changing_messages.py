@@ -284,6 +284,7 @@ def test_a_must_respond_event_gets_a_seen_signal_in_the_outbox() -> None:
                 "messageId": ts(1),
                 "eventId": f"slack:T0LOCAL:C0GEN:{ts(1)}",
                 "eta": None,
+                "placed": [],  # the first status on a message just told: nothing to take off
                 "idempotencyKey": f"slack:T0LOCAL:C0GEN:{ts(1)}:lead:react:seen",
             },
         }

@@ -5,6 +5,7 @@ from core.signals import (
     STATUS_SIGNALS,
     Signal,
     superseded_by,
+    taken_off,
 )
 
 
@@ -70,3 +71,10 @@ def test_a_signal_never_supersedes_itself_and_only_statuses() -> None:
 
 def test_default_glyphs_are_the_spec_glyphs() -> None:
     assert "".join(DEFAULT_GLYPHS[s] for s in Signal) == "👀👍🔧🕐✋✅🙅🚧❓"
+
+
+def test_what_a_status_takes_off_is_what_it_supersedes_of_what_is_known_placed() -> None:
+    assert taken_off(Signal.QUEUED, frozenset()) == frozenset()  # the first on its message
+    assert taken_off(Signal.DONE, frozenset({Signal.WORKING})) == {Signal.WORKING}
+    assert taken_off(Signal.SEEN, frozenset({Signal.WORKING})) == frozenset()
+    assert taken_off(Signal.DONE, None) is None  # not known: the sender looks

@@ -343,6 +343,28 @@ def test_reaction_signals_use_the_workspaces_glyphs_and_done_removes_working(
     run(scenario())
 
 
+def methods(calls: list[Call]) -> list[str]:
+    return [c.method for c in calls]
+
+
+def test_a_status_known_to_be_the_first_on_its_message_does_not_read_the_message_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def scenario() -> None:
+        async with world(monkeypatch) as w:
+            asked = await w.asks("please rotate the keys")
+            queued = replace(react(asked, "queued"), placed=frozenset())  # as the engine queues it
+            before = len(w.fake.calls)
+            result = await w.sender.send(queued)
+            assert result["removed"] == [] and methods(w.fake.calls[before:]) == ["PUT"]
+            # Not known (a tool's signal): the message is read back to find what to take off.
+            await w.sender.send(react(asked, "working"))
+            assert methods(w.fake.calls[before:]) == ["PUT", "PUT", "GET", "DELETE"]
+            assert w.fake.reactions == {(asked, "🔧", D_LEAD)}
+
+    run(scenario())
+
+
 def test_a_reaction_retries_a_server_error_and_a_forbidden_one_fails_for_good(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -317,6 +317,21 @@ def test_a_fresh_sender_still_clears_every_superseded_status_reaction() -> None:
     run(test)
 
 
+def test_a_status_known_to_be_the_first_on_its_message_removes_nothing() -> None:
+    async def test(rig: Rig) -> None:
+        asked = rig.human_says("C0GEN", "<@U0W1> fix the build")
+        queued = replace(react(asked, "queued"), placed=frozenset())  # as the engine queues it
+        result = await rig.sender().send(queued)
+        assert result["removed"] == [] and rig.slack.calls_to("reactions.remove") == []
+        # What the host knows is placed is taken off, and only that.
+        await rig.sender().send(replace(react(asked, "working"), placed=frozenset({Signal.QUEUED})))
+        [removal] = rig.slack.calls_to("reactions.remove")
+        assert removal.params["name"] == "clock1"
+        assert rig.slack.reactions == {("C0GEN", asked.message_id, "wrench", W1)}
+
+    run(test)
+
+
 def test_a_sender_makes_its_calls_over_one_kept_connection_and_closes_it() -> None:
     async def test(rig: Rig) -> None:
         asked = [rig.human_says("C0GEN", f"<@U0W1> question {n}") for n in range(5)]
