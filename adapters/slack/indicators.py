@@ -6,7 +6,7 @@ opens (the event's message)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 
 from adapters.slack.glyphs import normalise_emoji
 from adapters.slack.posts import Replied
@@ -16,13 +16,17 @@ from core.actions import React, Working
 from core.errors import PermanentSendError
 from core.signals import GlyphMap, Signal, superseded_by, taken_off
 
-__all__ = ["Reactions"]
+__all__ = ["REMEMBERED", "Reactions"]
+
+REMEMBERED: Final = 4096
+"""Messages whose placed signals are remembered; the oldest is forgotten past it (a signal on
+it then takes off every status it supersedes, as a fresh process does)."""
 
 
 class Reactions:
     """Reactions and the thread status through `api`. Remembers, in this process, which signal
-    reactions each agent placed on a message, to take off only those a new signal supersedes
-    (every candidate when it knows of none)."""
+    reactions each agent placed on the newest `REMEMBERED` messages, to take off only those a
+    new signal supersedes (every candidate when it knows of none)."""
 
     def __init__(self, api: WebApi, glyphs: GlyphMap, replied: Replied) -> None:
         self.api = api
@@ -46,6 +50,8 @@ class Reactions:
         removed: list[str] = []
         if signal is not None:
             placed = self._placed.setdefault((agent, channel, ts), set())
+            if len(self._placed) > REMEMBERED:
+                del self._placed[next(iter(self._placed))]
             # What the host knows is placed, else what this process placed, else every candidate.
             stale = taken_off(signal, action.placed)
             if stale is None:

@@ -14,6 +14,7 @@ import pytest
 from builders import HUMAN, LEAD, TEAM, W1, W2, local_workspace
 from fakes.slack import FakeSlack
 
+from adapters.slack import indicators
 from adapters.slack.pacing import ChannelPacer
 from adapters.slack.posts import METADATA_EVENT_TYPE
 from adapters.slack.scopes import scope_problem
@@ -30,7 +31,7 @@ from core.errors import (
 from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
 from core.manifest import Workspace
 from core.outbox import Outbox
-from core.signals import Signal
+from core.signals import Signal, superseded_by
 from core.sqlite_store import SQLiteStore
 
 AT = "2026-01-01T00:00:00Z"
@@ -328,6 +329,21 @@ def test_a_status_known_to_be_the_first_on_its_message_removes_nothing() -> None
         [removal] = rig.slack.calls_to("reactions.remove")
         assert removal.params["name"] == "clock1"
         assert rig.slack.reactions == {("C0GEN", asked.message_id, "wrench", W1)}
+
+    run(test)
+
+
+def test_what_a_sender_remembers_placed_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(indicators, "REMEMBERED", 2)
+
+    async def test(rig: Rig) -> None:
+        asked = [rig.human_says("C0GEN", f"<@U0W1> question {n}") for n in range(3)]
+        sender = rig.sender()
+        for event in asked:
+            await sender.send(react(event, "working"))
+        assert len(sender._reactions._placed) == 2
+        result = await sender.send(react(asked[0], "done"))  # forgotten: every candidate
+        assert len(result["removed"]) == len(superseded_by(Signal.DONE))
 
     run(test)
 
