@@ -45,7 +45,7 @@ from irc_replay import load_records
 from c2a.platforms import installed
 from c2a.replay import NORMALISERS, TurnRecorder
 from core.clock import VirtualClock, parse_time
-from core.continuity import ROOM_QUESTION, Continuity, Cue, Window
+from core.continuity import SCORED, Continuity, Cue, Window
 from core.engine import Engine
 from core.manifest import Workspace, parse_manifest
 from core.scorer import Scorer, default_scorer
@@ -126,14 +126,14 @@ RULES = "rules"  # the `scorer` argument for continuity's rules alone, no learne
 @dataclass(frozen=True, slots=True)
 class RoomRule(Scorer):
     """A simple rule in the scorer's place: continuity's cues all get a turn, and a question to
-    the room does when the seat spoke within `lines` lines."""
+    the room does when the seat spoke within `lines` lines (a statement never)."""
 
     lines: int = 10
 
     def likely(self, cue: Cue) -> bool:
-        if cue.reason != ROOM_QUESTION:
+        if cue.reason not in SCORED:
             return True
-        return 0 <= cue.agent_lines_since <= self.lines
+        return cue.asks and 0 <= cue.agent_lines_since <= self.lines
 
 
 async def replay(
