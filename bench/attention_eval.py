@@ -19,8 +19,9 @@ agents' `names`). For each seat, over the annotated lines not written by it, it 
 The band (`to_me_likely`) is decided by the shipped scorer (`core/scorer_weights.json`); the
 rules alone are shown beside it. `--curve` adds coverage against turns for continuity's rules
 by window (`Window.lines`; 0 turns continuity off), for the rules with questions to the room
-given to a seat that spoke lately (`RoomRule`), and for the scorer by threshold. `ubuntu-test`
-and `new-domains` are for a final figure only: never tune on them. `--why-must` lists, per split
+given to a seat that spoke lately (`RoomRule`), and for the scorer by its threshold for questions
+(statements held to the shipped one). `ubuntu-test` and `new-domains` are for a final figure
+only: never tune on them. `--why-must` lists, per split
 and seat, the `must_respond` bursts holding no line the human answered, each line with the
 policy and reason it got, so the misses can be read.
 This module owns the in-process replay and the scoring; `irc_convert.py` the conversion.
@@ -331,10 +332,11 @@ def curve_rows(records: list[IrcRecord]) -> list[str]:
     for lines in ROOM_CURVE:
         total = score_split(records, Window(), scorer=RoomRule((), 0.0, lines)).total
         out.append(_point(f"rules + room questions, seat spoke within {lines} lines", total))
-    weights = default_scorer().weights
+    shipped = default_scorer()
     for threshold in THRESHOLD_CURVE:
-        total = score_split(records, Window(), scorer=Scorer(weights, threshold)).total
-        out.append(_point(f"scorer, threshold {threshold:.2f}", total))
+        scorer = Scorer(shipped.weights, threshold, shipped.statement_threshold)
+        total = score_split(records, Window(), scorer=scorer).total
+        out.append(_point(f"scorer, threshold {threshold:.2f} (statements as shipped)", total))
     return [*out, ""]
 
 
