@@ -40,7 +40,7 @@ from core.continuity import SCORED, Continuity, Cue, Window
 from core.events import ChatEvent
 from core.scorer import FEATURES, WEIGHTS_FILE, Scorer, features
 
-__all__ = ["Recording", "fit", "main"]
+__all__ = ["Recording", "Trial", "choose", "fit", "main"]
 
 OUT = Path(__file__).resolve().parent.parent / "core" / WEIGHTS_FILE
 TRAIN = "ubuntu-train"
@@ -221,6 +221,13 @@ def tune(
     return trials
 
 
+def choose(trials: Sequence[Trial]) -> Trial:
+    """The trial with the highest mean coverage among those within `MAX_TURNS` on every split
+    (the fewest turns on a tie), or among all when none is."""
+    fitting = [t for t in trials if t.fits] or list(trials)
+    return max(fitting, key=lambda t: (sum(t.coverage), -sum(t.turns)))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Train, tune and write the weights; return the process exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -237,8 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     weights = {penalty: fit(xs, ys, penalty) for penalty in PENALTIES}
     tuning = {split: load_records(args.data / f"{split}.jsonl.gz", None) for split in TUNE}
     trials = tune(weights, tuning)
-    fitting = [t for t in trials if t.fits] or trials
-    best = max(fitting, key=lambda t: (sum(t.coverage), -sum(t.turns)))
+    best = choose(trials)
     print(f"chosen: {best.line()}", file=sys.stderr)
     data = {
         "model": "logistic regression",

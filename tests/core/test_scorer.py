@@ -91,8 +91,20 @@ def test_the_shipped_weights_are_read_once_and_give_a_probability() -> None:
     scorer = default_scorer()
     assert scorer is default_scorer()
     assert len(scorer.weights) == len(FEATURES)
-    assert 0.0 < scorer.threshold < 1.0
+    assert 0.0 < scorer.threshold < scorer.statement_threshold < 1.0
     assert 0.0 <= scorer.probability(cue()) <= 1.0
+
+
+def test_a_score_is_a_probability_for_any_cue_and_weights() -> None:
+    extremes = (
+        cue(reason=ROOM_STATEMENT, lines_since=10**9, gap=float("nan"), length=10**6),
+        cue(reason=ROOM_QUESTION, asks=True, exchanged=10**9, activity=-1e9, taken_up=1e9),
+        cue(author_lines=-5, agent_lines_since=-7, seconds_since=float("inf")),
+    )
+    for weight in (-1e6, -1.0, 0.0, 1.0, 1e6):
+        scorer = Scorer((weight,) * len(FEATURES), 0.5, 0.5)
+        for one in extremes:
+            assert 0.0 <= scorer.probability(one) <= 1.0
 
 
 def test_scoring_is_deterministic_and_takes_microseconds() -> None:
