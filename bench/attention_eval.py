@@ -19,8 +19,9 @@ agents' `names`). For each seat, over the annotated lines not written by it, it 
 The band (`to_me_likely`) is decided by the shipped scorer (`core/scorer_weights.json`); the
 rules alone are shown beside it. `--curve` adds coverage against turns for continuity's rules
 by window (`Window.lines`; 0 turns continuity off), for the rules with questions to the room
-given to a seat that spoke lately (`RoomRule`), and for the scorer by threshold. `ubuntu-test`
-and `new-domains` are for a final figure only: never tune on them. `--why-must` lists, per split
+given to a seat that spoke lately (`RoomRule`), and for the scorer by its threshold for questions
+(statements held to the shipped one). `ubuntu-test` and `new-domains` are for a final figure
+only: never tune on them. `--why-must` lists, per split
 and seat, the `must_respond` bursts holding no line the human answered, each line with the
 policy and reason it got, so the misses can be read.
 This module owns the in-process replay and the scoring; `irc_convert.py` the conversion.
@@ -45,7 +46,7 @@ from irc_replay import load_records
 from c2a.platforms import installed
 from c2a.replay import NORMALISERS, TurnRecorder
 from core.clock import VirtualClock, parse_time
-from core.continuity import ROOM_QUESTION, Continuity, Cue, Window
+from core.continuity import SCORED, Continuity, Cue, Window
 from core.engine import Engine
 from core.manifest import Workspace, parse_manifest
 from core.scorer import Scorer, default_scorer
@@ -126,14 +127,14 @@ RULES = "rules"  # the `scorer` argument for continuity's rules alone, no learne
 @dataclass(frozen=True, slots=True)
 class RoomRule(Scorer):
     """A simple rule in the scorer's place: continuity's cues all get a turn, and a question to
-    the room does when the seat spoke within `lines` lines."""
+    the room does when the seat spoke within `lines` lines (a statement never)."""
 
     lines: int = 10
 
     def likely(self, cue: Cue) -> bool:
-        if cue.reason != ROOM_QUESTION:
+        if cue.reason not in SCORED:
             return True
-        return 0 <= cue.agent_lines_since <= self.lines
+        return cue.asks and 0 <= cue.agent_lines_since <= self.lines
 
 
 async def replay(
@@ -331,10 +332,11 @@ def curve_rows(records: list[IrcRecord]) -> list[str]:
     for lines in ROOM_CURVE:
         total = score_split(records, Window(), scorer=RoomRule((), 0.0, lines)).total
         out.append(_point(f"rules + room questions, seat spoke within {lines} lines", total))
-    weights = default_scorer().weights
+    shipped = default_scorer()
     for threshold in THRESHOLD_CURVE:
-        total = score_split(records, Window(), scorer=Scorer(weights, threshold)).total
-        out.append(_point(f"scorer, threshold {threshold:.2f}", total))
+        scorer = Scorer(shipped.weights, threshold, shipped.statement_threshold)
+        total = score_split(records, Window(), scorer=scorer).total
+        out.append(_point(f"scorer, threshold {threshold:.2f} (statements as shipped)", total))
     return [*out, ""]
 
 

@@ -4,14 +4,14 @@
 
 It replays `ubuntu-train` of the IRC disentanglement corpus through the engine, each upstream
 file on its own with its three most active people seated as agents and continuity's rules
-deciding, and records every question to the room no rule decided (the cues the scorer will be
-asked about) with its `features`; a cue is a positive when the seat's human answered that
-line. A logistic regression with an L2 penalty is fitted by Newton's method (a fixed number of
-steps from zero weights: no randomness, so the same data gives the same weights to the last
-digit written). The penalty and the threshold are then chosen on `ubuntu-dev` and
-`channel-two` by replaying them with each candidate: the highest mean coverage of the answered
-lines with model turns at most `MAX_TURNS` times the answers on each. `ubuntu-test` and
-`new-domains` are never read here.
+deciding, and records every question to the room and every statement no rule decided (the cues
+the scorer will be asked about) with its `features`; a cue is a positive when the seat's human
+answered that line. A logistic regression with an L2 penalty is fitted by Newton's method (a
+fixed number of steps from zero weights: no randomness, so the same data gives the same weights
+to the last digit written). The penalty and the two thresholds (questions, statements) are then
+chosen on `ubuntu-dev` and `channel-two` by replaying them with each candidate: the highest mean
+coverage of the answered lines with model turns at most `MAX_TURNS` times the answers on each.
+`ubuntu-test` and `new-domains` are never read here.
 This module owns the fitting and the choice; `attention_eval.py` the replay and the scores.
 """
 
@@ -36,17 +36,18 @@ from attention_eval import (
 from irc_convert import IrcRecord, choose_agents, to_trace
 from irc_replay import load_records
 
-from core.continuity import ROOM_QUESTION, Continuity, Cue, Window
+from core.continuity import SCORED, Continuity, Cue, Window
 from core.events import ChatEvent
 from core.scorer import FEATURES, WEIGHTS_FILE, Scorer, features
 
-__all__ = ["Recording", "fit", "main"]
+__all__ = ["Recording", "Trial", "choose", "fit", "main"]
 
 OUT = Path(__file__).resolve().parent.parent / "core" / WEIGHTS_FILE
 TRAIN = "ubuntu-train"
 TUNE = ("ubuntu-dev", "channel-two")
 PENALTIES = (0.1, 1.0, 10.0)
-THRESHOLDS = tuple(round(0.02 * i, 2) for i in range(2, 17))
+THRESHOLDS = tuple(round(0.02 * i, 2) for i in range(3, 9))
+STATEMENT_THRESHOLDS = (0.15, 0.2, 0.3, 0.5)
 MAX_TURNS = 1.5
 STEPS = 12
 DIGITS = 6
@@ -80,7 +81,7 @@ class Recording(Continuity):
         found = super().cues(event, agents, named, room)
         ts = event.event_id.rsplit(":", 1)[-1]
         for agent, cue in found.items():
-            if cue.reason == ROOM_QUESTION and not cue.burst_turned:
+            if cue.reason in SCORED and not cue.burst_turned:
                 self.rows.append((ts, agent, features(cue)))
         return found
 
@@ -174,10 +175,11 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
 
 @dataclass(frozen=True, slots=True)
 class Trial:
-    """One penalty and threshold, and what they gave on each tuning split."""
+    """One penalty and pair of thresholds, and what they gave on each tuning split."""
 
     penalty: float
     threshold: float
+    statement_threshold: float
     coverage: tuple[float, ...]
     turns: tuple[float, ...]
     precision: tuple[float, ...]
@@ -191,22 +193,25 @@ class Trial:
             f"{100 * c:.0f} % at {t:.2f}x, must {100 * p:.0f} %"
             for c, t, p in zip(self.coverage, self.turns, self.precision, strict=True)
         )
-        return f"| {self.penalty:g} | {self.threshold:.2f} | {cells} |"
+        thresholds = f"{self.threshold:.2f} | {self.statement_threshold:.2f}"
+        return f"| {self.penalty:g} | {thresholds} | {cells} |"
 
 
 def tune(
     weights_by_penalty: dict[float, list[float]], tuning: dict[str, list[IrcRecord]]
 ) -> list[Trial]:
-    """Every penalty and threshold, replayed on the tuning splits."""
+    """Every penalty and pair of thresholds, replayed on the tuning splits."""
     trials = []
+    pairs = [(q, s) for q in THRESHOLDS for s in STATEMENT_THRESHOLDS]
     for penalty, weights in weights_by_penalty.items():
-        for threshold in THRESHOLDS:
-            scorer = Scorer(tuple(weights), threshold)
+        for threshold, statement in pairs:
+            scorer = Scorer(tuple(weights), threshold, statement)
             totals = [score_split(r, Window(), scorer=scorer).total for r in tuning.values()]
             trials.append(
                 Trial(
                     penalty,
                     threshold,
+                    statement,
                     tuple(t.covered / t.answered for t in totals),
                     tuple(t.turns / t.answered for t in totals),
                     tuple(t.must_hits / max(t.must_bursts, 1) for t in totals),
@@ -214,6 +219,13 @@ def tune(
             )
             print(trials[-1].line(), file=sys.stderr, flush=True)
     return trials
+
+
+def choose(trials: Sequence[Trial]) -> Trial:
+    """The trial with the highest mean coverage among those within `MAX_TURNS` on every split
+    (the fewest turns on a tie), or among all when none is."""
+    fitting = [t for t in trials if t.fits] or list(trials)
+    return max(fitting, key=lambda t: (sum(t.coverage), -sum(t.turns)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -232,8 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     weights = {penalty: fit(xs, ys, penalty) for penalty in PENALTIES}
     tuning = {split: load_records(args.data / f"{split}.jsonl.gz", None) for split in TUNE}
     trials = tune(weights, tuning)
-    fitting = [t for t in trials if t.fits] or trials
-    best = max(fitting, key=lambda t: (sum(t.coverage), -sum(t.turns)))
+    best = choose(trials)
     print(f"chosen: {best.line()}", file=sys.stderr)
     data = {
         "model": "logistic regression",
@@ -241,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tuned_on": list(TUNE),
         "penalty": best.penalty,
         "threshold": best.threshold,
+        "statement_threshold": best.statement_threshold,
         "features": list(FEATURES),
         "weights": weights[best.penalty],
     }

@@ -14,7 +14,7 @@ from typing import Final
 
 from core.attention_context import Context
 from core.closings import is_closing
-from core.continuity import Cue
+from core.continuity import ROOM_STATEMENT, Cue
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
 from core.intent import Intent
@@ -167,7 +167,10 @@ def _flat(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
     if ctx.named.get(agent) is _ADDRESSED:
         return _directed(event, agent, "named", ctx)
     cue = ctx.cues.get(agent)
-    if cue is not None:
+    if cue is not None and not (
+        # a statement the scorer took is still a status or a thanks first, as before it
+        cue.reason == ROOM_STATEMENT and (ctx.has_intent(_STATUS) or ctx.has_intent(Intent.THANKS))
+    ):
         return _likely(event, agent, cue, ctx)
     return _undirected(event, agent, ctx, elsewhere=False)
 

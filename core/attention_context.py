@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
-from core.continuity import ASKS_THE_ROOM, ROOM_QUESTION, Cue
+from core.continuity import ASKS_THE_ROOM, SCORED, Cue
 from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
 from core.intent import Intent, IntentClassifier
 from core.manifest import ChannelConfig, Workspace
@@ -150,7 +150,7 @@ def _scored(cues: Mapping[str, Cue], scorer: Scorer) -> dict[str, Cue]:
     return {
         agent: cue
         for agent, cue in cues.items()
-        if cue.reason != ROOM_QUESTION or (not cue.burst_turned and scorer.likely(cue))
+        if cue.reason not in SCORED or (not cue.burst_turned and scorer.likely(cue))
     }
 
 

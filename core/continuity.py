@@ -8,7 +8,9 @@ last named instead, and each person's current burst of lines. From that it tells
 which agents a new unnamed line is likely for (`Continuity.cues`): the `to_me_likely` band.
 It also keeps what the learned scorer (`core.scorer`) reads of the room: how active each agent
 has been, how often it took up a question asked to the room, and when each person first spoke;
-a question to the room is a cue (`room_question`) only when the caller asks for those. And it
+a question to the room is a cue (`room_question`) only when the caller asks for those, and so is
+a person's other unnamed line (a statement, a problem report: `room_statement`) that continues
+no exchange with any agent and is neither a closing nor a bot command. And it
 learns which agent answers bot commands (`!paste`, `!info nginx | alice`): the first agent to
 speak within two lines of a command answered it, and a command is a cue (`command`) for an
 agent with a recent record of that (each command since counts it down by a fifth).
@@ -31,6 +33,15 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Final, NamedTuple
 
+from core.closings import is_closing
+from core.continuity_cue import (
+    ROOM_QUESTION,
+    ROOM_STATEMENT,
+    SCORED,
+    Cue,
+    Seen,
+    decayed,
+)
 from core.events import AuthorKind, ChatEvent, ConversationKind
 from core.state_recent import Recent
 
@@ -38,11 +49,15 @@ __all__ = [
     "ASKS_THE_ROOM",
     "COMMAND",
     "CONVERSATIONS_HELD",
+    "ROOM_QUESTION",
+    "ROOM_STATEMENT",
+    "SCORED",
     "Continuity",
     "Cue",
     "Talk",
     "Window",
     "asks_the_room",
+    "states",
 ]
 
 CONVERSATIONS_HELD: Final = 1_000
@@ -60,10 +75,7 @@ _LONGEST_GAP_S = 600.0  # a night's silence counts as ten minutes in the mean
 PARTNER = "conversation_partner"
 ROOM = "answer_to_my_line"
 NAMED = "named_in_text"
-ROOM_QUESTION = "room_question"
 COMMAND = "command"
-# Each channel line keeps this share of an agent's activity and room answers: half in 23 lines.
-_DECAY = 0.97
 # A question to the room is taken up by an agent naming its asker within this many lines.
 _TAKEN_UP_LINES = 12
 
@@ -156,28 +168,6 @@ class Talk:
 
 
 @dataclass(slots=True)
-class Cue:
-    """Why an unnamed line is likely for one agent, with what the rules and the scorer read."""
-
-    reason: Final[str]  # PARTNER, ROOM, NAMED or ROOM_QUESTION
-    lines_since: Final[int]  # lines since the exchange (or the agent's line to the room)
-    seconds_since: Final[float]
-    gap: Final[float]  # the channel's pace: mean seconds between lines
-    in_burst: Final[bool]  # the line continues its author's burst
-    burst_turned: Final[bool]  # that burst already gave this agent a turn
-    agent_spoke_last: Final[bool]  # the line right before this one was this agent's
-    # What the scorer reads of a question to the room (ROOM_QUESTION) besides the above:
-    asks: Final[bool] = False  # the line is a question to the room
-    exchanged: Final[int] = -1  # lines since any exchange of this agent and the author, or -1
-    agent_lines_since: Final[int] = -1  # lines since the agent's last line, or -1
-    activity: Final[float] = 0.0  # the agent's recent lines, decayed
-    taken_up: Final[float] = 0.0  # questions to the room the agent took up recently, decayed
-    author_lines: Final[int] = 0  # lines since the author's first line here
-    other_partner: Final[bool] = False  # the author is in a live exchange with another agent
-    length: Final[int] = 0  # characters of the line
-
-
-@dataclass(slots=True)
 class Continuity:
     """Every channel conversation's `Talk`, and the window they are judged by."""
 
@@ -195,35 +185,55 @@ class Continuity:
     ) -> dict[str, Cue]:
         """The agents (of `agents`) a person's unnamed channel line is likely for, and why;
         `named` are the agents its text names outside an addressing form. With `room`, a
-        question to the room is a cue (`ROOM_QUESTION`) for every agent without another."""
+        question to the room is a cue (`ROOM_QUESTION`) for every agent without another, and
+        a line no agent has any cue for that `states` something is one for every agent
+        (`ROOM_STATEMENT`)."""
         talk = self.talks.get(event.conversation.key)
         asks = room and asks_the_room(event.text)
-        if talk is None and not named and not asks:
+        if talk is None and not named and not room:
             return {}
         talk = talk or Talk()
         author, window = event.author.id, self.window
         command = bool(talk.answers) and is_command(event.text)
         # Most lines continue no exchange: say so before working anything out.
-        if (
+        quiet = (
             not named
             and not asks
             and not command
             and (talk.room_line < 0 or talk.line - talk.room_line > window.room_lines)
             and author not in talk.people
-        ):
+        )
+        if quiet and not room:
             return {}
         now = event.created_at.timestamp()
-        line = talk.line  # the number this line will get
         burst = talk.bursts.get(author)
         in_burst = burst is not None and _continues(burst, talk, now, window)
         turned = burst.turned if burst is not None and in_burst else set()
-        spoke_last = self.last_author.get(event.conversation.key)
-        elsewhere = talk.elsewhere.get(author, -1)
+        seen = Seen(
+            talk, event, now, in_burst, turned, self.last_author.get(event.conversation.key)
+        )
+        found = {} if quiet else self._cues(seen, agents, named, asks, command)
+        if not found and room and not asks and states(event.text):
+            return {agent: seen.room_cue(agent, ROOM_STATEMENT) for agent in agents}
+        return found
+
+    def _cues(
+        self,
+        seen: Seen,
+        agents: tuple[str, ...],
+        named: tuple[str, ...],
+        asks: bool,
+        command: bool,
+    ) -> dict[str, Cue]:
+        """The cues of a line that may continue an exchange, name an agent, be a command it
+        answers or ask the room."""
+        talk, now, line = seen.talk, seen.now, seen.talk.line
+        elsewhere = talk.elsewhere.get(seen.event.author.id, -1)
         found: dict[str, Cue] = {}
         live: set[str] = set()
         for agent in agents:
             reason, mark = None, None
-            exchange = talk.exchanges.get((agent, author))
+            exchange = talk.exchanges.get((agent, seen.event.author.id))
             if (
                 exchange is not None
                 and exchange.line > elsewhere
@@ -242,37 +252,17 @@ class Continuity:
             if reason is None and command and _answers(talk, agent) >= _COMMAND_AGENT:
                 reason = COMMAND
             if reason is None and asks:
-                reason = ROOM_QUESTION
-            if reason is None:
-                continue
-            if reason != ROOM_QUESTION:
+                found[agent] = seen.room_cue(agent, ROOM_QUESTION)
+            elif reason is not None:
                 found[agent] = Cue(
                     reason=reason,
                     lines_since=line - mark.line if mark else line,
                     seconds_since=now - mark.at if mark else 0.0,
                     gap=talk.gap,
-                    in_burst=in_burst,
-                    burst_turned=agent in turned,
-                    agent_spoke_last=spoke_last is not None and spoke_last == agent,
+                    in_burst=seen.in_burst,
+                    burst_turned=agent in seen.turned,
+                    agent_spoke_last=seen.spoke_last == agent,
                 )
-                continue
-            spoke = talk.spoke.get(agent, -1)
-            found[agent] = Cue(
-                reason=reason,
-                lines_since=line,
-                seconds_since=0.0,
-                gap=talk.gap,
-                in_burst=in_burst,
-                burst_turned=agent in turned,
-                agent_spoke_last=spoke_last is not None and spoke_last == agent,
-                asks=True,
-                exchanged=line - exchange.line if exchange is not None else -1,
-                agent_lines_since=line - spoke if spoke >= 0 else -1,
-                activity=_decayed(talk.activity.get(agent), line),
-                taken_up=_decayed(talk.taken_up.get(agent), line),
-                author_lines=line - talk.first.get(author, line),
-                length=len(event.text),
-            )
         if live and asks:
             for agent, cue in found.items():
                 if cue.reason == ROOM_QUESTION and any(other != agent for other in live):
@@ -344,7 +334,7 @@ class Continuity:
         if talk.command >= 0 and line - talk.command <= _COMMAND_LINES:
             talk.answers[agent] = (_answers(talk, agent) + 1.0, talk.commands)
             talk.command = -1
-        talk.activity[agent] = (_decayed(talk.activity.get(agent), line) + 1, line)
+        talk.activity[agent] = (decayed(talk.activity.get(agent), line) + 1, line)
         for person in people:
             asked = talk.asked.get(person, -1)
             if (
@@ -352,7 +342,7 @@ class Continuity:
                 and line - asked <= _TAKEN_UP_LINES
                 and (agent, person) not in talk.exchanges
             ):
-                talk.taken_up[agent] = (_decayed(talk.taken_up.get(agent), line) + 1, line)
+                talk.taken_up[agent] = (decayed(talk.taken_up.get(agent), line) + 1, line)
             talk.exchanges[agent, person] = mark
             talk.people.add(person)
             talk.partner[agent] = (person, mark)
@@ -366,12 +356,10 @@ class Continuity:
                 talk.people.add(partner[0])
 
 
-def _decayed(count: tuple[float, int] | None, line: int) -> float:
-    """A decayed count (value, the line it was last changed at) as it stands at `line`."""
-    if count is None:
-        return 0.0
-    value, at = count
-    return value * _DECAY ** (line - at)
+def states(text: str) -> bool:
+    """Whether an unaddressed line that asks nothing may still want an answer (a statement, a
+    problem report): it says something, and is neither a bot command nor a closing."""
+    return bool(text.strip()) and not is_command(text) and not is_closing(text)
 
 
 def _answers(talk: Talk, agent: str) -> float:

@@ -1,15 +1,18 @@
-"""The learned scorer of the `to_me_likely` band: is a question to the room for this agent?
+"""The learned scorer of the `to_me_likely` band: is a line to the room for this agent?
 
 Continuity (`core.continuity`) decides by rule the lines that continue a conversation with an
 agent (its partner's, the answers to its line to the room, its name in the text, the bot
 commands it answers). A question to the room (`?`, anyone, who...) that no rule decided is a
-`room_question` cue for every agent, with what the engine knows at decision time: the
+`room_question` cue for every agent, and so is a line that states something (a remark, a problem
+report) when no agent has any other cue for it (`room_statement`), with what the engine knows
+at decision time: the
 channel's pace, whether the asker ever talked with the agent, how lately and how much the
 agent spoke, how often it took up such questions, whether the asker is new or busy with
 another agent. This module turns that into a few numbers (`features`) and weighs them with a
 logistic regression trained on real chat (`bench/train_attention.py`, which writes
-`scorer_weights.json` beside this file). A question whose probability reaches the threshold is
-a turn the agent may answer; the rest is chatter.
+`scorer_weights.json` beside this file). A question whose probability reaches the threshold, or
+a statement whose probability reaches its own (higher) one, is a turn the agent may answer; the
+rest is chatter.
 
 It never sees a line an explicit rule decided (a mention, a DM, a reply, a thread, continuity,
 a rule that forbids). Plain floats and one `exp` per cue: a few microseconds, and the same
@@ -51,6 +54,7 @@ FEATURES: Final = (
     "author_new",
     "other_partner",
     "log_length",
+    "asks",
 )
 
 
@@ -79,15 +83,18 @@ def features(cue: Cue) -> tuple[float, ...]:
         1.0 if cue.author_lines == 0 else 0.0,
         1.0 if cue.other_partner else 0.0,
         math.log1p(min(cue.length, 4000)) / 4.0,
+        1.0 if cue.asks else 0.0,
     )
 
 
 @dataclass(frozen=True, slots=True)
 class Scorer:
-    """A logistic regression over `features`, and the probability a turn needs."""
+    """A logistic regression over `features`, and the probability a turn needs: `threshold`
+    for a question to the room, `statement_threshold` for another line."""
 
     weights: tuple[float, ...]
     threshold: float
+    statement_threshold: float = 1.0
 
     def probability(self, cue: Cue) -> float:
         """How likely the line is for the agent, 0 to 1."""
@@ -98,14 +105,14 @@ class Scorer:
 
     def likely(self, cue: Cue) -> bool:
         """Whether the line gets a turn the agent may answer."""
-        return self.probability(cue) >= self.threshold
+        return self.probability(cue) >= (self.threshold if cue.asks else self.statement_threshold)
 
     @classmethod
     def from_data(cls, data: Any, where: str) -> Scorer:
         """A scorer from the weights file's JSON (`where` names it in errors)."""
         if not isinstance(data, dict):
             raise C2AError(f"{where}: the scorer's weights must be a JSON object")
-        names, weights, threshold = data.get("features"), data.get("weights"), data.get("threshold")
+        names, weights = data.get("features"), data.get("weights")
         if names != list(FEATURES):
             raise C2AError(
                 f"{where}: 'features' must list {len(FEATURES)} names in this order: "
@@ -117,9 +124,17 @@ class Scorer:
             or not all(isinstance(w, int | float) and math.isfinite(w) for w in weights)
         ):
             raise C2AError(f"{where}: 'weights' must be {len(FEATURES)} finite numbers")
-        if not isinstance(threshold, int | float) or not 0.0 <= threshold <= 1.0:
-            raise C2AError(f"{where}: 'threshold' must be a number from 0 to 1")
-        return cls(tuple(float(w) for w in weights), float(threshold))
+        thresholds = [
+            _threshold(data, name, where) for name in ("threshold", "statement_threshold")
+        ]
+        return cls(tuple(float(w) for w in weights), *thresholds)
+
+
+def _threshold(data: dict[str, Any], name: str, where: str) -> float:
+    value = data.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise C2AError(f"{where}: '{name}' must be a number from 0 to 1")
+    return float(value)
 
 
 @cache

@@ -64,3 +64,13 @@ def test_the_shipped_weights_name_what_they_were_trained_and_tuned_on() -> None:
     assert data["trained_on"] == "ubuntu-train"
     assert data["tuned_on"] == ["ubuntu-dev", "channel-two"]
     assert Scorer.from_data(data, "shipped").weights == tuple(data["weights"])
+
+
+def test_the_choice_is_the_best_coverage_within_the_turns_on_every_split() -> None:
+    Trial = train_attention.Trial
+    over = Trial(0.1, 0.06, 0.15, (0.70, 0.70), (1.6, 1.4), (0.5, 0.7))
+    within = Trial(0.1, 0.10, 0.20, (0.61, 0.60), (1.44, 1.41), (0.5, 0.7))
+    cheaper = Trial(1.0, 0.10, 0.30, (0.61, 0.60), (1.40, 1.40), (0.5, 0.7))
+    assert train_attention.choose([over, within, cheaper]) is cheaper
+    assert train_attention.choose([over]) is over
+    assert "| 0.1 | 0.10 | 0.20 |" in within.line()

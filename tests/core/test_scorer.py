@@ -26,7 +26,7 @@ from builders import (
 )
 
 import core.state
-from core.continuity import PARTNER, ROOM_QUESTION, Cue
+from core.continuity import PARTNER, ROOM_QUESTION, ROOM_STATEMENT, Cue, states
 from core.errors import C2AError
 from core.scorer import FEATURES, Scorer, default_scorer, features
 
@@ -91,8 +91,20 @@ def test_the_shipped_weights_are_read_once_and_give_a_probability() -> None:
     scorer = default_scorer()
     assert scorer is default_scorer()
     assert len(scorer.weights) == len(FEATURES)
-    assert 0.0 < scorer.threshold < 1.0
+    assert 0.0 < scorer.threshold < scorer.statement_threshold < 1.0
     assert 0.0 <= scorer.probability(cue()) <= 1.0
+
+
+def test_a_score_is_a_probability_for_any_cue_and_weights() -> None:
+    extremes = (
+        cue(reason=ROOM_STATEMENT, lines_since=10**9, gap=float("nan"), length=10**6),
+        cue(reason=ROOM_QUESTION, asks=True, exchanged=10**9, activity=-1e9, taken_up=1e9),
+        cue(author_lines=-5, agent_lines_since=-7, seconds_since=float("inf")),
+    )
+    for weight in (-1e6, -1.0, 0.0, 1.0, 1e6):
+        scorer = Scorer((weight,) * len(FEATURES), 0.5, 0.5)
+        for one in extremes:
+            assert 0.0 <= scorer.probability(one) <= 1.0
 
 
 def test_scoring_is_deterministic_and_takes_microseconds() -> None:
@@ -104,7 +116,12 @@ def test_scoring_is_deterministic_and_takes_microseconds() -> None:
     assert (time.perf_counter() - started) / 20_000 < 50e-6
 
 
-GOOD = {"features": list(FEATURES), "weights": [0.0] * len(FEATURES), "threshold": 0.2}
+GOOD = {
+    "features": list(FEATURES),
+    "weights": [0.0] * len(FEATURES),
+    "threshold": 0.2,
+    "statement_threshold": 0.3,
+}
 
 
 @pytest.mark.parametrize(
@@ -117,6 +134,9 @@ GOOD = {"features": list(FEATURES), "weights": [0.0] * len(FEATURES), "threshold
         (GOOD | {"weights": ["1"] * len(FEATURES)}, "finite numbers"),
         (GOOD | {"threshold": 1.5}, "from 0 to 1"),
         (GOOD | {"threshold": None}, "from 0 to 1"),
+        (GOOD | {"threshold": True}, "'threshold' must be"),
+        ({k: v for k, v in GOOD.items() if k != "statement_threshold"}, "'statement_threshold'"),
+        (GOOD | {"statement_threshold": -0.1}, "'statement_threshold' must be a number from 0"),
     ],
 )
 def test_a_malformed_weights_file_is_refused_saying_why(data: Any, says: str) -> None:
@@ -126,7 +146,15 @@ def test_a_malformed_weights_file_is_refused_saying_why(data: Any, says: str) ->
 
 
 def test_the_weights_file_round_trips() -> None:
-    assert Scorer.from_data(GOOD, "w").threshold == 0.2
+    scorer = Scorer.from_data(GOOD, "w")
+    assert (scorer.threshold, scorer.statement_threshold) == (0.2, 0.3)
+
+
+def test_a_statement_is_held_to_its_own_threshold() -> None:
+    scorer = Scorer((0.0,) * len(FEATURES), 0.4, 0.6)  # every cue scores 0.5
+    assert scorer.likely(cue(reason=ROOM_QUESTION, asks=True))
+    assert not scorer.likely(cue(reason=ROOM_STATEMENT, asks=False))
+    assert Scorer((0.0,) * len(FEATURES), 0.4, 0.5).likely(cue(reason=ROOM_STATEMENT))
 
 
 @pytest.mark.usefixtures("refuse_all")
@@ -166,6 +194,51 @@ def test_a_statement_to_nobody_is_not_a_room_question() -> None:
     assert verdicts([say(30, "apt hangs at 99% here", user=HUMAN2)])[-1][3] == "unaddressed"
 
 
+def test_only_a_line_that_says_something_is_a_statement() -> None:
+    assert states("apt hangs at 99% here")
+    assert not states("   ")
+    assert not states("!paste")
+    assert not states("thanks, that fixed it")
+    assert not states("ok")
+
+
+@pytest.fixture
+def accept_statements(monkeypatch: pytest.MonkeyPatch) -> None:
+    taking = Scorer((9.0,) + (0.0,) * (len(FEATURES) - 1), 0.5, 0.5)
+    monkeypatch.setattr(core.state, "default_scorer", lambda: taking)
+
+
+def test_the_shipped_scorer_takes_a_former_partners_statement_not_a_strangers() -> None:
+    back = verdicts(ASKED + [say(3600, "it says unit not found")])[-1]
+    assert back == ("to_me_likely", "may_respond", "buffered", "room_statement")
+    stranger = verdicts([say(30, "apt hangs at 99% here", user=HUMAN2)])[-1]
+    assert stranger[1:] == ("must_not_respond", "tool_mailbox", "unaddressed")
+
+
+@pytest.mark.usefixtures("accept_statements")
+def test_a_statement_the_scorer_takes_is_a_turn_the_agent_may_answer() -> None:
+    lines = [say(30, "apt hangs at 99% here", user=HUMAN2)]
+    assert verdicts(lines)[-1] == ("to_me_likely", "may_respond", "buffered", "room_statement")
+
+
+@pytest.mark.usefixtures("accept_statements")
+def test_a_taken_statement_that_is_a_status_or_a_closing_decides_as_before() -> None:
+    status = verdicts([say(30, "deploy finished, all green", user=HUMAN2)])[-1]
+    assert status[1:] == ("must_not_respond", "digest", "status_broadcast")
+    closing = verdicts([say(30, "thanks all, got it working", user=HUMAN2)])[-1]
+    assert closing[1:] == ("must_not_respond", "tool_mailbox", "unaddressed")
+
+
+@pytest.mark.usefixtures("accept_statements")
+def test_a_statement_is_no_cue_beside_a_rule_or_a_mention() -> None:
+    partner = ASKED + [say(80, "it says unit not found")]
+    assert verdicts(partner)[-1][3] == "conversation_partner"
+    other = verdicts(ASKED + [say(80, "it says unit not found")], "worker-1")[-1]
+    assert other[3] == "unaddressed"
+    mention = ASKED + [say(80, f"<@{LEAD}> it says unit not found")]
+    assert verdicts(mention)[-1][3] == "direct_mention"
+
+
 @pytest.mark.usefixtures("accept_all")
 def test_the_scorer_cannot_turn_a_closing_or_a_second_burst_line_into_a_turn() -> None:
     closing = ASKED + [say(80, "thanks, that fixed it")]
@@ -184,6 +257,7 @@ def test_an_agents_own_line_and_another_agents_are_never_scored() -> None:
 @pytest.mark.usefixtures("rules_only")
 def test_without_a_scorer_the_rules_decide_the_band_and_room_questions_are_chatter() -> None:
     assert verdicts([ROOM_ASK])[-1][3] == "unaddressed"
+    assert verdicts([say(30, "apt hangs at 99% here", user=HUMAN2)])[-1][3] == "unaddressed"
     lines = ASKED + [say(80, "it says unit not found")]
     assert verdicts(lines)[-1] == (
         "to_me_likely",
