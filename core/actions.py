@@ -326,14 +326,15 @@ def from_record(record: Mapping[str, Any]) -> Action:
                 emoji = _optional(record, "emoji")
                 if signal is None and emoji is None:
                     raise ValueError("it names neither a signal nor an emoji")
+                placed = _placed(record.get("placed"))
                 return React(
                     **base,
                     message_id=_text(record, "messageId"),
                     signal=Signal(signal) if signal is not None else None,
                     emoji=emoji,
+                    placed=placed,
                     event_id=_optional(record, "eventId"),
                     eta=_optional(record, "eta"),
-                    placed=_placed(record.get("placed")),
                 )
             case "ask":
                 return Ask(
