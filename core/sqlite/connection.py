@@ -1,5 +1,6 @@
 """The one SQLite connection every part of the SQLite store shares: opening it (WAL, the
-schema's migrations), the transaction, and rows held back to be written in bulk when it commits.
+schema's migrations, the log's checkpoints on a thread: `core.sqlite.checkpoint`), the
+transaction, and rows held back to be written in bulk when it commits.
 
 The parts (`core.sqlite.ledger`, `.deliveries`, ...) are mixins on `Connection`, so one
 `SQLiteStore` object, one connection and one transaction serve them all: the engine writes an
@@ -15,6 +16,7 @@ from typing import Any, Literal
 
 from core.errors import StoreError
 from core.migrations import RECORD_TABLE, to_apply
+from core.sqlite.checkpoint import Checkpointer
 from core.sqlite.schema import MIGRATIONS, RECORD, RECORDED, VERSION_BEFORE
 from core.store_rows import dumps
 from core.store_transaction import Nested
@@ -34,6 +36,7 @@ class Connection(Nested):
         self._depth = 0
         # Rows waiting for one `executemany` each, by statement (see `defer`).
         self._unwritten: dict[str, list[tuple[Any, ...]]] = {}
+        self._checkpointer: Checkpointer | None = None
 
     async def open(self) -> None:
         try:
@@ -42,11 +45,21 @@ class Connection(Nested):
             db.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
             db.execute("PRAGMA foreign_keys=ON")
             _migrate(db, self.path)
+            if self.path != ":memory:":  # a file's log is checkpointed off the event loop
+                self._checkpointer = Checkpointer(self.path)
+                self._checkpointer.start()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the ledger at {self.path}: {exc}") from None
         self._db = db
 
+    def stop_checkpoints(self) -> None:
+        """Stop checkpointing the log (when the store closes; a test's own checkpoints)."""
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
+
     async def close(self) -> None:
+        self.stop_checkpoints()
         if self._db is not None:
             self._db.close()
             self._db = None
