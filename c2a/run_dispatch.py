@@ -1,15 +1,17 @@
 """Where a workspace's run sends what its engine emits, once the ledger has committed it.
 
-Every emission is counted for `/metrics` and each decision logged as one line (`c2a.logs`);
-then a `Queued` action wakes the outbox, a `Cancel` or `Typing` goes straight to the agent's
-connected harness, and every agent told something has its harness woken: a delivery is read
-back from the ledger by the deliverer it wakes, so none is lost when a harness is away. Where
-several processes share a PostgreSQL ledger, what another one committed wakes them the same way
+Every emission is counted for `/metrics`; then a `Queued` action wakes the outbox, a `Cancel`
+or `Typing` goes straight to the agent's connected harness, and every agent told something has
+its harness woken: a delivery is read back from the ledger by the deliverer it wakes, so none
+is lost when a harness is away. Each decision is then logged as one line (`c2a.logs`), once the
+woken have had their turn of the loop. Where several processes share a PostgreSQL ledger, what
+another one committed wakes them the same way
 (`Dispatch.heard`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
@@ -41,11 +43,7 @@ class Dispatch:
     async def __call__(self, emissions: list[Emission]) -> None:
         self.metrics.observe(self.name, emissions)
         woken: set[str] = set()
-        logged = DECISIONS.isEnabledFor(logging.INFO)  # else no line is built at all
         for emission in emissions:
-            fields = decision_fields(self.name, emission) if logged else None
-            if fields is not None:
-                DECISIONS.info(decision_text(fields), extra={"decision": fields})
             match emission:
                 case Queued():
                     self.wake_outbox()
@@ -57,6 +55,16 @@ class Dispatch:
         for agent in woken:
             if agent in self.harnesses:
                 self.harnesses[agent].wake()
+        if DECISIONS.isEnabledFor(logging.INFO):  # else no line is built at all
+            # Written once the woken have had their turn: a line never delays a delivery.
+            asyncio.get_running_loop().call_soon(self._log, emissions)
+
+    def _log(self, emissions: list[Emission]) -> None:
+        """One line per decision (`c2a.logs`), in the order they were made."""
+        for emission in emissions:
+            fields = decision_fields(self.name, emission)
+            if fields is not None:
+                DECISIONS.info(decision_text(fields), extra={"decision": fields})
 
     def heard(self, payload: str) -> None:
         """Another process's commit left work (`core.postgres.listen`): `outbox`,

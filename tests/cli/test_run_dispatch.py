@@ -8,6 +8,8 @@ import asyncio
 import logging
 from typing import Any
 
+import pytest
+
 from c2a import run_dispatch
 from c2a.metrics import Metrics
 from c2a.run_dispatch import Dispatch
@@ -107,3 +109,29 @@ def test_decision_lines_are_built_only_when_they_are_logged(monkeypatch: Any) ->
         assert len(built) == 1
     finally:
         decisions.setLevel(level)
+
+
+def test_the_decision_line_is_written_after_the_harness_is_woken(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="c2a.decisions")
+    events: list[str] = []
+
+    class Noting(Woken):
+        def wake(self) -> None:
+            events.append("woken")
+
+    def fields(workspace: str, emission: Emission) -> dict[str, Any] | None:
+        events.append("line")
+        return {"workspace": workspace, "agent": emission.agent, "cancelled": "deleted"}
+
+    monkeypatch.setattr(run_dispatch, "decision_fields", fields)
+
+    async def run() -> None:
+        dispatch = Dispatch("ws", Metrics(), {"lead": Noting(Told())}, lambda: None)
+        await dispatch([Cancel("lead", "e1", "deleted")])
+        assert events == ["woken"]  # the line waits for the next turn of the loop
+        await asyncio.sleep(0)
+        assert events == ["woken", "line"]
+
+    asyncio.run(run())
