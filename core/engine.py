@@ -303,7 +303,7 @@ class Engine:
             signal=signal,
             emoji=self.glyphs.native(event.platform, signal),
             event_id=event.event_id,
-            placed=frozenset(),  # the agent was just told of the message: nothing of its on it
+            placed=frozenset(),  # just told of the message: none of its statuses is on it
         )
         if not await self.queue_action(action, stamp):
             return []
