@@ -105,7 +105,8 @@ def configure_logging(fmt: str = "text", stream: Any = None, level: int = loggin
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(message)s"))
     # No line shows where a call was made, nor its thread or process: they are not gathered
-    # (the logging HOWTO's "Optimization"; the caller's frame is a stack walk per line).
+    # (the logging HOWTO's "Optimization"; the caller's frame is a stack walk per line). With
+    # no caller looked up, a `stack_info=True` call gets no stack; nothing here asks for one.
     logging._srcfile = None
     logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     root = logging.getLogger()
