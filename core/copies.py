@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from core.state_recent import Recent
+
 __all__ = ["REMEMBERED", "DecidedCopies"]
 
 REMEMBERED: Final = 4096
@@ -25,17 +27,14 @@ REMEMBERED: Final = 4096
 class DecidedCopies:
     """The agents each of the newest `size` first arrivals was decided for."""
 
-    __slots__ = ("_agents", "size")
+    __slots__ = ("_agents",)
 
     def __init__(self, size: int = REMEMBERED) -> None:
-        self.size = size
-        self._agents: dict[str, frozenset[str]] = {}
+        self._agents: Recent[str, frozenset[str]] = Recent(size)
 
     def note(self, event_id: str, agents: Iterable[str]) -> None:
         """`event_id` arrived for the first time and was decided for `agents`."""
-        self._agents[event_id] = frozenset(agents)
-        if len(self._agents) > self.size:
-            del self._agents[next(iter(self._agents))]
+        self._agents.hold(event_id, frozenset(agents))
 
     def covers(self, event_id: str, agents: Iterable[str]) -> bool:
         """Whether `event_id` is remembered as decided for every one of `agents`."""

@@ -15,6 +15,7 @@ from adapters.slack.webapi import WebApi
 from core.actions import React, Working
 from core.errors import PermanentSendError
 from core.signals import GlyphMap, Signal, superseded_by, taken_off
+from core.state_recent import Recent
 
 __all__ = ["REMEMBERED", "Reactions"]
 
@@ -32,7 +33,7 @@ class Reactions:
         self.api = api
         self.glyphs = glyphs
         self.replied = replied
-        self._placed: dict[tuple[str, str, str], set[Signal]] = {}
+        self._placed: Recent[tuple[str, str, str], set[Signal]] = Recent(REMEMBERED)
 
     async def react(self, action: React) -> dict[str, Any]:
         """reactions.add, then reactions.remove of the superseded signals' glyphs."""
@@ -49,9 +50,9 @@ class Reactions:
         )
         removed: list[str] = []
         if signal is not None:
-            placed = self._placed.setdefault((agent, channel, ts), set())
-            if len(self._placed) > REMEMBERED:
-                del self._placed[next(iter(self._placed))]
+            placed = self._placed.held((agent, channel, ts))
+            if placed is None:
+                placed = self._placed.hold((agent, channel, ts), set())
             # What the host knows is placed, else what this process placed, else every candidate.
             stale = taken_off(signal, action.placed)
             if stale is None:
