@@ -5,6 +5,7 @@ libraries, a harness's stderr, an exception's traceback)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -63,11 +64,14 @@ class RedactingFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         fields = getattr(record, "decision", None)
-        if record.name == DECISIONS.name and isinstance(fields, Mapping):
-            # A decision line is its fields in words: said again from the redacted fields.
+        if isinstance(fields, Mapping):
             record.decision = fields = self.redactor.data(fields)
-            record.msg, record.args = decision_text(fields), None
-            return True
+            if record.name == DECISIONS.name and not record.exc_info:
+                # A decision line is its fields in words: said again from them, redacted
+                # (fields `decision_fields` did not make: the record goes on as any other).
+                with contextlib.suppress(KeyError):
+                    record.msg, record.args = decision_text(fields), None
+                    return True
         redact = self.redactor.text
         try:
             message = record.getMessage()
@@ -80,9 +84,6 @@ class RedactingFilter(logging.Filter):
             record.exc_text = redact(record.exc_text)
         if record.stack_info:
             record.stack_info = redact(record.stack_info)
-        fields = getattr(record, "decision", None)
-        if isinstance(fields, Mapping):
-            record.decision = self.redactor.data(fields)
         return True
 
 

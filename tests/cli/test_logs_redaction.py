@@ -90,3 +90,12 @@ def test_a_decision_line_is_said_from_its_redacted_fields(fmt: str) -> None:
         assert line["event_id"] == "webchat:team:general:[redacted:slack-token]"
     else:
         assert written.rstrip().endswith(said)
+
+
+def test_a_decision_record_with_fields_of_its_own_keeps_its_message_redacted() -> None:
+    stream = io.StringIO()
+    configure_logging("json", stream)
+    DECISIONS.info("note %s", TOKEN, extra={"decision": {"agent": "lead", "why": TOKEN}})
+    line = json.loads(stream.getvalue())
+    assert line["message"] == "note [redacted:slack-token]"
+    assert line["why"] == "[redacted:slack-token]"
