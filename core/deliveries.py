@@ -10,6 +10,12 @@ about to be sent, the answers that came together). `LedgerDeliveries` implements
 store, keeping the `Delivery` values made at ingest (`remember`, a bounded cache) until each is
 acknowledged, so a first send reads nothing back; one no longer kept (evicted, or from before a
 restart) is made again from the ledger.
+
+A delivery's attempt number only goes up, across restarts: a harness seeing an attempt it has
+seen before may take it for the same send. The engine writes each delivery with its first
+attempt reserved (`Deliveries.record_decisions`), so the first send of one it decided here
+writes nothing more: it waits only for that decision to be committed. Every other send (a
+retry, one after a restart, one decided elsewhere) is written as the next attempt first.
 """
 
 from __future__ import annotations
@@ -171,8 +177,8 @@ class DeliveryPort(Protocol):
         """The `Delivery` a stored delivery tells, made from the ledger."""
         ...
 
-    async def note_attempts(self, attempts: Sequence[tuple[StoredDelivery, int]]) -> None:
-        """Record that each delivery is about to be sent as that attempt."""
+    async def next_attempts(self, chunk: Sequence[StoredDelivery]) -> list[int]:
+        """The attempt each delivery is about to be sent as, durable when this returns."""
         ...
 
     async def settle(self, settled: Sequence[Settled]) -> None:
@@ -191,7 +197,10 @@ class LedgerDeliveries:
         self.clock = clock
         self._framer = framer
         self.kept = kept
-        self._made: OrderedDict[tuple[str, str], Delivery] = OrderedDict()
+        # Deliveries decided here, each with its value made at ingest when it was kept
+        self._made: OrderedDict[tuple[str, str], Delivery | None] = OrderedDict()
+        # Those of them whose reserved first attempt has not gone yet.
+        self._unsent: set[tuple[str, str]] = set()
 
     @property
     def framer(self) -> Framer:
@@ -201,15 +210,21 @@ class LedgerDeliveries:
     def framer(self, framer: Framer) -> None:
         """A new framer (the manifest reloaded): what was kept is made again from the ledger."""
         self._framer = framer
-        self._made.clear()
+        for key in self._made:
+            self._made[key] = None
 
-    def remember(self, delivery: Delivery) -> None:
-        """Keep a delivery made at ingest for its sends, until acknowledged or failed; past
-        `kept`, the oldest kept is dropped (it will be made from the ledger)."""
+    def remember(self, decision: Decision, delivery: Delivery | None = None) -> None:
+        """A delivery decided here, recorded with its first attempt reserved and not sent
+        yet; `delivery` is its value made at ingest, kept for its sends (without it, it is
+        made from the ledger). Past `kept` remembered, the oldest is forgotten: its first
+        send is written as a second attempt, and its value is made from the ledger."""
         made = self._made
-        made[(delivery.decision.event_id, delivery.decision.agent)] = delivery
+        key = (decision.event_id, decision.agent)
+        made[key] = delivery
+        self._unsent.add(key)
         if len(made) > self.kept:
-            made.popitem(last=False)
+            oldest, _ = made.popitem(last=False)
+            self._unsent.discard(oldest)
 
     async def pending(self, agent: str) -> list[StoredDelivery]:
         return await self.store.pending(agent)
@@ -245,11 +260,29 @@ class LedgerDeliveries:
             stored.seq if reminds is not None else None,
         )
 
-    async def note_attempts(self, attempts: Sequence[tuple[StoredDelivery, int]]) -> None:
-        async with self.store.transaction():
-            for stored, attempt in attempts:
-                decision = stored.decision
-                await self.store.note_attempt(decision.event_id, decision.agent, attempt)
+    async def next_attempts(self, chunk: Sequence[StoredDelivery]) -> list[int]:
+        """Attempt 1, reserved, for each delivery decided here and not sent yet (once what
+        decided it has committed); the next one, noted in one transaction, for the others."""
+        unsent = self._unsent
+        attempts: list[int] = []
+        noted: list[tuple[Decision, int]] = []
+        for stored in chunk:
+            decision = stored.decision
+            key = (decision.event_id, decision.agent)
+            if stored.attempt == 1 and key in unsent:
+                unsent.discard(key)
+                attempts.append(1)
+            else:
+                attempts.append(stored.attempt + 1)
+                noted.append((decision, stored.attempt + 1))
+        store = self.store
+        if not noted:
+            await store.durable()
+            return attempts
+        async with store.transaction():  # joins, and so waits for, one still open
+            for decision, attempt in noted:
+                await store.note_attempt(decision.event_id, decision.agent, attempt)
+        return attempts
 
     async def settle(self, settled: Sequence[Settled]) -> None:
         stamp = format_time(self.clock.now())
@@ -264,4 +297,6 @@ class LedgerDeliveries:
                     )
         for each in settled:
             decision = each.stored.decision
-            self._made.pop((decision.event_id, decision.agent), None)
+            key = (decision.event_id, decision.agent)
+            self._made.pop(key, None)
+            self._unsent.discard(key)

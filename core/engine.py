@@ -216,7 +216,7 @@ class Engine:
             decisions, cancels = revise_edit(decisions, target.delivered, target.answered)
             emissions.extend(cancels)
         if decisions:
-            await self.store.record_decisions(seq, decisions, stamp)
+            await self.store.record_decisions(seq, decisions, stamp, reserve=True)
             copies = dict.fromkeys(outside, channel) if outside else {}
             emissions.extend(await self._tell(resolved, copies, decisions, seq, ctx, stamp))
         state.apply(resolved, decisions, first=first)
@@ -244,8 +244,8 @@ class Engine:
         for decision in decisions:
             copy = told.get(decision.agent, event)
             delivery = framer.delivery(copy, decision, seq, facts, ctx.intents, ctx.now)
-            if copy is event:  # a channel copy is made from the ledger, as the reply it is
-                self.deliveries.remember(delivery)
+            # A channel copy is made from the ledger, as the reply it is.
+            self.deliveries.remember(decision, delivery if copy is event else None)
             emissions.append(delivery)
             if decision.policy is _MUST:  # only those get a fast acknowledgement
                 emissions.extend(await self._signals(event, decision, stamp))

@@ -137,8 +137,13 @@ class Deliveries(Protocol):
     transaction commits, but every read (here) sees them. An attempt count only goes up.
     """
 
-    async def record_decisions(self, seq: int, decisions: list[Decision], at: str) -> None:
-        """Store the decisions made for the event at `seq`, each `pending`, decided `at`."""
+    async def record_decisions(
+        self, seq: int, decisions: list[Decision], at: str, *, reserve: bool = False
+    ) -> None:
+        """Store the decisions made for the event at `seq`, each `pending`, decided `at`.
+        With `reserve`, each delivery's first attempt is reserved (its attempt is 1 from the
+        start): the host that decided it may send attempt 1 without writing again, and any
+        other send, there or after a restart, goes as a higher one."""
         ...
 
     async def decided_agents(self, event_id: str) -> set[str]:
@@ -345,4 +350,10 @@ class Store(Ledger, Deliveries, Claims, OutboxStore, AuditLog, GatewaySessions, 
     def transaction(self) -> AbstractAsyncContextManager[None]:
         """Group writes; they commit together when the block ends without an exception, and
         none of them is kept when it raises. A block inside another joins the outer one."""
+        ...
+
+    async def durable(self) -> None:
+        """Return once what was written so far is committed: at once when no transaction is
+        open, else when the open one ends (`StoreError` if it was rolled back). Inside the
+        open transaction's own task, at once: it commits only after the task leaves it."""
         ...

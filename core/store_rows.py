@@ -95,10 +95,11 @@ def decision_values(seq: int, d: Decision) -> tuple[tuple[Any, ...], tuple[Any, 
 
 def delivery_insert(placeholder: str, *, filled_only: bool = False) -> str:
     """The INSERT of one delivery: its `DELIVERY_COLUMNS` (only the `FILLED_COLUMNS` with
-    `filled_only`) and `decided_at`, each value a `placeholder` (`?` or `%s`)."""
+    `filled_only`), `decided_at` and `attempt` (0, or 1 when reserved: `record_decisions`),
+    each value a `placeholder` (`?` or `%s`)."""
     columns = FILLED_COLUMNS if filled_only else DELIVERY_COLUMNS
-    values = ", ".join([placeholder] * (columns.count(",") + 2))
-    return f"INSERT INTO deliveries ({columns}, decided_at) VALUES ({values})"
+    values = ", ".join([placeholder] * (columns.count(",") + 3))
+    return f"INSERT INTO deliveries ({columns}, decided_at, attempt) VALUES ({values})"
 
 
 def receipts_between(placeholder: str) -> str:

@@ -6,7 +6,8 @@ A block another task opened while the transaction was open ends only once that t
 has committed, and raises `StoreError` if it was rolled back instead: whoever leaves a block
 may count on what it wrote being durable (a harness's delivery attempt is noted before the
 delivery is sent), whichever task owns the transaction. The task that opened the transaction
-commits only once every other task's block has left it.
+commits only once every other task's block has left it. `durable` waits the same way with no
+block: for whatever transaction is open or ending to be committed.
 
 Each backend's connection (`core.sqlite.connection`, `core.postgres.connection`) says how to
 begin, commit and roll back; the nesting is here, once.
@@ -34,6 +35,9 @@ class Nested:
     _joined: asyncio.Future[None] | None = None
     # Set when the last block of another task inside the open transaction has left it.
     _left: asyncio.Event | None = None
+    # While a transaction commits or rolls back (`_ends`): its outcome, once one is awaited.
+    _ends = False
+    _ending: asyncio.Future[None] | None = None
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
@@ -55,25 +59,41 @@ class Nested:
         try:
             await self._begin()
         except BaseException as exc:
-            _settle(self._detach(), "could not begin", exc)
+            self._detach()
+            _settle(self._ended(), "could not begin", exc)
             raise
         try:
             yield
             await self._others_left()
         except BaseException as exc:
-            joined = self._detach()
+            self._detach()
             try:
                 await self._rollback()
             finally:
-                _settle(joined, "was rolled back", exc)
+                _settle(self._ended(), "was rolled back", exc)
             raise
-        joined = self._detach()
+        self._detach()
         try:
             await self._commit()
         except BaseException as exc:
-            _settle(joined, "could not commit", exc)
+            _settle(self._ended(), "could not commit", exc)
             raise
-        _settle(joined, None)
+        _settle(self._ended(), None)
+
+    async def durable(self) -> None:
+        """Return once what was written so far is committed: at once when no transaction is
+        open or ending; else when it has ended (`StoreError` if it was rolled back). In the
+        open transaction's own task, at once: it commits after the task leaves it."""
+        if self._depth:
+            ended = self._join()
+        elif self._ends:
+            if self._ending is None:
+                self._ending = _outcome()
+            ended = self._ending
+        else:
+            return
+        if ended is not None:
+            await asyncio.shield(ended)
 
     def _join(self) -> asyncio.Future[None] | None:
         """What a block joining the open transaction waits for at its end: nothing when the
@@ -81,8 +101,7 @@ class Nested:
         if asyncio.current_task() is self._owner:
             return None
         if self._joined is None:
-            self._joined = asyncio.get_running_loop().create_future()
-            self._joined.add_done_callback(_retrieved)
+            self._joined = _outcome()
         return self._joined
 
     def _leave(self, generation: int) -> None:
@@ -104,13 +123,19 @@ class Nested:
             finally:
                 self._left = None
 
-    def _detach(self) -> asyncio.Future[None] | None:
-        """The transaction is ending: nothing joins it any more (the next block begins anew),
-        and what joined it is handed back to be told the outcome."""
+    def _detach(self) -> None:
+        """The transaction is ending: nothing joins it any more (the next block begins anew);
+        what joined it, and `durable` callers until it has ended, wait on `_ending`."""
         self._depth = 0
         self._owner = None
-        joined, self._joined = self._joined, None
-        return joined
+        self._ending, self._joined = self._joined, None
+        self._ends = True
+
+    def _ended(self) -> asyncio.Future[None] | None:
+        """The transaction has ended: what waits on its outcome, to be told it."""
+        ending, self._ending = self._ending, None
+        self._ends = False
+        return ending
 
     async def _begin(self) -> None:
         raise NotImplementedError
@@ -135,6 +160,13 @@ def _settle(
     else:
         details = cause.details if isinstance(cause, StoreError) else None
         joined.set_exception(StoreError(f"the transaction this write joined {failure}", details))
+
+
+def _outcome() -> asyncio.Future[None]:
+    """A transaction's outcome, for those that wait on it."""
+    outcome = asyncio.get_running_loop().create_future()
+    outcome.add_done_callback(_retrieved)
+    return outcome
 
 
 def _retrieved(joined: asyncio.Future[None]) -> None:

@@ -4,7 +4,8 @@ order, with up to `window` requests in flight, and record each acknowledgement a
 An event counts as delivered only when the harness answers its `chat/deliver` request; the
 answers may come in any order, and those that come together are recorded in one transaction
 (`DeliveryPort.settle`), as the attempts written together are noted in one before they go
-(`DeliveryPort.note_attempts`).
+(`DeliveryPort.next_attempts`: nothing to note for the first attempt of a delivery the host
+decided, which the ledger reserved when it recorded the decision).
 Requests are written in ledger order by one loop, so the harness reads them in that order.
 When one delivery goes wrong, the others in the window are not lost or reordered:
 
@@ -161,13 +162,12 @@ class Deliverer:
     async def _send(
         self, chunk: list[StoredDelivery], flying: dict[asyncio.Task[Settled | None], str]
     ) -> None:
-        """Note the chunk's next attempts (one transaction), then write each delivery, in the
-        mode this harness accepts; a task awaiting each one's answer is put in `flying`."""
+        """Make the chunk's next attempts durable, then write each delivery, in the mode this
+        harness accepts; a task awaiting each one's answer is put in `flying`."""
         port = self.deliveries
         mode_for = self.session.mode_for
-        attempts = [(_in_mode(d, mode_for(d.decision.mode)), d.attempt + 1) for d in chunk]
-        await port.note_attempts(attempts)
-        for stored, attempt in attempts:
+        chunk = [_in_mode(d, mode_for(d.decision.mode)) for d in chunk]
+        for stored, attempt in zip(chunk, await port.next_attempts(chunk), strict=True):
             told = await port.delivery(stored)
             message = deliver_request(told, compact=self.session.compact, attempt=attempt)
             decision = stored.decision

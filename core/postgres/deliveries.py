@@ -25,9 +25,12 @@ class PostgresDeliveries(Connection):
     written at once, so every read sees them. Their commit notifies the processes listening
     (`deliveries <agent>`), whichever runs the agent's harness."""
 
-    async def record_decisions(self, seq: int, decisions: list[Decision], at: str) -> None:
+    async def record_decisions(
+        self, seq: int, decisions: list[Decision], at: str, *, reserve: bool = False
+    ) -> None:
         values = (store_rows.decision_values(seq, d) for d in decisions)
-        rows = [(*filled, *optional, at) for filled, optional in values]
+        attempt = int(reserve)
+        rows = [(*filled, *optional, at, attempt) for filled, optional in values]
         if rows:
             await self._many(_INSERT, rows)
             await self._notify(sorted({f"deliveries {d.agent}" for d in decisions}))

@@ -29,14 +29,17 @@ class SQLiteDeliveries(Connection):
     """Decisions are written in bulk (`Connection.deferred`), so every method here that reads
     or changes a delivery first writes what is held back."""
 
-    async def record_decisions(self, seq: int, decisions: list[Decision], at: str) -> None:
+    async def record_decisions(
+        self, seq: int, decisions: list[Decision], at: str, *, reserve: bool = False
+    ) -> None:
         plain, full = self.deferred(_INSERT_PLAIN), self.deferred(_INSERT_FULL)
+        attempt = int(reserve)
         for d in decisions:
             row, optional = store_rows.decision_values(seq, d)
             if optional == _NONE_SET:
-                plain.append((*row, at))
+                plain.append((*row, at, attempt))
             else:
-                full.append((*row, *optional, at))
+                full.append((*row, *optional, at, attempt))
         self.settle()
 
     async def decided_agents(self, event_id: str) -> set[str]:

@@ -78,15 +78,17 @@ class ListedPort:
     async def delivery(self, stored: StoredDelivery) -> Delivery:
         return self.told[stored.decision.event_id]
 
-    async def note_attempts(self, attempts: Sequence[tuple[StoredDelivery, int]]) -> None:
-        self.batches.append(("attempts", len(attempts)))
-        for stored, attempt in attempts:
+    async def next_attempts(self, chunk: Sequence[StoredDelivery]) -> list[int]:
+        self.batches.append(("attempts", len(chunk)))
+        for stored in chunk:
+            attempt = stored.attempt + 1
             self.calls.append(("attempt", stored.decision.event_id, attempt))
             event_id = stored.decision.event_id
             self.left = [
                 replace(s, attempt=attempt) if s.decision.event_id == event_id else s
                 for s in self.left
             ]
+        return [s.attempt + 1 for s in chunk]
 
     async def settle(self, settled: Sequence[Settled]) -> None:
         """Acknowledged or failed, a delivery is no longer pending (as in the ledger)."""

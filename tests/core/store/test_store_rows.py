@@ -44,13 +44,14 @@ def test_a_decisions_values_follow_the_delivery_columns_enums_as_their_words() -
     assert len(filled + optional) == len(DELIVERY_COLUMNS.split(","))
 
 
-def test_the_delivery_insert_has_a_placeholder_for_each_column_and_the_decision_time() -> None:
+def test_the_delivery_insert_has_a_placeholder_for_each_column_the_time_and_the_attempt() -> None:
     assert delivery_insert("%s") == (
-        f"INSERT INTO deliveries ({DELIVERY_COLUMNS}, decided_at) VALUES ({', '.join(['%s'] * 13)})"
+        f"INSERT INTO deliveries ({DELIVERY_COLUMNS}, decided_at, attempt) "
+        f"VALUES ({', '.join(['%s'] * 14)})"
     )
     assert delivery_insert("?", filled_only=True) == (
         "INSERT INTO deliveries (event_id, agent, seq, directedness, policy, mode, reason, "
-        "priority, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "priority, decided_at, attempt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     )
 
 

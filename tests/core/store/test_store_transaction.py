@@ -1,5 +1,6 @@
 """The `Store` as a whole: what one transaction writes across its parts commits together or not
-at all, a nested block joins the outer one, and a committed write outlives a restart."""
+at all, a nested block joins the outer one, `durable` waits for what is open or ending, and a
+committed write outlives a restart."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from core.clock import parse_time
 from core.errors import StoreError
 from core.sqlite_store import SQLiteStore
 from core.store import Store
+from core.store_transaction import Nested
 
 AT = "2026-01-01T00:00:00Z"
 NOW = parse_time(AT)
@@ -183,3 +185,104 @@ def test_a_transaction_commits_only_once_another_tasks_block_inside_it_has_left(
         "joiner left its block",
     ]
     assert kept_e2 and closed
+
+
+def test_durable_returns_at_once_with_no_transaction_and_after_the_commit_of_an_open_one(
+    backend: Backend,
+) -> None:
+    async def scenario(store: Store) -> list[str]:
+        steps: list[str] = []
+        await store.durable()  # nothing open: nothing to wait for
+        release = asyncio.Event()
+
+        async def owner() -> None:
+            async with store.transaction():
+                await write_one_of_each(store, "e1")
+                await release.wait()
+                steps.append("owner ends its block")
+            steps.append("owner committed")
+
+        async def waiter() -> None:
+            await store.durable()
+            steps.append("durable returned")
+
+        owning = asyncio.create_task(owner())
+        await asyncio.sleep(0)
+        waiting = asyncio.create_task(waiter())
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert steps == []  # the transaction is open: durable waits
+        release.set()
+        await asyncio.gather(owning, waiting)
+        return steps
+
+    steps = backend.run(scenario)
+    assert steps[0] == "owner ends its block" and "durable returned" in steps
+
+
+def test_durable_raises_when_the_open_transaction_is_rolled_back(backend: Backend) -> None:
+    async def scenario(store: Store) -> object:
+        release = asyncio.Event()
+
+        async def owner() -> None:
+            async with store.transaction():
+                await write_one_of_each(store, "e1")
+                await release.wait()
+                raise RuntimeError("the owner's work fails")
+
+        owning = asyncio.create_task(owner())
+        await asyncio.sleep(0)
+        waiting = asyncio.create_task(store.durable())
+        await asyncio.sleep(0)
+        release.set()
+        outcomes = await asyncio.gather(owning, waiting, return_exceptions=True)
+        return outcomes[1]
+
+    raised = backend.run(scenario)
+    assert isinstance(raised, StoreError) and "rolled back" in str(raised)
+
+
+class SlowCommit(Nested):
+    """A transaction whose commit takes as long as the test says."""
+
+    def __init__(self) -> None:
+        self.committing = asyncio.Event()
+        self.commit_done = asyncio.Event()
+
+    async def _begin(self) -> None:
+        pass
+
+    async def _commit(self) -> None:
+        self.committing.set()
+        await self.commit_done.wait()
+
+    async def _rollback(self) -> None:
+        pass
+
+
+def test_durable_called_while_a_commit_is_in_flight_waits_for_it_to_end() -> None:
+    async def scenario() -> list[str]:
+        steps: list[str] = []
+        store = SlowCommit()
+
+        async def owner() -> None:
+            async with store.transaction():
+                pass
+            steps.append("committed")
+
+        async def waiter() -> None:
+            await store.durable()
+            steps.append("durable returned")
+
+        owning = asyncio.create_task(owner())
+        await store.committing.wait()  # no transaction is open any more, and none is durable
+        waiting = asyncio.create_task(waiter())
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert steps == []
+        store.commit_done.set()
+        await asyncio.gather(owning, waiting)
+        await store.durable()  # and after it, at once
+        return steps
+
+    assert asyncio.run(scenario()) == ["committed", "durable returned"]
