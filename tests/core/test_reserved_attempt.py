@@ -13,7 +13,6 @@ from builders import LEAD, local_workspace, slack_body, slack_message
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
-from core.deliveries import LedgerDeliveries
 from core.engine import Engine
 from core.errors import StoreError
 from core.sqlite_store import SQLiteStore
@@ -35,10 +34,19 @@ class NotingStore(SQLiteStore):
         await super().note_attempt(event_id, agent, attempt)
 
 
-def engine_on(store: SQLiteStore, **kept: int) -> Engine:
+def engine_on(store: SQLiteStore, kept: int | None = None) -> Engine:
     engine = Engine(local_workspace(), store, VirtualClock(parse_time(AT)))
-    if kept:
-        engine.deliveries.kept = kept["kept"]
+    if kept is not None:
+        engine.deliveries.kept = kept
+    return engine
+
+
+async def decided(store: SQLiteStore, kept: int | None = None) -> Engine:
+    """`store` opened, and `EVENTS` questions to the lead ingested in one transaction."""
+    await store.open()
+    engine = engine_on(store, kept)
+    async with store.transaction():
+        await ingest(engine)
     return engine
 
 
@@ -53,10 +61,7 @@ async def ingest(engine: Engine, first: int = 0, count: int = EVENTS) -> None:
 def test_a_first_send_of_a_delivery_decided_here_goes_as_attempt_one_writing_nothing() -> None:
     async def run() -> tuple[list[int], list[int], list[int], list[int]]:
         store = NotingStore()
-        await store.open()
-        engine = engine_on(store)
-        async with store.transaction():
-            await ingest(engine)
+        engine = await decided(store)
         pending = await store.pending(AGENT)
         first = await engine.deliveries.next_attempts(pending)
         noted_first = list(store.noted)
@@ -73,9 +78,7 @@ def test_after_a_restart_the_first_send_goes_as_attempt_two(tmp_path: Path) -> N
     async def run() -> tuple[list[int], list[int]]:
         path = str(tmp_path / "ledger.db")
         store = NotingStore(path)
-        await store.open()
-        async with store.transaction():
-            await ingest(engine_on(store))
+        await decided(store)
         await store.close()  # the host dies: it may have sent attempt 1 of each
         store = NotingStore(path)
         await store.open()
@@ -156,23 +159,10 @@ def test_a_reserved_first_send_waits_for_the_decision_to_commit_and_fails_if_rol
     assert isinstance(raised, StoreError)
 
 
-def test_the_attempts_come_back_one_for_each_delivery_in_order() -> None:
-    async def run() -> list[int]:
-        store = SQLiteStore()
-        await store.open()
-        deliveries = LedgerDeliveries(store, VirtualClock(parse_time(AT)), engine_on(store).framer)
-        return await deliveries.next_attempts([])
-
-    assert asyncio.run(run()) == []
-
-
 def test_with_nothing_remembered_every_send_is_written() -> None:
     async def run() -> tuple[list[int], list[int]]:
         store = NotingStore()
-        await store.open()
-        engine = engine_on(store, kept=0)
-        async with store.transaction():
-            await ingest(engine)
+        engine = await decided(store, kept=0)
         return await engine.deliveries.next_attempts(await store.pending(AGENT)), store.noted
 
     sent, noted = asyncio.run(run())
