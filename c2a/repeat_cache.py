@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from core.events import ChatEvent
 from core.platform import Normaliser, Platform, Repeats
+from core.state_recent import Recent
 
 __all__ = ["CACHE_SIZE", "RepeatCache", "repeat_readers"]
 
@@ -34,9 +35,8 @@ class RepeatCache:
 
     def __init__(self, readers: Mapping[str, Repeats], size: int = CACHE_SIZE) -> None:
         self.readers = dict(readers)
-        self.size = size
         self.hits = 0
-        self._events: dict[tuple[str, str], ChatEvent] = {}
+        self._events: Recent[tuple[str, str], ChatEvent] = Recent(size)
 
     def read(
         self, platform: str, payload: Mapping[str, Any], normalise: Normaliser
@@ -54,7 +54,5 @@ class RepeatCache:
             return reader.restamp(kept, payload)
         event = normalise(payload)
         if event is not None:
-            self._events[slot] = event
-            if len(self._events) > self.size:
-                del self._events[next(iter(self._events))]
+            self._events.hold(slot, event)
         return event
