@@ -42,6 +42,7 @@ from core.store import Store, StoredDelivery
 __all__ = [
     "CONTENT_UNAVAILABLE",
     "DELIVERIES_KEPT",
+    "PENDING_PAGE",
     "DeliveryPort",
     "Framer",
     "LedgerDeliveries",
@@ -52,6 +53,7 @@ CONTENT_UNAVAILABLE = "a message whose content is unavailable (the platform with
 _TEXT_KINDS = (EventKind.MESSAGE, EventKind.EDIT)
 _REACTIONS = (EventKind.REACTION_ADDED, EventKind.REACTION_REMOVED)
 DELIVERIES_KEPT = 4096  # `Delivery` values kept from ingest for their first send, at most
+PENDING_PAGE = 1000  # deliveries `DeliveryPort.pending` gives at once, at most
 # Reading an enum member off its class costs a lookup on every use; the hot paths read these.
 _NOTIFY, _TO_ME, _MUST_NOT = InjectionMode.NOTIFY, Directedness.TO_ME, Policy.MUST_NOT_RESPOND
 
@@ -170,7 +172,8 @@ class DeliveryPort(Protocol):
     all it is given, before it returns."""
 
     async def pending(self, agent: str) -> list[StoredDelivery]:
-        """The agent's deliveries not yet acknowledged, oldest first."""
+        """The agent's oldest deliveries not yet acknowledged, `PENDING_PAGE` at most, oldest
+        first: a full page may have more behind it."""
         ...
 
     async def delivery(self, stored: StoredDelivery) -> Delivery:
@@ -227,7 +230,7 @@ class LedgerDeliveries:
             self._unsent.discard(oldest)
 
     async def pending(self, agent: str) -> list[StoredDelivery]:
-        return await self.store.pending(agent)
+        return await self.store.pending(agent, PENDING_PAGE)
 
     async def delivery(self, stored: StoredDelivery) -> Delivery:
         """The kept value when there is one (told with the stored decision, in the mode sent);

@@ -7,6 +7,9 @@ answers may come in any order, and those that come together are recorded in one 
 (`DeliveryPort.next_attempts`: nothing to note for the first attempt of a delivery the host
 decided, which the ledger reserved when it recorded the decision).
 Requests are written in ledger order by one loop, so the harness reads them in that order.
+A pass reads what is pending when it starts, and again only when the read was a full page
+(`PENDING_PAGE`) or the deliverer was woken since (`wake`: the host recorded a delivery for this
+agent after the read), so a lone delivery costs one read.
 When one delivery goes wrong, the others in the window are not lost or reordered:
 
 - **refused** (the harness answers with an error): that delivery is final, recorded `failed`;
@@ -38,7 +41,7 @@ from dataclasses import replace
 from typing import Any
 
 from core.decision import InjectionMode
-from core.deliveries import DeliveryPort, Settled
+from core.deliveries import PENDING_PAGE, DeliveryPort, Settled
 from core.emission import Cancel, Typing
 from core.store import StoredDelivery
 from harness_bridge.envelope import deliver_request, notification
@@ -84,6 +87,16 @@ class Deliverer:
         self.backoff = backoff
         self.window = window
         self.sent: list[str] = []
+        self._woken = asyncio.Event()
+
+    def wake(self) -> None:
+        """Deliveries were recorded for this agent: the pass under way reads them, or the
+        next one (`woken`)."""
+        self._woken.set()
+
+    async def woken(self) -> None:
+        """Wait until deliveries were recorded since the last read of what is pending."""
+        await self._woken.wait()
 
     async def resume(self) -> int:
         """Send every pending delivery of this agent, oldest first; returns how many were
@@ -125,19 +138,15 @@ class Deliverer:
             stalled.extend(key for task, key in landed.items() if task.result() is None)
             settled += len(ended)
 
+        woken = self._woken
         try:
             while not stalled:
+                woken.clear()  # a delivery recorded after this read wakes the pass again
                 keys = set(flying.values())
-                batch = [
-                    s
-                    for s in await self.deliveries.pending(self.agent)
-                    if s.decision.idempotency_key not in keys
-                ]
-                if not batch:
-                    if not flying:
-                        break
-                    await land(first=True)
-                    continue
+                read = await self.deliveries.pending(self.agent)
+                more = len(read) >= PENDING_PAGE  # a full page: more may wait behind it
+                batch = [s for s in read if s.decision.idempotency_key not in keys]
+                fresh = bool(batch)
                 while batch:
                     while len(flying) >= self.window and not stalled:
                         await land(first=True)
@@ -146,6 +155,14 @@ class Deliverer:
                     room = self.window - len(flying)
                     await self._send(batch[:room], flying)
                     del batch[:room]
+                if more and fresh:
+                    continue  # the next page, at once
+                while flying and not stalled and not woken.is_set():
+                    await land(first=True)
+                    if more:
+                        break  # a page all in flight: read again once one has landed
+                if not (more or woken.is_set()):
+                    break
             if flying:
                 await land(first=False)
         except Closed:

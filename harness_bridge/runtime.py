@@ -76,7 +76,6 @@ class InProcessHarness:
         self._turns: set[asyncio.Task[None]] = set()
         self._sessions: dict[str, asyncio.Lock] = {}
         self._changed = asyncio.Event()
-        self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._host: Connection | None = None
         self._harness: Connection | None = None
@@ -102,8 +101,10 @@ class InProcessHarness:
         return self.deliverer
 
     def wake(self) -> None:
-        """New deliveries are pending for this agent."""
-        self._wake.set()
+        """New deliveries are pending for this agent (read when its deliverer starts, if it
+        has none yet)."""
+        if self.deliverer is not None:
+            self.deliverer.wake()
 
     async def run(self) -> None:
         """Start, then keep deliveries flowing into the harness until cancelled."""
@@ -111,8 +112,7 @@ class InProcessHarness:
         try:
             while True:
                 await deliverer.resume()
-                self._wake.clear()
-                await self._wake.wait()
+                await deliverer.woken()
         finally:
             await self.stop()
 

@@ -102,7 +102,6 @@ class StdioHarness:
         self.deliverer: Deliverer | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._stderr = StderrLog(self.agent)
-        self._wake = asyncio.Event()
 
     async def start(self) -> Deliverer:
         """Start the process and open the session; returns the deliverer for its events."""
@@ -137,8 +136,10 @@ class StdioHarness:
         return self.deliverer
 
     def wake(self) -> None:
-        """New deliveries are pending for this agent."""
-        self._wake.set()
+        """New deliveries are pending for this agent (read when its deliverer starts, if it
+        has none yet)."""
+        if self.deliverer is not None:
+            self.deliverer.wake()
 
     async def run(self) -> None:
         """Keep the harness running and its deliveries flowing until cancelled; a dead process
@@ -148,8 +149,7 @@ class StdioHarness:
                 deliverer = await self.start()
                 while True:
                     await deliverer.resume()
-                    self._wake.clear()
-                    await self._wake.wait()
+                    await deliverer.woken()
             except (Closed, ConnectionError, TimeoutError) as exc:
                 log.warning("harness for %s stopped (%s); restarting", self.agent, exc)
             except OSError as exc:

@@ -1,10 +1,12 @@
 """What the delivery tests share: a ledger of direct messages to the lead, a mailbox harness at
-the end of an in-memory link, and a `DeliveryPort` that is a plain list."""
+the end of an in-memory link, a harness whose answers a test writes, and a `DeliveryPort`
+that is a plain list."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from builders import LEAD, local_workspace, slack_body, slack_message
 
@@ -20,6 +22,7 @@ from harness_bridge.mailbox import Mailbox, serve_mailbox
 from harness_bridge.rpc import Connection
 from harness_bridge.session import accept_initialize
 from harness_bridge.transport import MemoryTransport
+from harness_bridge.wire import METHOD_DELIVER
 
 HOST = ClientInfo(name="c2a-host", version="0.1.0")
 EVERYTHING = Capabilities.model_validate(
@@ -100,3 +103,39 @@ class ListedPort:
             else:
                 self.calls.append(("failed", event_id, each.refused))
             self.left = [s for s in self.left if s.decision.event_id != event_id]
+
+
+Answer = Callable[[str, int], Awaitable[dict[str, Any]]]
+ACK = {"accepted": True, "duplicate": False}
+
+
+class FakeHarness:
+    """The harness's end of an in-memory link whose `chat/deliver` answers are `answer`'s;
+    it notes every arrival (event id, attempt) and the most requests it held at once."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.arrived: list[tuple[str, int]] = []
+        self.holding = 0
+        self.most = 0
+        a, b = MemoryTransport.pair()
+        self.host, self.end = Connection(a, name="harness"), Connection(b, name="host")
+        accept_initialize(self.end, ClientInfo(name="fake", version="0"), EVERYTHING)
+        self.end.on_request(METHOD_DELIVER, self._deliver)
+        self.host.start()
+        self.end.start()
+
+    async def _deliver(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        assert params is not None
+        event_id, attempt = params["eventId"], params["reliability"]["attempt"]
+        self.arrived.append((event_id, attempt))
+        self.holding += 1
+        self.most = max(self.most, self.holding)
+        try:
+            return await self.answer(event_id, attempt)
+        finally:
+            self.holding -= 1
+
+    async def close(self) -> None:
+        await self.host.close()
+        await self.end.close()

@@ -5,55 +5,27 @@ nor reorders the others."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from delivery_world import EVENTS, EVERYTHING, HOST, ListedPort, engine_with_dms, mailbox_in_memory
+from delivery_world import (
+    ACK,
+    EVENTS,
+    EVERYTHING,
+    HOST,
+    Answer,
+    FakeHarness,
+    ListedPort,
+    engine_with_dms,
+    mailbox_in_memory,
+)
 
 from core.sqlite_store import SQLiteStore
 from harness_bridge.delivery import Deliverer
-from harness_bridge.jsonrpc import ClientInfo
-from harness_bridge.rpc import INVALID_PARAMS, SERVER_BUSY, Connection, RpcError
-from harness_bridge.session import accept_initialize, initialize
-from harness_bridge.transport import MemoryTransport
-from harness_bridge.wire import METHOD_DELIVER
+from harness_bridge.rpc import INVALID_PARAMS, SERVER_BUSY, RpcError
+from harness_bridge.session import initialize
 
-Answer = Callable[[str, int], Awaitable[dict[str, Any]]]
-ACK = {"accepted": True, "duplicate": False}
 WINDOW = 8  # fewer than the ten events sent, so the window fills
-
-
-class FakeHarness:
-    """The harness's end of an in-memory link whose `chat/deliver` answers are `answer`'s;
-    it notes every arrival (event id, attempt) and the most requests it held at once."""
-
-    def __init__(self, answer: Answer) -> None:
-        self.answer = answer
-        self.arrived: list[tuple[str, int]] = []
-        self.holding = 0
-        self.most = 0
-        a, b = MemoryTransport.pair()
-        self.host, self.end = Connection(a, name="harness"), Connection(b, name="host")
-        accept_initialize(self.end, ClientInfo(name="fake", version="0"), EVERYTHING)
-        self.end.on_request(METHOD_DELIVER, self._deliver)
-        self.host.start()
-        self.end.start()
-
-    async def _deliver(self, params: dict[str, Any] | None) -> dict[str, Any]:
-        assert params is not None
-        event_id, attempt = params["eventId"], params["reliability"]["attempt"]
-        self.arrived.append((event_id, attempt))
-        self.holding += 1
-        self.most = max(self.most, self.holding)
-        try:
-            return await self.answer(event_id, attempt)
-        finally:
-            self.holding -= 1
-
-    async def close(self) -> None:
-        await self.host.close()
-        await self.end.close()
 
 
 async def deliver_all(
