@@ -15,7 +15,8 @@ A delivery's attempt number only goes up, across restarts: a harness seeing an a
 seen before may take it for the same send. The engine writes each delivery with its first
 attempt reserved (`Deliveries.record_decisions`), so the first send of one it decided here
 writes nothing more: it waits only for that decision to be committed. Every other send (a
-retry, one after a restart, one decided elsewhere) is written as the next attempt first.
+retry, one after a restart, one decided elsewhere or no longer remembered here) is written as
+the next attempt first.
 """
 
 from __future__ import annotations
@@ -200,7 +201,7 @@ class LedgerDeliveries:
         self.clock = clock
         self._framer = framer
         self.kept = kept
-        # Deliveries decided here, each with its value made at ingest when it was kept
+        # Deliveries decided here, each with its value made at ingest when it was kept.
         self._made: OrderedDict[tuple[str, str], Delivery | None] = OrderedDict()
         # Those of them whose reserved first attempt has not gone yet.
         self._unsent: set[tuple[str, str]] = set()
