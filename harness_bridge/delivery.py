@@ -74,7 +74,10 @@ class Deliverer:
         attempts: int = 5,
         backoff: float = 0.5,
         window: int = DELIVERY_WINDOW,
+        woken: asyncio.Event | None = None,
     ) -> None:
+        """`woken` is set when deliveries are recorded for the agent (`wake` sets it too): a
+        harness that outlives its deliverers keeps one for all of them."""
         if window < 1:
             raise ValueError(f"a delivery window holds at least one request, not {window}")
         self.agent = agent
@@ -87,16 +90,19 @@ class Deliverer:
         self.backoff = backoff
         self.window = window
         self.sent: list[str] = []
-        self._woken = asyncio.Event()
+        self._woken = woken if woken is not None else asyncio.Event()
 
     def wake(self) -> None:
         """Deliveries were recorded for this agent: the pass under way reads them, or the
-        next one (`woken`)."""
+        next one (`serve`)."""
         self._woken.set()
 
-    async def woken(self) -> None:
-        """Wait until deliveries were recorded since the last read of what is pending."""
-        await self._woken.wait()
+    async def serve(self) -> None:
+        """Deliver until cancelled: a pass (`resume`), then another each time deliveries were
+        recorded since the last read of what is pending. Raises what `resume` raises."""
+        while True:
+            await self.resume()
+            await self._woken.wait()
 
     async def resume(self) -> int:
         """Send every pending delivery of this agent, oldest first; returns how many were

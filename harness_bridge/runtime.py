@@ -76,6 +76,7 @@ class InProcessHarness:
         self._turns: set[asyncio.Task[None]] = set()
         self._sessions: dict[str, asyncio.Lock] = {}
         self._changed = asyncio.Event()
+        self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._host: Connection | None = None
         self._harness: Connection | None = None
@@ -96,23 +97,19 @@ class InProcessHarness:
         host.start()
         session = await initialize(host, HOST_INFO, HOST_CAPABILITIES)
         self._host, self._harness = host, harness
-        self.deliverer = Deliverer(self.agent, self.deliveries, host, session)
+        self.deliverer = Deliverer(self.agent, self.deliveries, host, session, woken=self._wake)
         self._tasks.append(asyncio.create_task(self._timer(), name=f"turns-{self.agent}"))
         return self.deliverer
 
     def wake(self) -> None:
-        """New deliveries are pending for this agent (read when its deliverer starts, if it
-        has none yet)."""
-        if self.deliverer is not None:
-            self.deliverer.wake()
+        """New deliveries are pending for this agent."""
+        self._wake.set()
 
     async def run(self) -> None:
         """Start, then keep deliveries flowing into the harness until cancelled."""
         deliverer = await self.start()
         try:
-            while True:
-                await deliverer.resume()
-                await deliverer.woken()
+            await deliverer.serve()
         finally:
             await self.stop()
 

@@ -102,6 +102,7 @@ class StdioHarness:
         self.deliverer: Deliverer | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._stderr = StderrLog(self.agent)
+        self._wake = asyncio.Event()
 
     async def start(self) -> Deliverer:
         """Start the process and open the session; returns the deliverer for its events."""
@@ -130,16 +131,14 @@ class StdioHarness:
         )
         self.connection = connection
         self.deliverer = Deliverer(
-            self.agent, self.deliveries, connection, session, window=self.window
+            self.agent, self.deliveries, connection, session, window=self.window, woken=self._wake
         )
         self.port.mark_available()
         return self.deliverer
 
     def wake(self) -> None:
-        """New deliveries are pending for this agent (read when its deliverer starts, if it
-        has none yet)."""
-        if self.deliverer is not None:
-            self.deliverer.wake()
+        """New deliveries are pending for this agent."""
+        self._wake.set()
 
     async def run(self) -> None:
         """Keep the harness running and its deliveries flowing until cancelled; a dead process
@@ -147,9 +146,7 @@ class StdioHarness:
         while True:
             try:
                 deliverer = await self.start()
-                while True:
-                    await deliverer.resume()
-                    await deliverer.woken()
+                await deliverer.serve()
             except (Closed, ConnectionError, TimeoutError) as exc:
                 log.warning("harness for %s stopped (%s); restarting", self.agent, exc)
             except OSError as exc:

@@ -98,17 +98,23 @@ def test_a_delivery_recorded_and_woken_for_during_a_pass_goes_out_in_that_pass()
 
 def test_a_delivery_recorded_without_a_wake_waits_for_the_next_pass() -> None:
     async def script(port: CountedPort, deliverer: Deliverer) -> int:
-        first = await deliverer.resume()
+        serving = asyncio.create_task(deliverer.serve())
+        while len(port.calls) < 2 * FIRST:  # each sent, then delivered
+            await asyncio.sleep(0)
         port.record_the_rest()  # recorded, but nobody woke the deliverer
-        waiting = asyncio.create_task(deliverer.woken())
-        await asyncio.sleep(0)
-        assert not waiting.done()
+        for _ in range(20):
+            await asyncio.sleep(0)
+        before = len(port.calls)
         deliverer.wake()
-        await waiting
-        return first * 100 + await deliverer.resume()
+        while len([c for c in port.calls if c[0] == "delivered"]) < 10:
+            await asyncio.sleep(0)
+        serving.cancel()
+        await asyncio.gather(serving, return_exceptions=True)
+        return before
 
-    done, port, arrived = asyncio.run(with_deliverer(script))
-    assert done == FIRST * 100 + (10 - FIRST) and len(arrived) == 10
+    before, port, arrived = asyncio.run(with_deliverer(script))
+    assert before == 2 * FIRST  # nothing more went until the wake
+    assert len(arrived) == 10
     assert port.reads == 2
 
 
