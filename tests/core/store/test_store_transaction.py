@@ -5,6 +5,7 @@ committed write outlives a restart."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
 from store_backends import Backend
@@ -80,9 +81,28 @@ def test_a_closed_store_refuses_to_be_used() -> None:
     asyncio.run(scenario())
 
 
-async def joined_by_another_task(store: Store, *, fail: bool) -> tuple[list[str], object]:
-    """A transaction another task's block joins while it is open; what happened in which
-    order, and what the joining block raised (None when it ended normally)."""
+Joiner = Callable[[Store, asyncio.Event, list[str]], Awaitable[None]]
+
+
+async def joins_with_a_block(store: Store, joined: asyncio.Event, steps: list[str]) -> None:
+    async with store.transaction():
+        await store.append("e2", "message", "human:u", {"text": "e2"}, AT)
+        joined.set()
+    steps.append("joiner left its block")
+
+
+async def waits_until_durable(store: Store, joined: asyncio.Event, steps: list[str]) -> None:
+    joined.set()
+    await store.durable()
+    steps.append("durable returned")
+
+
+async def joined_by_another_task(
+    store: Store, *, fail: bool, joiner: Joiner = joins_with_a_block
+) -> tuple[list[str], object]:
+    """A transaction another task joins while it is open (`joiner`: a block, or a wait for
+    what is written to be durable); what happened in which order, and what the joiner raised
+    (None when it ended normally)."""
     steps: list[str] = []
     joined = asyncio.Event()
     go_on = asyncio.Event()
@@ -96,19 +116,13 @@ async def joined_by_another_task(store: Store, *, fail: bool) -> tuple[list[str]
             if fail:
                 raise RuntimeError("the owner's work fails")
 
-    async def joiner() -> None:
-        async with store.transaction():
-            await store.append("e2", "message", "human:u", {"text": "e2"}, AT)
-            joined.set()
-        steps.append("joiner left its block")
-
     owning = asyncio.create_task(owner())
     await asyncio.sleep(0)  # the owner's transaction is open
-    joining = asyncio.create_task(joiner())
+    joining = asyncio.create_task(joiner(store, joined, steps))
     await joined.wait()
     for _ in range(5):
         await asyncio.sleep(0)
-    assert steps == []  # the joiner's block has ended, but it waits for the commit
+    assert steps == []  # the joiner is done with its part, but it waits for the commit
     go_on.set()
     outcomes = await asyncio.gather(owning, joining, return_exceptions=True)
     return steps, outcomes[1]
@@ -190,55 +204,21 @@ def test_a_transaction_commits_only_once_another_tasks_block_inside_it_has_left(
 def test_durable_returns_at_once_with_no_transaction_and_after_the_commit_of_an_open_one(
     backend: Backend,
 ) -> None:
-    async def scenario(store: Store) -> list[str]:
-        steps: list[str] = []
+    async def scenario(store: Store) -> tuple[list[str], object]:
         await store.durable()  # nothing open: nothing to wait for
-        release = asyncio.Event()
+        return await joined_by_another_task(store, fail=False, joiner=waits_until_durable)
 
-        async def owner() -> None:
-            async with store.transaction():
-                await write_one_of_each(store, "e1")
-                await release.wait()
-                steps.append("owner ends its block")
-            steps.append("owner committed")
-
-        async def waiter() -> None:
-            await store.durable()
-            steps.append("durable returned")
-
-        owning = asyncio.create_task(owner())
-        await asyncio.sleep(0)
-        waiting = asyncio.create_task(waiter())
-        for _ in range(5):
-            await asyncio.sleep(0)
-        assert steps == []  # the transaction is open: durable waits
-        release.set()
-        await asyncio.gather(owning, waiting)
-        return steps
-
-    steps = backend.run(scenario)
-    assert steps[0] == "owner ends its block" and "durable returned" in steps
+    steps, raised = backend.run(scenario)
+    assert steps == ["owner ends its block", "durable returned"]
+    assert raised is None
 
 
 def test_durable_raises_when_the_open_transaction_is_rolled_back(backend: Backend) -> None:
-    async def scenario(store: Store) -> object:
-        release = asyncio.Event()
+    async def scenario(store: Store) -> tuple[list[str], object]:
+        return await joined_by_another_task(store, fail=True, joiner=waits_until_durable)
 
-        async def owner() -> None:
-            async with store.transaction():
-                await write_one_of_each(store, "e1")
-                await release.wait()
-                raise RuntimeError("the owner's work fails")
-
-        owning = asyncio.create_task(owner())
-        await asyncio.sleep(0)
-        waiting = asyncio.create_task(store.durable())
-        await asyncio.sleep(0)
-        release.set()
-        outcomes = await asyncio.gather(owning, waiting, return_exceptions=True)
-        return outcomes[1]
-
-    raised = backend.run(scenario)
+    steps, raised = backend.run(scenario)
+    assert steps == ["owner ends its block"]
     assert isinstance(raised, StoreError) and "rolled back" in str(raised)
 
 
