@@ -5,8 +5,7 @@ or `Typing` goes straight to the agent's connected harness, and every agent told
 its harness woken: a delivery is read back from the ledger by the deliverer it wakes, so none
 is lost when a harness is away. Each decision is then logged as one line (`c2a.logs`), once the
 woken have had their turn of the loop. Where several processes share a PostgreSQL ledger, what
-another one committed wakes them the same way
-(`Dispatch.heard`).
+another one committed wakes them the same way (`Dispatch.heard`).
 """
 
 from __future__ import annotations

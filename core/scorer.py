@@ -5,11 +5,10 @@ agent (its partner's, the answers to its line to the room, its name in the text,
 commands it answers). A question to the room (`?`, anyone, who...) that no rule decided is a
 `room_question` cue for every agent, and so is a line that states something (a remark, a problem
 report) when no agent has any other cue for it (`room_statement`), with what the engine knows
-at decision time: the
-channel's pace, whether the asker ever talked with the agent, how lately and how much the
-agent spoke, how often it took up such questions, whether the asker is new or busy with
-another agent. This module turns that into a few numbers (`features`) and weighs them with a
-logistic regression trained on real chat (`bench/train_attention.py`, which writes
+at decision time: the channel's pace, whether the asker ever talked with the agent, how lately
+and how much the agent spoke, how often it took up such questions, whether the asker is new or
+busy with another agent. This module turns that into a few numbers (`features`) and weighs
+them with a logistic regression trained on real chat (`bench/train_attention.py`, which writes
 `scorer_weights.json` beside this file). A question whose probability reaches the threshold, or
 a statement whose probability reaches its own (higher) one, is a turn the agent may answer; the
 rest is chatter.
