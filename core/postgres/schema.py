@@ -4,9 +4,9 @@ apply).
 Migration 1 is the same tables as SQLite's migration 1 with PostgreSQL's types: identity
 columns for `seq` and the queue orders, `json` for what SQLite keeps as JSON text (`json`, not
 `jsonb`, keeps an event's keys in the order they were written), and `timestamptz` for a claim's
-times, so `claim` decides expiry in SQL. The outbox's due rows have an index of their own, for
-`SELECT ... FOR UPDATE SKIP LOCKED` when several hosts drain it. Text times (`ts`, `at`) stay
-RFC 3339 text, compared as SQLite compares them.
+times, so `claim` decides expiry in SQL. The outbox rows a host may take have an index of their
+own (since migration 3), for `SELECT ... FOR UPDATE SKIP LOCKED` when several hosts drain it.
+Text times (`ts`, `at`) stay RFC 3339 text, compared as SQLite compares them.
 """
 
 from __future__ import annotations
@@ -128,7 +128,21 @@ CREATE TABLE leases (
 ALTER TABLE outbox ADD COLUMN taken_by text;
 """
 
+# What a long-running host reads again and again, indexed so that it costs the rows it finds,
+# not the whole table: the outbox rows a host may take (each drain: `sending` ones too, whose
+# taker may have died, which the first index left out, so taking read the whole outbox), the
+# deliveries still owing an answer (the follow-up sweep, every few seconds) and each agent's
+# digest items. Each is partial: it holds only the few rows it is for.
+_REREAD = """
+DROP INDEX outbox_due;
+CREATE INDEX outbox_open ON outbox (n) WHERE status IN ('pending', 'ambiguous', 'sending');
+CREATE INDEX deliveries_open ON deliveries (seq)
+    WHERE status = 'delivered' AND policy = 'must_respond' AND disposition IS NULL;
+CREATE INDEX deliveries_digest ON deliveries (agent, seq) WHERE mode = 'digest';
+"""
+
 MIGRATIONS = (
     Migration(1, "the ledger's tables", _TABLES),
     Migration(2, "leases, and who takes an outbox row", _LEASES),
+    Migration(3, "indexes for what a running host reads again", _REREAD),
 )

@@ -127,7 +127,20 @@ CREATE TABLE IF NOT EXISTS leases (
 );
 """
 
+# What a long-running host reads again and again, indexed so that it costs the rows it finds,
+# not the whole table: the outbox's due rows (every drain), the deliveries still owing an
+# answer (the follow-up sweep, every few seconds) and each agent's digest items (each digest).
+# Each is partial: it holds only the few rows it is for, so writing a delivery or an outbox row
+# costs nothing more.
+_REREAD = """
+CREATE INDEX IF NOT EXISTS outbox_due ON outbox (n) WHERE status IN ('pending', 'ambiguous');
+CREATE INDEX IF NOT EXISTS deliveries_open ON deliveries (seq)
+    WHERE status = 'delivered' AND policy = 'must_respond' AND disposition IS NULL;
+CREATE INDEX IF NOT EXISTS deliveries_digest ON deliveries (agent, seq) WHERE mode = 'digest';
+"""
+
 MIGRATIONS = (
     Migration(1, "the ledger's tables", _TABLES),
     Migration(2, "leases", _LEASES),
+    Migration(3, "indexes for what a running host reads again", _REREAD),
 )
