@@ -131,14 +131,17 @@ ALTER TABLE outbox ADD COLUMN taken_by text;
 # What a long-running host reads again and again, indexed so that it costs the rows it finds,
 # not the whole table: the outbox rows a host may take (each drain: `sending` ones too, whose
 # taker may have died, which the first index left out, so taking read the whole outbox), the
-# deliveries still owing an answer (the follow-up sweep, every few seconds) and each agent's
-# digest items. Each is partial: it holds only the few rows it is for.
+# deliveries still owing an answer (the follow-up sweep, every few seconds), each agent's
+# digest items, and the claims still live (read before each event is decided, where several
+# hosts share the ledger; expired claims stay in the table). The first three are partial:
+# they hold only the few rows they are for.
 _REREAD = """
 DROP INDEX outbox_due;
 CREATE INDEX outbox_open ON outbox (n) WHERE status IN ('pending', 'ambiguous', 'sending');
 CREATE INDEX deliveries_open ON deliveries (seq)
     WHERE status = 'delivered' AND policy = 'must_respond' AND disposition IS NULL;
 CREATE INDEX deliveries_digest ON deliveries (agent, seq) WHERE mode = 'digest';
+CREATE INDEX claims_live ON claims (expires_at);
 """
 
 MIGRATIONS = (
