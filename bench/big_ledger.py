@@ -17,6 +17,7 @@ Used by `bench/memory.py`; the clone is checked in `tests/bench/test_memory_benc
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import sqlite3
 import sys
@@ -41,9 +42,12 @@ from builders import (  # noqa: E402
 )
 
 from c2a.host import Host  # noqa: E402
+from core.actions import Post, React, to_record  # noqa: E402
 from core.clock import VirtualClock  # noqa: E402
 from core.emission import Emission  # noqa: E402
+from core.signals import Signal  # noqa: E402
 from core.sqlite_store import SQLiteStore  # noqa: E402
+from core.store_rows import dumps  # noqa: E402
 
 __all__ = ["Built", "build", "channel_id", "template_bodies"]
 
@@ -205,6 +209,7 @@ class Built:
     conversations: int
     receipts: int
     deliveries: int
+    outbox: int
 
 
 def _clones(
@@ -253,7 +258,8 @@ def build(path: Path, rows: int = 1_000_000, conversations: int = 10_000) -> Bui
     insert_delivery = (
         f"INSERT INTO deliveries ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
     )
-    counts = [0, 0, 0]
+    answered = _Answered(columns)
+    counts = [0, 0, 0, 0]
     db.execute("BEGIN")
     events, receipts, deliveries = [], [], []
     for seq, (event, received, decided) in enumerate(
@@ -263,12 +269,44 @@ def build(path: Path, rows: int = 1_000_000, conversations: int = 10_000) -> Bui
         receipts.extend(received)
         deliveries.extend((*row[:at_seq], seq, *row[at_seq + 1 :]) for row in decided)
         if len(events) >= 20_000:
-            _write(db, insert_delivery, events, receipts, deliveries, counts)
-    _write(db, insert_delivery, events, receipts, deliveries, counts)
+            _write(db, insert_delivery, events, receipts, deliveries, answered, counts)
+    _write(db, insert_delivery, events, receipts, deliveries, answered, counts)
     db.execute("COMMIT")
     db.execute("PRAGMA journal_mode=WAL")
     db.close()
-    return Built(counts[0], conversations, counts[1], counts[2])
+    return Built(counts[0], conversations, counts[1], counts[2], counts[3])
+
+
+class _Answered:
+    """The outbox rows a host wrote for the deliveries it settled as answered (`_SETTLE`): for
+    each `must_respond` one, the `seen` reaction on the message and the agent's reply, sent."""
+
+    def __init__(self, columns: list[str]) -> None:
+        self.event, self.agent = columns.index("event_id"), columns.index("agent")
+        self.policy, self.at = columns.index("policy"), columns.index("decided_at")
+
+    def rows(
+        self, events: list[tuple[Any, ...]], deliveries: list[tuple[Any, ...]]
+    ) -> Iterator[tuple[Any, ...]]:
+        data = {event[1]: event[5] for event in events}
+        for row in deliveries:
+            if row[self.policy] != "must_respond":
+                continue
+            event_id, agent, at = row[self.event], row[self.agent], row[self.at]
+            message = json.loads(data[event_id])
+            place = {"agent": agent, "platform": "slack"}
+            place |= {"conversation": message["conversation"]["id"]}
+            key = f"{event_id}:{agent}"
+            seen = React(
+                **place,
+                key=f"{key}:react:seen",
+                message_id=message["message_id"],
+                signal=Signal.SEEN,
+                event_id=event_id,
+            )
+            reply = Post(**place, key=f"{key}:reply", text="done", in_reply_to=event_id)
+            for action in (seen, reply):
+                yield action.key, agent, dumps(to_record(action)), "sent", 1, "{}", at, at
 
 
 def _write(
@@ -277,6 +315,7 @@ def _write(
     events: list[tuple[Any, ...]],
     receipts: list[tuple[Any, ...]],
     deliveries: list[tuple[Any, ...]],
+    answered: _Answered,
     counts: list[int],
 ) -> None:
     db.executemany(
@@ -286,7 +325,13 @@ def _write(
     )
     db.executemany("INSERT INTO receipts (event_id, agent) VALUES (?, ?)", receipts)
     db.executemany(insert_delivery, deliveries)
-    for n, written in enumerate((events, receipts, deliveries)):
+    sent = list(answered.rows(events, deliveries))
+    db.executemany(
+        "INSERT INTO outbox (idempotency_key, agent, action, status, attempts, result, "
+        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        sent,
+    )
+    for n, written in enumerate((events, receipts, deliveries, sent)):
         counts[n] += len(written)
         written.clear()
 

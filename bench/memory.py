@@ -6,10 +6,13 @@ Builds the ledger in bulk (`big_ledger.py`: Slack traffic a live host wrote, clo
 starts a `c2a run`-like host over it in a fresh process: `c2a.host.Host` on the SQLite file,
 whose `start` folds the whole ledger into the engine's state (`Engine.rebuild`), then takes
 `--more` new messages in, each through every agent's connection as Socket Mode delivers them.
-Printed: rows and conversations, the time to build and to start, and the process's resident
+Printed: rows and conversations, the time to build and to start, the process's resident
 memory (`VmRSS`) after the imports, after the start and after the new messages, with its peak
-(`VmHWM`). `--top N` traces the start with tracemalloc (several times slower) and prints the
-N lines that hold the most memory. The target (issue 17): under 150 MB. Asserts nothing.
+(`VmHWM`), and how long the reads a running host repeats take on that ledger (the sweep's
+overdue deliveries, a first digest, an outbox drain, the `/metrics` gauges), with the indexes
+of migration 3 and again with them dropped, as the ledger was before it. `--top N` traces the
+start with tracemalloc (several times slower) and prints the N lines that hold the most
+memory. The target (issue 17): under 150 MB. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -19,11 +22,14 @@ import asyncio
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +40,8 @@ from big_ledger import BASE, PEOPLE, build, channel_id  # noqa: E402
 from builders import SLACK_IDS, local_workspace, slack_body, slack_message  # noqa: E402
 
 from c2a.host import Host  # noqa: E402
-from core.clock import SystemClock  # noqa: E402
+from c2a.metrics import CountedStore, Metrics  # noqa: E402
+from core.clock import SystemClock, format_time  # noqa: E402
 from core.emission import Emission  # noqa: E402
 from core.sqlite_store import SQLiteStore  # noqa: E402
 
@@ -81,7 +88,8 @@ async def _measure(path: Path, conversations: int, more: int, top: int) -> dict[
 
     figures: dict[str, Any] = {"importedMB": memory_mb()[0]}
     bodies = new_bodies(conversations, more)
-    host = Host(local_workspace(), SQLiteStore(str(path)), SystemClock(), sink)
+    store = SQLiteStore(str(path))
+    host = Host(local_workspace(), store, SystemClock(), sink)
     if top:
         tracemalloc.start()
     began = time.perf_counter()
@@ -99,11 +107,52 @@ async def _measure(path: Path, conversations: int, more: int, top: int) -> dict[
         for body in bodies:
             for agent in SLACK_IDS:
                 await host.receive("slack", body, agent)
+        figures["moreSeconds"] = time.perf_counter() - began
+        figures["afterMB"], figures["peakMB"] = memory_mb()
+        figures["reads"] = await repeated_reads(store)
+        for index in REREAD_INDEXES:
+            store.db.execute(f"DROP INDEX {index}")
+        figures["readsUnindexed"] = await repeated_reads(store)
     finally:
         await host.close()
-    figures["moreSeconds"] = time.perf_counter() - began
-    figures["afterMB"], figures["peakMB"] = memory_mb()
     figures["more"] = more
+    return figures
+
+
+REREAD_INDEXES = ("outbox_due", "deliveries_open", "deliveries_digest")
+"""The ledger's indexes for what a running host reads again (migration 3)."""
+
+
+async def repeated_reads(store: SQLiteStore) -> dict[str, float]:
+    """What a running host reads again and again, each the median of five reads, in ms: the
+    follow-up sweep's overdue deliveries (every five seconds), every agent's digest items read
+    from the start (a first digest), an outbox drain's due rows, and the `/metrics` gauges."""
+    counted = CountedStore(store, Metrics(), "bench")
+    agents = list(local_workspace().agent_ids)
+    now = datetime.now(UTC)
+
+    async def digests() -> None:
+        for agent in agents:
+            await store.seen_by(agent, after_seq=0, mode="digest", limit=1000)
+
+    async def gauges() -> None:
+        await counted.queue_depths(agents)
+        await counted.delivery_lag(agents, now)
+
+    reads: dict[str, Callable[[], Awaitable[object]]] = {
+        "overdue": lambda: store.overdue(format_time(now)),
+        "digests": digests,
+        "outbox": lambda: store.outbox_take("bench"),
+        "gauges": gauges,
+    }
+    figures = {}
+    for name, read in reads.items():
+        times = []
+        for _ in range(5):
+            began = time.perf_counter()
+            await read()
+            times.append((time.perf_counter() - began) * 1000)
+        figures[name] = statistics.median(times)
     return figures
 
 
@@ -129,6 +178,11 @@ def report(rows: int, conversations: int, build_seconds: float, figures: dict[st
         f"({figures['moreSeconds']:.1f} s) {figures['afterMB']:.1f} MB, peak "
         f"{figures['peakMB']:.1f} MB",
         f"target: RSS under {TARGET_MB:.0f} MB: {met}",
+        "a running host's repeated reads, ms with the indexes of migration 3 / without: "
+        + ", ".join(
+            f"{name} {figures['reads'][name]:.2f} / {figures['readsUnindexed'][name]:.2f}"
+            for name in figures["reads"]
+        ),
     ]
     return "\n".join(lines + figures.get("top", []))
 

@@ -15,7 +15,7 @@ import big_ledger
 import memory
 
 
-def test_the_clone_gives_every_conversation_its_own_events_receipts_and_deliveries(
+def test_the_clone_gives_every_conversation_its_own_events_receipts_deliveries_and_outbox(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "ledger.sqlite3"
@@ -48,6 +48,14 @@ def test_the_clone_gives_every_conversation_its_own_events_receipts_and_deliveri
     kinds = dict(db.execute("SELECT kind, count(*) FROM events GROUP BY kind").fetchall())
     assert kinds["x.c2a.member_joined"] == 3 * 30
     assert db.execute("SELECT count(*) FROM events WHERE thread != ''").fetchone()[0] > 0
+    # Each answered question left its `seen` reaction and its reply in the outbox, sent.
+    answered = db.execute("SELECT count(*) FROM deliveries WHERE policy = 'must_respond'")
+    assert built.outbox == 2 * answered.fetchone()[0] > 0
+    sent = db.execute(
+        "SELECT count(*) FROM outbox o JOIN events e ON instr(o.idempotency_key, e.id) = 1 "
+        "WHERE o.status = 'sent'"
+    )
+    assert sent.fetchone()[0] == built.outbox
 
 
 def test_a_tiny_run_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
@@ -57,3 +65,5 @@ def test_a_tiny_run_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> N
     assert "start (Engine.rebuild folds 400 rows)" in printed
     assert "after 5 more messages" in printed
     assert "target: RSS under 150 MB: met" in printed
+    reads = "a running host's repeated reads, ms with the indexes of migration 3 / without: "
+    assert reads + "overdue " in printed and ", gauges " in printed
