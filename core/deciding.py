@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from typing import Final
 
 from core.attention import ChatterShape, assess, chatter_shape
 from core.attention_context import Context
@@ -18,9 +19,14 @@ from core.events import ChatEvent, EventKind
 from core.manifest import Workspace
 from core.revisions import answered_in_gap, is_late
 from core.state import State
+from core.state_records import LateQuestion
 from core.store import Store
 
-__all__ = ["Decider"]
+__all__ = ["LATE_HELD", "Decider"]
+
+LATE_HELD: Final = 4096
+"""Late questions remembered for a late reply to answer (`Decider.answered_in_gap`): those of a
+catch-up after an outage. Past that the oldest is forgotten, and simply delivered."""
 
 _MESSAGE = EventKind.MESSAGE
 _MUST = Policy.MUST_RESPOND
@@ -124,7 +130,10 @@ class Decider:
             return
         agents = {d.agent for d in decisions if d.policy is _MUST}
         if agents:
-            state.late_questions.setdefault(seq, set()).update(agents)
+            where = LateQuestion(event.conversation.id, event.message_id)
+            state.late_questions.setdefault(seq, where).agents.update(agents)
+            if len(state.late_questions) > LATE_HELD:  # the oldest is simply delivered
+                del state.late_questions[next(iter(state.late_questions))]
 
     async def answered_in_gap(
         self, reply: ChatEvent, ctx: Context, first: bool, state: State
@@ -136,7 +145,10 @@ class Decider:
         if not first or reply.kind is not _MESSAGE or not is_late(reply, ctx.now):
             return
         store = self.store
-        for seq, agents in list(state.late_questions.items()):
+        for seq, late in list(state.late_questions.items()):
+            if not late.within_reach(reply):  # nothing to read: a catch-up floods many places
+                continue
+            agents = late.agents
             entry = await store.entry(seq)
             if entry is None:
                 del state.late_questions[seq]

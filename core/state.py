@@ -32,7 +32,14 @@ from core.reactions import ReactionMarks
 from core.scorer import Scorer, default_scorer
 from core.state_messages import MESSAGES_HELD
 from core.state_recent import Recent
-from core.state_records import Chain, MessageRecord, ThreadRecord, kept_decision, message_key
+from core.state_records import (
+    Chain,
+    LateQuestion,
+    MessageRecord,
+    ThreadRecord,
+    kept_decision,
+    message_key,
+)
 
 __all__ = ["CHAINS_HELD", "THREADS_HELD", "State"]
 
@@ -99,9 +106,10 @@ class State:
     turns: dict[tuple[str, str], deque[datetime]] = field(default_factory=dict)
     claims: dict[str, tuple[str, datetime]] = field(default_factory=dict)
     obligations: dict[tuple[str, str], bool] = field(default_factory=dict)
-    # Questions received late (by ledger sequence) and the agents they were must_respond for:
-    # the only deliveries a late reply can answer in the gap (`core.deciding`).
-    late_questions: dict[int, set[str]] = field(default_factory=dict)
+    # Questions received late (by ledger sequence), where they were asked and the agents they
+    # were must_respond for: the only deliveries a late reply can answer in the gap
+    # (`core.deciding`).
+    late_questions: dict[int, LateQuestion] = field(default_factory=dict)
     reactions: ReactionMarks = field(default_factory=ReactionMarks)
     continuity: Continuity = field(default_factory=Continuity)
     # Which questions to the room each agent gets as `to_me_likely`; None: continuity alone.

@@ -1,5 +1,6 @@
 """The records the engine's state keeps of what it has seen: messages (with their versions and
-who had them), threads (who owns and follows them) and a person's run of fragments."""
+who had them), threads (who owns and follows them), a person's run of fragments, and the
+questions that came late."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ from sys import intern
 from core.decision import Decision
 from core.events import ChatEvent, Conversation
 
-__all__ = ["Chain", "MessageRecord", "ThreadRecord", "kept_decision", "message_key"]
+__all__ = [
+    "Chain",
+    "LateQuestion",
+    "MessageRecord",
+    "ThreadRecord",
+    "kept_decision",
+    "message_key",
+]
 
 
 def message_key(platform: str, conversation_id: str, message_id: str) -> str:
@@ -75,3 +83,20 @@ class Chain:
     root: str
     started: datetime
     decisions: dict[str, Decision]
+
+
+@dataclass(slots=True)
+class LateQuestion:
+    """A question received late (`core.revisions.is_late`): where a reply can answer it (its
+    conversation's id, its message id) and the agents it is still `must_respond` for."""
+
+    conversation: str
+    message_id: str | None
+    agents: set[str] = field(default_factory=set)
+
+    def within_reach(self, reply: ChatEvent) -> bool:
+        """Whether `reply` could answer it at all: said in its conversation, or a reply
+        reference to it (`core.revisions` decides whether it does)."""
+        return reply.conversation.id == self.conversation or (
+            self.message_id is not None and reply.reply_to == self.message_id
+        )

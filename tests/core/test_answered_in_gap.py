@@ -30,11 +30,14 @@ from builders import (
     slack_message,
 )
 
+from adapters.slack.normalise import normalise as normalise_slack
 from c2a.host import Host
 from core.clock import VirtualClock
-from core.decision import Policy
+from core.deciding import LATE_HELD, Decider
+from core.decision import Decision, Directedness, InjectionMode, Policy
 from core.emission import Emission
 from core.sqlite_store import SQLiteStore
+from core.state import State
 from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import parse_rendered, render_event
 from harness_bridge.wire import parse_deliver
@@ -198,6 +201,53 @@ def test_a_late_reply_reads_only_the_questions_that_came_late() -> None:
         assert len(read) == 1  # the late question, not the 25 live ones
 
     run(scenario, at=at)
+
+
+def test_a_late_reply_reads_only_the_late_questions_it_could_answer() -> None:
+    """A catch-up floods late questions into many conversations at once: a late reply reads
+    only those asked where it was said (or the one it references), not every one of them."""
+
+    async def scenario(rig: Rig) -> None:
+        for n in range(25):  # late questions in 25 other channels, none answered yet
+            elsewhere = slack_message(Q_TS, f"<@{LEAD}> blocked {n}?", channel=f"C0X{n:02d}")
+            await rig.slack(elsewhere)
+        await rig.slack(question())
+        assert len(rig.host.engine.state.late_questions) == 26
+        store = rig.host.store
+        read: list[int] = []
+        entry = store.entry
+
+        async def counted(seq: int) -> Any:
+            read.append(seq)
+            return await entry(seq)
+
+        store.entry = counted  # type: ignore[method-assign]
+        await rig.slack(slack_message(A_TS, "yes, CI is red", user=HUMAN2, thread_ts=Q_TS))
+        assert await rig.lead(QUESTION) == ANSWERED
+        assert len(read) == 1  # the question of its own channel, not the 25 elsewhere
+        assert len(rig.host.engine.state.late_questions) == 25  # theirs still wait
+
+    run(scenario, at=SENT + timedelta(minutes=4))
+
+
+def test_late_questions_held_are_bounded() -> None:
+    """Past `LATE_HELD` the oldest late question is forgotten (and simply delivered)."""
+    state = State(local_workspace())
+    decider = Decider(local_workspace(), SQLiteStore(":memory:"))
+    for seq in range(LATE_HELD + 3):
+        event = normalise_slack(slack_body(slack_message(f"1767225600.{seq:06d}", "blocked?")))
+        assert event is not None
+        must = Decision(
+            event.event_id,
+            "lead",
+            Directedness.TO_ME,
+            Policy.MUST_RESPOND,
+            InjectionMode.BUFFERED,
+            "direct_mention",
+        )
+        decider.note_question(event, seq, [must], LATE, state)
+    assert len(state.late_questions) == LATE_HELD
+    assert next(iter(state.late_questions)) == 3
 
 
 # ---- Discord ------------------------------------------------------------------------------------
