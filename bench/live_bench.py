@@ -15,7 +15,8 @@ both sides. Printed for each side and rate: p50, p99 and max latency, sustained 
 (messages from the first write to the last arrival), CPU per platform event and RSS of the
 process under test (not its harnesses), what arrived of what was expected, and the ratios.
 `--code DIR` runs `c2a run` from another checkout (the code before a change, say);
-`--profile FILE` runs it under cProfile (`FILE.<platform>.<suffix>`, for `pstats`).
+`--profile FILE` runs it under cProfile (`FILE.<platform>.<suffix>`, for `pstats`);
+`--ledger FILE` starts it over a copy of a SQLite ledger (a grown one: `bench/big_ledger.py`).
 Asserts nothing: the figures go to docs/benchmarks.md, with `uptime` beside them.
 """
 
@@ -27,6 +28,7 @@ import contextlib
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,6 +52,7 @@ SETTLE_S = 10.0  # a phase ends when nothing more arrived for this long (a satur
 CONNECT_S = 60.0
 STOP_S = 3.0
 PROFILE: Path | None = None  # --profile: c2a run under cProfile, its stats written here
+LEDGER: Path | None = None  # --ledger: c2a run starts over a copy of this SQLite ledger
 
 
 @dataclass
@@ -98,6 +101,9 @@ def start_product(load: PlatformLoad, work: Path, code: Path = ROOT) -> Side:
     path.write_text(yaml.safe_dump(manifest))
     command = [sys.executable, "-m", "c2a.cli", "run", "--manifest", str(path)]
     command += ["--data-dir", str(work / "data")]
+    if LEDGER is not None:  # a ledger grown by a long life (`bench/big_ledger.py`)
+        (work / "data").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(LEDGER, work / "data" / f"{manifest['workspace']}.sqlite3")
     if PROFILE is not None:
         profile = PROFILE.with_suffix(f".{load.name}{PROFILE.suffix}")
         command[1:1] = ["-m", "cProfile", "-o", str(profile)]
@@ -247,6 +253,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--profile", type=Path, help="profile c2a run (cProfile) to FILE.<platform>.<suffix>"
     )
     parser.add_argument(
+        "--ledger",
+        type=Path,
+        help="start c2a run over a copy of this SQLite ledger (one `bench/big_ledger.py` built)",
+    )
+    parser.add_argument(
         "--code",
         type=Path,
         default=ROOT,
@@ -259,4 +270,7 @@ if __name__ == "__main__":
     args = parse_args()
     rates = [float(r) for r in args.rates.split(",")]
     PROFILE = args.profile
+    LEDGER = args.ledger
+    if LEDGER is not None:  # the start folds the whole ledger before it connects
+        CONNECT_S = 300.0
     asyncio.run(main(rates, args.seconds, args.platforms.split(","), args.code.resolve()))

@@ -68,7 +68,6 @@ class SlackLoad:
     def __init__(self) -> None:
         self.fake = FakeSlack(wait_timeout=60.0)
         self.users = {a: f"U0B{n}" for n, a in enumerate(AGENTS)}
-        self.second = int(time.time())
         self._first_connection = 0
 
     async def __aenter__(self) -> SlackLoad:
@@ -117,7 +116,9 @@ class SlackLoad:
         await self.fake._wait_until(lambda: len(self._sockets()) == len(AGENTS), "every bot")
 
     async def send(self, i: int) -> tuple[str, float]:
-        ts = f"{self.second + i // 100_000}.{i % 100_000:06d}"
+        # Sent now, as a live message is (one stamped minutes before it arrives is late, and is
+        # decided as a catch-up would be); `i` keeps the ts unique within the second.
+        ts = f"{int(time.time())}.{i % 1_000_000:06d}"
         mentioned = AGENTS[i % len(AGENTS)]
         channel = f"C0B{i % CHANNELS}"
         text = f"<@{self.users[mentioned]}> bench message {i}"
