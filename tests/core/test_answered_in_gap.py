@@ -61,6 +61,21 @@ class Rig:
     async def discord(self, payload: dict[str, Any]) -> None:
         await self.host.receive("discord", payload, "lead")
 
+    async def answered_reading(self) -> list[int]:
+        """Another person's late thread reply answers the question; the ledger entries it read."""
+        store = self.host.store
+        read: list[int] = []
+        entry = store.entry
+
+        async def counted(seq: int) -> Any:
+            read.append(seq)
+            return await entry(seq)
+
+        store.entry = counted  # type: ignore[method-assign]
+        await self.slack(slack_message(A_TS, "yes, CI is red", user=HUMAN2, thread_ts=Q_TS))
+        assert await self.lead(QUESTION) == ANSWERED
+        return read
+
     async def lead(self, event_id: str) -> tuple[Policy, str]:
         [found] = [
             d for d in await self.host.store.deliveries(event_id) if d.decision.agent == "lead"
@@ -187,17 +202,7 @@ def test_a_late_reply_reads_only_the_questions_that_came_late() -> None:
         for n in range(25):  # within one person's turn budget: each stays a must_respond
             await rig.slack(slack_message(f"{now}.{n:06d}", f"<@{LEAD}> live question {n}?"))
         await rig.slack(question())
-        store = rig.host.store
-        read: list[int] = []
-        entry = store.entry
-
-        async def counted(seq: int) -> Any:
-            read.append(seq)
-            return await entry(seq)
-
-        store.entry = counted  # type: ignore[method-assign]
-        await rig.slack(slack_message(A_TS, "yes, CI is red", user=HUMAN2, thread_ts=Q_TS))
-        assert await rig.lead(QUESTION) == ANSWERED
+        read = await rig.answered_reading()
         assert len(read) == 1  # the late question, not the 25 live ones
 
     run(scenario, at=at)
@@ -213,17 +218,7 @@ def test_a_late_reply_reads_only_the_late_questions_it_could_answer() -> None:
             await rig.slack(elsewhere)
         await rig.slack(question())
         assert len(rig.host.engine.state.late_questions) == 26
-        store = rig.host.store
-        read: list[int] = []
-        entry = store.entry
-
-        async def counted(seq: int) -> Any:
-            read.append(seq)
-            return await entry(seq)
-
-        store.entry = counted  # type: ignore[method-assign]
-        await rig.slack(slack_message(A_TS, "yes, CI is red", user=HUMAN2, thread_ts=Q_TS))
-        assert await rig.lead(QUESTION) == ANSWERED
+        read = await rig.answered_reading()
         assert len(read) == 1  # the question of its own channel, not the 25 elsewhere
         assert len(rig.host.engine.state.late_questions) == 25  # theirs still wait
 
