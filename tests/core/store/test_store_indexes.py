@@ -1,9 +1,10 @@
 """What a long-running host reads again and again reads an index, not a whole table, on every
 backend: the outbox's due rows (each drain), the deliveries still owing an answer (the
 follow-up sweep, every few seconds), an agent's digest items, what is pending for an agent,
-the queue gauges of `/metrics` and, where hosts share the ledger, the live claims. Those tables grow with every message for as long as the
-ledger lives; a scan of a million-row ledger blocked the event loop for 0.1-0.45 s each time
-(docs/benchmarks.md, "What a long-running host reads again").
+the queue gauges of `/metrics` and, where hosts share the ledger, the live claims. Those
+tables grow with every message for as long as the ledger lives; a scan of a million-row ledger
+blocked the event loop for 0.1-0.45 s each time (docs/benchmarks.md, "What a long-running host
+reads again").
 
 Each query is caught as the store runs it, with its arguments, and its plan asked for: SQLite's
 `EXPLAIN QUERY PLAN`, PostgreSQL's `EXPLAIN` with sequential scans turned off (so that the plan
