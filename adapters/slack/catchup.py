@@ -100,14 +100,17 @@ async def catch_up(
     )
     if not marks:
         return 0  # a first run: never answer old chat
-    receipts = {mark.event_id: set(await store.receipts(mark.event_id)) for mark in marks}
     last_run = max(parse_time(mark.ts) for mark in marks)
+    # A ledger marks every thread it ever saw; only those active when the host stopped count.
+    active_since = last_run - timedelta(minutes=window.minutes)
+    marks = [m for m in marks if not m.thread or parse_time(m.ts) >= active_since]
+    receipts = {mark.event_id: set(await store.receipts(mark.event_id)) for mark in marks}
     reader = _Reader(window, now - timedelta(minutes=window.minutes), sleep)
     found: list[_Found] = []
     for agent, client in clients.items():
         if not any(agent in seen for seen in receipts.values()):
             continue  # this bot never ran here: a first run for it
-        places = _places(workspace, agent, marks, receipts, last_run, window)
+        places = _places(workspace, agent, marks, receipts)
         since = ts_of(last_run - SKEW)
         found += await reader.read_all(agent, client, places, since)
     found.sort(key=lambda f: (ts_key(f.message["ts"]), f.place.channel))
@@ -126,8 +129,6 @@ def _places(
     agent: str,
     marks: list[ConversationMark],
     receipts: Mapping[str, set[str]],
-    last_run: datetime,
-    window: SlackCatchUp,
 ) -> list[Place]:
     """The configured channels, the ledger's conversations this bot had the newest message of,
     and its threads active when the host stopped."""
@@ -135,15 +136,14 @@ def _places(
     configured = [c for c in workspace.manifest.channels if _CHANNEL_ID.fullmatch(c)]
     for channel in configured:
         places[(channel, None)] = Place(channel, "channel", None, None)
-    active_since = last_run - timedelta(minutes=window.minutes)
-    for mark in marks:
+    for mark in marks:  # threads already only those active when the host stopped
         channel, _, ts = mark.event_id.removeprefix(EVENT_PREFIX).split(":", 1)[-1].rpartition(":")
         if channel != mark.conversation or not TS.fullmatch(ts):
             continue
         if agent not in receipts[mark.event_id] and channel not in configured:
             continue  # another bot's DM or private channel
         thread = mark.thread or None
-        if thread is not None and (not TS.fullmatch(thread) or parse_time(mark.ts) < active_since):
+        if thread is not None and not TS.fullmatch(thread):
             continue
         places[(channel, thread)] = Place(channel, _channel_type(mark), thread, ts)
     return list(places.values())

@@ -125,16 +125,19 @@ class SQLiteLedger(Connection):
         self, id_prefix: str, kind: str, *, threads: bool = False
     ) -> list[ConversationMark]:
         group = "conversation, thread" if threads else "conversation"
+        # Only the conversation's kind of each record's data, read in SQL: a ledger holds a
+        # mark for every thread it ever saw, and their whole records were most of a start's
+        # memory (100 MB for 97,000 threads).
         rows = self.db.execute(
-            "SELECT e.conversation, e.id, e.ts, e.data, e.thread FROM events e JOIN ("
-            "SELECT max(seq) AS seq FROM events WHERE kind = ? AND conversation != '' "
+            "SELECT e.conversation, e.id, e.ts, "
+            "coalesce(json_extract(e.data, '$.conversation.kind'), ''), e.thread FROM events e "
+            "JOIN (SELECT max(seq) AS seq FROM events WHERE kind = ? AND conversation != '' "
             f"AND substr(id, 1, length(?)) = ? GROUP BY {group}) newest ON e.seq = newest.seq "
             "ORDER BY e.seq",
             (kind, id_prefix, id_prefix),
-        ).fetchall()
+        )
         marks = []
-        for conversation, event_id, ts, data, thread in rows:
-            where = (orjson.loads(data).get("conversation") or {}).get("kind", "")
+        for conversation, event_id, ts, where, thread in rows:
             place = str(thread) if threads else ""
             marks.append(
                 ConversationMark(str(conversation), str(where), str(event_id), str(ts), place)
