@@ -85,6 +85,32 @@ def test_a_sqlite_file_from_before_migrations_opens_at_version_1(tmp_path: Path)
     assert sqlite_versions(path)[0] == (1, "the ledger's tables")
 
 
+def test_a_sqlite_file_one_version_behind_keeps_its_rows(tmp_path: Path) -> None:
+    """A ledger written by the c2a before the newest migration: opened by this one, it is
+    migrated, and what it held is still there and still due."""
+    path = tmp_path / "ledger.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute(sqlite_schema.RECORD)
+        for migration in sqlite_schema.MIGRATIONS[:-1]:
+            db.executescript(migration.sql)
+            db.execute(sqlite_schema.RECORDED, (migration.version, migration.name))
+        db.execute(
+            "INSERT INTO outbox (idempotency_key, agent, action, created_at, updated_at) "
+            "VALUES ('k1', 'lead', '{}', ?, ?)",
+            (AT, AT),
+        )
+    assert asyncio.run(due_after_opening(SQLiteStore(str(path)))) == ["k1"]
+    assert sqlite_versions(path) == every(sqlite_schema.MIGRATIONS)
+
+
+async def due_after_opening(store: Store) -> list[str]:
+    await store.open()
+    try:
+        return [entry.key for entry in await store.outbox_due()]
+    finally:
+        await store.close()
+
+
 def test_a_sqlite_file_newer_than_this_code_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "ledger.sqlite3"
     asyncio.run(open_and_close(SQLiteStore(str(path))))
@@ -105,6 +131,22 @@ def test_postgres_hosts_opening_a_new_database_together_migrate_it_once(
         await asyncio.gather(*(store.close() for store in stores))
 
     asyncio.run(open_together())
+    assert postgres_versions(url) == every(postgres_schema.MIGRATIONS)
+
+
+def test_a_postgres_database_one_version_behind_keeps_its_rows(postgres_cluster: Cluster) -> None:
+    url = postgres_cluster.database()
+    with psycopg.connect(url) as db:
+        db.execute(postgres_schema.RECORD)
+        for migration in postgres_schema.MIGRATIONS[:-1]:
+            db.execute(migration.sql.encode())
+            db.execute(postgres_schema.RECORDED, (migration.version, migration.name))
+        db.execute(
+            "INSERT INTO outbox (idempotency_key, agent, action, created_at, updated_at) "
+            "VALUES ('k1', 'lead', '{}', %s, %s)",
+            (AT, AT),
+        )
+    assert asyncio.run(due_after_opening(PostgresStore(url))) == ["k1"]
     assert postgres_versions(url) == every(postgres_schema.MIGRATIONS)
 
 
