@@ -22,6 +22,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -43,6 +44,7 @@ from c2a.host import Host  # noqa: E402
 from c2a.metrics import CountedStore, Metrics  # noqa: E402
 from core.clock import SystemClock, format_time  # noqa: E402
 from core.emission import Emission  # noqa: E402
+from core.sqlite import schema as sqlite_schema  # noqa: E402
 from core.sqlite_store import SQLiteStore  # noqa: E402
 
 __all__ = ["main", "measure"]
@@ -119,8 +121,8 @@ async def _measure(path: Path, conversations: int, more: int, top: int) -> dict[
     return figures
 
 
-REREAD_INDEXES = ("outbox_due", "deliveries_open", "deliveries_digest")
-"""The ledger's indexes for what a running host reads again (migration 3)."""
+REREAD_INDEXES = re.findall(r"CREATE INDEX IF NOT EXISTS (\w+)", sqlite_schema.MIGRATIONS[2].sql)
+"""The ledger's indexes for what a running host reads again: those migration 3 creates."""
 
 
 async def repeated_reads(store: SQLiteStore) -> dict[str, float]:

@@ -83,7 +83,9 @@ def answered_in_gap(
 
 
 def _replies_to(reply: ChatEvent, question: ChatEvent) -> bool:
-    """Whether `reply` answers `question` by where it was said (see `answered_in_gap`)."""
+    """Whether `reply` answers `question` by where it was said (see `answered_in_gap`). Its
+    first two tests are `core.state_records.LateQuestion.within_reach`, which spares a late
+    reply the reads of questions it cannot answer: they change together."""
     if question.message_id is not None and reply.reply_to == question.message_id:
         return True
     asked, said = question.conversation, reply.conversation
