@@ -11,6 +11,12 @@ agents' `names`). For each seat, over the annotated lines not written by it, it 
 - coverage: the share of the lines the seat's human answered whose burst (the author's run of
   lines less than a minute apart, with no line of the seat between) got a full turn
   (`buffered`/`immediate`) for the agent;
+- coverage with turns asked for the asker: the same, also counting a line whose answer came
+  in a turn started, between the line and the answer, by another person's line naming the
+  line's author (`!factoid | nick`, `seat: can you help nick?`). A factoid bot seated as an
+  agent answers a person's question when someone else's command points it at them, and the
+  annotators link its answer to the question, not to the command: the first measure cannot
+  credit such a turn, this one does, so the two together say how much of a gap is that;
 - turns: the model turns the agent's harness would start (turn assembly as `c2a replay` runs
   it) holding an annotated line, against the lines the human answered;
 - must-respond precision and recall: of the bursts with a `must_respond` delivery, the share
@@ -31,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -70,6 +77,7 @@ class Score:
 
     answered: int = 0
     covered: int = 0
+    covered_for_asker: int = 0  # also covered by a turn another person asked for the asker
     turns: int = 0
     must_bursts: int = 0
     must_hits: int = 0
@@ -81,6 +89,7 @@ class Score:
     def add(self, other: Score) -> None:
         self.answered += other.answered
         self.covered += other.covered
+        self.covered_for_asker += other.covered_for_asker
         self.turns += other.turns
         self.must_bursts += other.must_bursts
         self.must_hits += other.must_hits
@@ -90,7 +99,8 @@ class Score:
 
     def row(self, label: str) -> str:
         return (
-            f"| {label} | {self.answered} | {_pct(self.covered, self.answered)} | {self.turns} | "
+            f"| {label} | {self.answered} | {_pct(self.covered, self.answered)} | "
+            f"{_pct(self.covered + self.covered_for_asker, self.answered)} | {self.turns} | "
             f"{self.turns / self.answered if self.answered else 0:.2f}x | "
             f"{_pct(self.must_hits, self.must_bursts)} ({self.must_hits}/{self.must_bursts}) | "
             f"{_pct(self.must_recalled, self.answered)} |"
@@ -237,6 +247,34 @@ def answered_lines(
     return scope, gold
 
 
+def asked_for_asker(
+    records: Sequence[IrcRecord], answered: set[Key], turned: set[Key], seat: str
+) -> set[Key]:
+    """Those of the `answered` lines whose answer came in a turn another person asked for the
+    asker: a line between the answered one and the seat's first answer to it, written by
+    neither its author nor the seat, got a turn (`turned`) and names the author as a word."""
+    by_key = {(r["file"], r["idx"]): r for r in records}
+    first_answer: dict[Key, int] = {}
+    for record in records:
+        if record["author"] == seat:
+            for parent in record["reply_to"] or ():
+                key = (record["file"], parent)
+                first_answer[key] = min(first_answer.get(key, record["idx"]), record["idx"])
+    found = set()
+    for key in answered:
+        author = by_key[key]["author"] or ""
+        named = re.compile(rf"(?<![\w-]){re.escape(author)}(?![\w-])", re.IGNORECASE)
+        between = [(key[0], i) for i in range(key[1] + 1, first_answer[key])]
+        if any(
+            k in turned
+            and by_key[k]["author"] not in (author, seat)
+            and named.search(by_key[k]["text"] or "")
+            for k in between
+        ):
+            found.add(key)
+    return found
+
+
 def score_seat(
     records: Sequence[IrcRecord],
     run: Run,
@@ -262,6 +300,9 @@ def score_seat(
     gold_bursts = {burst_of[k] for k in gold}
     score.answered = len(gold)
     score.covered = sum(1 for k in gold if burst_of[k] in turned_bursts)
+    turned = {k for k in scope if delivered.get(ts_by_key[k], ("",))[0] in _TURN_MODES}
+    uncovered = {k for k in gold if burst_of[k] not in turned_bursts}
+    score.covered_for_asker = len(asked_for_asker(records, uncovered, turned, nick))
     score.must_bursts = len(must_bursts)
     score.must_hits = len(must_bursts & gold_bursts)
     score.must_recalled = sum(1 for k in gold if burst_of[k] in must_bursts)
@@ -307,9 +348,9 @@ def score_split(
 
 
 HEADER = (
-    "| seat | answered | coverage | model turns | turns / answered | must precision "
-    "| must recall |\n"
-    "|---|---:|---:|---:|---:|---:|---:|"
+    "| seat | answered | coverage | with turns asked for the asker | model turns "
+    "| turns / answered | must precision | must recall |\n"
+    "|---|---:|---:|---:|---:|---:|---:|---:|"
 )
 
 

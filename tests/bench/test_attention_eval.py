@@ -64,3 +64,31 @@ def test_a_must_respond_burst_nobody_answered_is_listed_with_its_lines_and_reaso
 def test_nothing_is_listed_when_every_must_respond_was_answered() -> None:
     replay = run({0: ("buffered", "must_respond", "direct_mention")})
     assert score_seat(RECORDS, replay, "agent-1", "bob", dict(TS)).must_missed == []
+
+
+ASKED = [
+    line(0, "carol", "how do I mount a disk?", 0),
+    line(1, "dave", "!mount | carol", 1),
+    line(2, "carol", "!mount | dave", 2),
+    line(3, "bob", "carol: see the wiki page on mounting", 3, reply_to=[0]),
+]
+ASKED_TS = {("f", i): f"{at}.000100" for i, at in enumerate((1000, 1010, 1020, 1200))}
+
+
+def asked(policies: dict[int, tuple[str, str, str]]) -> tuple[int, int]:
+    deliveries = {"agent-1": {ASKED_TS[("f", i)]: why for i, why in policies.items()}}
+    replay = Run(deliveries=deliveries, turns={}, seconds=1.0, events=4)
+    score = score_seat(ASKED, replay, "agent-1", "bob", dict(ASKED_TS))
+    return score.covered, score.covered_for_asker
+
+
+def test_an_answer_in_a_turn_someone_else_asked_for_the_asker_counts_in_the_second_measure() -> (
+    None
+):
+    command = ("buffered", "may_respond", "command")
+    assert asked({1: command}) == (0, 1)
+    # The asker's own command, in the asker's burst: the first measure counts it, not this one.
+    assert asked({2: command}) == (1, 0)
+    # A line naming the asker that got no turn, or no turn at all, counts in neither.
+    assert asked({1: ("tool_mailbox", "must_not_respond", "addressed_to_other")}) == (0, 0)
+    assert asked({}) == (0, 0)
