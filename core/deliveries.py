@@ -21,6 +21,7 @@ the next attempt first.
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -205,6 +206,9 @@ class LedgerDeliveries:
         self._made: OrderedDict[tuple[str, str], Delivery | None] = OrderedDict()
         # Those of them whose reserved first attempt has not gone yet.
         self._unsent: set[tuple[str, str]] = set()
+        # Settles given this turn of the loop, and the task that writes them on the next.
+        self._settling: list[Settled] = []
+        self._settle_batch: asyncio.Future[None] | None = None
 
     @property
     def framer(self) -> Framer:
@@ -289,6 +293,18 @@ class LedgerDeliveries:
         return attempts
 
     async def settle(self, settled: Sequence[Settled]) -> None:
+        """Settles given in the same turn of the loop (the answers of several agents' harnesses
+        to one event's deliveries come together) share one transaction, written on the loop's
+        next turn; each caller returns once it has committed and raises what it raised."""
+        self._settling.extend(settled)
+        batch = self._settle_batch
+        if batch is None:
+            batch = self._settle_batch = asyncio.ensure_future(self._write_settles())
+            batch.add_done_callback(_retrieved)
+        await asyncio.shield(batch)
+
+    async def _write_settles(self) -> None:
+        settled, self._settling, self._settle_batch = self._settling, [], None
         stamp = format_time(self.clock.now())
         async with self.store.transaction():
             for each in settled:
@@ -304,3 +320,9 @@ class LedgerDeliveries:
             key = (decision.event_id, decision.agent)
             self._made.pop(key, None)
             self._unsent.discard(key)
+
+
+def _retrieved(batch: asyncio.Future[None]) -> None:
+    """A batch whose callers were all cancelled leaves no unread exception behind."""
+    if not batch.cancelled():
+        batch.exception()
