@@ -5,9 +5,17 @@ page is shown."""
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from typing import Any, Final
 
-__all__ = ["BrowserRequest"]
+__all__ = ["MAX_EMOJI", "BrowserRequest"]
+
+MAX_EMOJI: Final = 32
+"""The most characters of a reaction a person adds: an emoji with its modifiers and joiners,
+or a name (`:party:`)."""
+
+# White space, control characters and the marks that reorder text: never part of a reaction.
+_NOT_IN_EMOJI: Final = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 class BrowserRequest:
@@ -38,3 +46,22 @@ class BrowserRequest:
         if not isinstance(value, str):
             raise ValueError(f"{key} must be a string or null")
         return value
+
+    def said(self) -> str:
+        """The words of a post or an edit (`text`), without the white space around them;
+        raises `ValueError` when nothing is left: a message is never empty (delete it)."""
+        text = self.text("text").strip()
+        if not text:
+            raise ValueError("an empty message is not sent")
+        return text
+
+    def emoji(self) -> str:
+        """The reaction a person adds or takes off (`emoji`): one emoji or a short name, with
+        no white space or control characters; raises `ValueError` otherwise."""
+        emoji = self.text("emoji")
+        if len(emoji) > MAX_EMOJI or _NOT_IN_EMOJI.search(emoji):
+            raise ValueError(
+                f"emoji must be one emoji or a name of at most {MAX_EMOJI} characters, "
+                "without spaces or control characters"
+            )
+        return emoji

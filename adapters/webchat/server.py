@@ -306,31 +306,40 @@ class WebChat:
             if user not in self.config.humans:
                 return f"{user!r} is not one of the people here ({', '.join(self.config.humans)})"
             op = request.text("op")
-            if op == "post":
+            if op in ("post", "typing"):
                 channel = request.text("channel")
                 if not self._may_post(user, channel):
                     return f"{user} cannot post in {channel!r}"
-                text = request.text("text").strip()
-                if not text:
-                    return "an empty message is not sent"
-                await self.say(user, channel, text, thread=request.optional("thread"))
+                thread = self._thread_in(channel, request.optional("thread"))
+                if op == "post":
+                    await self.say(user, channel, request.said(), thread=thread)
+                else:
+                    await self.typing(user, channel, thread, True)
             elif op in ("edit", "delete"):
                 message_id = request.text("id")
                 message = self.history.messages.get(message_id)
                 if message is None or message.user != user:
                     return f"{user} can only {op} their own messages"
-                fields = {"text": request.text("text")} if op == "edit" else {}
+                fields = {"text": request.said()} if op == "edit" else {}
                 await self.change(op, user, message_id, **fields)
             elif op in ("react", "unreact"):
                 kind = "reaction_added" if op == "react" else "reaction_removed"
-                await self.change(kind, user, request.text("id"), emoji=request.text("emoji"))
-            elif op == "typing":
-                await self.typing(user, request.text("channel"), request.optional("thread"), True)
+                await self.change(kind, user, request.text("id"), emoji=request.emoji())
             else:
                 return f"unknown op {op!r}"
         except (ValueError, LookupError) as exc:
             return str(exc)
         return None
+
+    def _thread_in(self, channel: str, thread: str | None) -> str | None:
+        """The thread a person's post or typing goes to: the thread of the message `thread`
+        names, which must be one of `channel`'s (a reply's id names its thread)."""
+        if thread is None:
+            return None
+        root = self.history.messages.get(thread)
+        if root is None or root.channel != channel:
+            raise LookupError(f"no message {thread!r} in {channel!r} to reply to in a thread")
+        return root.thread or root.id
 
     def _may_post(self, user: str, channel: str) -> bool:
         if channel in self.config.channels:

@@ -61,6 +61,12 @@ class Chat:
             await self._arrived.wait_for(lambda: any(test(f) for f in self.frames))
         return next(f for f in self.frames if test(f))
 
+    async def frames_of(self, op: str, count: int) -> list[dict[str, Any]]:
+        """The first `count` frames of `op` from the server, waiting up to 5 s for them."""
+        async with asyncio.timeout(5), self._arrived:
+            await self._arrived.wait_for(lambda: sum(f["op"] == op for f in self.frames) >= count)
+        return [f for f in self.frames if f["op"] == op][:count]
+
     async def read(self) -> None:
         assert self.socket is not None
         async for message in self.socket:

@@ -320,6 +320,41 @@ def test_bad_requests_get_an_error_and_the_socket_stays_open(tmp_path: Path) -> 
     run(tmp_path, scenario)
 
 
+def test_blank_edits_odd_reactions_and_threads_that_are_not_there_are_refused(
+    tmp_path: Path,
+) -> None:
+    async def scenario(chat: Chat) -> None:
+        mine = await chat.chat.say("ana", "general", "first words")
+        reply = await chat.chat.say("ana", "general", "in its thread", thread=mine.id)
+        elsewhere = await chat.chat.say("ana", "ops", "in another channel")
+        refused = [
+            ("edit", {"id": mine.id, "text": "  \n "}, "an empty message is not sent"),
+            ("react", {"id": mine.id, "emoji": "\x1b[2J"}, "without spaces or control"),
+            ("react", {"id": mine.id, "emoji": "\u202eok"}, "without spaces or control"),
+            ("react", {"id": mine.id, "emoji": "x" * 33}, "at most 32 characters"),
+            ("post", {"channel": "general", "thread": "nope", "text": "hi"}, "no message 'nope'"),
+            ("post", {"channel": "general", "thread": elsewhere.id, "text": "hi"}, "in 'general'"),
+            ("typing", {"channel": "dm:ben:lead"}, "cannot post in 'dm:ben:lead'"),
+        ]
+        for op, fields, _ in refused:
+            await chat.request(op, **fields)
+        errors = await chat.frames_of("error", len(refused))
+        for (op, _, why), error in zip(refused, errors, strict=True):
+            assert why in error["text"], (op, error)
+        message = chat.chat.history.messages[mine.id]
+        assert message.text == "first words" and not message.reactions
+        # A reply's id names its thread: the post goes to the thread's first message.
+        await chat.request("post", channel="general", thread=reply.id, text="and more 👍")
+        more = await chat.frame(
+            lambda f: f["op"] == "message" and "and more" in f["message"]["text"]
+        )
+        assert more["message"]["thread"] == mine.id
+        await chat.request("react", id=mine.id, emoji="👩🏽‍💻")
+        await chat.frame(lambda f: f["op"] == "message" and "👩🏽‍💻" in f["message"]["reactions"])
+
+    run(tmp_path, scenario)
+
+
 def test_people_edit_and_delete_only_their_own_messages(tmp_path: Path) -> None:
     async def scenario(chat: Chat) -> None:
         theirs = await chat.chat.say("ben", "general", "ben's words")
