@@ -1,13 +1,17 @@
 """How `c2a run` logs: readable text or one JSON object a line, one line per decision (agent,
 directedness/policy/mode, reason, event id; never message text), and no secrets: every record
 passes a `RedactingFilter` on the way to the handler, whoever logged it (the platform
-libraries, a harness's stderr, an exception's traceback)."""
+libraries, a harness's stderr, an exception's traceback). Both formats make what a record
+quotes safe to show: a reaction's name, an id or an error's words come from chat platforms and
+models, and must neither drive the terminal the log is read in nor pass for a record of its
+own (`TextFormatter`, `JsonFormatter`)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import logging
+import re
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -22,6 +26,7 @@ __all__ = [
     "DECISIONS",
     "JsonFormatter",
     "RedactingFilter",
+    "TextFormatter",
     "configure_logging",
     "decision_fields",
     "decision_text",
@@ -30,9 +35,29 @@ __all__ = [
 
 DECISIONS = logging.getLogger("c2a.decisions")
 
+# Control characters but tab and line feed, and the marks that reorder text on screen.
+_UNSHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+class TextFormatter(logging.Formatter):
+    """`time LEVEL message`, safe to show: each control character escaped (`\\x1b`, `\\r`), so
+    none moves the cursor, clears the screen or reorders the line, and each line after a
+    record's first (a traceback, a quoted line feed) indented, so only a record starts a line."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)-7s %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record).replace("\n", "\n    ")
+        if _UNSHOWN.search(text) is None:
+            return text
+        return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object a line: time, level, logger, message, and a decision's fields."""
+    """One JSON object a line: time, level, logger, message, and a decision's fields. JSON
+    escapes line feeds and most control characters; the rest (delete, the C1 controls, the
+    marks that reorder text) are written as `\\u` escapes too."""
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
@@ -48,7 +73,10 @@ class JsonFormatter(logging.Formatter):
             record.exc_text = self.formatException(record.exc_info)
         if record.exc_text:  # as `RedactingFilter` left it
             line["error"] = record.exc_text
-        return json.dumps(line, ensure_ascii=False)
+        text = json.dumps(line, ensure_ascii=False)
+        if _UNSHOWN.search(text) is None:
+            return text
+        return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class RedactingFilter(logging.Filter):
@@ -104,7 +132,7 @@ def configure_logging(fmt: str = "text", stream: Any = None, level: int = loggin
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(message)s"))
+        handler.setFormatter(TextFormatter())
     # No line shows where a call was made, nor its thread or process: they are not gathered
     # (the logging HOWTO's "Optimization"; the caller's frame is a stack walk per line). With
     # no caller looked up, a `stack_info=True` call gets no stack; nothing here asks for one.

@@ -99,3 +99,26 @@ def test_a_decision_record_with_fields_of_its_own_keeps_its_message_redacted() -
     line = json.loads(stream.getvalue())
     assert line["message"] == "note [redacted:slack-token]"
     assert line["why"] == "[redacted:slack-token]"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_what_a_record_quotes_can_neither_drive_the_terminal_nor_pass_for_a_record(
+    fmt: str,
+) -> None:
+    stream = io.StringIO()
+    configure_logging(fmt, stream)
+    forged = "2026-01-01 00:00:00,000 INFO    local lead to_me/must_respond/immediate"
+    log.warning("reaction %s on %s", "\x1b[2J\x07\x9b31m\u202eko", f"7\n{forged}\r")
+    log.info("decided", extra={"decision": {"agent": "lead", "event_id": "a\x1b]0;x\x07\u2066b"}})
+    written = stream.getvalue()
+    for unshown in ("\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\r"):
+        assert unshown not in written
+    lines = written.splitlines()
+    if fmt == "json":
+        said = [json.loads(line) for line in lines]  # still one JSON object a line
+        assert said[0]["message"] == f"reaction \x1b[2J\x07\x9b31m\u202eko on 7\n{forged}\r"
+        assert said[1]["event_id"] == "a\x1b]0;x\x07\u2066b"
+    else:
+        assert len(lines) == 3
+        assert "reaction \\x1b[2J\\x07\\x9b31m\\u202eko on 7" in lines[0]
+        assert lines[1] == f"    {forged}\\r"  # indented: only a record starts a line
