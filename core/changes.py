@@ -1,6 +1,8 @@
 """What a change to a message, or the hint that one is coming, means for the agents: an edit
 revises the decisions and supersedes what each agent was told, a delete cancels every
-delivery of the message, and typing is forwarded as a passing hint.
+delivery of the message and settles those not answered yet as `superseded` (nothing is owed
+on a message that is gone: no reply is posted to it, no reminder chases it), and typing is
+forwarded as a passing hint.
 
 A message the engine no longer holds (`core.state_messages`) is changed as one it never saw,
 but for what the ledger keeps: its delete still blanks the stored versions, and an edit of it
@@ -12,14 +14,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 
-from core.decision import Decision
+from core.decision import Decision, Disposition
 from core.emission import Cancel, Emission, Typing
 from core.events import ChatEvent
+from core.guards import UNANSWERED
 from core.revisions import revise_for_edit
 from core.state import State
 from core.state_messages import stored_versions, was_deleted
 from core.state_records import MessageRecord
-from core.store import Ledger
+from core.store import Deliveries, Ledger
 
 __all__ = [
     "TYPING_LASTS",
@@ -61,20 +64,43 @@ def cancel_all(
 
 
 async def delete_message(
-    event: ChatEvent, state: State, ledger: Ledger, agents: Sequence[str]
+    event: ChatEvent,
+    state: State,
+    ledger: Ledger,
+    deliveries: Deliveries,
+    agents: Sequence[str],
+    at: str,
 ) -> list[Emission]:
-    """A deleted message becomes a tombstone in the ledger, its edits too, held or not; every
-    agent the engine holds as told of it is told to drop it."""
+    """A deleted message becomes a tombstone in the ledger, its edits too, held or not, and
+    every delivery of them not answered yet is superseded; every agent the engine holds as told
+    of it is told to drop it."""
     target = state.target(event)
     if target is None:
-        await ledger.tombstone([entry.id for entry in await stored_versions(ledger, event)])
+        versions = [entry.id for entry in await stored_versions(ledger, event)]
+        await ledger.tombstone(versions)
+        await _supersede(versions, deliveries, state, at)
         return []
     if target.deleted:
         return []
     await ledger.tombstone(list(target.versions))
+    await _supersede(target.versions, deliveries, state, at)
     emissions = cancel_all(target.delivered, agents, "deleted")
     state.apply(event, [])
     return emissions
+
+
+async def _supersede(
+    event_ids: Sequence[str], deliveries: Deliveries, state: State, at: str
+) -> None:
+    """Each agent's delivery of these versions of a deleted message that it has not answered
+    becomes `superseded` (reason `deleted`), and its obligation closes."""
+    for event_id in event_ids:
+        for delivery in await deliveries.deliveries(event_id):
+            agent = delivery.decision.agent
+            if delivery.disposition in UNANSWERED:
+                superseded = Disposition.SUPERSEDED
+                await deliveries.set_disposition(event_id, agent, superseded, "deleted", at)
+                state.close_obligation(event_id, agent)
 
 
 async def edit_of_deleted(event: ChatEvent, target: MessageRecord | None, ledger: Ledger) -> bool:

@@ -185,8 +185,7 @@ class Engine:
         else:
             decided = set()
         if resolved.kind is _DELETE:
-            agents = self.workspace.agent_ids
-            return first, await delete_message(resolved, state, self.store, agents) if first else []
+            return first, await self._delete(resolved, stamp) if first else []
         target = state.target(resolved) if resolved.kind is _EDIT else None
         if resolved.kind is _EDIT and await edit_of_deleted(resolved, target, self.store):
             return first, []
@@ -253,6 +252,12 @@ class Engine:
         if looped:
             emissions.extend(await self._escalate_loop(event, stamp))
         return emissions
+
+    async def _delete(self, event: ChatEvent, stamp: str) -> list[Emission]:
+        store = self.store
+        return await delete_message(
+            event, self.state, store, store, self.workspace.agent_ids, stamp
+        )
 
     async def _fill_text(self, event: ChatEvent) -> None:
         """A bot not allowed to read message content receives messages blank; when a copy

@@ -24,6 +24,7 @@ from core.store import StoredDelivery
 
 __all__ = [
     "RECEIPT_CHARS",
+    "UNANSWERED",
     "SendBudget",
     "check_answerable",
     "check_reaction",
@@ -36,7 +37,7 @@ __all__ = [
 
 RECEIPT_CHARS = 120
 # A delivery in one of these states still owes its answer.
-_UNANSWERED = frozenset({None, Disposition.CLAIMED, Disposition.FAILED})
+UNANSWERED = frozenset({None, Disposition.CLAIMED, Disposition.FAILED})
 # Dispositions a reaction alone cannot earn on a question: they promise an answer.
 _NEEDS_FOLLOW_THROUGH = frozenset({Disposition.RESPONDED, Disposition.CLAIMED})
 _ANSWERED = frozenset({Disposition.RESPONDED, Disposition.ACKNOWLEDGED})
@@ -105,7 +106,7 @@ def is_owed(delivery: StoredDelivery, holder: str | None, agent: str) -> bool:
     """Whether `delivery` still owes `agent`'s visible answer: `must_respond`, or `may_respond`
     with the agent holding the event's claim (the one selected to answer a role mention); not
     answered yet (at most claimed, or failed before) and not claimed by another agent."""
-    if delivery.disposition not in _UNANSWERED:
+    if delivery.disposition not in UNANSWERED:
         return False
     policy = delivery.decision.policy
     if policy is Policy.MUST_RESPOND:

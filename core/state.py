@@ -382,18 +382,20 @@ class State:
 
     def note_revised(self, event: ChatEvent, decision: Decision) -> None:
         """A pending decision was revised (`answered_in_gap`): no longer an open obligation."""
-        if decision.policy not in _OPEN and self.obligations.pop(
-            (event.event_id, decision.agent), False
-        ):
-            self.busy[decision.agent] = max(0, self.busy.get(decision.agent, 0) - 1)
+        if decision.policy not in _OPEN:
+            self.close_obligation(event.event_id, decision.agent)
         target = self.target(event)
         if target is not None and decision.agent in target.delivered:
             target.delivered[decision.agent] = decision
 
+    def close_obligation(self, event_id: str, agent: str) -> None:
+        """`agent` no longer owes `event_id` an answer (answered, revised, or deleted)."""
+        if self.obligations.pop((event_id, agent), False):
+            self.busy[agent] = max(0, self.busy.get(agent, 0) - 1)
+
     def note_disposition(self, event: ChatEvent, agent: str, disposition: Disposition) -> None:
         """An agent ended an event: its obligation closes, and an answer marks the message."""
-        if self.obligations.pop((event.event_id, agent), False):
-            self.busy[agent] = max(0, self.busy.get(agent, 0) - 1)
+        self.close_obligation(event.event_id, agent)
         target = self.target(event)
         if target is not None and disposition in _ANSWERED:
             target.answered.add(agent)

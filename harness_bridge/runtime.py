@@ -8,9 +8,11 @@ turn is running, is injected into that turn, and any other waits for its own pat
 digest); a completed turn that ends in text while it still owes an answer posts that text as
 its reply (`ChatTools.reply_with_text`: the guarded `chat_send_message` path), and one that owes
 none posts nothing and logs it; a finished turn that failed records the `failed` disposition
-with its reason. Everything the harness does in chat, the working indicator included, goes
-through the agent's port (`core.agent_port`); what it is told comes through a
-`core.deliveries.DeliveryPort`.
+with its reason. A running turn whose every event was cancelled (deleted, claimed by another
+agent, left) is stopped: nothing is left for it to answer. An edit's cancellation (`superseded`)
+does not stop one: the edited text joins the turn or starts the next. Everything the harness
+does in chat, the working indicator included, goes through the agent's port
+(`core.agent_port`); what it is told comes through a `core.deliveries.DeliveryPort`.
 """
 
 from __future__ import annotations
@@ -74,6 +76,9 @@ class InProcessHarness:
         self.mailbox = mailbox or Mailbox()
         self.results: list[TurnResult] = []
         self._turns: set[asyncio.Task[None]] = set()
+        # Each turn started, and those of its events not cancelled since.
+        self._left: dict[asyncio.Task[None], set[str]] = {}
+        self._stopping = False
         self._sessions: dict[str, asyncio.Lock] = {}
         self._changed = asyncio.Event()
         self._wake = asyncio.Event()
@@ -114,6 +119,9 @@ class InProcessHarness:
             await self.stop()
 
     async def stop(self) -> None:
+        """Stop every turn and the timer; no turn starts from now on (a gathering that closes
+        while the timer ends would otherwise start one nobody stops)."""
+        self._stopping = True
         for task in [*self._tasks, *self._turns]:
             task.cancel()
         await asyncio.gather(*self._tasks, *self._turns, return_exceptions=True)
@@ -136,8 +144,22 @@ class InProcessHarness:
 
     async def _cancelled(self, params: dict[str, Any] | None) -> None:
         if params and isinstance(params.get("eventId"), str):
-            self.assembler.cancel(params["eventId"])
+            event_id = params["eventId"]
+            self.assembler.cancel(event_id)
+            self._drop(event_id, str(params.get("reason")))
             self._poke()
+
+    def _drop(self, event_id: str, reason: str) -> None:
+        """A cancelled event leaves the running turns: one left with nothing to answer stops.
+        An edit's (`superseded`) does not: the edited text joins the turn or starts the next."""
+        if reason == "superseded":
+            return
+        for task, left in self._left.items():
+            if event_id in left:
+                left.discard(event_id)
+                if not left:
+                    log.info("turn for %s stopped: every event it had was cancelled", self.agent)
+                    task.cancel()
 
     async def _typing(self, params: dict[str, Any] | None) -> None:
         if params:
@@ -156,15 +178,21 @@ class InProcessHarness:
                 continue
             wait = (due - self.clock.now()).total_seconds()
             if wait > 0:
+                # Not `wait_for`: on Python 3.11 it can swallow the cancellation that stops us
+                # when the wait ends in the same turn of the loop, and `stop` would never end.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), wait)
+                    async with asyncio.timeout(wait):
+                        await self._changed.wait()
                 continue
             self._start(self.assembler.due())
 
     def _start(self, turns: list[Turn]) -> None:
+        if self._stopping:
+            return
         for turn in turns:
             task = asyncio.create_task(self._run(turn))
             self._turns.add(task)
+            self._left[task] = set(turn.event_ids)
             task.add_done_callback(self._finished)
         self._poke()
 
@@ -206,6 +234,7 @@ class InProcessHarness:
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._turns.discard(task)
+        self._left.pop(task, None)
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.error("turn for %s ended with an error: %s", self.agent, exc, exc_info=exc)
         self._poke()

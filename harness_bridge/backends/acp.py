@@ -351,10 +351,9 @@ class AcpHarness(InProcessHarness):
 
     loop: AcpModelLoop
 
-    async def _cancelled(self, params: dict[str, Any] | None) -> None:
-        await super()._cancelled(params)
-        if params and isinstance(params.get("eventId"), str):
-            self.loop.drop(params["eventId"])
+    def _drop(self, event_id: str, reason: str) -> None:
+        """The loop takes the event out of the running turn's prompt itself (`drop`)."""
+        self.loop.drop(event_id)
 
     async def stop(self) -> None:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 from builders import (
@@ -28,7 +29,9 @@ from adapters.slack import normalise
 from c2a.records import record_of
 from core.clock import VirtualClock, parse_time
 from core.decision import Disposition
+from core.emission import Delivery
 from core.engine import Engine
+from core.engine_port import EnginePort
 from core.sqlite_store import SQLiteStore
 
 AGENTS = ("lead", "worker-1", "worker-2")
@@ -154,6 +157,49 @@ def test_a_delete_cancels_every_delivery_and_leaves_a_tombstone(tmp_path: Any) -
 
     rows = sqlite3.connect(path).execute("SELECT data FROM events").fetchall()
     assert all("hunter2" not in row[0] for row in rows)
+
+
+def test_a_deleted_question_is_owed_by_nobody_and_no_reminder_chases_it() -> None:
+    async def scenario() -> None:
+        clock = VirtualClock(parse_time(at(1)))
+        store = SQLiteStore()
+        await store.open()
+        engine = Engine(local_workspace(), store, clock)
+        for user in (LEAD, W1, W2):
+            await engine.ingest(normalise(slack_body(slack_join(user))))
+        asked = normalise(slack_body(slack_message(ts(1), f"<@{LEAD}> what is 2+2?")))
+        edited = normalise(slack_body(slack_edit(ts(1), ts(2), "x", f"<@{LEAD}> what is 2+3?")))
+        other = normalise(slack_body(slack_message(ts(3), f"<@{LEAD}> and the deploy?")))
+        assert asked is not None and edited is not None and other is not None
+        for event in (asked, edited, other):
+            await engine.ingest(event)
+            await store.mark_delivered(event.event_id, "lead", 1)
+        port = EnginePort(engine, "lead")
+        versions = [asked.event_id, edited.event_id]
+        assert await port.owed([*versions, other.event_id]) == [*versions, other.event_id]
+        assert engine.state.busy["lead"] == 3
+        await engine.ingest(normalise(slack_body(slack_delete(ts(1), ts(4), "x"))))
+        # Every version, for every agent told of it, is settled as superseded by the delete.
+        for event_id in versions:
+            settled = {d.decision.agent: d.disposition for d in await store.deliveries(event_id)}
+            assert settled == dict.fromkeys(AGENTS, Disposition.SUPERSEDED)
+        assert await port.owed([*versions, other.event_id]) == [other.event_id]
+        reply = await port.final_reply(versions, "4")
+        assert reply is None  # a turn that was answering it posts nothing
+        assert engine.state.busy["lead"] == 1
+        # Past the deadline only the question still standing is chased.
+        clock.advance(timedelta(minutes=6))
+        async with store.transaction():
+            reminded = [e for e in await engine.sweep() if isinstance(e, Delivery)]
+        assert [d.decision.reason for d in reminded] == ["reminder"]
+        assert reminded[0].event.text == "<@U0LEAD> and the deploy?"
+        # Folded again from the ledger, the same obligations.
+        restarted = Engine(engine.workspace, store, clock)
+        await restarted.rebuild()
+        assert restarted.state.busy["lead"] == 1
+        await store.close()
+
+    asyncio.run(scenario())
 
 
 def test_fragments_after_a_mention_continue_it() -> None:

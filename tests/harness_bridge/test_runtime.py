@@ -12,6 +12,7 @@ from fakes.openai_server import FakeOpenAI, call, completion
 from world import DM, THANKS, scenario
 
 from core.clock import SystemClock
+from core.emission import Cancel
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.openai import OpenAIModelLoop, TurnResult, session_of
@@ -132,3 +133,55 @@ def test_a_plain_text_answer_is_the_reply_and_a_turn_owing_none_posts_nothing(
 
     with caplog.at_level(logging.INFO, logger="harness_bridge.runtime"):
         scenario(test)
+
+
+class Hanging(Recording):
+    """A model loop whose turns run until they are cancelled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = asyncio.Event()
+
+    async def run(self, turn: Turn) -> TurnResult:
+        self.turns.append(turn.event_ids)
+        self.started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("a hanging turn ends only when cancelled")
+
+    def inject(self, params: dict[str, Any]) -> bool:
+        return False
+
+
+class Watched(InProcessHarness):
+    """The built-in harness, noting after each cancellation it is told of whether a turn was
+    stopped by it, and setting `told`."""
+
+    stopping: list[bool]
+    told: asyncio.Event
+
+    async def _cancelled(self, params: dict[str, Any] | None) -> None:
+        await super()._cancelled(params)
+        self.stopping.append(any(task.cancelling() for task in self._turns))
+        self.told.set()
+
+
+@pytest.mark.parametrize(("reason", "stops"), [("deleted", True), ("superseded", False)])
+def test_a_turn_whose_question_is_deleted_is_stopped_and_an_edit_does_not_stop_one(
+    reason: str, stops: bool
+) -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        loop = Hanging()
+        harness = Watched(tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50)
+        harness.stopping, harness.told = [], asyncio.Event()
+        deliverer = await harness.start()
+        try:
+            await deliverer.resume()
+            await loop.started.wait()
+            assert loop.turns == [[THANKS]]  # a knock starts at once; the DM waits behind it
+            await deliverer.tell(Cancel("lead", THANKS, reason))
+            await harness.told.wait()
+            assert harness.stopping == [stops]
+        finally:
+            await harness.stop()  # ends, whatever runs (it did not on Python 3.11 before)
+
+    scenario(test)
