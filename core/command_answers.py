@@ -35,8 +35,7 @@ from core.commands import (
     Why,
     parse,
 )
-from core.decision import Disposition
-from core.emission import Cancel, Emission
+from core.emission import Emission
 from core.markup import PLAIN_TEXT
 from core.mutes import record_mute
 from core.state_records import message_key
@@ -49,8 +48,6 @@ __all__ = ["Commands", "Locate", "Sink"]
 Locate = Callable[[str], tuple[str, str] | None]
 """A platform's reading of a message link: `(conversation id, message id)`, or None."""
 Sink = Callable[[list[Emission]], Awaitable[None]]
-
-STOP_REASON = "left_conversation"  # the cancellation a harness knows for work it must drop
 
 
 class Commands:
@@ -115,7 +112,7 @@ class Commands:
         engine, now = self.engine, self.engine.clock.now()
         lines = []
         for agent in engine.workspace.agent_ids:
-            working = [say.Work(*await self._where(e)) for e in self._owed(agent)]
+            working = [say.Work(*await self._where(e)) for e in engine.owed(agent)]
             lines.append(
                 say.AgentLine(
                     agent=agent,
@@ -168,27 +165,18 @@ class Commands:
         return lines
 
     async def stop(self, agent: str, user: str) -> int:
-        """End every event `agent` owes an answer (`ignored`), then cancel it in its harness;
-        returns how many."""
+        """End every event `agent` owes an answer (`Engine.end_work`), then cancel it in its
+        harness; returns how many."""
         engine = self.engine
-        owed = self._owed(agent)
         async with engine.store.transaction():
-            for event_id in owed:
-                await engine.dispose(agent, event_id, Disposition.IGNORED, f"stopped by {user}")
-        cancels: list[Emission] = [Cancel(agent, event_id, STOP_REASON) for event_id in owed]
+            cancels = await engine.end_work(agent, f"stopped by {user}")
         if cancels and self.sink is not None:
             await self.sink(cancels)
-        return len(owed)
+        return len(cancels)
 
     def _bold(self, platform: str) -> str:
         """How `platform` writes bold text (`core.markup.Markup.bold`)."""
         return self.engine.workspace.markup.get(platform, PLAIN_TEXT).bold
-
-    def _owed(self, agent: str) -> list[str]:
-        """The events `agent` owes an answer (its open `must_respond` obligations)."""
-        return [
-            e for (e, a), open_ in self.engine.state.obligations.items() if a == agent and open_
-        ]
 
     async def _where(self, event_id: str) -> tuple[str, str]:
         event = await self.engine.event(event_id)

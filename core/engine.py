@@ -48,6 +48,7 @@ _DELETE = EventKind.DELETE
 _TYPING = EventKind.TYPING
 _MUST = Policy.MUST_RESPOND
 _TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)  # the modes that start a model turn
+WORK_ENDED: Final = "left_conversation"  # the cancellation a harness knows for work it drops
 
 
 @dataclass(slots=True)
@@ -235,7 +236,8 @@ class Engine:
         stamp: str,
     ) -> list[Emission]:
         """Each agent's delivery of a decided event (of its channel copy for those in `told`),
-        the fast acknowledgements and, once, a loop's escalation."""
+        the fast acknowledgements, the end of what an agent told to stop owes there and, once,
+        a loop's escalation."""
         framer = self.framer
         facts = framer.facts(event)
         emissions: list[Emission] = []
@@ -248,6 +250,10 @@ class Engine:
             emissions.append(delivery)
             if decision.policy is _MUST:  # only those get a fast acknowledgement
                 emissions.extend(await self._signals(event, decision, stamp))
+            elif decision.reason == "stop":  # what the agent owes here ends with it
+                why = f"stopped by {event.author.id}"
+                place = event.conversation.key
+                emissions.extend(await self.end_work(decision.agent, why, place))
             looped = looped or decision.reason == "loop_limit"
         if looped:
             emissions.extend(await self._escalate_loop(event, stamp))
@@ -380,6 +386,25 @@ class Engine:
         if event is not None:
             self.state.note_disposition(event, agent, disposition)
         return recorded
+
+    def owed(self, agent: str) -> list[str]:
+        """The events `agent` owes an answer (its open `must_respond` obligations)."""
+        return [e for (e, a), open_ in self.state.obligations.items() if a == agent and open_]
+
+    async def end_work(self, agent: str, why: str, place: str | None = None) -> list[Emission]:
+        """End each event `agent` owes an answer, in the conversation whose key is `place` or
+        everywhere: `ignored` with `why`, so no reminder chases it, and a `Cancel` each so its
+        harness drops it (a turn left with nothing to answer stops). In the caller's
+        transaction; returns the cancellations, to send once that commits."""
+        ended: list[Emission] = []
+        for event_id in self.owed(agent):
+            if place is not None:
+                event = await self.event(event_id)
+                if event is None or event.conversation.key != place:
+                    continue
+            await self.dispose(agent, event_id, Disposition.IGNORED, why)
+            ended.append(Cancel(agent, event_id, WORK_ENDED))
+        return ended
 
     async def leave(self, agent: str, place: str) -> None:
         """The agent leaves a conversation (`<channel>` or `<channel>/<thread>`) until it is

@@ -10,9 +10,10 @@ its reply (`ChatTools.reply_with_text`: the guarded `chat_send_message` path), a
 none posts nothing and logs it; a finished turn that failed records the `failed` disposition
 with its reason. A running turn whose every event was cancelled (deleted, claimed by another
 agent, left) is stopped: nothing is left for it to answer. An edit's cancellation (`superseded`)
-does not stop one: the edited text joins the turn or starts the next. Everything the harness
-does in chat, the working indicator included, goes through the agent's port
-(`core.agent_port`); what it is told comes through a `core.deliveries.DeliveryPort`.
+does not stop one: the edited text joins the turn or starts the next. A `stop` (someone told
+the agent to stop) stops every turn of its conversation, an answer being written included.
+Everything the harness does in chat, the working indicator included, goes through the agent's
+port (`core.agent_port`); what it is told comes through a `core.deliveries.DeliveryPort`.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ class InProcessHarness:
         self.mailbox = mailbox or Mailbox()
         self.results: list[TurnResult] = []
         self._turns: set[asyncio.Task[None]] = set()
-        # Each turn started, and those of its events not cancelled since.
-        self._left: dict[asyncio.Task[None], set[str]] = {}
+        # Each turn started: its session, and those of its events not cancelled since.
+        self._started: dict[asyncio.Task[None], tuple[str, set[str]]] = {}
         self._stopping = False
         self._sessions: dict[str, asyncio.Lock] = {}
         self._changed = asyncio.Event()
@@ -138,7 +139,11 @@ class InProcessHarness:
     # ---- from the host -----------------------------------------------------------------------
 
     def _arrived(self, params: dict[str, Any]) -> None:
-        if starts_turn(params) and self.loop.inject(params):
+        if params["attention"]["reason"] == "stop":
+            # Told to stop: what runs in that conversation stops, an answer being written
+            # too, and the stop is a turn of its own, never injected into the one it ends.
+            self._stop_turns_in(session_of(params))
+        elif starts_turn(params) and self.loop.inject(params):
             return
         self._start(self.assembler.deliver(params))
 
@@ -154,12 +159,18 @@ class InProcessHarness:
         An edit's (`superseded`) does not: the edited text joins the turn or starts the next."""
         if reason == "superseded":
             return
-        for task, left in self._left.items():
+        for task, (_, left) in self._started.items():
             if event_id in left:
                 left.discard(event_id)
                 if not left:
                     log.info("turn for %s stopped: every event it had was cancelled", self.agent)
                     task.cancel()
+
+    def _stop_turns_in(self, session: str) -> None:
+        for task, (where, _) in self._started.items():
+            if where == session:
+                log.info("turn for %s stopped: told to stop", self.agent)
+                task.cancel()
 
     async def _typing(self, params: dict[str, Any] | None) -> None:
         if params:
@@ -192,7 +203,7 @@ class InProcessHarness:
         for turn in turns:
             task = asyncio.create_task(self._run(turn))
             self._turns.add(task)
-            self._left[task] = set(turn.event_ids)
+            self._started[task] = (session_of(turn.events[0]), set(turn.event_ids))
             task.add_done_callback(self._finished)
         self._poke()
 
@@ -234,7 +245,7 @@ class InProcessHarness:
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._turns.discard(task)
-        self._left.pop(task, None)
+        self._started.pop(task, None)
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.error("turn for %s ended with an error: %s", self.agent, exc, exc_info=exc)
         self._poke()

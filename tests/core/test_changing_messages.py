@@ -29,8 +29,8 @@ from adapters.slack import normalise
 from c2a.records import record_of
 from core.clock import VirtualClock, parse_time
 from core.decision import Disposition
-from core.emission import Delivery
-from core.engine import Engine
+from core.emission import Cancel, Delivery
+from core.engine import WORK_ENDED, Engine
 from core.engine_port import EnginePort
 from core.sqlite_store import SQLiteStore
 
@@ -197,6 +197,39 @@ def test_a_deleted_question_is_owed_by_nobody_and_no_reminder_chases_it() -> Non
         restarted = Engine(engine.workspace, store, clock)
         await restarted.rebuild()
         assert restarted.state.busy["lead"] == 1
+        await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_told_to_stop_an_agent_drops_what_it_owes_in_that_conversation_only() -> None:
+    async def scenario() -> None:
+        clock = VirtualClock(parse_time(at(1)))
+        store = SQLiteStore()
+        await store.open()
+        engine = Engine(local_workspace(), store, clock)
+        for user in (LEAD, W1, W2):
+            await engine.ingest(normalise(slack_body(slack_join(user))))
+        here = normalise(slack_body(slack_message(ts(1), f"<@{LEAD}> summarise the logs")))
+        dm = slack_message(ts(2), "and the deploy?", channel="D0LEAD", channel_type="im")
+        there = normalise(slack_body(dm, via="lead"))
+        assert here is not None and there is not None
+        for event in (here, there):
+            await engine.ingest(event)
+        assert engine.owed("lead") == [here.event_id, there.event_id]
+        stop = normalise(slack_body(slack_message(ts(3), f"<@{LEAD}> stop")))
+        assert stop is not None
+        outcome = await engine.ingest(stop)
+        cancels = [e for e in outcome.emissions if isinstance(e, Cancel)]
+        assert cancels == [Cancel("lead", here.event_id, WORK_ENDED)]
+        (ended,) = [d for d in await store.deliveries(here.event_id) if d.decision.agent == "lead"]
+        assert ended.disposition is Disposition.IGNORED
+        (why,) = store.db.execute(
+            "SELECT disposition_reason FROM deliveries WHERE event_id = ? AND agent = 'lead'",
+            (here.event_id,),
+        ).fetchone()
+        assert why == f"stopped by {HUMAN}"
+        assert engine.owed("lead") == [there.event_id]  # the DM is another conversation
         await store.close()
 
     asyncio.run(scenario())

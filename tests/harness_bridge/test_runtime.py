@@ -8,9 +8,11 @@ import logging
 from typing import Any
 
 import pytest
+from builders import slack_body, slack_message
 from fakes.openai_server import FakeOpenAI, call, completion
-from world import DM, THANKS, scenario
+from world import BASE, DM, THANKS, scenario
 
+from adapters.slack import normalise
 from core.clock import SystemClock
 from core.emission import Cancel
 from core.engine import Engine
@@ -136,16 +138,21 @@ def test_a_plain_text_answer_is_the_reply_and_a_turn_owing_none_posts_nothing(
 
 
 class Hanging(Recording):
-    """A model loop whose turns run until they are cancelled."""
+    """A model loop whose turns run until they are cancelled, noting those that were."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.started = asyncio.Event()
+        self.runs: asyncio.Queue[list[str]] = asyncio.Queue()  # each turn's events, as it starts
+        self.stopped: list[list[str]] = []
 
     async def run(self, turn: Turn) -> TurnResult:
         self.turns.append(turn.event_ids)
-        self.started.set()
-        await asyncio.Event().wait()
+        self.runs.put_nowait(turn.event_ids)
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.stopped.append(turn.event_ids)
+            raise
         raise AssertionError("a hanging turn ends only when cancelled")
 
     def inject(self, params: dict[str, Any]) -> bool:
@@ -176,8 +183,7 @@ def test_a_turn_whose_question_is_deleted_is_stopped_and_an_edit_does_not_stop_o
         deliverer = await harness.start()
         try:
             await deliverer.resume()
-            await loop.started.wait()
-            assert loop.turns == [[THANKS]]  # a knock starts at once; the DM waits behind it
+            assert await loop.runs.get() == [THANKS]  # a knock starts at once; the DM waits
             await deliverer.tell(Cancel("lead", THANKS, reason))
             await harness.told.wait()
             assert harness.stopping == [stops]
@@ -185,3 +191,31 @@ def test_a_turn_whose_question_is_deleted_is_stopped_and_an_edit_does_not_stop_o
             await harness.stop()  # ends, whatever runs (it did not on Python 3.11 before)
 
     scenario(test)
+
+
+def test_told_to_stop_the_turn_at_work_in_that_conversation_stops_and_the_stop_is_its_own(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        loop = Hanging()
+        harness = InProcessHarness(
+            tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50
+        )
+        deliverer = await harness.start()
+        try:
+            await deliverer.resume()
+            assert await loop.runs.get() == [THANKS]  # owes nothing: no cancellation stops it
+            stop = slack_message(f"{BASE + 5}.000100", "stop", channel="D0LEAD", channel_type="im")
+            event = normalise(slack_body(stop, via="lead"))
+            assert event is not None
+            await engine.ingest(event)
+            await deliverer.resume()
+            # The DM waiting behind it was dropped (`Engine.end_work`): the stop runs next.
+            assert await loop.runs.get() == [event.event_id]
+            assert loop.stopped == [[THANKS]]
+        finally:
+            await harness.stop()
+        assert "told to stop" in caplog.text
+
+    with caplog.at_level(logging.INFO, logger="harness_bridge.runtime"):
+        scenario(test)
