@@ -103,15 +103,20 @@ def test_an_edit_that_newly_mentions_an_agent_makes_it_must_respond() -> None:
     assert axes(delivered(records)["worker-1"][-1]) == ("to_me", "must_respond", "buffered")
 
 
+async def seated() -> tuple[Engine, SQLiteStore, VirtualClock]:
+    """An engine on an open ledger in memory, every agent a member of the channel."""
+    clock = VirtualClock(parse_time(at(1)))
+    store = SQLiteStore()
+    await store.open()
+    engine = Engine(local_workspace(), store, clock)
+    for user in (LEAD, W1, W2):
+        await engine.ingest(normalise(slack_body(slack_join(user))))
+    return engine, store, clock
+
+
 def test_an_edit_after_the_agent_answered_is_may_respond() -> None:
     async def scenario() -> list[dict[str, Any]]:
-        workspace = local_workspace()
-        clock = VirtualClock(parse_time(at(1)))
-        store = SQLiteStore()
-        await store.open()
-        engine = Engine(workspace, store, clock)
-        for user in (LEAD, W1, W2):
-            await engine.ingest(normalise(slack_body(slack_join(user))))
+        engine, _, _ = await seated()
         original = normalise(slack_body(slack_message(ts(1), f"<@{LEAD}> check the deploy")))
         assert original is not None
         await engine.ingest(original)
@@ -161,12 +166,7 @@ def test_a_delete_cancels_every_delivery_and_leaves_a_tombstone(tmp_path: Any) -
 
 def test_a_deleted_question_is_owed_by_nobody_and_no_reminder_chases_it() -> None:
     async def scenario() -> None:
-        clock = VirtualClock(parse_time(at(1)))
-        store = SQLiteStore()
-        await store.open()
-        engine = Engine(local_workspace(), store, clock)
-        for user in (LEAD, W1, W2):
-            await engine.ingest(normalise(slack_body(slack_join(user))))
+        engine, store, clock = await seated()
         asked = normalise(slack_body(slack_message(ts(1), f"<@{LEAD}> what is 2+2?")))
         edited = normalise(slack_body(slack_edit(ts(1), ts(2), "x", f"<@{LEAD}> what is 2+3?")))
         other = normalise(slack_body(slack_message(ts(3), f"<@{LEAD}> and the deploy?")))
@@ -204,12 +204,7 @@ def test_a_deleted_question_is_owed_by_nobody_and_no_reminder_chases_it() -> Non
 
 def test_told_to_stop_an_agent_drops_what_it_owes_in_that_conversation_only() -> None:
     async def scenario() -> None:
-        clock = VirtualClock(parse_time(at(1)))
-        store = SQLiteStore()
-        await store.open()
-        engine = Engine(local_workspace(), store, clock)
-        for user in (LEAD, W1, W2):
-            await engine.ingest(normalise(slack_body(slack_join(user))))
+        engine, store, _ = await seated()
         here = normalise(slack_body(slack_message(ts(1), f"<@{LEAD}> summarise the logs")))
         dm = slack_message(ts(2), "and the deploy?", channel="D0LEAD", channel_type="im")
         there = normalise(slack_body(dm, via="lead"))
