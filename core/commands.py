@@ -31,6 +31,7 @@ __all__ = [
     "Unmute",
     "Unreadable",
     "Why",
+    "after_command",
     "parse",
     "parse_duration",
 ]
@@ -101,6 +102,15 @@ for `Mute`, `Unmute`, `Leave` (`core.command_answers`)."""
 
 _AGENT_COMMANDS: dict[str, type[Unmute | Leave]] = {"unmute": Unmute, "leave": Leave}
 _PLAIN: dict[str, Command] = {"status": Status(), "claims": Claims(), "help": Help()}
+
+
+def after_command(text: str) -> str | None:
+    """What follows `/c2a` when a message typed where a platform has no command of its own
+    (the web chat) is that command (`""` for `/c2a` alone); None for any other message."""
+    words = text.split(maxsplit=1)
+    if not words or words[0] != COMMAND:
+        return None
+    return words[1] if len(words) > 1 else ""
 
 
 def parse(text: str) -> Command | Unreadable:

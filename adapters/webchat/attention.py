@@ -5,13 +5,14 @@ a harness."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from adapters.webchat.history import Message
 from adapters.webchat.normalise import event_id
 from core.store import Store, StoredDelivery
 
-__all__ = ["attention_of", "chip"]
+__all__ = ["attention_of", "attention_of_people", "chip"]
 
 
 async def attention_of(
@@ -25,6 +26,22 @@ async def attention_of(
     for edit in message.edits:
         rows.update((d.decision.agent, d) for d in await deliveries(f"{base}~{edit}"))
     return [chip(rows[agent]) for agent in agents if agent in rows]
+
+
+async def attention_of_people(
+    store: Store, workspace: str, agents: Sequence[str], messages: Sequence[Message], now: datetime
+) -> dict[str, list[dict[str, Any]]]:
+    """The chips of each person's message among `messages` (agents' own are not decided for
+    a reply), each saying whether its agent holds the message's claim (`holdsClaim`)."""
+    held = await store.claims(now)
+    shown: dict[str, list[dict[str, Any]]] = {}
+    for message in messages:
+        if message.user in agents:
+            continue
+        holder = held.get(event_id(workspace, message.id), (None,))[0]
+        chips = await attention_of(store, workspace, agents, message)
+        shown[message.id] = [{**c, "holdsClaim": c["agent"] == holder} for c in chips]
+    return shown
 
 
 def chip(delivery: StoredDelivery) -> dict[str, Any]:

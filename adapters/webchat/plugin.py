@@ -14,6 +14,7 @@ from adapters.webchat.manifest import SECTION, WebchatWorkspace
 from adapters.webchat.normalise import normalise
 from adapters.webchat.send import WebchatSender
 from adapters.webchat.server import WebChat
+from core.command_answers import Commands
 from core.errors import ManifestError
 from core.markup import CHAT_MARKUP
 from core.outbox import Sender
@@ -42,6 +43,7 @@ class WebchatConnection:
             redactor=ctx.redactor,
             models=ctx.options.get("models"),
             approvals=ctx.engine.approvals,
+            commands=Commands(ctx.engine, ctx.sink),
         )
         self._sender = WebchatSender(self.chat, ctx.workspace.glyphs)
 

@@ -16,13 +16,15 @@ page reads these from the ledger, never from the harness: `WebChat` polls the st
 of recent messages and pushes what changed. It also shows which model answers each agent, and
 whether that model is ready yet, as the harnesses describe it (`models`, given by `c2a run`).
 
-Browser → server, one JSON object per websocket message (`op` first):
-`post {as, channel, thread?, text}`, `edit {as, id, text}`, `delete {as, id}`,
+Browser → server, one JSON object per websocket message (`op` first), done by
+`adapters.webchat.browser`: `post {as, channel, thread?, text}` (`/c2a ...` as the text is the
+command, answered to that browser alone), `edit {as, id, text}`, `delete {as, id}`,
 `react {as, id, emoji}`, `unreact {as, id, emoji}`, `typing {as, channel, thread?}`.
 Server → browser: `hello {workspace, humans, agents, roles, channels, messages, models}`,
 `message {message}`, `attention {id, agents}`, `typing {user, channel, thread, on}`,
 `models {models}` (agent → `{model, where, state, since, log, detail, hint}`, when it changes),
-`error {text}`. A malformed request gets an `error` naming what is wrong; the socket stays open.
+`notice {text}` (a `/c2a` answer), `error {text}`. A malformed request gets an `error` naming
+what is wrong; the socket stays open.
 """
 
 from __future__ import annotations
@@ -40,14 +42,15 @@ from aiohttp import WSMsgType, web
 from adapters import Receive
 from adapters.webchat.access import Access, guard, new_token, secure_headers, url_host
 from adapters.webchat.asks import Asks, press_handler
-from adapters.webchat.attention import attention_of
+from adapters.webchat.attention import attention_of_people
+from adapters.webchat.browser import answer_browser
 from adapters.webchat.history import History, Message
 from adapters.webchat.manifest import WebchatWorkspace
-from adapters.webchat.normalise import PLATFORM, dm_channel, event_id, find_mentions
-from adapters.webchat.request import BrowserRequest
+from adapters.webchat.normalise import PLATFORM, dm_channel, find_mentions
 from core.actions import Ask
 from core.approvals import Approvals
 from core.clock import Clock, format_time
+from core.command_answers import Commands
 from core.manifest import Workspace
 from core.redact import Redactor
 from core.store import Store
@@ -87,10 +90,12 @@ class WebChat:
         redactor: Redactor | None = None,
         models: Models | None = None,
         approvals: Approvals | None = None,
+        commands: Commands | None = None,
     ) -> None:
         """`redactor` blanks secrets in what people post before the record keeps it (the
         record is a file on this machine, like the ledger); by default, by shape only.
-        `approvals` decides the questions asked with buttons (`adapters.webchat.asks`)."""
+        `approvals` decides the questions asked with buttons (`adapters.webchat.asks`);
+        `commands` answers `/c2a` typed in the page."""
         self.config = WebchatWorkspace.of(workspace.manifest) or WebchatWorkspace()
         self.workspace = workspace.manifest.workspace
         self.agents = list(workspace.agent_ids)
@@ -110,6 +115,7 @@ class WebChat:
         self._runner: web.AppRunner | None = None
         self._watch: asyncio.Task[None] | None = None
         self.approvals = approvals
+        self.commands = commands
         self.asks = Asks()
 
     @property
@@ -273,9 +279,9 @@ class WebChat:
             async for frame in socket:
                 if frame.type is not WSMsgType.TEXT:
                     continue
-                problem = await self._handle(frame.data)
-                if problem is not None:
-                    await socket.send_json({"op": "error", "text": problem})
+                reply = await answer_browser(self, frame.data)
+                if reply is not None:
+                    await socket.send_json(reply)
         finally:
             self._sockets.discard(socket)
         return socket
@@ -297,54 +303,6 @@ class WebChat:
     def models(self) -> dict[str, dict[str, Any]]:
         """Which model answers each agent, as its harness says now."""
         return {agent: dict(view) for agent, view in self._models().items()}
-
-    async def _handle(self, raw: str) -> str | None:
-        """Do what one browser request asks; returns what is wrong with it, if anything."""
-        try:
-            request = BrowserRequest(raw)
-            user = request.text("as")
-            if user not in self.config.humans:
-                return f"{user!r} is not one of the people here ({', '.join(self.config.humans)})"
-            op = request.text("op")
-            if op in ("post", "typing"):
-                channel = request.text("channel")
-                if not self._may_post(user, channel):
-                    return f"{user} cannot post in {channel!r}"
-                thread = self._thread_in(channel, request.optional("thread"))
-                if op == "post":
-                    await self.say(user, channel, request.said(), thread=thread)
-                else:
-                    await self.typing(user, channel, thread, True)
-            elif op in ("edit", "delete"):
-                message_id = request.text("id")
-                message = self.history.messages.get(message_id)
-                if message is None or message.user != user:
-                    return f"{user} can only {op} their own messages"
-                fields = {"text": request.said()} if op == "edit" else {}
-                await self.change(op, user, message_id, **fields)
-            elif op in ("react", "unreact"):
-                kind = "reaction_added" if op == "react" else "reaction_removed"
-                await self.change(kind, user, request.text("id"), emoji=request.emoji())
-            else:
-                return f"unknown op {op!r}"
-        except (ValueError, LookupError) as exc:
-            return str(exc)
-        return None
-
-    def _thread_in(self, channel: str, thread: str | None) -> str | None:
-        """The thread a person's post or typing goes to: the thread of the message `thread`
-        names, which must be one of `channel`'s (a reply's id names its thread)."""
-        if thread is None:
-            return None
-        root = self.history.messages.get(thread)
-        if root is None or root.channel != channel:
-            raise LookupError(f"no message {thread!r} in {channel!r} to reply to in a thread")
-        return root.thread or root.id
-
-    def _may_post(self, user: str, channel: str) -> bool:
-        if channel in self.config.channels:
-            return True
-        return any(channel == dm_channel(user, agent) for agent in self.agents)
 
     async def show_draft(self, message: Message, text: str) -> None:
         """Redraw a message being written on every open page, recording nothing: the page's
@@ -381,15 +339,9 @@ class WebChat:
     async def refresh_attention(self) -> None:
         """Push the decisions and dispositions of recent messages that changed."""
         recent = list(self.history)[-RECENT:]
-        held = await self.store.claims(self.clock.now())
-        for message in recent:
-            if message.user in self.agents:
-                continue
-            holder = held.get(event_id(self.workspace, message.id), (None,))[0]
-            agents = [
-                {**chip, "holdsClaim": chip["agent"] == holder}
-                for chip in await attention_of(self.store, self.workspace, self.agents, message)
-            ]
-            if agents and agents != self._shown.get(message.id):
-                self._shown[message.id] = agents
-                await self._broadcast({"op": "attention", "id": message.id, "agents": agents})
+        now = self.clock.now()
+        shown = await attention_of_people(self.store, self.workspace, self.agents, recent, now)
+        for message_id, agents in shown.items():
+            if agents and agents != self._shown.get(message_id):
+                self._shown[message_id] = agents
+                await self._broadcast({"op": "attention", "id": message_id, "agents": agents})

@@ -222,6 +222,17 @@ def test_the_attention_model_at_work_in_a_real_browser(
     assert repliers(browser, asked) == ["lead"]
     assert len(repliers(browser, role)) == 1
 
+    # `/c2a` typed in the page is answered to this page alone, never posted.
+    count = len(messages(browser))
+    browser.find_element(By.ID, "composer-text").send_keys("/c2a status", Keys.ENTER)
+    notice = wait(browser, "the /c2a answer", lambda d: d.find_element(By.ID, "notice-text").text)
+    assert "lead" in notice and "worker-1" in notice
+    assert len(messages(browser)) == count
+    browser.find_element(By.ID, "notice").click()
+    wait(
+        browser, "the answer put away", lambda d: not d.find_element(By.ID, "notice").is_displayed()
+    )
+
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     assert browser.save_screenshot(str(ARTIFACTS / "webchat.png"))
     blocked = [

@@ -71,6 +71,10 @@ function receive(body) {
   } else if (body.op === "error") {
     $("status").textContent = body.text;
     $("status").classList.add("error");
+  } else if (body.op === "notice") {
+    // A `/c2a` answer: shown to this page alone, never a message; a click puts it away.
+    $("notice-text").textContent = body.text;
+    $("notice").hidden = false;
   }
 }
 
@@ -389,3 +393,4 @@ $("as").onchange = () => { localStorage.setItem("c2a-as", me()); go(state.place.
 $("main").insertBefore($("legend").content.cloneNode(true), $("messages"));
 setInterval(drawTyping, 1000);
 connect();
+$("notice").addEventListener("click", () => { $("notice").hidden = true; });

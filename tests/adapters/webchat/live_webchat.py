@@ -16,6 +16,7 @@ from adapters.webchat.send import WebchatSender
 from adapters.webchat.server import Models, WebChat
 from c2a.host import Host
 from core.clock import SystemClock
+from core.command_answers import Commands
 from core.emission import Emission
 from core.manifest import Workspace
 from core.sqlite_store import SQLiteStore
@@ -42,6 +43,7 @@ class Chat:
             port=0,
             models=models,
             approvals=self.host.engine.approvals,
+            commands=Commands(self.host.engine, self._sink),
         )
         self.sender = WebchatSender(self.chat, self.workspace.glyphs)
         self.frames: list[dict[str, Any]] = []

@@ -355,6 +355,29 @@ def test_blank_edits_odd_reactions_and_threads_that_are_not_there_are_refused(
     run(tmp_path, scenario)
 
 
+def test_c2a_typed_in_the_page_is_answered_to_that_person_alone_and_never_posted(
+    tmp_path: Path,
+) -> None:
+    async def scenario(chat: Chat) -> None:
+        asked = await chat.chat.say("ana", "general", "@lead can you check the deploy?")
+        await chat.frame(lambda f: f["op"] == "attention" and f["id"] == asked.id)
+        await chat.request("post", channel="general", text="/c2a status")
+        status = await chat.frame(lambda f: f["op"] == "notice")
+        assert "lead" in status["text"] and "worker-1" in status["text"]
+        await chat.request("post", channel="general", text=f"/c2a why #{asked.id}")
+        why = await chat.frame(lambda f: f["op"] == "notice" and f is not status)
+        assert "direct_mention" in why["text"]
+        await chat.request("post", channel="general", text="/c2a mute lead 1h")
+        refused = await chat.frame(lambda f: f["op"] == "notice" and f not in (status, why))
+        assert "approvers" in refused["text"]  # nobody is an approver in the local manifest
+        # None of it is a message: the record and the ledger hold only the question.
+        assert [m.text for m in chat.chat.history] == ["@lead can you check the deploy?"]
+        rows = chat.store.db.execute("SELECT COUNT(*) FROM events WHERE kind = 'chat.message'")
+        assert rows.fetchone() == (1,)
+
+    run(tmp_path, scenario)
+
+
 def test_people_edit_and_delete_only_their_own_messages(tmp_path: Path) -> None:
     async def scenario(chat: Chat) -> None:
         theirs = await chat.chat.say("ben", "general", "ben's words")
