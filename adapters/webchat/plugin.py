@@ -8,6 +8,7 @@ each agent's model).
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from adapters.webchat.access import is_loopback, token_from
 from adapters.webchat.manifest import SECTION, WebchatWorkspace
@@ -97,7 +98,7 @@ PLATFORM = Platform(
     normalise=normalise,
     reactions=unicode_reactions(overrides_from="discord"),
     manifest=SECTION,
-    markup=CHAT_MARKUP,
+    markup=replace(CHAT_MARKUP, bold=""),  # the page shows text as typed: no bold marks
     connect=connect,
     streams_drafts=True,
 )

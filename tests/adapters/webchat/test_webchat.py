@@ -363,7 +363,8 @@ def test_c2a_typed_in_the_page_is_answered_to_that_person_alone_and_never_posted
         await chat.frame(lambda f: f["op"] == "attention" and f["id"] == asked.id)
         await chat.request("post", channel="general", text="/c2a status")
         status = await chat.frame(lambda f: f["op"] == "notice")
-        assert "lead" in status["text"] and "worker-1" in status["text"]
+        assert "lead: " in status["text"] and "worker-1: " in status["text"]
+        assert "*" not in status["text"]  # the page shows text as typed: no bold marks
         await chat.request("post", channel="general", text=f"/c2a why #{asked.id}")
         why = await chat.frame(lambda f: f["op"] == "notice" and f is not status)
         assert "direct_mention" in why["text"]
