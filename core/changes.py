@@ -1,8 +1,8 @@
 """What a change to a message, or the hint that one is coming, means for the agents: an edit
 revises the decisions and supersedes what each agent was told, a delete cancels every
-delivery of the message and settles those not answered yet as `superseded` (nothing is owed
-on a message that is gone: no reply is posted to it, no reminder chases it), and typing is
-forwarded as a passing hint.
+delivery of the message, and typing is forwarded as a passing hint. What an edit or a delete
+replaces and no agent has answered yet is settled `superseded` (spec 000): nothing is owed on
+words that are gone, so no reply is posted to them and no reminder chases them.
 
 A message the engine no longer holds (`core.state_messages`) is changed as one it never saw,
 but for what the ledger keeps: its delete still blanks the stored versions, and an edit of it
@@ -30,6 +30,7 @@ __all__ = [
     "delete_message",
     "edit_of_deleted",
     "revise_edit",
+    "supersede_edited",
     "typing_hints",
 ]
 
@@ -78,28 +79,47 @@ async def delete_message(
     if target is None:
         versions = [entry.id for entry in await stored_versions(ledger, event)]
         await ledger.tombstone(versions)
-        await _supersede(versions, deliveries, state, at)
+        await _supersede(versions, deliveries, state, "deleted", at)
         return []
     if target.deleted:
         return []
     await ledger.tombstone(list(target.versions))
-    await _supersede(target.versions, deliveries, state, at)
+    await _supersede(target.versions, deliveries, state, "deleted", at)
     emissions = cancel_all(target.delivered, agents, "deleted")
     state.apply(event, [])
     return emissions
 
 
-async def _supersede(
-    event_ids: Sequence[str], deliveries: Deliveries, state: State, at: str
+async def supersede_edited(
+    cancels: Sequence[Emission], deliveries: Deliveries, state: State, at: str
 ) -> None:
-    """Each agent's delivery of these versions of a deleted message that it has not answered
-    becomes `superseded` (reason `deleted`), and its obligation closes."""
+    """An edit's cancellations (`revise_edit`): each agent's delivery of the version it had,
+    if not answered yet, is `superseded` (reason `edited`), so a turn still at work on the old
+    text posts nothing and the new version's own turn answers the words as they now are."""
+    told: dict[str, set[str]] = {}
+    for cancel in cancels:
+        if isinstance(cancel, Cancel):
+            told.setdefault(cancel.event_id, set()).add(cancel.agent)
+    for event_id, agents in told.items():
+        await _supersede([event_id], deliveries, state, "edited", at, agents)
+
+
+async def _supersede(
+    event_ids: Sequence[str],
+    deliveries: Deliveries,
+    state: State,
+    why: str,
+    at: str,
+    agents: set[str] | None = None,
+) -> None:
+    """Each delivery of these events (to `agents` only, when given) that its agent has not
+    answered becomes `superseded` with `why`, and its obligation closes."""
     for event_id in event_ids:
         for delivery in await deliveries.deliveries(event_id):
             agent = delivery.decision.agent
-            if delivery.disposition in UNANSWERED:
+            if delivery.disposition in UNANSWERED and (agents is None or agent in agents):
                 superseded = Disposition.SUPERSEDED
-                await deliveries.set_disposition(event_id, agent, superseded, "deleted", at)
+                await deliveries.set_disposition(event_id, agent, superseded, why, at)
                 state.close_obligation(event_id, agent)
 
 

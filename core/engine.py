@@ -21,7 +21,13 @@ from core.actions import Action, React, redacted, to_record
 from core.approvals import Approvals
 from core.attention_context import Context
 from core.audience import Audience, in_channel, outside_thread
-from core.changes import delete_message, edit_of_deleted, revise_edit, typing_hints
+from core.changes import (
+    delete_message,
+    edit_of_deleted,
+    revise_edit,
+    supersede_edited,
+    typing_hints,
+)
 from core.clock import Clock, format_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
 from core.copies import DecidedCopies
@@ -214,6 +220,7 @@ class Engine:
         emissions: list[Emission] = []
         if target is not None:
             decisions, cancels = revise_edit(decisions, target.delivered, target.answered)
+            await supersede_edited(cancels, self.store, state, stamp)
             emissions.extend(cancels)
         if decisions:
             await self.store.record_decisions(seq, decisions, stamp, reserve=True)

@@ -59,7 +59,8 @@ def check_answerable(delivery: StoredDelivery, holder: str | None, agent: str) -
 
 def check_reply(delivery: StoredDelivery, holder: str | None, agent: str, text: str) -> None:
     """Refuse a message in reply to `delivery` that the policy, a claim or an earlier answer
-    forbids (a retry of a call already queued is the caller's to let through)."""
+    forbids, or to words an edit or a delete replaced (a retry of a call already queued is the
+    caller's to let through)."""
     check_answerable(delivery, holder, agent)
     decision = delivery.decision
     if decision.policy is Policy.ACK_ONLY and len(text) > RECEIPT_CHARS:
@@ -71,6 +72,11 @@ def check_reply(delivery: StoredDelivery, holder: str | None, agent: str, text: 
         raise ToolError(
             f"refused: you already answered {decision.event_id}; a different answer "
             "needs the first to have failed"
+        )
+    if delivery.disposition is Disposition.SUPERSEDED:
+        raise ToolError(
+            f"refused: {decision.event_id} was edited or deleted; answer the edited "
+            "version you were sent, if there is one"
         )
 
 

@@ -176,13 +176,23 @@ def test_a_deleted_question_is_owed_by_nobody_and_no_reminder_chases_it() -> Non
             await store.mark_delivered(event.event_id, "lead", 1)
         port = EnginePort(engine, "lead")
         versions = [asked.event_id, edited.event_id]
-        assert await port.owed([*versions, other.event_id]) == [*versions, other.event_id]
-        assert engine.state.busy["lead"] == 3
+        # The edit replaced the words before anyone answered: only its version is owed.
+        assert await port.owed([*versions, other.event_id]) == [edited.event_id, other.event_id]
+        assert engine.state.busy["lead"] == 2
+        assert await port.final_reply([asked.event_id], "4") is None  # a turn on the old words
+        now = await port.final_reply(versions, "5")
+        assert now is not None and now.in_reply_to == edited.event_id
         await engine.ingest(normalise(slack_body(slack_delete(ts(1), ts(4), "x"))))
-        # Every version, for every agent told of it, is settled as superseded by the delete.
-        for event_id in versions:
+        # Every version, for every agent told of it, is settled as superseded (by the edit, then
+        # by the delete).
+        for event_id, why in zip(versions, ("edited", "deleted"), strict=True):
             settled = {d.decision.agent: d.disposition for d in await store.deliveries(event_id)}
             assert settled == dict.fromkeys(AGENTS, Disposition.SUPERSEDED)
+            reasons = store.db.execute(
+                "SELECT DISTINCT disposition_reason FROM deliveries WHERE event_id = ?",
+                (event_id,),
+            ).fetchall()
+            assert reasons == [(why,)]
         assert await port.owed([*versions, other.event_id]) == [other.event_id]
         reply = await port.final_reply(versions, "4")
         assert reply is None  # a turn that was answering it posts nothing

@@ -13,6 +13,7 @@ from core.errors import ToolError
 from core.guards import (
     SendBudget,
     check_answerable,
+    check_reply,
     derived_key,
     is_owed,
     mentions,
@@ -56,6 +57,7 @@ def test_only_a_visible_answer_closes_a_question(
         (Policy.MUST_RESPOND, Disposition.CLAIMED, "lead", True),
         (Policy.MUST_RESPOND, Disposition.FAILED, None, True),
         (Policy.MUST_RESPOND, Disposition.RESPONDED, None, False),
+        (Policy.MUST_RESPOND, Disposition.SUPERSEDED, None, False),
         (Policy.MUST_RESPOND, None, "worker-1", False),
         (Policy.MAY_RESPOND, None, None, False),
         (Policy.MAY_RESPOND, None, "lead", True),
@@ -72,6 +74,12 @@ def test_the_holder_of_a_claim_may_answer_and_nobody_else() -> None:
     check_answerable(delivery(Policy.MAY_RESPOND), "lead", "lead")
     with pytest.raises(ToolError, match="agent:worker-1 claimed E1; stay out"):
         check_answerable(delivery(Policy.MAY_RESPOND), "worker-1", "lead")
+
+
+def test_words_an_edit_or_a_delete_replaced_get_no_reply() -> None:
+    check_reply(delivery(Policy.MUST_RESPOND), None, "lead", "4")
+    with pytest.raises(ToolError, match="E1 was edited or deleted"):
+        check_reply(delivery(Policy.MUST_RESPOND, Disposition.SUPERSEDED), None, "lead", "4")
 
 
 def test_an_obliging_post_names_known_recipients_and_ambient_names_none() -> None:
