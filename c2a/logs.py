@@ -49,8 +49,6 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         text = super().format(record).replace("\n", "\n    ")
-        if _UNSHOWN.search(text) is None:
-            return text
         return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
@@ -73,10 +71,9 @@ class JsonFormatter(logging.Formatter):
             record.exc_text = self.formatException(record.exc_info)
         if record.exc_text:  # as `RedactingFilter` left it
             line["error"] = record.exc_text
-        text = json.dumps(line, ensure_ascii=False)
-        if _UNSHOWN.search(text) is None:
-            return text
-        return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        return _UNSHOWN.sub(
+            lambda m: f"\\u{ord(m.group()):04x}", json.dumps(line, ensure_ascii=False)
+        )
 
 
 class RedactingFilter(logging.Filter):
