@@ -22,7 +22,7 @@ from core.revisions import revise_for_edit
 from core.state import State
 from core.state_messages import stored_versions, was_deleted
 from core.state_records import MessageRecord
-from core.store import Deliveries, Ledger
+from core.store import Deliveries, Ledger, Store
 
 __all__ = [
     "TYPING_LASTS",
@@ -65,26 +65,21 @@ def cancel_all(
 
 
 async def delete_message(
-    event: ChatEvent,
-    state: State,
-    ledger: Ledger,
-    deliveries: Deliveries,
-    agents: Sequence[str],
-    at: str,
+    event: ChatEvent, state: State, store: Store, agents: Sequence[str], at: str
 ) -> list[Emission]:
     """A deleted message becomes a tombstone in the ledger, its edits too, held or not, and
     every delivery of them not answered yet is superseded; every agent the engine holds as told
     of it is told to drop it."""
     target = state.target(event)
     if target is None:
-        versions = [entry.id for entry in await stored_versions(ledger, event)]
-        await ledger.tombstone(versions)
-        await _supersede(versions, deliveries, state, "deleted", at)
+        versions = [entry.id for entry in await stored_versions(store, event)]
+        await store.tombstone(versions)
+        await _supersede(versions, store, state, "deleted", at)
         return []
     if target.deleted:
         return []
-    await ledger.tombstone(list(target.versions))
-    await _supersede(target.versions, deliveries, state, "deleted", at)
+    await store.tombstone(list(target.versions))
+    await _supersede(target.versions, store, state, "deleted", at)
     emissions = cancel_all(target.delivered, agents, "deleted")
     state.apply(event, [])
     return emissions

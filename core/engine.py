@@ -267,10 +267,9 @@ class Engine:
         return emissions
 
     async def _delete(self, event: ChatEvent, stamp: str) -> list[Emission]:
-        store = self.store
-        return await delete_message(
-            event, self.state, store, store, self.workspace.agent_ids, stamp
-        )
+        """A delete's tombstones, settled deliveries and cancellations (`core.changes`)."""
+        agents = self.workspace.agent_ids
+        return await delete_message(event, self.state, self.store, agents, stamp)
 
     async def _fill_text(self, event: ChatEvent) -> None:
         """A bot not allowed to read message content receives messages blank; when a copy
