@@ -23,8 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
-from core.emission import Emission
-from core.engine import Outcome
+from core.emission import Emission, Outcome
 from core.errors import StoreError
 from core.events import ChatEvent
 from core.store import Store

@@ -26,8 +26,8 @@ from c2a.group_commit import BATCH_LIMIT, GroupCommit
 from c2a.platforms import installed, normalisers
 from c2a.repeat_cache import RepeatCache, repeat_readers
 from core.clock import Clock, format_time
-from core.emission import Emission
-from core.engine import Engine, Outcome
+from core.emission import Emission, Outcome
+from core.engine import Engine
 from core.errors import C2AError
 from core.events import ChatEvent
 from core.manifest import Workspace

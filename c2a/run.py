@@ -49,7 +49,7 @@ from c2a.run_inputs import load_workspaces, private_directory
 from c2a.run_leases import harness_leases, holder_name
 from c2a.run_loops import OutboxLoop, supervise, sweep
 from core.clock import SystemClock
-from core.engine import Outcome
+from core.emission import Outcome
 from core.engine_port import EnginePort
 from core.manifest import AgentConfig, Workspace
 from core.outbox import Outbox, QueueBell, Sender

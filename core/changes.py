@@ -16,7 +16,7 @@ from datetime import timedelta
 
 from core.decision import Decision, Disposition
 from core.emission import Cancel, Emission, Typing
-from core.events import ChatEvent
+from core.events import ChatEvent, EventKind
 from core.guards import UNANSWERED
 from core.revisions import revise_for_edit
 from core.state import State
@@ -29,6 +29,7 @@ __all__ = [
     "cancel_all",
     "delete_message",
     "edit_of_deleted",
+    "fill_text",
     "revise_edit",
     "supersede_edited",
     "typing_hints",
@@ -124,6 +125,22 @@ async def edit_of_deleted(event: ChatEvent, target: MessageRecord | None, ledger
     if target is not None:
         return target.deleted
     return was_deleted(await stored_versions(ledger, event))
+
+
+async def fill_text(event: ChatEvent, state: State, ledger: Ledger) -> None:
+    """A bot not allowed to read message content receives messages blank; when a copy with
+    the text arrives after a blank one, the ledger (and the state) take the text."""
+    target = state.target(event)
+    if (
+        event.kind is EventKind.MESSAGE
+        and event.text
+        and target is not None
+        and not target.text
+        and not target.deleted
+        and target.event_id == event.event_id
+    ):
+        await ledger.fill_text(event.event_id, event.text)
+        target.text = event.text
 
 
 def typing_hints(event: ChatEvent, targets: list[str], author: str | None) -> list[Emission]:

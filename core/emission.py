@@ -23,7 +23,16 @@ from core.decision import Decision
 from core.events import ChatEvent, Conversation
 from core.signals import Signal
 
-__all__ = ["Cancel", "Delivery", "Emission", "Escalation", "Facts", "Queued", "Typing"]
+__all__ = [
+    "Cancel",
+    "Delivery",
+    "Emission",
+    "Escalation",
+    "Facts",
+    "Outcome",
+    "Queued",
+    "Typing",
+]
 
 
 @dataclass(slots=True)
@@ -109,3 +118,12 @@ class Escalation:
 
 
 Emission = Delivery | Cancel | Typing | Queued | Escalation
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What ingesting one event did: `status` is `new` (appended to the ledger), `repeat`
+    (already there: a retry, or another agent's copy) or `transient` (typing, not ledgered)."""
+
+    status: Final[str]
+    emissions: Final[list[Emission]]

@@ -13,17 +13,18 @@ it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from core.actions import Action, React, redacted, to_record
+from core.acknowledgement import acknowledgement
+from core.actions import Action, redacted, to_record
 from core.approvals import Approvals
 from core.attention_context import Context
 from core.audience import Audience, in_channel, outside_thread
 from core.changes import (
     delete_message,
     edit_of_deleted,
+    fill_text,
     revise_edit,
     supersede_edited,
     typing_hints,
@@ -32,20 +33,20 @@ from core.clock import Clock, format_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
 from core.copies import DecidedCopies
 from core.deciding import Decider
-from core.decision import Decision, Disposition, InjectionMode, Policy
+from core.decision import Decision, Disposition, Policy
 from core.deliveries import Framer, LedgerDeliveries
-from core.emission import Cancel, Emission, Escalation, Queued
+from core.emission import Cancel, Emission, Escalation, Outcome, Queued
 from core.events import ChatEvent, EventKind
 from core.followup import FollowUp
 from core.intent import DEFAULT_RULES, IntentClassifier
 from core.ledger_fold import LEFT_KIND, few_collections, fold_entry, pages
 from core.manifest import Workspace
 from core.redact import Redactor
-from core.signals import GlyphMap, Signal
+from core.signals import GlyphMap
 from core.state import State
 from core.store import ClaimResult, Store
 
-__all__ = ["Engine", "Outcome"]
+__all__ = ["Engine"]
 
 # Reading an enum member off its class costs a lookup on every use; the hot paths read these.
 _MESSAGE = EventKind.MESSAGE
@@ -53,17 +54,7 @@ _EDIT = EventKind.EDIT
 _DELETE = EventKind.DELETE
 _TYPING = EventKind.TYPING
 _MUST = Policy.MUST_RESPOND
-_TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)  # the modes that start a model turn
 WORK_ENDED: Final = "left_conversation"  # the cancellation a harness knows for work it drops
-
-
-@dataclass(slots=True)
-class Outcome:
-    """What ingesting one event did: `status` is `new` (appended to the ledger), `repeat`
-    (already there: a retry, or another agent's copy) or `transient` (typing, not ledgered)."""
-
-    status: Final[str]
-    emissions: Final[list[Emission]]
 
 
 class Engine:
@@ -184,11 +175,13 @@ class Engine:
         state.note_vias(resolved, receivers)
         if seq is None:
             if self.copies.covers(resolved.event_id, receivers):
-                await self._fill_text(resolved)  # a copy for agents decided: nothing to decide
+                await fill_text(
+                    resolved, state, self.store
+                )  # a copy for agents decided: nothing to decide
                 return first, []
             seq = await self.store.sequence_of(resolved.event_id) or 0
             decided = await self.store.decided_agents(resolved.event_id)
-            await self._fill_text(resolved)
+            await fill_text(resolved, state, self.store)
         else:
             decided = set()
         if resolved.kind is _DELETE:
@@ -271,21 +264,6 @@ class Engine:
         agents = self.workspace.agent_ids
         return await delete_message(event, self.state, self.store, agents, stamp)
 
-    async def _fill_text(self, event: ChatEvent) -> None:
-        """A bot not allowed to read message content receives messages blank; when a copy
-        with the text arrives after a blank one, the ledger takes the text."""
-        target = self.state.target(event)
-        if (
-            event.kind is _MESSAGE
-            and event.text
-            and target is not None
-            and not target.text
-            and not target.deleted
-            and target.event_id == event.event_id
-        ):
-            await self.store.fill_text(event.event_id, event.text)
-            target.text = event.text
-
     def _typing(self, event: ChatEvent, via: str | None) -> list[Emission]:
         """Typing is a passing hint, not a chat event: forwarded, never put in the ledger. Each
         agent's own connection reports typing to it, so a copy goes only to the agent whose
@@ -297,32 +275,11 @@ class Engine:
         return typing_hints(resolved, targets, author)
 
     async def _signals(self, event: ChatEvent, decision: Decision, stamp: str) -> list[Emission]:
-        """The fast acknowledgement: `seen` on a must_respond event, `queued` when over budget,
-        `blocked` while the agent's harness is down."""
-        if decision.policy is not _MUST or event.kind is not _MESSAGE:
-            return []
-        if decision.agent in self.unavailable:
-            signal = Signal.BLOCKED
-        elif decision.reason == "over_budget":
-            signal = Signal.QUEUED
-        elif self.workspace.settings.seen_signal and decision.mode in _TURNS:
-            signal = Signal.SEEN
-        else:
-            return []
-        if event.message_id is None:
-            return []
-        action = React(
-            agent=decision.agent,
-            platform=event.platform,
-            conversation=event.conversation.id,
-            key=f"{decision.idempotency_key}:react:{signal.value}",
-            message_id=event.message_id,
-            signal=signal,
-            emoji=self.glyphs.native(event.platform, signal),
-            event_id=event.event_id,
-            placed=frozenset(),  # just told of the message: none of its statuses is on it
-        )
-        if not await self.queue_action(action, stamp):
+        """The fast acknowledgement, once in the outbox (`core.acknowledgement`)."""
+        down = decision.agent in self.unavailable
+        seen = self.workspace.settings.seen_signal
+        action = acknowledgement(event, decision, self.glyphs, down=down, seen=seen)
+        if action is None or not await self.queue_action(action, stamp):
             return []
         return [Queued(decision.agent, action)]
 

@@ -38,7 +38,8 @@ from core.redact import SecretShape
 from core.signals import Reactions
 
 if TYPE_CHECKING:
-    from core.engine import Engine, Outcome
+    from core.emission import Outcome
+    from core.engine import Engine
     from core.manifest import Workspace
     from core.redact import Redactor
     from core.store import Store

@@ -76,14 +76,13 @@ def _owned(record: ThreadRecord) -> bool:
     return record.owner is not None
 
 
+def _shipped_scorer() -> Scorer | None:
+    return default_scorer()  # the package's, looked up at each call so a test can replace it
+
+
 def _threads(limit: int) -> Recent[str, ThreadRecord]:
     """The threads the state remembers: `limit` of them, and every thread an agent owns."""
     return Recent(limit, spare=_owned)
-
-
-def _shipped_scorer() -> Scorer | None:
-    """The scorer a new state starts with: the one shipped in the package."""
-    return default_scorer()
 
 
 @dataclass(slots=True)

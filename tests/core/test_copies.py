@@ -12,7 +12,8 @@ from builders import LEAD, local_workspace, slack_body, slack_message
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.copies import DecidedCopies
-from core.engine import Engine, Outcome
+from core.emission import Outcome
+from core.engine import Engine
 from core.events import ChatEvent
 from core.sqlite_store import SQLiteStore
 
