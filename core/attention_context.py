@@ -95,7 +95,7 @@ class Context:
             > timedelta(milliseconds=workspace.settings.merge_window_ms)
         ):
             chain = None
-        thread = state.thread(conversation)
+        thread = state.thread(event)
         text = event.text if event.kind is _MESSAGE or event.kind is _EDIT else None
         author_agent = workspace.agent_for(event.platform, event.author.id)
         named: Mapping[str, Naming] = {}

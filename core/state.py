@@ -39,6 +39,7 @@ from core.state_records import (
     ThreadRecord,
     kept_decision,
     message_key,
+    root_thread,
 )
 
 __all__ = ["CHAINS_HELD", "THREADS_HELD", "State"]
@@ -72,17 +73,13 @@ _AGENT = AuthorKind.AGENT
 _TO_ME = Directedness.TO_ME
 
 
-def _owned(record: ThreadRecord) -> bool:
-    return record.owner is not None
-
-
 def _shipped_scorer() -> Scorer | None:
     return default_scorer()  # the package's, looked up at each call so a test can replace it
 
 
 def _threads(limit: int) -> Recent[str, ThreadRecord]:
     """The threads the state remembers: `limit` of them, and every thread an agent owns."""
-    return Recent(limit, spare=_owned)
+    return Recent(limit, spare=lambda record: record.owner is not None)
 
 
 @dataclass(slots=True)
@@ -163,10 +160,23 @@ class State:
             return None
         return self.messages.get(message_key(event.platform, event.conversation.id, event.reply_to))
 
-    def thread(self, conversation: Conversation) -> ThreadRecord | None:
-        if conversation.kind is not _THREAD:
+    def thread(self, event: ChatEvent) -> ThreadRecord | None:
+        """The thread `event` is in: as held, or, before anything was posted in it, as its root
+        makes it (the first reply to an agent's message is in that agent's thread)."""
+        if event.conversation.kind is not _THREAD:
             return None
-        return self.threads.held(conversation.key)
+        return self.threads.held(event.conversation.key) or self._rooted(event)
+
+    def _rooted(self, event: ChatEvent) -> ThreadRecord | None:
+        """A new thread's record from the message it hangs off, when that is held: in its
+        channel, or in its parent for a thread that is a channel of its own (Discord starts one
+        from a message under the message's id). None when the root is not known."""
+        conversation, root_id = event.conversation, event.conversation.thread_id
+        for channel in (conversation.id, conversation.parent_id) if root_id else ():
+            root = self.messages.get(message_key(event.platform, channel or "", root_id or ""))
+            if root is not None:
+                return root_thread(root)
+        return None
 
     def claim_holder(self, item: str, now: datetime) -> str | None:
         held = self.claims.get(item)
@@ -237,8 +247,11 @@ class State:
         elif kind is EventKind.THREAD_CREATED:
             self.thread_channels[event.conversation.id] = event.conversation
             key = event.conversation.key
-            record = self.threads.hold(key, self.threads.held(key) or ThreadRecord())
-            record.owner = self.workspace.agent_for(event.platform, event.author.id)
+            record = self.threads.held(key) or self._rooted(event) or ThreadRecord()
+            self.threads.hold(key, record)
+            # Its starter owns it if an agent, else the agent whose message it hangs off.
+            starter = self.workspace.agent_for(event.platform, event.author.id)
+            record.owner = starter or record.owner
             record.root_author = record.root_author or event.author.id
         self._note_decisions(event, decided, target)
 
@@ -282,21 +295,8 @@ class State:
 
     def _note_thread_post(self, event: ChatEvent, author_agent: str | None) -> None:
         conversation = event.conversation
-        record = self.threads.held(conversation.key)
-        if record is not None:
-            self.threads.hold(conversation.key, record)
-        else:
-            record = ThreadRecord()
-            root_id = conversation.thread_id
-            if root_id is not None:
-                root = self.messages.get(message_key(event.platform, conversation.id, root_id))
-                if root is not None:
-                    record.root_author = root.author_id
-                    record.owner = root.author_agent
-                    record.participants.add(root.author_id)
-                    if root.author_agent is not None:
-                        record.agents.add(root.author_agent)
-            self.threads.hold(conversation.key, record)
+        record = self.thread(event) or ThreadRecord()
+        self.threads.hold(conversation.key, record)
         record.participants.add(event.author.id)
         if author_agent is not None:
             record.agents.add(author_agent)

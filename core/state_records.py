@@ -18,6 +18,7 @@ __all__ = [
     "ThreadRecord",
     "kept_decision",
     "message_key",
+    "root_thread",
 ]
 
 
@@ -74,6 +75,13 @@ class ThreadRecord:
     owner: str | None = None
     participants: set[str] = field(default_factory=set)
     agents: set[str] = field(default_factory=set)
+
+
+def root_thread(root: MessageRecord) -> ThreadRecord:
+    """A thread as the message it hangs off starts it: its author in it, and owning it if an
+    agent."""
+    agents = {root.author_agent} if root.author_agent is not None else set()
+    return ThreadRecord(root.author_id, root.author_agent, {root.author_id}, agents)
 
 
 @dataclass(slots=True)

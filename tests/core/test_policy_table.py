@@ -82,6 +82,10 @@ class Slack:
         # A Slack thread hangs off a channel message; its replies carry thread_ts.
         return self.say(second, text, mention=LEAD), second
 
+    def reply_under(self, second: int, root: int, text: str) -> list[str]:
+        # The first reply under a channel message opens its thread.
+        return self.say(second, text, thread=root)
+
     agent_user = {"lead": LEAD, "worker-1": W1}
     human2 = HUMAN2
 
@@ -142,6 +146,24 @@ class Discord:
         )
         lines = discord_all(second, created)
         return lines + self.say(second, text, mention=D_LEAD, thread=second), second
+
+    def reply_under(self, second: int, root: int, text: str) -> list[str]:
+        # A thread started from a message is a channel under that message's id.
+        thread = snowflake(root)
+        created = discord_dispatch(
+            "THREAD_CREATE",
+            {
+                "id": thread,
+                "guild_id": "800000000000000001",
+                "parent_id": "820000000000000001",
+                "owner_id": D_HUMAN,
+                "type": 11,
+                "name": "a question",
+                "newly_created": True,
+            },
+        )
+        payload = discord_message(snowflake(second), text, channel=thread, timestamp=iso(second))
+        return discord_all(second, created) + discord_all(second, payload)
 
     agent_user = {"lead": D_LEAD, "worker-1": D_W1}
     human2 = D_HUMAN2
@@ -214,6 +236,16 @@ def test_direct_thread_question_is_to_me_must_respond(p: Platform) -> None:
     found = params_for(lines, "lead")
     assert axes(found) == ("to_me", "must_respond", "buffered")
     assert found["attention"]["reason"] == "direct_thread_question"
+
+
+@each
+def test_the_first_reply_under_an_agents_message_is_a_question_to_it(p: Platform) -> None:
+    lines = p.say(1, "the capital of Italy is Rome", user=p.agent_user["lead"])
+    lines += p.reply_under(10, 1, "and of Spain?")
+    found = params_for(lines, "lead")
+    assert axes(found) == ("to_me", "must_respond", "buffered")
+    assert found["attention"]["reason"] == "direct_thread_question"
+    assert last(lines, "worker-1") == ("ambient", "must_not_respond", "tool_mailbox")
 
 
 @each
