@@ -8,6 +8,8 @@ import json
 import re
 from typing import Any, Final
 
+from adapters.limits import MAX_TEXT, too_long
+
 __all__ = ["MAX_EMOJI", "BrowserRequest"]
 
 MAX_EMOJI: Final = 32
@@ -49,10 +51,13 @@ class BrowserRequest:
 
     def said(self) -> str:
         """The words of a post or an edit (`text`), without the white space around them;
-        raises `ValueError` when nothing is left: a message is never empty (delete it)."""
+        raises `ValueError` when nothing is left (a message is never empty: delete it) or when
+        they are more than the host takes (`MAX_TEXT`): refused here, not shown and dropped."""
         text = self.text("text").strip()
         if not text:
             raise ValueError("an empty message is not sent")
+        if len(text) > MAX_TEXT:
+            raise ValueError(f"the message {too_long(text, MAX_TEXT)}")
         return text
 
     def emoji(self) -> str:

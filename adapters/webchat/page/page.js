@@ -270,6 +270,7 @@ function editBox(m) {
   const form = document.createElement("form");
   const text = document.createElement("textarea");
   text.className = "edit-box";
+  text.maxLength = 65536;  // the host's limit (adapters/limits.py MAX_TEXT)
   text.value = m.text;
   form.append(text, button("Save", null, "save"), button("Cancel", () => {
     state.editing = null; draw();

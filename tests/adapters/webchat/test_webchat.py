@@ -329,6 +329,8 @@ def test_blank_edits_odd_reactions_and_threads_that_are_not_there_are_refused(
         elsewhere = await chat.chat.say("ana", "ops", "in another channel")
         refused = [
             ("edit", {"id": mine.id, "text": "  \n "}, "an empty message is not sent"),
+            ("edit", {"id": mine.id, "text": "x" * 65_537}, "65,537 characters, at most 65,536"),
+            ("post", {"channel": "general", "text": "@lead " + "x" * 70_000}, "70,006 characters"),
             ("react", {"id": mine.id, "emoji": "\x1b[2J"}, "without spaces or control"),
             ("react", {"id": mine.id, "emoji": "\u202eok"}, "without spaces or control"),
             ("react", {"id": mine.id, "emoji": "x" * 33}, "at most 32 characters"),
@@ -343,6 +345,7 @@ def test_blank_edits_odd_reactions_and_threads_that_are_not_there_are_refused(
             assert why in error["text"], (op, error)
         message = chat.chat.history.messages[mine.id]
         assert message.text == "first words" and not message.reactions
+        assert len(chat.chat.history.messages) == 3  # nothing refused was kept
         # A reply's id names its thread: the post goes to the thread's first message.
         await chat.request("post", channel="general", thread=reply.id, text="and more 👍")
         more = await chat.frame(
