@@ -31,9 +31,31 @@ async def events_seen(store: Store, agent: str, which: EventFilter) -> list[Even
 async def thread_seen(
     store: Store, agent: str, conversation: str, thread: str | None, limit: int
 ) -> list[EventView]:
-    """What was said in a conversation or thread, as delivered to `agent`."""
-    rows = await store.seen_by(agent, conversation=conversation, thread=thread, limit=limit)
+    """What was said in a conversation or one thread of it, as delivered to `agent`, `limit`
+    events at most: a conversation's own lines without its threads' replies (as a platform's
+    channel history shows it); a thread's message it hangs off, then its newest replies."""
+    rows = await store.seen_by(agent, conversation=conversation, thread=thread or "", limit=limit)
+    if thread is not None and rows:
+        root = await _root(store, agent, rows[0][0], thread)
+        if root is not None:
+            rows = [root, *rows[1:]] if len(rows) == limit else [root, *rows]
     return [view(e, d) for e, d in rows if e.kind not in _HOUSEKEEPING]
+
+
+async def _root(
+    store: Store, agent: str, reply: LedgerEntry, thread: str
+) -> tuple[LedgerEntry, StoredDelivery] | None:
+    """The message a thread hangs off, as delivered to `agent`, or None: looked for in the
+    reply's channel, then in its parent for a thread that is a channel of its own (Discord
+    starts one from a message under the message's id)."""
+    place = reply.data["conversation"]
+    for channel in (place["id"], place.get("parent_id")):
+        versions = await store.message_events(reply.data["platform"], channel or "", thread)
+        if channel and versions:  # the message as it was posted; its edits are events too
+            for delivery in await store.deliveries(versions[0].id):
+                if delivery.decision.agent == agent:
+                    return versions[0], delivery
+    return None
 
 
 def view(entry: LedgerEntry, delivery: StoredDelivery) -> EventView:

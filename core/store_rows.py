@@ -59,7 +59,9 @@ OUTBOX_COLUMNS = "idempotency_key, agent, action, status, attempts, result"
 # `{}` standing for the backend's placeholder.
 _SEEN_WHERE = {
     "conversation": "e.conversation = {}",
-    "thread": "e.thread = {}",
+    # A conversation's own lines are those of no thread, or of the thread that is the
+    # conversation (a thread with a channel of its own): `thread` "" reads them.
+    "thread": "(e.thread = {} OR e.thread = e.conversation)",
     "before_seq": "e.seq < {}",
     "after_seq": "e.seq > {}",
     "mode": "d.mode = {}",

@@ -8,8 +8,10 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from agent_world import CHATTER, DM, ROLE, THANKS, port_scenario
+from agent_world import BASE, CHATTER, DM, ROLE, THANKS, port_scenario
+from builders import HUMAN2, slack_body, slack_message
 
+from adapters.slack import normalise
 from core.agent_port import EventFilter, MessageState, Outgoing, Queued, ToolCall
 from core.clock import VirtualClock
 from core.decision import Directedness, Disposition, Policy
@@ -310,5 +312,25 @@ def test_a_file_s_content_is_audited_as_its_length() -> None:
         assert json.loads(detail)["arguments"]["files"] == [
             {"name": "a.txt", "content": "[11 characters]"}
         ]
+
+    port_scenario(test)
+
+
+def test_a_conversation_reads_without_its_threads_and_a_thread_from_its_root() -> None:
+    """A channel's reading is its own lines, as the platform's history shows them; a thread's
+    starts with the message it hangs off, the question its replies are about."""
+
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        root = ROLE.rsplit(":", 1)[1]
+        reply = slack_message(f"{BASE + 5}.000100", "still red", user=HUMAN2, thread_ts=root)
+        async with store.transaction():
+            await engine.ingest(normalise(slack_body(reply)))
+        in_thread = f"slack:T0LOCAL:C0GEN:{BASE + 5}.000100"
+        said = await ports["worker-1"].read_thread("C0GEN")
+        assert [e.event_id for e in said] == [ROLE, CHATTER]
+        thread = await ports["worker-1"].read_thread("C0GEN", thread=root)
+        assert [e.event_id for e in thread] == [ROLE, in_thread]
+        latest = await ports["worker-1"].read_thread("C0GEN", thread=root, limit=1)
+        assert [e.event_id for e in latest] == [ROLE]
 
     port_scenario(test)
