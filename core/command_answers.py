@@ -76,8 +76,10 @@ class Commands:
                 say.unknown_agent_text(agent, self.engine.workspace.agent_ids),
                 "unknown",
             )
-        elif agent and not may_decide(self.engine.approvals.approvers.get(agent, ()), user, groups):
-            reply, outcome = say.not_approver_text(agent), "refused"
+        elif agent and not may_decide(
+            approvers := self.engine.approvals.approvers.get(agent, ()), user, groups
+        ):
+            reply, outcome = say.not_approver_text(agent, approvers), "refused"
         else:
             reply, outcome = await self._run(command, platform, user, locate), "answered"
         detail = {"platform": platform, "user": user, "text": text}

@@ -157,7 +157,10 @@ def left_text(agent: str, stopped: int) -> str:
     return f"Stopped {agent}'s turn on {stopped} message{'s' if stopped > 1 else ''}."
 
 
-def not_approver_text(agent: str) -> str:
+def not_approver_text(agent: str, approvers: Sequence[str]) -> str:
+    if not approvers:  # nobody can: say where they are named
+        where = f"agents.{agent}.approvers"
+        return f"{agent} has no approvers, so nobody can do that (name them in {where})."
     return f"Only {agent}'s approvers can do that."
 
 

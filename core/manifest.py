@@ -228,8 +228,10 @@ class Workspace:
             lead = " (lead: escalations go here)" if name == self.lead else ""
             roles = f"; roles {', '.join(agent.roles)}" if agent.roles else ""
             harness = f"; harness {agent.harness.backend}" if agent.harness else ""
+            approvers = f"; approvers {', '.join(agent.approvers)}" if agent.approvers else ""
             only = f"{by_name} only" if by_name else "no platform ids"
-            lines.append(f"agent {name}{lead}: {', '.join(ids) or only}{roles}{harness}")
+            said = f"{', '.join(ids) or only}{roles}{approvers}{harness}"
+            lines.append(f"agent {name}{lead}: {said}")
         for role, config in m.roles.items():
             groups = [
                 f"{platform} {section.group_word} {group}"

@@ -146,6 +146,9 @@ def test_only_an_approver_may_mute_and_an_unknown_agent_is_named(tmp_path: Path)
     async def test(w: World) -> None:
         assert await w.run("mute worker-1", HUMAN2) == "Only worker-1's approvers can do that."
         assert await w.run("leave worker-1", HUMAN2) == "Only worker-1's approvers can do that."
+        assert await w.run("mute lead", APPROVER) == (
+            "lead has no approvers, so nobody can do that (name them in agents.lead.approvers)."
+        )
         assert not w.engine.state.muted
         text = await w.run("mute nobody", APPROVER)
         assert text == "No agent 'nobody'; the agents are lead, worker-1, worker-2."
@@ -155,6 +158,7 @@ def test_only_an_approver_may_mute_and_an_unknown_agent_is_named(tmp_path: Path)
         assert outcomes == [
             ("worker-1", "refused"),
             ("worker-1", "refused"),
+            ("lead", "refused"),
             ("nobody", "unknown"),
             ("worker-1", "answered"),
         ]
