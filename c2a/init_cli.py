@@ -111,13 +111,13 @@ def render_manifest(
     lines.append(
         '# discord: {guild_id: "..."}   # Developer Mode > right-click the server > Copy ID'
     )
+    lines.append("# webchat: {}   # the local web chat instead: nothing to sign up for")
     lines.append("agents:")
     for index, agent in enumerate(agents):
         names = env_names(agent)
         known = facts.get(agent, {})
         lines.append(f"  {agent}:")
-        lead = "true" if index == 0 else "false"
-        lines.append(f"    lead: {lead}   # escalations go to the lead")
+        lines.append("    lead: true   # escalations go here" if index == 0 else "    lead: false")
         if known.get("slack_user_id"):
             bot = f", bot_id: {known['slack_bot_id']}" if known.get("slack_bot_id") else ""
             lines.append(
@@ -140,6 +140,7 @@ def render_manifest(
             '    # harness: {backend: openai, base_url: "http://127.0.0.1:11434/v1", '
             'model: "qwen2.5:7b"}   # docs/harnesses.md'
         )
+        lines.append("    # approvers: [U...]   # who may mute or stop it and approve its asks")
     lines.append("roles: {}                       # e.g. backend: {slack_usergroups: [S...]}")
     lines.append("channels: {}                    # per-channel overrides: docs/manifest.md")
     return "\n".join(lines) + "\n"

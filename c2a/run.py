@@ -208,6 +208,13 @@ class WorkspaceRun:
             len(self.harnesses),
             ", ".join(self.senders) or "none",
         )
+        if not self.senders:
+            log.warning(
+                "%s: no platform is configured, so no message will arrive: give an agent a "
+                "slack or discord section, or add `webchat: {}` for the local web chat "
+                "(docs/manifest.md)",
+                self.name,
+            )
         for connection in self.connections.values():
             self.say_ready(connection)
 

@@ -218,7 +218,11 @@ class Workspace:
             settings = m.section(platform, PlatformSettings)
             if settings is not None:
                 lines.append(settings.describe())
-        by_name = " or ".join(p for p, s in self.sections.items() if s.agent is None)
+        by_name = " or ".join(  # configured platforms that know agents by name, not by id
+            p
+            for p, s in self.sections.items()
+            if s.agent is None and m.section(p, PlatformSettings) is not None
+        )
         for name, agent in m.agents.items():
             ids = []
             for platform, section in self.sections.items():

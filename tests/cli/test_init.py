@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from fakes.slack import FakeSlack
 from c2a.cli import main
 from c2a.init_cli import discover, render_manifest
 from c2a.platforms import installed
+from c2a.run import WorkspaceRun, run_workspaces
 from core.errors import ManifestError
 from core.manifest import load_manifest
 
@@ -26,6 +28,8 @@ def test_without_tokens_init_writes_a_manifest_that_checks(
     text = out.read_text()
     assert "# slack: {user_id: U..., bot_token_env: SLACK_LEAD_BOT_TOKEN" in text
     assert "bot_token_env: SLACK_WORKER_1_BOT_TOKEN" in text
+    assert text.count("escalations go here") == 1 and "# webchat: {}" in text
+    assert text.count("# approvers: [U...]") == 2
     manifest = load_manifest(out, platforms=installed())
     assert list(manifest.agents) == ["lead", "worker-1"] and manifest.agents["lead"].lead
     assert "0 filled in" in capsys.readouterr().out
@@ -71,3 +75,28 @@ def test_a_refused_token_is_one_line_naming_its_variable() -> None:
 
     with pytest.raises(ManifestError, match="SLACK_LEAD_BOT_TOKEN: Slack refused the token"):
         asyncio.run(run())
+
+
+def test_a_manifest_with_no_platform_checks_but_says_so_and_a_run_warns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    out = tmp_path / "workspace.yaml"
+    assert main(["init", "--out", str(out)]) == 0
+    assert main(["check", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "agent lead (lead: escalations go here): no platform ids" in said
+
+    async def run() -> None:
+        stop = asyncio.Event()
+
+        def started(runs: list[WorkspaceRun]) -> None:
+            stop.set()  # once every workspace has started
+
+        async with asyncio.timeout(20):
+            await run_workspaces(
+                [out], stop=stop, environ={}, data_dir=tmp_path / "data", started=started
+            )
+
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(run())
+    assert "team: no platform is configured, so no message will arrive" in caplog.text
