@@ -55,6 +55,7 @@ from core.manifest import AgentConfig, Workspace
 from core.outbox import Outbox, QueueBell, Sender
 from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
+from core.restart import finish_cut_replies
 from core.store_choice import open_store, store_url
 from harness_bridge.backends.model_status import DescribesModel
 from harness_bridge.backends.registry import Harness, HarnessContext, build
@@ -186,6 +187,11 @@ class WorkspaceRun:
         """Open the ledger, start harnesses and loops, then connect the platforms."""
         await self.host.start()
         await self.outbox.recover()
+        if not self.store.shared:  # else another process may be writing the reply
+            async with self.store.transaction():
+                cut = await finish_cut_replies(self.host.engine)
+            if cut:
+                log.info("%s: %d answer(s) cut short by a stop, asked again", self.name, cut)
         for agent, harness in self.harnesses.items():
             self.start_harness(agent, harness)
         if self.leases is not None:

@@ -1,16 +1,74 @@
-"""The mark a streamed reply's message carries while it is still being written.
+"""The mark a streamed reply's message carries while it is still being written, and the
+replies a stopped process left marked.
 
 A reply shown as the model writes it (`harness_bridge.streamed_reply`) ends its message with
 `WRITING` from its first post through every redraw; its final edit, with the whole text, takes
 the mark away. A platform may read the mark too: the web chat shows an agent's edit of a
 message still marked as a finish, not as an edit (`adapters.webchat.history`). A message left
-marked was cut short (a crash, a kill of the process) and never passes for a whole answer.
+marked was cut short (a crash, a kill of the process) and never passes for a whole answer:
+`cut_replies` finds such replies among the outbox's newest actions, for the next start to
+finish them honestly (`core.restart`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["WRITING"]
+from core.store_records import OutboxEntry
+
+__all__ = ["CUT_KEY", "CUT_SHORT", "WRITING", "CutReply", "cut_replies"]
 
 WRITING: Final = " …"
+CUT_SHORT: Final = " [cut short: the host stopped before this answer was finished]"
+CUT_KEY: Final = ":cut"  # the key of the edit finishing a cut reply: its post's, and this
+_POST, _EDIT = "send", "edit"
+
+
+@dataclass(frozen=True, slots=True)
+class CutReply:
+    """A streamed reply's message never finished: its `post` and the text shown of it last
+    (its post's or its newest landed draft's, without the mark); `shown` is False when the
+    post itself never landed."""
+
+    post: OutboxEntry
+    text: str
+    shown: bool
+
+
+def cut_replies(entries: Sequence[OutboxEntry]) -> list[CutReply]:
+    """The replies among `entries` (oldest first) whose post was marked `WRITING`, landed or
+    still waiting to go, and has no final edit. A post whose sending may have landed
+    (`ambiguous`, `sending`) is left to the outbox, which finds out first."""
+    finished: set[str] = set()
+    drawn: dict[str, str] = {}  # a post's key -> the text of its newest landed draft
+    for entry in entries:
+        if entry.action.get("action") != _EDIT:
+            continue
+        post_key, draft, _ = entry.key.rpartition(":draft:")
+        if draft:
+            if entry.status == "sent":
+                drawn[post_key] = str(entry.action.get("text", ""))
+        else:
+            finished.add(_finished_post(entry.key))
+    cut = []
+    for entry in entries:
+        text = str(entry.action.get("text", ""))
+        if (
+            entry.action.get("action") == _POST
+            and text.endswith(WRITING)
+            and entry.key not in finished
+            and entry.status in ("sent", "pending")
+        ):
+            last = drawn.get(entry.key, text).removesuffix(WRITING)
+            cut.append(CutReply(entry, last, shown=entry.status == "sent"))
+    return cut
+
+
+def _finished_post(key: str) -> str:
+    """The post a final edit's key finishes: `<post>:edit:<digest>`, or `<post>` and `CUT_KEY`
+    for the edit a start made of a cut reply."""
+    if key.endswith(CUT_KEY):
+        return key.removesuffix(CUT_KEY)
+    return key.rpartition(":edit:")[0]

@@ -142,7 +142,10 @@ class EnginePort:
         why = f"answered with message {key}"
         async with engine.store.transaction():
             queued = await engine.queue_action(post, self._now())
-            if queued and delivery is not None:
+            # A repeat answers a question given back as failed: its answer was cut short, and
+            # the new one, begun alike, is drawn over the same message (`core.restart`).
+            again = delivery is not None and delivery.disposition is Disposition.FAILED
+            if (queued or again) and delivery is not None:
                 ack_only = delivery.decision.policy is Policy.ACK_ONLY
                 disposition = Disposition.ACKNOWLEDGED if ack_only else Disposition.RESPONDED
                 await self._dispose(delivery, disposition, why)

@@ -263,6 +263,10 @@ class OutboxStore(Protocol):
         """Whether an action is already queued (or sent) under this idempotency key."""
         ...
 
+    async def outbox_newest(self, limit: int) -> list[OutboxEntry]:
+        """The `limit` actions put in the outbox last, with their results, oldest first."""
+        ...
+
 
 class AuditLog(Protocol):
     """Records kept for people to read later: what agents did, what was escalated to whom, and

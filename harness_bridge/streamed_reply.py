@@ -33,7 +33,8 @@ reply stops showing, and once the model is done the whole answer is sent as `ans
 While a message is still being written, what the page shows of it (its first post and each
 draft) ends with `WRITING` (`core.drafts`), a mark its final edit takes away: a reply cut
 short, by a crash or a kill of the process, is left on the page marked as unfinished, never
-passing for a whole answer.
+passing for a whole answer, until the next start finishes it as cut and asks again
+(`core.restart`).
 The ledger keeps what was recorded: the post, marked, and the final edit when there is one.
 
 Only a platform that takes drafts streams (it says so: `core.platform.Platform.streams_drafts`,

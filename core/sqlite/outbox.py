@@ -42,6 +42,12 @@ class SQLiteOutbox(Connection):
         ).fetchone()
         return None if row is None else outbox_from_row(row)
 
+    async def outbox_newest(self, limit: int) -> list[OutboxEntry]:
+        rows = self.db.execute(
+            f"SELECT {OUTBOX_COLUMNS} FROM outbox ORDER BY n DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [outbox_from_row(row) for row in reversed(rows)]
+
     async def outbox_mark(
         self, key: str, status: str, at: str, result: Mapping[str, Any] | None = None
     ) -> None:

@@ -5,11 +5,11 @@ on the text reply path against a scripted model that streams slowly. The process
 while the reply is being redrawn, then started again on the same data directory and asked
 something else.
 
-What a kill leaves (docs/operator.md, "Streamed replies"): the one message the reply had posted,
-showing what was written by then and marked as unfinished (`WRITING`); the restart posts no
-second copy and does not ask the model again (the question counts as answered from the first
-post on), and goes on answering what comes next. The web chat's record keeps a message as
-posted, never its redraws, so after a restart its page shows the first words, marked.
+What a kill leaves, and what the restart does (docs/operator.md, "Streamed replies"): the one
+message the reply had posted, showing what was written by then and marked as unfinished
+(`WRITING`); the restart finishes it as cut and gives the question back to the lead, whose new
+answer, begun as the cut one was, is drawn over that same message: no second message for one
+question, and the next question is answered as usual.
 """
 
 from __future__ import annotations
@@ -46,9 +46,10 @@ from test_run import write_manifest as slack_manifest
 from test_run_sigterm import ended, start, until
 
 from adapters.webchat.access import TOKEN_ENV
-from harness_bridge.streamed_reply import WRITING
+from core.drafts import CUT_SHORT
 
 FIRST = [f"first{i} " for i in range(400)]  # 20 s of words, a word every 50 ms
+WHOLE = ["first0 ", "first1 ", "and that is the report."]  # begun as the cut one: its message
 LATER = "The cache is warm."
 WORKSPACE = "live"  # every platform's manifest names its workspace so: the ledger is live.sqlite3
 HARNESS = {"backend": "openai", "model": "fake", "reply": "text"}
@@ -282,12 +283,13 @@ def write(directory: Path, sections: dict[str, Any]) -> Path:
 
 
 @pytest.mark.parametrize("make", [SlackChat, DiscordChat, WebchatChat], ids=lambda c: c.__name__)
-def test_a_reply_killed_mid_stream_stays_one_message_marked_unfinished_after_a_restart(
+def test_a_reply_killed_mid_stream_is_answered_whole_in_its_one_message_after_a_restart(
     tmp_path: Path, make: Callable[[], Chat]
 ) -> None:
     data, logs = tmp_path / "data", [tmp_path / "first.log", tmp_path / "second.log"]
     script = [
         fake_openai.streamed(*map(fake_openai.text_chunk, FIRST), pause=0.05),
+        fake_openai.streamed(*map(fake_openai.text_chunk, WHOLE)),  # asked again at the restart
         fake_openai.streamed(fake_openai.text_chunk(LATER)),
     ]
 
@@ -315,6 +317,8 @@ def test_a_reply_killed_mid_stream_stays_one_message_marked_unfinished_after_a_r
                 await until(lambda: chat.redraws() >= 2, "two redraws")
 
             async def ask_later() -> None:
+                whole = "".join(WHOLE).strip()
+                await until(lambda: chat.replies(asked[0]) == [whole], "the whole answer")
                 asked.append(await chat.ask("is the cache warm?"))
                 await until(lambda: chat.replies(asked[1]) == [LATER], "the later answer")
 
@@ -324,12 +328,34 @@ def test_a_reply_killed_mid_stream_stays_one_message_marked_unfinished_after_a_r
 
     chat, (asked, later), asked_model = asyncio.run(scenario())
     (left,) = chat.replies(asked)
-    assert left.startswith("first0 first1 " if chat.keeps_redraws else "first0")
-    assert left.endswith(WRITING)
+    assert left == "".join(WHOLE).strip()
     assert chat.posts() == 2  # one per question, whatever the kill
-    assert asked_model == 2  # the killed reply was not asked for again
+    assert asked_model == 3  # the killed reply was asked for again, once
     assert sends(data, chat.event_id(asked)) == 1
     assert sends(data, chat.event_id(later)) == 1
+    assert finished_as_cut(data) == 1  # shown as cut until the new answer drew over it
+    assert "1 answer(s) cut short by a stop, asked again" in logs[1].read_text()
+    assert answered(data, chat.event_id(asked)) == "responded"
+
+
+def finished_as_cut(data: Path) -> int:
+    """How many edits a start made to finish a cut reply."""
+    with sqlite3.connect(f"file:{data / f'{WORKSPACE}.sqlite3'}?mode=ro", uri=True) as db:
+        (count,) = db.execute(
+            "SELECT count(*) FROM outbox WHERE json_extract(action, '$.text') LIKE ?",
+            (f"%{CUT_SHORT}",),
+        ).fetchone()
+    return int(count)
+
+
+def answered(data: Path, event_id: str) -> str:
+    """How the lead ended the message `event_id`."""
+    with sqlite3.connect(f"file:{data / f'{WORKSPACE}.sqlite3'}?mode=ro", uri=True) as db:
+        (disposition,) = db.execute(
+            "SELECT disposition FROM deliveries WHERE event_id = ? AND agent = 'lead'",
+            (event_id,),
+        ).fetchone()
+    return str(disposition)
 
 
 def sends(data: Path, event_id: str) -> int:

@@ -50,6 +50,19 @@ def test_sending_counts_an_attempt_and_a_sent_action_keeps_what_the_platform_sai
     backend.run(scenario)
 
 
+def test_the_newest_actions_come_oldest_first_with_their_results(backend: Backend) -> None:
+    async def scenario(store: Store) -> None:
+        for key in ("k1", "k2", "k3"):
+            await store.put_outbox(key, "lead", {"text": key}, AT)
+        await store.outbox_mark("k3", "sent", AT, {"messageId": "m3"})
+        assert await store.outbox_newest(2) == [
+            OutboxEntry("k2", "lead", {"text": "k2"}, "pending", 0),
+            OutboxEntry("k3", "lead", {"text": "k3"}, "sent", 0, {"messageId": "m3"}),
+        ]
+
+    backend.run(scenario)
+
+
 def test_an_action_left_sending_by_a_crash_is_ambiguous_and_due_again(backend: Backend) -> None:
     async def crash(store: Store) -> None:
         await store.put_outbox("k1", "lead", {"text": "hi"}, AT)

@@ -1,0 +1,67 @@
+"""What a start does about work the process before it left half done: a streamed reply cut
+short by a crash or a kill.
+
+Such a reply's message still ends with the mark of one being written (`core.drafts`), and the
+question it answered counts as answered. At the next start, before any harness runs, each one
+found among the outbox's newest `NEWEST` actions is finished honestly: a message that showed
+is edited to the last text it showed and `CUT_SHORT` (a post that never went is not sent), and
+the question is its agent's again: `failed` (which a reply may still answer) and pending, so
+the agent's harness is told of it again and answers it whole. Where the new answer begins as
+the cut one did, it has the same key and is drawn over the cut message (`EnginePort.send`
+counts that repeat as the answer).
+
+Only where this process alone writes the ledger: where several share it, another may still
+be writing the reply (`core.store.Store.shared`).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from core.actions import Edit
+from core.clock import format_time
+from core.decision import Disposition
+from core.drafts import CUT_KEY, CUT_SHORT, CutReply, cut_replies
+from core.engine import Engine
+
+__all__ = ["NEWEST", "finish_cut_replies"]
+
+NEWEST: Final = 1_000
+"""How many of the outbox's newest actions are read for cut replies: a reply being written
+when the process stopped is among its last few (a redraw a second at most)."""
+WHY: Final = "its answer was cut short when the host stopped"
+
+
+async def finish_cut_replies(engine: Engine) -> int:
+    """Finish every cut reply and give its question back to its agent; in the caller's
+    transaction. Returns how many there were."""
+    store = engine.store
+    at = format_time(engine.clock.now())
+    cut = cut_replies(await store.outbox_newest(NEWEST))
+    for reply in cut:
+        post, record = reply.post, reply.post.action
+        message_id = (post.result or {}).get("messageId")
+        if reply.shown and isinstance(message_id, str):
+            await engine.queue_action(_finished(reply, message_id), at)
+        else:
+            await store.outbox_mark(post.key, "failed", at, {"error": WHY})
+        asked = record.get("inReplyTo")
+        if isinstance(asked, str) and await engine.dispose(
+            post.agent, asked, Disposition.FAILED, WHY
+        ):
+            await store.set_status(asked, post.agent, "pending")
+    return len(cut)
+
+
+def _finished(reply: CutReply, message_id: str) -> Edit:
+    record = reply.post.action
+    return Edit(
+        agent=reply.post.agent,
+        platform=str(record["platform"]),
+        conversation=str(record["conversation"]),
+        key=reply.post.key + CUT_KEY,
+        message_id=message_id,
+        text=reply.text + CUT_SHORT,
+        thread=record.get("thread"),
+        mentions=tuple(record.get("mentions", ())),
+    )
