@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from core.actions import Edit, Post
 from core.store_records import OutboxEntry
 
 __all__ = ["CUT_KEY", "CUT_SHORT", "WRITING", "CutReply", "cut_replies"]
@@ -23,7 +24,7 @@ __all__ = ["CUT_KEY", "CUT_SHORT", "WRITING", "CutReply", "cut_replies"]
 WRITING: Final = " …"
 CUT_SHORT: Final = " [cut short: the host stopped before this answer was finished]"
 CUT_KEY: Final = ":cut"  # the key of the edit finishing a cut reply: its post's, and this
-_POST, _EDIT = "send", "edit"
+_POST, _EDIT = Post.kind, Edit.kind  # how the outbox names an action's kind
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,9 +49,9 @@ async def _root(
     reply's channel, then in its parent for a thread that is a channel of its own (Discord
     starts one from a message under the message's id)."""
     place = reply.data["conversation"]
-    for channel in (place["id"], place.get("parent_id")):
-        versions = await store.message_events(reply.data["platform"], channel or "", thread)
-        if channel and versions:  # the message as it was posted; its edits are events too
+    for channel in filter(None, (place["id"], place.get("parent_id"))):
+        versions = await store.message_events(reply.data["platform"], channel, thread)
+        if versions:  # the message as it was posted: its edits are events of their own
             for delivery in await store.deliveries(versions[0].id):
                 if delivery.decision.agent == agent:
                     return versions[0], delivery
