@@ -27,7 +27,6 @@ from core.manifest import Workspace
 from core.yaml_safe import key_path, read_yaml
 
 __all__ = [
-    "DEFAULT_MANIFEST",
     "INVITE_DEFINITION",
     "InviteDefinition",
     "invite_url",
@@ -39,8 +38,6 @@ __all__ = [
 _ROOT = Path(__file__).resolve().parents[1]
 INVITE_DEFINITION = _ROOT / "manifests" / "discord" / "invite.yaml"
 """The invite definition shipped with c2a."""
-DEFAULT_MANIFEST = _ROOT / "manifests" / "examples" / "team.yaml"
-"""The workspace manifest used when `--manifest` is not given."""
 
 _PORTAL = "https://discord.com/developers/applications"
 
@@ -130,12 +127,8 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "invite", help="print the URL that adds an agent's bot to the Discord server"
     )
     invite.add_argument("--agent", "-a", required=True, help="agent id from the manifest")
-    invite.add_argument(
-        "--manifest",
-        "-m",
-        default=str(DEFAULT_MANIFEST),
-        help="workspace manifest (YAML); default: the shipped local one",
-    )
+    # Required: an example's placeholder ids would make an invite for nobody's application.
+    invite.add_argument("--manifest", "-m", required=True, help="your workspace manifest (YAML)")
     invite.set_defaults(run=_invite)
 
 

@@ -120,6 +120,15 @@ def test_invite_prints_the_url_for_the_agents_application(
     assert "set DISCORD_W1_TOKEN and run this again to register the /c2a command" in err
 
 
+def test_invite_needs_the_manifest_never_an_examples_placeholder_ids(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as refused:
+        run(["discord", "invite", "--agent", "lead"])
+    assert refused.value.code == 2
+    assert "the following arguments are required: --manifest" in capsys.readouterr().err
+
+
 def test_invite_says_which_key_to_add_when_the_application_id_is_missing(
     tmp_path: Path,
 ) -> None:
