@@ -36,6 +36,7 @@ from core.commands import (
     parse,
 )
 from core.emission import Emission
+from core.events import ConversationKind
 from core.markup import PLAIN_TEXT
 from core.mutes import record_mute
 from core.state_records import message_key
@@ -89,9 +90,9 @@ class Commands:
     async def _run(self, command: Command, platform: str, user: str, locate: Locate | None) -> str:
         match command:
             case Status():
-                return say.status_text(await self.status(), bold=self._bold(platform))
+                return say.status_text(await self.status(user), bold=self._bold(platform))
             case Why(link):
-                return await self.why(platform, link, locate)
+                return await self.why(platform, link, locate, user)
             case Claims():
                 return say.claims_text(await self.claims(), bold=self._bold(platform))
             case Help():
@@ -109,12 +110,13 @@ class Commands:
 
     # ---- what each command reads or does ------------------------------------------------------
 
-    async def status(self) -> list[say.AgentLine]:
-        """Every agent, in manifest order: its open work, its queue, mute and harness."""
+    async def status(self, user: str) -> list[say.AgentLine]:
+        """Every agent, in manifest order: its open work, its queue, mute and harness. Work in
+        a direct message shows its words to their author alone."""
         engine, now = self.engine, self.engine.clock.now()
         lines = []
         for agent in engine.workspace.agent_ids:
-            working = [say.Work(*await self._where(e)) for e in engine.owed(agent)]
+            working = [say.Work(*await self._where(e, user)) for e in engine.owed(agent)]
             lines.append(
                 say.AgentLine(
                     agent=agent,
@@ -127,14 +129,17 @@ class Commands:
             )
         return lines
 
-    async def why(self, platform: str, link: str, locate: Locate | None) -> str:
-        """Each agent's decision for the message at `link`, and for each of its edits."""
+    async def why(self, platform: str, link: str, locate: Locate | None, user: str) -> str:
+        """Each agent's decision for the message at `link`, and for each of its edits; for a
+        message in a direct message, to its author alone (a link is no proof of access)."""
         found = locate(link) if locate is not None else None
         if found is None:
             return say.no_link_text(link)
         record = self.engine.state.messages.get(message_key(platform, *found))
         if record is None:
             return say.unknown_message_text()
+        if record.conversation.kind is ConversationKind.DM and record.author_id != user:
+            return say.private_message_text()
         versions = []
         for event_id in record.versions or [record.event_id]:
             stored = await self.engine.store.deliveries(event_id)
@@ -180,9 +185,13 @@ class Commands:
         """How `platform` writes bold text (`core.markup.Markup.bold`)."""
         return self.engine.workspace.markup.get(platform, PLAIN_TEXT).bold
 
-    async def _where(self, event_id: str) -> tuple[str, str]:
+    async def _where(self, event_id: str, user: str) -> tuple[str, str]:
         event = await self.engine.event(event_id)
-        return (event.conversation.key, event.text) if event is not None else ("?", "")
+        if event is None:
+            return "?", ""
+        if event.conversation.kind is ConversationKind.DM and event.author.id != user:
+            return "a direct message", "(its words are for its author)"
+        return event.conversation.key, event.text
 
     async def _mute(self, agent: str, until: datetime | None, *, muted: bool) -> None:
         engine = self.engine

@@ -25,6 +25,7 @@ __all__ = [
     "muted_text",
     "no_link_text",
     "not_approver_text",
+    "private_message_text",
     "snippet",
     "status_text",
     "unknown_agent_text",
@@ -174,6 +175,10 @@ def unreadable_text(problem: str) -> str:
 
 def no_link_text(link: str) -> str:
     return f"{link!r} is not a link to a message here."
+
+
+def private_message_text() -> str:
+    return "That message is in a direct message: only its author can ask why."
 
 
 def unknown_message_text() -> str:

@@ -118,6 +118,30 @@ def test_why_gives_each_agent_s_decision_and_reason_for_a_linked_message(tmp_pat
     scenario(tmp_path, test)
 
 
+def test_a_direct_message_s_words_and_decisions_are_shown_to_its_author_alone(
+    tmp_path: Path,
+) -> None:
+    async def test(w: World) -> None:
+        ts = "1767225600.000100"
+        dm = message(ts, "my server is 10.1.2.3, can you check it?", channel="D0LEAD")
+        dm["channel_type"] = "im"
+        event = normalise(slack_body(dm, via="lead"))
+        assert event is not None
+        async with w.store.transaction():
+            await w.engine.ingest(event, "lead")
+        link = f"why link:D0LEAD:{ts}"
+        assert (
+            await w.run(link) == "That message is in a direct message: only its author can ask why."
+        )
+        assert (await w.run(link, HUMAN)).startswith("Message: my server is 10.1.2.3")
+        elsewhere = await w.run("status")
+        assert "10.1.2.3" not in elsewhere
+        assert "  • in a direct message: (its words are for its author)" in elsewhere
+        assert "• in D0LEAD: my server is 10.1.2.3" in await w.run("status", HUMAN)
+
+    scenario(tmp_path, test)
+
+
 def test_claims_lists_who_holds_what_until_when(tmp_path: Path) -> None:
     async def test(w: World) -> None:
         assert await w.run("claims") == "No open claims."
