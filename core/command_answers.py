@@ -36,7 +36,7 @@ from core.commands import (
     parse,
 )
 from core.emission import Emission
-from core.events import ConversationKind
+from core.events import ChatEvent, ConversationKind
 from core.markup import PLAIN_TEXT
 from core.mutes import record_mute
 from core.state_records import message_key
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from core.engine import Engine
 
 __all__ = ["Commands", "Locate", "Sink"]
+
+_HIDDEN = "(its words are for its author)"  # what others see of a direct message
 
 Locate = Callable[[str], tuple[str, str] | None]
 """A platform's reading of a message link: `(conversation id, message id)`, or None."""
@@ -94,7 +96,7 @@ class Commands:
             case Why(link):
                 return await self.why(platform, link, locate, user)
             case Claims():
-                return say.claims_text(await self.claims(), bold=self._bold(platform))
+                return say.claims_text(await self.claims(user), bold=self._bold(platform))
             case Help():
                 return say.HELP
             case Mute(agent, duration):
@@ -158,8 +160,8 @@ class Commands:
             )
         return say.why_text(record.text, versions, bold=self._bold(platform))
 
-    async def claims(self) -> list[say.ClaimLine]:
-        """The claims held now, soonest to end first."""
+    async def claims(self, user: str) -> list[say.ClaimLine]:
+        """The claims held now, soonest to end first, their words as `user` may see them."""
         engine, now = self.engine, self.engine.clock.now()
         held = [(until, item, agent) for item, (agent, until) in engine.state.claims.items()]
         lines = []
@@ -167,7 +169,7 @@ class Commands:
             if until <= now:
                 continue
             event = await engine.event(item)
-            text = event.text if event is not None else None
+            text = None if event is None else _HIDDEN if _private(event, user) else event.text
             lines.append(say.ClaimLine(item=item, agent=agent, until=until, text=text))
         return lines
 
@@ -189,8 +191,8 @@ class Commands:
         event = await self.engine.event(event_id)
         if event is None:
             return "?", ""
-        if event.conversation.kind is ConversationKind.DM and event.author.id != user:
-            return "a direct message", "(its words are for its author)"
+        if _private(event, user):
+            return "a direct message", _HIDDEN
         return event.conversation.key, event.text
 
     async def _mute(self, agent: str, until: datetime | None, *, muted: bool) -> None:
@@ -205,3 +207,9 @@ class Commands:
         async with engine.store.transaction():
             stamp = format_time(engine.clock.now())
             await engine.store.audit(agent, "command", outcome, clean, stamp)
+
+
+def _private(event: ChatEvent, user: str) -> bool:
+    """Whether `event` is in a direct message `user` did not write: its words are its
+    author's alone (`_HIDDEN` stands in for them)."""
+    return event.conversation.kind is ConversationKind.DM and event.author.id != user

@@ -138,6 +138,10 @@ def test_a_direct_message_s_words_and_decisions_are_shown_to_its_author_alone(
         assert "10.1.2.3" not in elsewhere
         assert "  • in a direct message: (its words are for its author)" in elsewhere
         assert "• in D0LEAD: my server is 10.1.2.3" in await w.run("status", HUMAN)
+        async with w.store.transaction():
+            await w.engine.claim("lead", event.event_id)
+        assert "10.1.2.3" not in await w.run("claims")
+        assert "10.1.2.3" in await w.run("claims", HUMAN)
 
     scenario(tmp_path, test)
 
