@@ -3,7 +3,8 @@
 `Commands.answer` is the one call a platform makes: who ran the command (platform, user id,
 the groups or roles the platform says they are in), the text after `/c2a`, and, for `why`,
 how to read the platform's message links (`Locate`). It returns the text to show that person
-alone. `status`, `why`, `claims` and `help` are open to anyone; `mute`, `unmute` and `leave`
+alone. `status`, `why`, `claims` and `help` are open to anyone, but the words of a direct
+message (and `why` of one) only to its author; `mute`, `unmute` and `leave`
 only to the agent's approvers (`core.approvals.may_decide`, manifest `agents.<id>.approvers`),
 the same people who answer its questions. Every command, refused or not, is in the audit log
 (`what` = `command`).
