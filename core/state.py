@@ -171,9 +171,9 @@ class State:
         """A new thread's record from the message it hangs off, when that is held: in its
         channel, or in its parent for a thread that is a channel of its own (Discord starts one
         from a message under the message's id). None when the root is not known."""
-        conversation, root_id = event.conversation, event.conversation.thread_id
-        for channel in (conversation.id, conversation.parent_id) if root_id else ():
-            root = self.messages.get(message_key(event.platform, channel or "", root_id or ""))
+        conversation, root_id = event.conversation, event.conversation.thread_id or ""
+        for channel in filter(None, (conversation.id, conversation.parent_id) if root_id else ()):
+            root = self.messages.get(message_key(event.platform, channel, root_id))
             if root is not None:
                 return root_thread(root)
         return None
