@@ -76,9 +76,8 @@ class InProcessHarness:
         self.assembler = Assembler(clock, quiet_ms=quiet_ms)
         self.mailbox = mailbox or Mailbox()
         self.results: list[TurnResult] = []
-        self._turns: set[asyncio.Task[None]] = set()
-        # Each turn started: its session, and those of its events not cancelled since.
-        self._started: dict[asyncio.Task[None], tuple[str, set[str]]] = {}
+        # Each turn running: its session, and those of its events not cancelled since.
+        self._turns: dict[asyncio.Task[None], tuple[str, set[str]]] = {}
         self._stopping = False
         self._sessions: dict[str, asyncio.Lock] = {}
         self._changed = asyncio.Event()
@@ -159,7 +158,7 @@ class InProcessHarness:
         An edit's (`superseded`) does not: the edited text joins the turn or starts the next."""
         if reason == "superseded":
             return
-        for task, (_, left) in self._started.items():
+        for task, (_, left) in self._turns.items():
             if event_id in left:
                 left.discard(event_id)
                 if not left:
@@ -167,7 +166,7 @@ class InProcessHarness:
                     task.cancel()
 
     def _stop_turns_in(self, session: str) -> None:
-        for task, (where, _) in self._started.items():
+        for task, (where, _) in self._turns.items():
             if where == session:
                 log.info("turn for %s stopped: told to stop", self.agent)
                 task.cancel()
@@ -202,8 +201,7 @@ class InProcessHarness:
             return
         for turn in turns:
             task = asyncio.create_task(self._run(turn))
-            self._turns.add(task)
-            self._started[task] = (session_of(turn.events[0]), set(turn.event_ids))
+            self._turns[task] = (session_of(turn.events[0]), set(turn.event_ids))
             task.add_done_callback(self._finished)
         self._poke()
 
@@ -244,8 +242,7 @@ class InProcessHarness:
             )
 
     def _finished(self, task: asyncio.Task[None]) -> None:
-        self._turns.discard(task)
-        self._started.pop(task, None)
+        self._turns.pop(task, None)
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.error("turn for %s ended with an error: %s", self.agent, exc, exc_info=exc)
         self._poke()
