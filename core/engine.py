@@ -174,14 +174,11 @@ class Engine:
             await self.store.add_receipt(resolved.event_id, agent)
         state.note_vias(resolved, receivers)
         if seq is None:
+            await fill_text(resolved, state, self.store)  # a later copy may bring the text
             if self.copies.covers(resolved.event_id, receivers):
-                await fill_text(
-                    resolved, state, self.store
-                )  # a copy for agents decided: nothing to decide
-                return first, []
+                return first, []  # a copy for agents already decided: nothing to decide
             seq = await self.store.sequence_of(resolved.event_id) or 0
             decided = await self.store.decided_agents(resolved.event_id)
-            await fill_text(resolved, state, self.store)
         else:
             decided = set()
         if resolved.kind is _DELETE:
