@@ -37,7 +37,7 @@ from core.commands import (
     parse,
 )
 from core.emission import Emission
-from core.events import ChatEvent, ConversationKind
+from core.events import Conversation, ConversationKind
 from core.markup import PLAIN_TEXT
 from core.mutes import record_mute
 from core.state_records import message_key
@@ -141,7 +141,7 @@ class Commands:
         record = self.engine.state.messages.get(message_key(platform, *found))
         if record is None:
             return say.unknown_message_text()
-        if record.conversation.kind is ConversationKind.DM and record.author_id != user:
+        if _private(record.conversation, record.author_id, user):
             return say.private_message_text()
         versions = []
         for event_id in record.versions or [record.event_id]:
@@ -170,7 +170,11 @@ class Commands:
             if until <= now:
                 continue
             event = await engine.event(item)
-            text = None if event is None else _HIDDEN if _private(event, user) else event.text
+            if event is None:
+                text = None
+            else:
+                private = _private(event.conversation, event.author.id, user)
+                text = _HIDDEN if private else event.text
             lines.append(say.ClaimLine(item=item, agent=agent, until=until, text=text))
         return lines
 
@@ -192,7 +196,7 @@ class Commands:
         event = await self.engine.event(event_id)
         if event is None:
             return "?", ""
-        if _private(event, user):
+        if _private(event.conversation, event.author.id, user):
             return "a direct message", _HIDDEN
         return event.conversation.key, event.text
 
@@ -210,7 +214,7 @@ class Commands:
             await engine.store.audit(agent, "command", outcome, clean, stamp)
 
 
-def _private(event: ChatEvent, user: str) -> bool:
-    """Whether `event` is in a direct message `user` did not write: its words are its
-    author's alone (`_HIDDEN` stands in for them)."""
-    return event.conversation.kind is ConversationKind.DM and event.author.id != user
+def _private(conversation: Conversation, author: str, user: str) -> bool:
+    """Whether what `author` said in `conversation` is a direct message `user` did not write:
+    its words are its author's alone (`_HIDDEN` stands in for them)."""
+    return conversation.kind is ConversationKind.DM and author != user
