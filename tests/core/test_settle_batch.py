@@ -4,6 +4,7 @@ caller returns once that transaction has committed, and raises what ended it."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
 from builders import LEAD, local_workspace, slack_body, slack_message
@@ -17,6 +18,7 @@ from core.sqlite_store import SQLiteStore
 from core.store import StoredDelivery
 
 AGENTS = ("lead", "worker-1", "worker-2")
+Pending = dict[str, list[StoredDelivery]]  # each agent's deliveries not yet acknowledged
 
 
 class CountingStore(SQLiteStore):
@@ -35,7 +37,7 @@ class CountingStore(SQLiteStore):
         await super()._commit()
 
 
-async def ingested(store: CountingStore) -> tuple[Engine, dict[str, list[StoredDelivery]]]:
+async def ingested(store: CountingStore) -> tuple[Engine, Pending]:
     """Two channel messages naming the lead, each seen by every agent's connection."""
     engine = Engine(local_workspace(), store, VirtualClock(parse_time("2026-01-01T00:00:00Z")))
     await store.open()
@@ -50,10 +52,22 @@ async def ingested(store: CountingStore) -> tuple[Engine, dict[str, list[StoredD
     return engine, pending
 
 
-def test_settles_given_in_the_same_turn_commit_once_and_return_once_committed() -> None:
+def settling(test: Callable[[CountingStore, Engine, Pending], Awaitable[None]]) -> None:
+    """Run `test` with a counting ledger, its engine and each agent's two pending deliveries."""
+
     async def run() -> None:
         store = CountingStore()
         engine, pending = await ingested(store)
+        try:
+            await test(store, engine, pending)
+        finally:
+            await store.close()
+
+    asyncio.run(run())
+
+
+def test_settles_given_in_the_same_turn_commit_once_and_return_once_committed() -> None:
+    async def test(store: CountingStore, engine: Engine, pending: Pending) -> None:
         port = engine.deliveries
         store.commits = 0
         await asyncio.gather(*(port.settle([Settled(pending[a][0], 1)]) for a in AGENTS))
@@ -65,15 +79,12 @@ def test_settles_given_in_the_same_turn_commit_once_and_return_once_committed() 
         # Given in another turn, a settle is its own transaction.
         await port.settle([Settled(pending["lead"][1], 1)])
         assert store.commits == 2
-        await store.close()
 
-    asyncio.run(run())
+    settling(test)
 
 
 def test_a_batch_that_cannot_commit_raises_in_every_caller_and_settles_nothing() -> None:
-    async def run() -> None:
-        store = CountingStore()
-        engine, pending = await ingested(store)
+    async def test(store: CountingStore, engine: Engine, pending: Pending) -> None:
         store.refuse = True
         results = await asyncio.gather(
             *(engine.deliveries.settle([Settled(pending[a][0], 1)]) for a in AGENTS),
@@ -83,15 +94,12 @@ def test_a_batch_that_cannot_commit_raises_in_every_caller_and_settles_nothing()
         store.refuse = False
         for agent in AGENTS:
             assert len(await store.pending(agent)) == 2
-        await store.close()
 
-    asyncio.run(run())
+    settling(test)
 
 
 def test_a_caller_cancelled_while_it_waits_does_not_stop_the_batch_it_gave_to() -> None:
-    async def run() -> None:
-        store = CountingStore()
-        engine, pending = await ingested(store)
+    async def test(store: CountingStore, engine: Engine, pending: Pending) -> None:
         port = engine.deliveries
         first = asyncio.create_task(port.settle([Settled(pending["lead"][0], 1)]))
         second = asyncio.create_task(port.settle([Settled(pending["worker-1"][0], 1)]))
@@ -102,6 +110,5 @@ def test_a_caller_cancelled_while_it_waits_does_not_stop_the_batch_it_gave_to() 
             await first
         assert len(await store.pending("lead")) == 1
         assert len(await store.pending("worker-1")) == 1
-        await store.close()
 
-    asyncio.run(run())
+    settling(test)
