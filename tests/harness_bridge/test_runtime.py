@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from core.emission import Cancel
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.openai import OpenAIModelLoop, TurnResult, session_of
+from harness_bridge.delivery import Deliverer
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.tools import ChatTools
 from harness_bridge.turns import Turn
@@ -28,6 +31,21 @@ async def disposition(store: SQLiteStore, event_id: str, agent: str) -> str | No
         if d.decision.agent == agent:
             return d.disposition.value if d.disposition else None
     return None
+
+
+def lead_harness(engine: Engine, tools: dict[str, ChatTools], loop: Any) -> InProcessHarness:
+    """The lead's in-process harness on `loop`, turns gathered for 50 ms."""
+    return InProcessHarness(tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50)
+
+
+@asynccontextmanager
+async def running(harness: InProcessHarness) -> AsyncIterator[Deliverer]:
+    """`harness` started, as its deliverer, and stopped when the block ends."""
+    deliverer = await harness.start()
+    try:
+        yield deliverer
+    finally:
+        await harness.stop()
 
 
 def test_a_dm_becomes_one_turn_and_one_reply() -> None:
@@ -43,16 +61,11 @@ def test_a_dm_becomes_one_turn_and_one_reply() -> None:
             FakeOpenAI(script) as server,
             OpenAIModelLoop(server.base_url, "fake-model", tools["lead"]) as loop,
         ):
-            harness = InProcessHarness(
-                tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50
-            )
-            deliverer = await harness.start()
-            try:
+            harness = lead_harness(engine, tools, loop)
+            async with running(harness) as deliverer:
                 assert await deliverer.resume() >= 2
                 async with asyncio.timeout(10):
                     await harness.idle()
-            finally:
-                await harness.stop()
         sends = store.db.execute(
             "SELECT json_extract(action, '$.inReplyTo') FROM outbox "
             "WHERE json_extract(action, '$.action') = 'send'"
@@ -86,16 +99,11 @@ class Recording:
 def test_only_events_that_start_a_turn_are_injected_into_a_running_one() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         loop = Recording()
-        harness = InProcessHarness(
-            tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50
-        )
-        deliverer = await harness.start()
-        try:
+        harness = lead_harness(engine, tools, loop)
+        async with running(harness) as deliverer:
             assert (
                 await deliverer.resume() == 7
             )  # three joins, the DM, a role mention, chatter, thanks
-        finally:
-            await harness.stop()
         # The role mention is someone else's and chatter is nobody's (tool_mailbox): they wait
         # in the mailbox, never reaching the model in the middle of a turn.
         assert loop.injected == [DM, THANKS]
@@ -113,16 +121,11 @@ def test_a_plain_text_answer_is_the_reply_and_a_turn_owing_none_posts_nothing(
             FakeOpenAI(script) as server,
             OpenAIModelLoop(server.base_url, "fake-model", tools["lead"]) as loop,
         ):
-            harness = InProcessHarness(
-                tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50
-            )
-            deliverer = await harness.start()
-            try:
+            harness = lead_harness(engine, tools, loop)
+            async with running(harness) as deliverer:
                 await deliverer.resume()
                 async with asyncio.timeout(10):
                     await harness.idle()
-            finally:
-                await harness.stop()
         answered = [DM in r["messages"][-1]["content"] for r in server.requests]
         dm_text = texts[answered.index(True)]
         sends = store.db.execute(
@@ -180,15 +183,13 @@ def test_a_turn_whose_question_is_deleted_is_stopped_and_an_edit_does_not_stop_o
         loop = Hanging()
         harness = Watched(tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50)
         harness.stopping, harness.told = [], asyncio.Event()
-        deliverer = await harness.start()
-        try:
+        # Stopping it ends it, whatever runs (it did not on Python 3.11 before).
+        async with running(harness) as deliverer:
             await deliverer.resume()
             assert await loop.runs.get() == [THANKS]  # a knock starts at once; the DM waits
             await deliverer.tell(Cancel("lead", THANKS, reason))
             await harness.told.wait()
             assert harness.stopping == [stops]
-        finally:
-            await harness.stop()  # ends, whatever runs (it did not on Python 3.11 before)
 
     scenario(test)
 
@@ -198,11 +199,8 @@ def test_told_to_stop_the_turn_at_work_in_that_conversation_stops_and_the_stop_i
 ) -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         loop = Hanging()
-        harness = InProcessHarness(
-            tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50
-        )
-        deliverer = await harness.start()
-        try:
+        harness = lead_harness(engine, tools, loop)
+        async with running(harness) as deliverer:
             await deliverer.resume()
             assert await loop.runs.get() == [THANKS]  # owes nothing: no cancellation stops it
             stop = slack_message(f"{BASE + 5}.000100", "stop", channel="D0LEAD", channel_type="im")
@@ -213,8 +211,6 @@ def test_told_to_stop_the_turn_at_work_in_that_conversation_stops_and_the_stop_i
             # The DM waiting behind it was dropped (`Engine.end_work`): the stop runs next.
             assert await loop.runs.get() == [event.event_id]
             assert loop.stopped == [[THANKS]]
-        finally:
-            await harness.stop()
         assert "told to stop" in caplog.text
 
     with caplog.at_level(logging.INFO, logger="harness_bridge.runtime"):
