@@ -7,7 +7,9 @@ the mark away. A platform may read the mark too: the web chat shows an agent's e
 message still marked as a finish, not as an edit (`adapters.webchat.history`). A message left
 marked was cut short (a crash, a kill of the process) and never passes for a whole answer:
 `cut_replies` finds such replies among the outbox's newest actions, for the next start to
-finish them honestly (`core.restart`).
+finish them honestly (`core.restart`). A reply the running process stops itself is finished at
+once with what was written and why it ends there: `STOPPED` (the turn was told to stop, or
+every question it answered was withdrawn) or `MODEL_FAILED`.
 """
 
 from __future__ import annotations
@@ -19,10 +21,20 @@ from typing import Final
 from core.actions import Edit, Post
 from core.store_records import OutboxEntry
 
-__all__ = ["CUT_KEY", "CUT_SHORT", "WRITING", "CutReply", "cut_replies"]
+__all__ = [
+    "CUT_KEY",
+    "CUT_SHORT",
+    "MODEL_FAILED",
+    "STOPPED",
+    "WRITING",
+    "CutReply",
+    "cut_replies",
+]
 
 WRITING: Final = " …"
 CUT_SHORT: Final = " [cut short: the host stopped before this answer was finished]"
+STOPPED: Final = " [stopped]"  # the turn was stopped while it wrote: told to, or nothing left
+MODEL_FAILED: Final = " [cut short: the model failed; ask again]"
 CUT_KEY: Final = ":cut"  # the key of the edit finishing a cut reply: its post's, and this
 _POST, _EDIT = Post.kind, Edit.kind  # how the outbox names an action's kind
 

@@ -12,6 +12,9 @@ with its reason. A running turn whose every event was cancelled (deleted, claime
 agent, left) is stopped: nothing is left for it to answer. An edit's cancellation (`superseded`)
 does not stop one: the edited text joins the turn or starts the next. A `stop` (someone told
 the agent to stop) stops every turn of its conversation, an answer being written included.
+Such a turn is cancelled with `STOPPED`, so that an answer it was writing ends as stopped on
+the page; a turn the host's shutdown cancels is not (`core.restart` finishes it at the next
+start).
 Everything the harness does in chat, the working indicator included, goes through the agent's
 port (`core.agent_port`); what it is told comes through a `core.deliveries.DeliveryPort`.
 """
@@ -26,6 +29,7 @@ from typing import Any, Protocol
 from core.agent_port import AgentPort
 from core.clock import Clock
 from core.deliveries import DeliveryPort
+from core.drafts import STOPPED
 from harness_bridge.backends.openai import TurnResult, record_failure, session_of
 from harness_bridge.backends.stdio import HOST_CAPABILITIES, HOST_INFO
 from harness_bridge.delivery import Deliverer
@@ -163,13 +167,13 @@ class InProcessHarness:
                 left.discard(event_id)
                 if not left:
                     log.info("turn for %s stopped: every event it had was cancelled", self.agent)
-                    task.cancel()
+                    task.cancel(STOPPED)
 
     def _stop_turns_in(self, session: str) -> None:
         for task, (where, _) in self._turns.items():
             if where == session:
                 log.info("turn for %s stopped: told to stop", self.agent)
-                task.cancel()
+                task.cancel(STOPPED)
 
     async def _typing(self, params: dict[str, Any] | None) -> None:
         if params:

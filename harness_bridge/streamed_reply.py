@@ -34,7 +34,8 @@ While a message is still being written, what the page shows of it (its first pos
 draft) ends with `WRITING` (`core.drafts`), a mark its final edit takes away: a reply cut
 short, by a crash or a kill of the process, is left on the page marked as unfinished, never
 passing for a whole answer, until the next start finishes it as cut and asks again
-(`core.restart`).
+(`core.restart`). One the running process stops (the model failed, the turn was stopped) is
+finished at once with what was written and a note saying so (`cut_short`).
 The ledger keeps what was recorded: the post, marked, and the final edit when there is one.
 
 Only a platform that takes drafts streams (it says so: `core.platform.Platform.streams_drafts`,
@@ -156,6 +157,17 @@ class StreamedReply:
         elif final and final != self._posted:
             await self._final_edit(final)
         return self.keys[0] if self.keys else None
+
+    async def cut_short(self, note: str) -> None:
+        """The model stopped before the end (it failed, or the turn was stopped): the message
+        being drawn is finished with what was written and `note` (`core.drafts`), so it never
+        stays marked as still being written. Nothing is posted that was not shown yet."""
+        if self.key is None:
+            return
+        written = self.text[self._start :].strip()
+        if self.limit is not None and len(written) + len(note) > self.limit:
+            written = cut(written, self.limit - len(note))[0]
+        await self._final_edit(written + note)
 
     async def _continue_past_limit(self) -> None:
         """While the message being drawn has outgrown the limit: finish it with what fits,

@@ -14,17 +14,23 @@ For an answer the model gets a short prompt (`harness_bridge.prompt.text_message
 recent messages this agent was shown in that conversation (the ledger's deliveries to it,
 which is what the attention policy let it see) and the new ones. Its text is streamed into the
 chat (`StreamedReply`) through the guarded send path. Every turn completes with no `text`: the
-reply is already posted, so the harness posts nothing more.
+reply is already posted, so the harness posts nothing more. An answer the model stops writing
+halfway (it fails, or the runtime stops the turn: `STOPPED`) is finished at once with what was
+written and a note saying why (`StreamedReply.cut_short`); a turn cancelled by the host's
+shutdown is left to the next start (`core.restart`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Final, Protocol
 
 from core.decision import Policy
+from core.drafts import MODEL_FAILED, STOPPED
+from core.errors import ModelError
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.prompt import choice_messages, plain_line, text_messages
 from harness_bridge.streamed_reply import StreamedReply
@@ -138,9 +144,17 @@ class TextReplyLoop:
             limit=self.limits.get(platform),
             on_posted=on_posted,
         )
-        await self.model.stream_text(
-            text_messages(self.agent, recent, new), reply.add, max_tokens=MAX_ANSWER_TOKENS
-        )
+        try:
+            await self.model.stream_text(
+                text_messages(self.agent, recent, new), reply.add, max_tokens=MAX_ANSWER_TOKENS
+            )
+        except ModelError:
+            await reply.cut_short(MODEL_FAILED)
+            raise
+        except asyncio.CancelledError as stopped:
+            if stopped.args == (STOPPED,):  # the runtime's word: stopped, not shut down
+                await reply.cut_short(STOPPED)
+            raise
         await reply.finish(FALLBACK)
 
     async def _acknowledge(self, turn: Turn) -> None:

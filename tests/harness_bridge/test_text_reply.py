@@ -12,13 +12,17 @@ from functools import partial
 from typing import Any
 
 import pytest
+from builders import slack_body, slack_message
 from fakes.openai_server import FakeOpenAI, completion
 from outbox_pump import pumped
-from world import DM, ROLE, THANKS, harness_context, scenario
+from world import BASE, DM, ROLE, THANKS, harness_context, scenario
 
+from adapters.slack import normalise
 from core.actions import Action
 from core.clock import SystemClock, VirtualClock
+from core.drafts import MODEL_FAILED, STOPPED
 from core.engine import Engine
+from core.errors import ModelError
 from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.builtin import BuiltinHarness, loop_harness
@@ -185,6 +189,83 @@ def test_a_streamed_reply_whose_edits_fail_still_posts_exactly_one_message(
 
     with caplog.at_level(logging.WARNING, logger="harness_bridge.streamed_reply"):
         scenario(test)
+
+
+class Halting(Scripted):
+    """Writes its first words, then fails (`fails`) or waits until its turn is cancelled;
+    `started` is set once the words are written."""
+
+    def __init__(self, fails: bool) -> None:
+        super().__init__("It is")
+        self.fails = fails
+        self.started = asyncio.Event()
+
+    async def stream_text(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        on_text: Callable[[str], Awaitable[None]],
+        *,
+        max_tokens: int,
+    ) -> str:
+        for word in ("It ", "is "):
+            await on_text(word)
+        self.started.set()
+        if self.fails:
+            raise ModelError("the model server reported an error mid-stream")
+        await asyncio.Event().wait()
+        raise AssertionError("never")
+
+
+def replies(store: SQLiteStore) -> list[str]:
+    return [str(text) for kind, _, text in outbox(store, "lead") if kind in ("send", "edit")]
+
+
+def test_an_answer_the_model_fails_halfway_through_is_finished_as_cut_short() -> None:
+    """The model fails after its first words: the message does not stay marked as being
+    written; it shows what was written and that the model failed."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        async with pumped(Outbox(store, engine.clock, {"slack": Landing()})):
+            await run_agent(engine, tools["lead"], Halting(fails=True), frozenset({"slack"}))
+        assert replies(store) == ["It" + WRITING, "It is" + MODEL_FAILED]
+
+    scenario(test)
+
+
+@pytest.mark.parametrize("how", ["told to stop", "host shuts down"])
+def test_an_answer_stopped_halfway_ends_as_stopped_but_one_cut_by_a_shutdown_waits(
+    how: str,
+) -> None:
+    """ "stop" while the lead writes: the message is finished with what was written and
+    `[stopped]`. A shutdown leaves it marked, for the next start to finish and ask again."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        model = Halting(fails=False)
+        loop = TextReplyLoop(tools["lead"], model, streaming=frozenset({"slack"}))
+        harness = InProcessHarness(
+            tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50
+        )
+        async with pumped(Outbox(store, engine.clock, {"slack": Landing()})):
+            serving = asyncio.create_task(harness.run())
+            await model.started.wait()
+            if how == "told to stop":
+                stop = slack_message(
+                    f"{BASE + 9}.000100", "stop", channel="D0LEAD", channel_type="im"
+                )
+                async with store.transaction():
+                    event = normalise(slack_body(stop, via="lead"))
+                    assert event is not None
+                    await engine.ingest(event)
+                harness.wake()
+                async with asyncio.timeout(10):
+                    while len(replies(store)) < 2:
+                        await asyncio.sleep(0.02)
+            serving.cancel()
+            await asyncio.gather(serving, return_exceptions=True)
+        stopped = ["It is" + STOPPED] if how == "told to stop" else []
+        assert replies(store) == ["It" + WRITING, *stopped]
+
+    scenario(test)
 
 
 @pytest.mark.parametrize("streaming", [frozenset({"slack"}), frozenset({"webchat"})])
