@@ -55,10 +55,10 @@ from core.manifest import AgentConfig, Workspace
 from core.outbox import Outbox, QueueBell, Sender
 from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
-from core.restart import finish_cut_replies
+from core.restart import finish_cut_replies, tell_again
 from core.store_choice import open_store, store_url
 from harness_bridge.backends.model_status import DescribesModel
-from harness_bridge.backends.registry import Harness, HarnessContext, build
+from harness_bridge.backends.registry import Harness, HarnessContext, MailboxInMemory, build
 
 __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspaces"]
 
@@ -188,10 +188,16 @@ class WorkspaceRun:
         await self.host.start()
         await self.outbox.recover()
         if not self.store.shared:  # else another process may be writing the reply
+            built_in = [a for a, h in self.harnesses.items() if isinstance(h, MailboxInMemory)]
             async with self.store.transaction():
                 cut = await finish_cut_replies(self.host.engine)
+                told = await tell_again(self.host.engine, built_in)
             if cut:
                 log.info("%s: %d answer(s) cut short by a stop, asked again", self.name, cut)
+            if told:
+                log.info(
+                    "%s: %d question(s) left unanswered by a stop, asked again", self.name, told
+                )
         for agent, harness in self.harnesses.items():
             self.start_harness(agent, harness)
         if self.leases is not None:

@@ -1,5 +1,5 @@
 """What a start does about work the process before it left half done: a streamed reply cut
-short by a crash or a kill.
+short by a crash or a kill, and questions a built-in harness was told of and never answered.
 
 Such a reply's message still ends with the mark of one being written (`core.drafts`), and the
 question it answered counts as answered. At the next start, before any harness runs, each one
@@ -10,12 +10,19 @@ the agent's harness is told of it again and answers it whole. Where the new answ
 the cut one did, it has the same key and is drawn over the cut message (`EnginePort.send`
 counts that repeat as the answer).
 
+A built-in harness keeps what it is told in the host's memory: a question it acknowledged
+(the person already sees its `seen` reaction) and had not answered when the process stopped
+would wait for the follow-up's reminder, minutes later. `tell_again` sets such questions back
+to pending, so the fresh harness is told of them (a higher attempt) and answers.
+
 Only where this process alone writes the ledger: where several share it, another may still
-be writing the reply (`core.store.Store.shared`).
+be writing the reply, or running the harness (`core.store.Store.shared`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from datetime import timedelta
 from typing import Final
 
 from core.actions import Edit
@@ -24,7 +31,7 @@ from core.decision import Disposition
 from core.drafts import CUT_KEY, CUT_SHORT, CutReply, cut_replies
 from core.engine import Engine
 
-__all__ = ["NEWEST", "finish_cut_replies"]
+__all__ = ["NEWEST", "finish_cut_replies", "tell_again"]
 
 NEWEST: Final = 1_000
 """How many of the outbox's newest actions are read for cut replies: a reply being written
@@ -51,6 +58,22 @@ async def finish_cut_replies(engine: Engine) -> int:
         ):
             await store.set_status(asked, post.agent, "pending")
     return len(cut)
+
+
+async def tell_again(engine: Engine, agents: Collection[str]) -> int:
+    """Set back to pending every `must_respond` question one of `agents` acknowledged and has
+    not answered, decided within the answer deadline (older ones are the follow-up's to
+    remind: `core.followup`); in the caller's transaction. Returns how many."""
+    store, now = engine.store, engine.clock.now()
+    deadline = timedelta(milliseconds=engine.workspace.settings.deadline_ms)
+    reminded = {(d.seq, d.decision.agent) for d in await store.overdue(format_time(now - deadline))}
+    told = 0
+    for delivery in await store.overdue(format_time(now)):
+        agent = delivery.decision.agent
+        if agent in agents and (delivery.seq, agent) not in reminded:
+            await store.set_status(delivery.decision.event_id, agent, "pending")
+            told += 1
+    return told
 
 
 def _finished(reply: CutReply, message_id: str) -> Edit:

@@ -58,7 +58,10 @@ class ModelLoop(Protocol):
 
 
 class InProcessHarness:
-    """One agent's built-in harness."""
+    """One agent's built-in harness. What it is told lives in this process's memory only
+    (`mailbox_in_memory`): a start tells it again of what it never answered."""
+
+    mailbox_in_memory = True
 
     def __init__(
         self,

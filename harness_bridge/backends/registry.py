@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
@@ -26,6 +26,7 @@ __all__ = [
     "Harness",
     "HarnessContext",
     "HarnessFactory",
+    "MailboxInMemory",
     "available",
     "build",
     "validate",
@@ -43,6 +44,15 @@ class Harness(Protocol):
     async def run(self) -> None: ...
 
     def wake(self) -> None: ...
+
+
+@runtime_checkable
+class MailboxInMemory(Protocol):
+    """A harness whose mailbox lives in the host's own memory (a built-in one): what it
+    acknowledged is gone when the process stops, so a start tells it again
+    (`core.restart.tell_again`)."""
+
+    mailbox_in_memory: bool
 
 
 @dataclass(frozen=True, slots=True)

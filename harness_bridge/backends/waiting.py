@@ -32,6 +32,8 @@ class WaitingHarness:
     """One agent's harness once `install` has installed what `build` needs. `describe` is
     the model as it will be, before it is (its state is filled in here)."""
 
+    mailbox_in_memory = True  # the harness it becomes is built in (`InProcessHarness`)
+
     def __init__(
         self,
         agent: str,

@@ -9,7 +9,8 @@ What a kill leaves, and what the restart does (docs/operator.md, "Streamed repli
 message the reply had posted, showing what was written by then and marked as unfinished
 (`WRITING`); the restart finishes it as cut and gives the question back to the lead, whose new
 answer, begun as the cut one was, is drawn over that same message: no second message for one
-question, and the next question is answered as usual.
+question, and the next question is answered as usual. A question killed before its answer
+began (the model was being asked) is asked again by the restart, at once.
 """
 
 from __future__ import annotations
@@ -336,6 +337,44 @@ def test_a_reply_killed_mid_stream_is_answered_whole_in_its_one_message_after_a_
     assert finished_as_cut(data) == 1  # shown as cut until the new answer drew over it
     assert "1 answer(s) cut short by a stop, asked again" in logs[1].read_text()
     assert answered(data, chat.event_id(asked)) == "responded"
+
+
+@pytest.mark.parametrize("make", [SlackChat, DiscordChat, WebchatChat], ids=lambda c: c.__name__)
+def test_a_question_killed_before_its_answer_began_is_answered_at_the_restart_not_minutes_later(
+    tmp_path: Path, make: Callable[[], Chat]
+) -> None:
+    """The lead took the question (its harness acknowledged it, the person sees `seen`) and
+    was asking the model when the process was killed: nothing was posted. The restart asks
+    the model again at once, and the question gets its one answer."""
+    data, logs = tmp_path / "data", [tmp_path / "first.log", tmp_path / "second.log"]
+    script = [fake_openai.hang(), fake_openai.streamed(fake_openai.text_chunk(LATER))]
+
+    async def scenario() -> tuple[Chat, str, int]:
+        async with (
+            make() as chat,
+            fake_openai.FakeOpenAI(script, wait_timeout=120) as model,
+        ):
+            manifest = chat.manifest(tmp_path, model.base_url)
+            process = await start(manifest, data, logs[0], chat.env)
+            try:
+                await chat.ready(1, logs[0])
+                asked = await chat.ask("is the cache warm?")
+                await model.wait_requests(1)  # the turn runs: the harness took it
+            finally:
+                await ended(process)
+            process = await start(manifest, data, logs[1], chat.env)
+            try:
+                await chat.ready(2, logs[1])
+                await until(lambda: chat.replies(asked) == [LATER], "the answer")
+            finally:
+                await ended(process)
+            return chat, asked, len(model.requests)
+
+    chat, asked, asked_model = asyncio.run(scenario())
+    assert asked_model == 2
+    assert sends(data, chat.event_id(asked)) == 1
+    assert answered(data, chat.event_id(asked)) == "responded"
+    assert "1 question(s) left unanswered by a stop, asked again" in logs[1].read_text()
 
 
 def finished_as_cut(data: Path) -> int:

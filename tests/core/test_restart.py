@@ -1,16 +1,22 @@
 """A start finishes what the process before it left cut short: the message shows it was cut,
-the question is its agent's again, once, and the answer begun alike counts as the answer."""
+the question is its agent's again, once, and the answer begun alike counts as the answer. A
+question a built-in harness acknowledged and never answered is told again, unless it is old
+enough for the follow-up's reminder."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+import pytest
 from agent_world import DM, port_scenario
 
 from core.agent_port import Outgoing
+from core.clock import VirtualClock
 from core.decision import Disposition
 from core.drafts import CUT_SHORT, WRITING
 from core.engine import Engine
 from core.engine_port import EnginePort
-from core.restart import finish_cut_replies
+from core.restart import finish_cut_replies, tell_again
 from core.sqlite_store import SQLiteStore
 
 
@@ -41,5 +47,28 @@ def test_a_cut_reply_is_finished_as_cut_and_its_question_given_back_once() -> No
         again = await ports["lead"].send(begun)  # the new answer begins as the cut one did
         assert (again.key, again.new) == (sent.key, False)
         assert await owed(store, DM) == ("pending", Disposition.RESPONDED)
+
+    port_scenario(test)
+
+
+@pytest.mark.parametrize(
+    ("agents", "later_ms", "told"),
+    [(["lead"], 0, 1), (["worker-1"], 0, 0), (["lead"], 1, 0)],
+    ids=["built-in", "another-agents-harness", "past-the-deadline"],
+)
+def test_an_acknowledged_question_never_answered_is_told_again_within_its_deadline(
+    agents: list[str], later_ms: int, told: int
+) -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        async with store.transaction():
+            await store.mark_delivered(DM, "lead", 1)  # the harness took it, then the stop
+        deadline = engine.workspace.settings.deadline_ms
+        clock = engine.clock
+        assert isinstance(clock, VirtualClock)
+        clock.advance(timedelta(milliseconds=deadline + later_ms - 1))
+        async with store.transaction():
+            assert await tell_again(engine, agents) == told
+            assert await tell_again(engine, agents) == 0  # pending now, or never to be
+        assert await owed(store, DM) == ("pending" if told else "delivered", None)
 
     port_scenario(test)
