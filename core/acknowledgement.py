@@ -2,35 +2,50 @@
 before the agent has said a word.
 
 `seen` when a model turn will take it, `queued` when the agent is over its turn budget,
-`blocked` while the agent's harness is down (spec 000's status signals). Pure: the engine
-puts the action in the outbox under its key, so a redecided copy never reacts twice.
+`blocked` while the agent's harness is down (spec 000's status signals); and `declined` on a
+message for an agent muted by `/c2a mute` (spec 001: "not this agent, or won't act"), so the
+person who asked it knows no answer is coming. Pure: the engine puts the action in the outbox
+under its key, so a redecided copy never reacts twice.
 """
 
 from __future__ import annotations
 
 from core.actions import React
-from core.decision import Decision, InjectionMode, Policy
+from core.decision import Decision, Directedness, InjectionMode, Policy
 from core.events import ChatEvent, EventKind
 from core.signals import GlyphMap, Signal
 
-__all__ = ["acknowledgement"]
+__all__ = ["acknowledged", "acknowledgement"]
 
 _TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)  # the modes that start a model turn
+
+
+def acknowledged(decision: Decision) -> bool:
+    """Whether `decision` may get a fast acknowledgement at all: it must be answered, or it
+    was for an agent that is muted."""
+    return decision.policy is Policy.MUST_RESPOND or _muted(decision)
+
+
+def _muted(decision: Decision) -> bool:
+    return decision.reason == "muted" and decision.directedness is Directedness.TO_ME
 
 
 def acknowledgement(
     event: ChatEvent, decision: Decision, glyphs: GlyphMap, *, down: bool, seen: bool
 ) -> React | None:
     """The reaction acknowledging `event` for `decision`'s agent, or None when it gets none:
-    only a must_respond message with a message id does. `down` says the agent's harness is
-    unavailable; `seen` is the workspace's `seen_signal` setting."""
+    only a message with a message id that the agent must answer, or that was for it while it
+    is muted, does. `down` says the agent's harness is unavailable; `seen` is the workspace's
+    `seen_signal` setting."""
     if (
-        decision.policy is not Policy.MUST_RESPOND
+        not acknowledged(decision)
         or event.kind is not EventKind.MESSAGE
         or event.message_id is None
     ):
         return None
-    if down:
+    if _muted(decision):
+        signal = Signal.DECLINED
+    elif down:
         signal = Signal.BLOCKED
     elif decision.reason == "over_budget":
         signal = Signal.QUEUED

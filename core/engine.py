@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
-from core.acknowledgement import acknowledgement
+from core.acknowledgement import acknowledged, acknowledgement
 from core.actions import Action, redacted, to_record
 from core.approvals import Approvals
 from core.attention_context import Context
@@ -53,7 +53,6 @@ _MESSAGE = EventKind.MESSAGE
 _EDIT = EventKind.EDIT
 _DELETE = EventKind.DELETE
 _TYPING = EventKind.TYPING
-_MUST = Policy.MUST_RESPOND
 WORK_ENDED: Final = "left_conversation"  # the cancellation a harness knows for work it drops
 
 
@@ -245,7 +244,7 @@ class Engine:
             # A channel copy is made from the ledger, as the reply it is.
             self.deliveries.remember(decision, delivery if copy is event else None)
             emissions.append(delivery)
-            if decision.policy is _MUST:  # only those get a fast acknowledgement
+            if acknowledged(decision):  # only those get a fast acknowledgement
                 emissions.extend(await self._signals(event, decision, stamp))
             elif decision.reason == "stop":  # what the agent owes here ends with it
                 why = f"stopped by {event.author.id}"

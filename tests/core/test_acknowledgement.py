@@ -48,6 +48,22 @@ def test_a_must_respond_message_gets_the_signal_for_its_agents_state(
     assert (action.agent, action.conversation, action.message_id) == ("lead", "C1", "1.0")
 
 
+@pytest.mark.parametrize("down", [False, True])
+def test_a_message_for_a_muted_agent_is_declined_and_one_for_another_is_not(down: bool) -> None:
+    muted = Decision(
+        "E1",
+        "lead",
+        Directedness.TO_ME,
+        Policy.MUST_NOT_RESPOND,
+        InjectionMode.TOOL_MAILBOX,
+        "muted",
+    )
+    action = acknowledgement(EVENT, muted, GLYPHS, down=down, seen=False)
+    assert action is not None and action.signal is Signal.DECLINED
+    elsewhere = replace(muted, directedness=Directedness.TO_OTHER)
+    assert acknowledgement(EVENT, elsewhere, GLYPHS, down=down, seen=True) is None
+
+
 def test_seen_only_where_a_turn_will_take_it_and_the_workspace_wants_it() -> None:
     assert acknowledgement(EVENT, decided(), GLYPHS, down=False, seen=False) is None
     notified = decided(mode=InjectionMode.NOTIFY)

@@ -54,6 +54,15 @@ class World:
     async def run(self, text: str, user: str = HUMAN2, *groups: str) -> str:
         return await self.commands.answer("slack", user, groups, text, locate=locate)
 
+    def reactions(self, agent: str) -> list[str]:
+        """The signals the agent's outbox holds, oldest first."""
+        rows = self.store.db.execute(
+            "SELECT json_extract(action, '$.signal') FROM outbox WHERE agent = ? "
+            "AND json_extract(action, '$.action') = 'react' ORDER BY rowid",
+            (agent,),
+        )
+        return [signal for (signal,) in rows]
+
     def audited(self) -> list[tuple[str, str, dict[str, str]]]:
         rows = self.store.db.execute(
             "SELECT agent, what, outcome, detail FROM audit ORDER BY rowid"
@@ -200,10 +209,14 @@ def test_a_muted_agent_gets_no_turn_until_its_mute_ends(tmp_path: Path) -> None:
         assert reply == "worker-1 is muted until 2026-01-01T00:30:00Z: it gets no new turns."
         muted = (await w.say("1767225600.000100", f"<@{W1}> are you there?"))["worker-1"]
         assert (muted.policy, muted.reason) == (Policy.MUST_NOT_RESPOND, "muted")
+        assert w.reactions("worker-1") == ["declined"]  # the asker sees no answer is coming
+        await w.say("1767225601.000100", "lunch anyone?")
+        assert w.reactions("worker-1") == ["declined"]  # not for it: nothing
         assert "muted until 2026-01-01T00:30:00Z" in await w.run("status")
         w.clock.advance(timedelta(minutes=30))
         back = (await w.say("1767227400.000100", f"<@{W1}> are you there now?"))["worker-1"]
         assert (back.policy, back.reason) == (Policy.MUST_RESPOND, "direct_mention")
+        assert w.reactions("worker-1") == ["declined", "seen"]
 
     scenario(tmp_path, test)
 
