@@ -111,11 +111,14 @@ def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f} %" if whole else "n/a"
 
 
-def workspace_for(agents: dict[str, str]) -> Workspace:
-    """The benchmark's manifest, each agent also answering to its seat's nick."""
+def workspace_for(agents: dict[str, str], budget: int | None = None) -> Workspace:
+    """The benchmark's manifest, each agent also answering to its seat's nick; `budget` the
+    turns one person may cause an agent an hour (None: the manifest's default)."""
     data = build_manifest(agents)
     for agent, nick in agents.items():
         data["agents"][agent]["names"] = [nick]
+    if budget is not None:
+        data["budget"] = {"turns": budget}
     platforms = installed()
     return Workspace.from_manifest(parse_manifest(data, "<irc>", platforms=platforms), platforms)
 
@@ -333,11 +336,13 @@ def score_split(
     seats: int = 3,
     scorer: Scorer | str | None = None,
     continuity: Continuity | None = None,
+    budget: int | None = None,
 ) -> SplitScore:
     """Replay one split with `seats` agents and score every seat (`replay` tells `scorer`)."""
     agents = choose_agents(records, seats)
     conversion = to_trace(records, agents)
-    run = asyncio.run(replay(workspace_for(agents), conversion.lines, window, scorer, continuity))
+    workspace = workspace_for(agents, budget)
+    run = asyncio.run(replay(workspace, conversion.lines, window, scorer, continuity))
     ts_by_key = {key: ts for ts, key in conversion.key_by_ts.items()}
     total, per_seat = Score(), {}
     for agent, nick in agents.items():
@@ -362,46 +367,53 @@ def _point(label: str, total: Score) -> str:
     )
 
 
-def curve_rows(records: list[IrcRecord]) -> list[str]:
+def curve_rows(records: list[IrcRecord], budget: int | None = None) -> list[str]:
     """Coverage against turns: continuity's rules by window, the rules with questions to the
     room for a seat that spoke lately, and the shipped scorer by threshold."""
     out = ["| band decided by | coverage | turns / answered | must precision |"]
     out += ["|---|---:|---:|---:|"]
     for lines in CURVE:
-        total = score_split(records, Window(lines=lines), scorer=RULES).total
+        total = score_split(records, Window(lines=lines), scorer=RULES, budget=budget).total
         out.append(_point(f"rules, window {lines} lines", total))
     for lines in ROOM_CURVE:
-        total = score_split(records, Window(), scorer=RoomRule((), 0.0, lines)).total
+        room = RoomRule((), 0.0, lines)
+        total = score_split(records, Window(), scorer=room, budget=budget).total
         out.append(_point(f"rules + room questions, seat spoke within {lines} lines", total))
     shipped = default_scorer()
     for threshold in THRESHOLD_CURVE:
         scorer = Scorer(shipped.weights, threshold, shipped.statement_threshold)
-        total = score_split(records, Window(), scorer=scorer).total
+        total = score_split(records, Window(), scorer=scorer, budget=budget).total
         out.append(_point(f"scorer, threshold {threshold:.2f} (statements as shipped)", total))
     return [*out, ""]
 
 
 def evaluate(
-    data: Path, splits: Sequence[str], curve: bool, limit: int | None, why_must: bool = False
+    data: Path,
+    splits: Sequence[str],
+    curve: bool,
+    limit: int | None,
+    why_must: bool = False,
+    budget: int | None = None,
 ) -> str:
     """The markdown report for `splits`: the shipped scorer per seat, the rules alone beside it
-    (and with `why_must`, the `must_respond` bursts no answer followed)."""
+    (and with `why_must`, the `must_respond` bursts no answer followed); `budget` as in
+    `workspace_for`."""
     out = ["# Attention against what people answered (IRC disentanglement corpus)", ""]
     for split in splits:
         path = data / f"{split}.jsonl.gz"
         records = load_records(path, limit)
-        result = score_split(records, Window())
+        result = score_split(records, Window(), budget=budget)
         out += [f"## {split}", "", HEADER]
         for agent, (nick, score) in result.seats.items():
             out.append(score.row(f"{agent} ({nick})"))
         out.append(result.total.row("**all seats**"))
-        rules = score_split(records, Window(), scorer=RULES)
+        rules = score_split(records, Window(), scorer=RULES, budget=budget)
         out.append(rules.total.row("all seats, continuity's rules alone"))
         reasons = ", ".join(f"{r or 'none'} {n}" for r, n in result.total.reasons.most_common())
         out += ["", f"Reasons of the answered lines: {reasons}.", ""]
         out += [f"Engine with turn assembly: {result.events_per_second:,.0f} events/s.", ""]
         if curve:
-            out += curve_rows(records)
+            out += curve_rows(records, budget)
         if why_must:
             out += ["### must_respond with no answered line", ""]
             out += [
@@ -425,6 +437,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--why-must", action="store_true", help="list the must_respond bursts nobody answered"
     )
     parser.add_argument("--limit", type=int, default=None, help="read only the first N lines")
+    parser.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="turns one person may cause an agent an hour (default: the manifest's, 30)",
+    )
     args = parser.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
     missing = [s for s in splits if not (args.data / f"{s}.jsonl.gz").is_file()]
@@ -434,7 +452,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{args.data.resolve()} (pass --data DIR)"
         )
         return 2
-    print(evaluate(args.data, splits, args.curve, args.limit, args.why_must))
+    print(evaluate(args.data, splits, args.curve, args.limit, args.why_must, args.budget))
     return 0
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from attention_eval import Run, score_seat
+from attention_eval import Run, score_seat, workspace_for
 from irc_convert import IrcRecord, Key
 
 
@@ -92,3 +92,9 @@ def test_an_answer_in_a_turn_someone_else_asked_for_the_asker_counts_in_the_seco
     # A line naming the asker that got no turn, or no turn at all, counts in neither.
     assert asked({1: ("tool_mailbox", "must_not_respond", "addressed_to_other")}) == (0, 0)
     assert asked({}) == (0, 0)
+
+
+def test_the_budget_option_sets_every_seat_s_turns_and_the_default_is_the_manifest_s() -> None:
+    agents = {"agent-1": "bob", "agent-2": "carol"}
+    assert {workspace_for(agents, 45).budget(a).turns for a in agents} == {45}
+    assert workspace_for(agents).budget("agent-1").turns == 30
