@@ -38,6 +38,9 @@ passing for a whole answer, until the next start finishes it as cut and asks aga
 finished at once with what was written and a note saying so (`cut_short`).
 The ledger keeps what was recorded: the post, marked, and the final edit when there is one.
 
+A model that falls into a loop (the same words again and again, `harness_bridge.repetition`)
+is cut where the loop begins: the reply keeps one copy, and what it writes after is dropped.
+
 Only a platform that takes drafts streams (it says so: `core.platform.Platform.streams_drafts`,
 passed down by the composition root); elsewhere the whole text is posted at the end.
 """
@@ -52,6 +55,7 @@ from typing import Final
 
 from core.drafts import WRITING
 from core.post_files import ANSWER_NAME
+from harness_bridge.repetition import loop_start
 from harness_bridge.tools import ChatTools, ToolError
 
 __all__ = [
@@ -117,6 +121,7 @@ class StreamedReply:
         self.now = now
         self.sleep = sleep
         self.text = ""
+        self.looped = False  # the model fell into a loop: the rest of its text is dropped
         self.keys: list[str] = []  # every message of the reply, in order
         self.key: str | None = None  # the message being drawn
         self.drafts = 0
@@ -129,8 +134,14 @@ class StreamedReply:
         self._last = 0.0
 
     async def add(self, piece: str) -> None:
-        """More of the model's text; posts, redraws or continues when it is time."""
+        """More of the model's text; posts, redraws or continues when it is time. Once the
+        text ends in a loop (`loop_start`), it keeps one copy and takes nothing more."""
+        if self.looped:
+            return
         self.text += piece
+        if (start := loop_start(self.text)) is not None:
+            self.text, self.looped = self.text[: max(start, self._start)], True
+            log.info("the reply of %s repeated itself: cut at the loop", self.tools.agent)
         if not self.live:
             return
         await self._continue_past_limit()

@@ -129,6 +129,17 @@ def test_the_dm_is_answered_in_plain_words_and_the_thanks_only_acknowledged() ->
     scenario(test)
 
 
+@pytest.mark.parametrize("streaming", [frozenset(), frozenset({"slack"})])
+def test_a_model_caught_in_a_loop_is_cut_where_the_loop_begins(streaming: frozenset[str]) -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        looping = Scripted("The deploy is: " * 12)
+        async with pumped(Outbox(store, engine.clock, {"slack": Landing()})):
+            await run_agent(engine, tools["lead"], looping, streaming)
+        assert replies(store)[-1] == "The deploy is:"
+
+    scenario(test)
+
+
 def test_a_must_respond_event_is_answered_even_when_the_model_writes_nothing() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         await run_agent(engine, tools["lead"], Scripted("  "))
