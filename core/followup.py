@@ -89,6 +89,8 @@ class FollowUp:
         emissions: list[Emission] = []
         for delivery in await self.store.overdue(cutoff):
             decision = delivery.decision
+            if decision.agent in self.unavailable:
+                continue  # known down: its people get the notice below, not a reminder
             if decision.reason == "reminder":
                 emissions.extend(await self._escalate_unanswered(delivery, stamp))
             else:
@@ -165,9 +167,11 @@ class FollowUp:
         return topic(intents, has_files=bool(data.get("files")))
 
     async def _notices(self, agent: str, stamp: str) -> list[Emission]:
-        """A short notice, once per event, to people waiting on an agent whose harness is down."""
+        """A short notice, once per event, to people waiting on an agent whose harness is down:
+        what it was never told, and what it was told and could not answer (its model down)."""
         emissions: list[Emission] = []
-        for delivery in await self.store.pending(agent):
+        held = [d for d in await self.store.overdue(stamp) if d.decision.agent == agent]
+        for delivery in [*await self.store.pending(agent), *held]:
             decision = delivery.decision
             if decision.policy is not Policy.MUST_RESPOND or decision.reason == "reminder":
                 continue

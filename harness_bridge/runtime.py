@@ -8,7 +8,9 @@ turn is running, is injected into that turn, and any other waits for its own pat
 digest); a completed turn that ends in text while it still owes an answer posts that text as
 its reply (`ChatTools.reply_with_text`: the guarded `chat_send_message` path), and one that owes
 none posts nothing and logs it; a finished turn that failed records the `failed` disposition
-with its reason. A running turn whose every event was cancelled (deleted, claimed by another
+with its reason. A turn whose model fails (unreachable, or broken) is tried again, with a
+growing wait, for as long as it owes an answer, the agent marked unavailable meanwhile. A
+running turn whose every event was cancelled (deleted, claimed by another
 agent, left) is stopped: nothing is left for it to answer. An edit's cancellation (`superseded`)
 does not stop one: the edited text joins the turn or starts the next. A `stop` (someone told
 the agent to stop) stops every turn of its conversation, an answer being written included.
@@ -24,12 +26,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from core.agent_port import AgentPort
 from core.clock import Clock
 from core.deliveries import DeliveryPort
 from core.drafts import STOPPED
+from core.errors import ModelError
 from harness_bridge.backends.openai import TurnResult, record_failure, session_of
 from harness_bridge.backends.stdio import HOST_CAPABILITIES, HOST_INFO
 from harness_bridge.delivery import Deliverer
@@ -46,6 +49,9 @@ from harness_bridge.working import working
 __all__ = ["InProcessHarness", "ModelLoop"]
 
 log = logging.getLogger(__name__)
+
+RETRY_S: Final = 5.0  # the first wait before a turn whose model failed is tried again
+RETRY_MAX_S: Final = 60.0
 
 
 class ModelLoop(Protocol):
@@ -72,6 +78,7 @@ class InProcessHarness:
         *,
         quiet_ms: int = 3000,
         mailbox: Mailbox | None = None,
+        retry_after: float = RETRY_S,
     ) -> None:
         self.agent = port.agent
         self.port = port
@@ -83,6 +90,7 @@ class InProcessHarness:
         self.assembler = Assembler(clock, quiet_ms=quiet_ms)
         self.mailbox = mailbox or Mailbox()
         self.results: list[TurnResult] = []
+        self.retry_after = retry_after
         # Each turn running: its session, and those of its events not cancelled since.
         self._turns: dict[asyncio.Task[None], tuple[str, set[str]]] = {}
         self._stopping = False
@@ -217,19 +225,42 @@ class InProcessHarness:
         lock = self._sessions.setdefault(session_of(turn.events[0]), asyncio.Lock())
         try:
             async with lock:
-                await working(self.port, turn.events, on=True)
-                try:
-                    result = await self.loop.run(turn)
-                    if result.status == "completed":
-                        await self._reply(result)
-                finally:
-                    await working(self.port, turn.events, on=False)
-        except Exception as exc:  # the model is unreachable: the events stay pending
+                result = await self._until_the_model_answers(turn)
+        except Exception as exc:
             log.warning("turn for %s did not run: %s", self.agent, exc)
+            return
+        if result is None:
             return
         self.results.append(result)
         if result.status == "failed":
             await record_failure(self.port, result)
+
+    async def _until_the_model_answers(self, turn: Turn) -> TurnResult | None:
+        """Run the turn; while its model fails (`ModelError`: unreachable, or answering with
+        something that is not an answer) and the turn still owes an answer, try again after a
+        wait that doubles up to `RETRY_MAX_S`, the agent marked unavailable meanwhile (its new
+        questions get `blocked`, and its people a notice: `core.followup`). None when nothing
+        is owed any more."""
+        wait = self.retry_after
+        while True:
+            await working(self.port, turn.events, on=True)
+            try:
+                result = await self.loop.run(turn)
+                if result.status == "completed":
+                    await self._reply(result)
+            except ModelError as exc:
+                self.port.mark_unavailable()
+                if not await self.port.owed(turn.event_ids):
+                    log.warning("turn for %s did not run: %s", self.agent, exc)
+                    return None
+                log.warning("turn for %s: %s; trying again in %.0f s", self.agent, exc, wait)
+            else:
+                self.port.mark_available()
+                return result
+            finally:
+                await working(self.port, turn.events, on=False)
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, RETRY_MAX_S)
 
     async def _reply(self, result: TurnResult) -> None:
         """A completed turn's final text is its reply when the turn still owes one; otherwise

@@ -139,6 +139,27 @@ def test_while_a_harness_is_down_a_must_respond_event_gets_blocked_then_a_notice
     asyncio.run(run())
 
 
+def test_a_question_taken_before_its_agent_went_down_gets_the_notice_and_no_reminder() -> None:
+    """worker-1's harness took the question, then its model stopped answering: the person
+    waiting is told once, and the agent is not reminded of what it cannot do."""
+
+    async def run() -> None:
+        engine, clock, event_id = await world()
+        engine.mark_unavailable("worker-1")
+        clock.advance(timedelta(minutes=2))
+        ((agent, kind, action),) = await sweep(engine)
+        assert (agent, kind, action["inReplyTo"]) == ("worker-1", "outbound", event_id)
+        assert "not running" in action["text"]
+        clock.advance(timedelta(minutes=10))  # past the answer deadline
+        assert await sweep(engine) == []  # no second notice, and no reminder
+        engine.mark_available("worker-1")
+        ((agent, kind, message),) = await sweep(engine)  # back: chased as before
+        assert message["params"]["reminds"] == event_id
+        await engine.store.close()
+
+    asyncio.run(run())
+
+
 def test_a_digest_summarises_status_broadcasts_without_their_text() -> None:
     async def run() -> None:
         from builders import LEAD, W1, W2, slack_join

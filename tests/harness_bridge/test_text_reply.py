@@ -80,11 +80,17 @@ class Landing:
 
 
 async def run_agent(
-    engine: Engine, tools: ChatTools, model: Scripted, streaming: frozenset[str] = frozenset()
+    engine: Engine,
+    tools: ChatTools,
+    model: Scripted,
+    streaming: frozenset[str] = frozenset(),
+    retry_after: float = 5.0,
 ) -> None:
     cleared = partial(working, tools.port, on=False)
     loop = TextReplyLoop(tools, model, cleared, streaming=streaming)
-    harness = InProcessHarness(tools.port, engine.deliveries, loop, SystemClock(), quiet_ms=50)
+    harness = InProcessHarness(
+        tools.port, engine.deliveries, loop, SystemClock(), quiet_ms=50, retry_after=retry_after
+    )
     deliverer = await harness.start()
     try:
         await deliverer.resume()
@@ -229,6 +235,45 @@ class Halting(Scripted):
 
 def replies(store: SQLiteStore) -> list[str]:
     return [str(text) for kind, _, text in outbox(store, "lead") if kind in ("send", "edit")]
+
+
+class Unreachable(Scripted):
+    """Fails its first `failures` answers before writing a word, as a model server that is
+    down does; notes for each call whether the engine held the lead as unavailable."""
+
+    def __init__(self, engine: Engine, failures: int) -> None:
+        super().__init__("It is green.")
+        self.engine, self.failures = engine, failures
+        self.down: list[bool] = []
+
+    async def stream_text(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        on_text: Callable[[str], Awaitable[None]],
+        *,
+        max_tokens: int,
+    ) -> str:
+        self.down.append("lead" in self.engine.unavailable)
+        if len(self.down) <= self.failures:
+            raise ModelError("the model server at http://127.0.0.1:9 failed: connect refused")
+        return await super().stream_text(messages, on_text, max_tokens=max_tokens)
+
+
+def test_a_turn_whose_model_is_unreachable_is_tried_again_until_it_answers() -> None:
+    """The model server is down for the first two tries: the lead is marked unavailable (its
+    new questions get `blocked`, its people a notice) and the turn is tried again; the third
+    answers, once, and the lead is available again."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        model = Unreachable(engine, failures=2)
+        await run_agent(engine, tools["lead"], model, retry_after=0.01)
+        assert model.down == [False, True, True]
+        assert "lead" not in engine.unavailable
+        assert [row for row in answers(store, "lead") if row[0] == "send"] == [
+            ("send", DM, "It is green.")
+        ]
+
+    scenario(test)
 
 
 def test_an_answer_the_model_fails_halfway_through_is_finished_as_cut_short() -> None:
