@@ -5,9 +5,9 @@ write it until its token limit; shown in chat, that is a wall of the same words.
 finds a text that ends with the same piece written at least `COPIES` times in a row, the
 copies together at least `SPAN` characters (so "no, no, no" passes), and says where the
 second copy begins (counted from where the repeating began, which may be inside a copy): the
-text up to there keeps one copy and drops the rest. A piece of one
-character over and over (a rule of dashes, "!!!!") is never a loop.
-Pure; the streamed reply asks it after each piece (`harness_bridge.streamed_reply`).
+text up to there keeps one copy and drops the rest. A piece of one character over and over (a
+rule of dashes, "!!!!") is never a loop. Pure; the streamed reply asks it after each piece
+(`harness_bridge.streamed_reply`).
 """
 
 from __future__ import annotations

@@ -10,13 +10,12 @@ its reply (`ChatTools.reply_with_text`: the guarded `chat_send_message` path), a
 none posts nothing and logs it; a finished turn that failed records the `failed` disposition
 with its reason. A turn whose model fails (unreachable, or broken) is tried again, with a
 growing wait, for as long as it owes an answer, the agent marked unavailable meanwhile. A
-running turn whose every event was cancelled (deleted, claimed by another
-agent, left) is stopped: nothing is left for it to answer. An edit's cancellation (`superseded`)
-does not stop one: the edited text joins the turn or starts the next. A `stop` (someone told
-the agent to stop) stops every turn of its conversation, an answer being written included.
-Such a turn is cancelled with `STOPPED`, so that an answer it was writing ends as stopped on
-the page; a turn the host's shutdown cancels is not (`core.restart` finishes it at the next
-start).
+running turn whose every event was cancelled (deleted, claimed by another agent, left) is
+stopped: nothing is left for it to answer. An edit's cancellation (`superseded`) does not stop
+one: the edited text joins the turn or starts the next. A `stop` (someone told the agent to
+stop) stops every turn of its conversation, an answer being written included. Such a turn is
+cancelled with `STOPPED`, so that an answer it was writing ends as stopped on the page; a turn
+the host's shutdown cancels is not (`core.restart` finishes it at the next start).
 Everything the harness does in chat, the working indicator included, goes through the agent's
 port (`core.agent_port`); what it is told comes through a `core.deliveries.DeliveryPort`.
 """
