@@ -2,9 +2,12 @@
 
 `Commands.answer` is the one call a platform makes: who ran the command (platform, user id,
 the groups or roles the platform says they are in), the text after `/c2a`, and, for `why`,
-how to read the platform's message links (`Locate`). It returns the text to show that person
-alone. `status`, `why`, `claims` and `help` are open to anyone, but the words of a direct
-message (and `why` of one) only to its author; `mute`, `unmute` and `leave`
+how to read the platform's message links (`Locate`), and, where a platform has conversations not
+everyone can read, whether this person may read one (`MayRead`). It returns the text to show
+that person alone. `status`, `why`, `claims` and `help` are open to anyone, but the words of a
+direct message (and `why` of one) only to its author, and those of a conversation (and `why`
+of one of its messages) only to the people the platform says may read it, asked once an answer
+per conversation; a link or an id is no proof of access. `mute`, `unmute` and `leave`
 only to the agent's approvers (`core.approvals.may_decide`, manifest `agents.<id>.approvers`),
 the same people who answer its questions. Every command, refused or not, is in the audit log
 (`what` = `command`).
@@ -17,6 +20,7 @@ the agent owes an answer gets the `ignored` disposition (so no reminder chases i
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -45,12 +49,16 @@ from core.state_records import message_key
 if TYPE_CHECKING:
     from core.engine import Engine
 
-__all__ = ["Commands", "Locate", "Sink"]
+__all__ = ["Commands", "Locate", "MayRead", "Sink"]
 
 _HIDDEN = "(its words are for its author)"  # what others see of a direct message
+_CLOSED = "(its words are for its members)"  # what others see of a conversation they are not in
 
 Locate = Callable[[str], tuple[str, str] | None]
 """A platform's reading of a message link: `(conversation id, message id)`, or None."""
+MayRead = Callable[[str], Awaitable[bool]]
+"""Whether the person who ran the command may read a conversation, by the id of the channel
+that decides it (`Conversation.scope`), as their platform says; False when it cannot tell."""
 Sink = Callable[[list[Emission]], Awaitable[None]]
 
 
@@ -69,8 +77,10 @@ class Commands:
         text: str,
         *,
         locate: Locate | None = None,
+        may_read: MayRead | None = None,
     ) -> str:
-        """The reply to `/c2a <text>` run by `user` on `platform` (see the module doc)."""
+        """The reply to `/c2a <text>` run by `user` on `platform` (see the module doc); with no
+        `may_read`, every conversation but a direct message is open to anyone."""
         command = parse(text)
         agent = command.agent if isinstance(command, AgentCommand) else ""
         if isinstance(command, Unreadable):
@@ -85,19 +95,22 @@ class Commands:
         ):
             reply, outcome = say.not_approver_text(agent, approvers), "refused"
         else:
-            reply, outcome = await self._run(command, platform, user, locate), "answered"
+            reader = _Reader(user, may_read)
+            reply, outcome = await self._run(command, platform, reader, locate), "answered"
         detail = {"platform": platform, "user": user, "text": text}
         await self._audit(agent, outcome, detail)
         return reply
 
-    async def _run(self, command: Command, platform: str, user: str, locate: Locate | None) -> str:
+    async def _run(
+        self, command: Command, platform: str, reader: _Reader, locate: Locate | None
+    ) -> str:
         match command:
             case Status():
-                return say.status_text(await self.status(user), bold=self._bold(platform))
+                return say.status_text(await self.status(reader), bold=self._bold(platform))
             case Why(link):
-                return await self.why(platform, link, locate, user)
+                return await self.why(platform, link, locate, reader)
             case Claims():
-                return say.claims_text(await self.claims(user), bold=self._bold(platform))
+                return say.claims_text(await self.claims(reader), bold=self._bold(platform))
             case Help():
                 return say.HELP
             case Mute(agent, duration):
@@ -109,17 +122,17 @@ class Commands:
                 await self._mute(agent, None, muted=False)
                 return say.unmuted_text(agent)
             case Leave(agent):
-                return say.left_text(agent, await self.stop(agent, user))
+                return say.left_text(agent, await self.stop(agent, reader.user))
 
     # ---- what each command reads or does ------------------------------------------------------
 
-    async def status(self, user: str) -> list[say.AgentLine]:
-        """Every agent, in manifest order: its open work, its queue, mute and harness. Work in
-        a direct message shows its words to their author alone."""
+    async def status(self, reader: _Reader) -> list[say.AgentLine]:
+        """Every agent, in manifest order: its open work, its queue, mute and harness; the
+        words of work `reader` may not read are hidden."""
         engine, now = self.engine, self.engine.clock.now()
         lines = []
         for agent in engine.workspace.agent_ids:
-            working = [say.Work(*await self._where(e, user)) for e in engine.owed(agent)]
+            working = [say.Work(*await self._where(e, reader)) for e in engine.owed(agent)]
             lines.append(
                 say.AgentLine(
                     agent=agent,
@@ -132,17 +145,19 @@ class Commands:
             )
         return lines
 
-    async def why(self, platform: str, link: str, locate: Locate | None, user: str) -> str:
-        """Each agent's decision for the message at `link`, and for each of its edits; for a
-        message in a direct message, to its author alone (a link is no proof of access)."""
+    async def why(self, platform: str, link: str, locate: Locate | None, reader: _Reader) -> str:
+        """Each agent's decision for the message at `link`, and for each of its edits, to the
+        people who may read it alone (a link is no proof of access)."""
         found = locate(link) if locate is not None else None
         if found is None:
             return say.no_link_text(link)
         record = self.engine.state.messages.get(message_key(platform, *found))
         if record is None:
             return say.unknown_message_text()
-        if _private(record.conversation, record.author_id, user):
-            return say.private_message_text()
+        if not await reader.may_see(record.conversation, record.author_id):
+            if record.conversation.kind is ConversationKind.DM:
+                return say.private_message_text()
+            return say.closed_conversation_text()
         versions = []
         for event_id in record.versions or [record.event_id]:
             stored = await self.engine.store.deliveries(event_id)
@@ -161,8 +176,8 @@ class Commands:
             )
         return say.why_text(record.text, versions, bold=self._bold(platform))
 
-    async def claims(self, user: str) -> list[say.ClaimLine]:
-        """The claims held now, soonest to end first, their words as `user` may see them."""
+    async def claims(self, reader: _Reader) -> list[say.ClaimLine]:
+        """The claims held now, soonest to end first, their words as `reader` may see them."""
         engine, now = self.engine, self.engine.clock.now()
         held = [(until, item, agent) for item, (agent, until) in engine.state.claims.items()]
         lines = []
@@ -173,8 +188,7 @@ class Commands:
             if event is None:
                 text = None
             else:
-                private = _private(event.conversation, event.author.id, user)
-                text = _HIDDEN if private else event.text
+                text = await reader.words(event.conversation, event.author.id, event.text)
             lines.append(say.ClaimLine(item=item, agent=agent, until=until, text=text))
         return lines
 
@@ -192,13 +206,16 @@ class Commands:
         """How `platform` writes bold text (`core.markup.Markup.bold`)."""
         return self.engine.workspace.markup.get(platform, PLAIN_TEXT).bold
 
-    async def _where(self, event_id: str, user: str) -> tuple[str, str]:
+    async def _where(self, event_id: str, reader: _Reader) -> tuple[str, str]:
         event = await self.engine.event(event_id)
         if event is None:
             return "?", ""
-        if _private(event.conversation, event.author.id, user):
+        conversation = event.conversation
+        if await reader.may_see(conversation, event.author.id):
+            return conversation.key, event.text
+        if conversation.kind is ConversationKind.DM:
             return "a direct message", _HIDDEN
-        return event.conversation.key, event.text
+        return "a conversation you are not in", _CLOSED
 
     async def _mute(self, agent: str, until: datetime | None, *, muted: bool) -> None:
         engine = self.engine
@@ -214,7 +231,29 @@ class Commands:
             await engine.store.audit(agent, "command", outcome, clean, stamp)
 
 
-def _private(conversation: Conversation, author: str, user: str) -> bool:
-    """Whether what `author` said in `conversation` is a direct message `user` did not write:
-    its words are its author's alone (`_HIDDEN` stands in for them)."""
-    return conversation.kind is ConversationKind.DM and author != user
+@dataclass(slots=True)
+class _Reader:
+    """The person who ran a command, and what they may read: a direct message's words are its
+    author's alone; any other conversation's are theirs whom `may_read` lets in (asked once
+    a conversation an answer), everyone's when there is no `may_read`."""
+
+    user: str
+    may_read: MayRead | None
+    _asked: dict[str, bool] = field(default_factory=dict)
+
+    async def may_see(self, conversation: Conversation, author: str) -> bool:
+        """Whether the reader may read what `author` said in `conversation`."""
+        if conversation.kind is ConversationKind.DM:
+            return author == self.user
+        if self.may_read is None:
+            return True
+        scope = conversation.scope
+        if scope not in self._asked:
+            self._asked[scope] = await self.may_read(scope)
+        return self._asked[scope]
+
+    async def words(self, conversation: Conversation, author: str, text: str) -> str:
+        """`text` when the reader may read it; otherwise what stands in for it."""
+        if await self.may_see(conversation, author):
+            return text
+        return _HIDDEN if conversation.kind is ConversationKind.DM else _CLOSED

@@ -21,6 +21,7 @@ __all__ = [
     "VerdictLine",
     "Work",
     "claims_text",
+    "closed_conversation_text",
     "left_text",
     "muted_text",
     "no_link_text",
@@ -179,6 +180,10 @@ def no_link_text(link: str) -> str:
 
 def private_message_text() -> str:
     return "That message is in a direct message: only its author can ask why."
+
+
+def closed_conversation_text() -> str:
+    return "That message is in a conversation you are not in: only its members can ask why."
 
 
 def unknown_message_text() -> str:

@@ -11,8 +11,11 @@ Someone running it reaches the bot whose application it is as an `INTERACTION_CR
 `listen_for_commands` answers it: `command_text` turns `data` back into the text core parses,
 the person's groups are their roles (the role ids of the interaction's `member`; none in a DM,
 as for a press on a question's button), `message_link` reads a Discord message link for `why`,
-and core (`core.command_answers.Commands`) gives the answer, which only that person sees: an
-ephemeral message (callback type 4, flags 64), pinging nobody, cut to fit one message.
+`may_read` says whether the person can view a channel (their permissions in it, from the
+guild's cached roles and the channel's overwrites; no when the client does not know the
+channel or the person), and core (`core.command_answers.Commands`) gives the answer, which only
+that person sees: an ephemeral message (callback type 4, flags 64), pinging nobody, cut to fit
+one message.
 
 Discord takes an interaction's response only within three seconds, and every answer reads or
 writes the ledger (each is audited; `why` and `status` read deliveries and queues, `mute` and
@@ -33,7 +36,7 @@ import discord
 from adapters.discord.interactions import Interactions
 from adapters.discord.normalise import PLATFORM
 from adapters.discord.render import MESSAGE_LIMIT, split_text
-from core.command_answers import Commands
+from core.command_answers import Commands, MayRead
 from core.commands import COMMAND
 
 __all__ = [
@@ -41,6 +44,7 @@ __all__ = [
     "IN_TIME",
     "command_text",
     "listen_for_commands",
+    "may_read",
     "message_link",
     "one_message",
     "register_commands",
@@ -133,10 +137,33 @@ def listen_for_commands(
         roles = user.roles if isinstance(user, discord.Member) else []
         groups = tuple(str(role.id) for role in roles)
         text = command_text(interaction.data or {})
-        reply = commands.answer(PLATFORM, str(user.id), groups, text, locate=message_link)
+        reply = commands.answer(
+            PLATFORM,
+            str(user.id),
+            groups,
+            text,
+            locate=message_link,
+            may_read=may_read(interaction),
+        )
         await _respond(interaction, reply, in_time)
 
     interactions.on_command(COMMAND.removeprefix("/"), command)
+
+
+def may_read(interaction: discord.Interaction) -> MayRead:
+    """Whether the person who sent `interaction` can view a channel or thread of a guild the
+    client knows (from wherever they ran the command: a DM too, when the guild knows them)."""
+
+    async def can_view(channel_id: str) -> bool:
+        place = interaction.client.get_channel(int(channel_id)) if channel_id.isdigit() else None
+        if not isinstance(place, discord.abc.GuildChannel | discord.Thread):
+            return False
+        person = interaction.user
+        known = isinstance(person, discord.Member) and person.guild.id == place.guild.id
+        member = person if known else place.guild.get_member(person.id)
+        return isinstance(member, discord.Member) and place.permissions_for(member).view_channel
+
+    return can_view
 
 
 async def _respond(interaction: discord.Interaction, reply: Awaitable[str], in_time: float) -> None:

@@ -8,12 +8,15 @@ slack-bolt's `command` listener (`listen_for_commands`) acknowledges it at once,
 command's `response_url` (bolt's `respond`). For `mute`, `unmute` and `leave`, the person's
 user groups are looked up (usergroups.users.list) only for the `group:` approvers of the agent
 named, as for a press on a question's button. A message link (`why`) is read by
-`message_link`.
+`message_link`. What the person may read is the conversations they are a member of
+(`conversations.members`, through the workspace's cached `SlackDirectory`), so neither `why`
+nor `status` nor `claims` shows them the words of a private channel they are not in.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_bolt.app.async_app import AsyncApp
@@ -36,8 +39,10 @@ def message_link(link: str) -> tuple[str, str] | None:
     return (found[1], f"{found[2]}.{found[3]}") if found else None
 
 
-def listen_for_commands(app: AsyncApp, commands: Commands) -> None:
-    """Answer `/c2a` in `app` (see the module doc)."""
+def listen_for_commands(
+    app: AsyncApp, commands: Commands, *, members: Callable[[str], Awaitable[frozenset[str]]]
+) -> None:
+    """Answer `/c2a` in `app` (see the module doc); `members` gives a conversation's members."""
 
     async def command(ack: Any, body: dict[str, Any], respond: Any, client: AsyncWebClient) -> None:
         await ack()
@@ -45,7 +50,13 @@ def listen_for_commands(app: AsyncApp, commands: Commands) -> None:
         agent = getattr(parse(text), "agent", None)
         approvers = commands.engine.approvals.approvers.get(agent or "", ())
         groups = await groups_of(client, user, approvers) if agent else ()
-        reply = await commands.answer(PLATFORM, user, groups, text, locate=message_link)
+
+        async def may_read(channel: str) -> bool:
+            return user in await members(channel)
+
+        reply = await commands.answer(
+            PLATFORM, user, groups, text, locate=message_link, may_read=may_read
+        )
         await respond(text=reply, response_type="ephemeral")
 
     app.command(COMMAND)(command)

@@ -36,13 +36,14 @@ class SlackConnection:
         self.connections = SlackWorkspaceConnections.from_workspace(
             ctx.workspace, ctx.receive, environ=ctx.environ
         )
-        commands = Commands(ctx.engine, ctx.sink)
-        for connection in self.connections.connections.values():
-            listen_for_presses(connection.app, ctx.engine.approvals)
-            listen_for_commands(connection.app, commands)
         self._sender = SlackSender(
             ctx.workspace, ctx.environ, lookup=ctx.engine.event, clock=ctx.clock
         )
+        self.directory = SlackDirectory(ctx.workspace, self._sender.clients, clock=ctx.clock)
+        commands = Commands(ctx.engine, ctx.sink)
+        for connection in self.connections.connections.values():
+            listen_for_presses(connection.app, ctx.engine.approvals)
+            listen_for_commands(connection.app, commands, members=self.directory.members)
 
     @property
     def sender(self) -> Sender:
@@ -63,9 +64,8 @@ class SlackConnection:
         ctx = self.ctx
         if not ctx.workspace.manifest.channels:
             return
-        directory = SlackDirectory(ctx.workspace, self._sender.clients, clock=ctx.clock)
         for channel in ctx.workspace.manifest.channels:
-            ctx.engine.note_members(channel, await directory.agents_in(channel))
+            ctx.engine.note_members(channel, await self.directory.agents_in(channel))
 
     def ready(self) -> None:
         return None

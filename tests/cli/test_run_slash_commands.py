@@ -85,6 +85,7 @@ def test_status_and_why_answer_ephemerally_through_c2a_run(tmp_path: Path, mode:
     async def scenario() -> tuple[dict[str, Any], dict[str, Any], int | None]:
         async with asyncio.timeout(30), FakeSlack() as slack, Responses() as responses:
             slack.add_bot(BOT_TOKEN, LEAD, "B0LEAD", team_id=TEAM)
+            slack.members["C0GEN"] = [LEAD, HUMAN]  # who may read the channel's words
             manifest = write_manifest(tmp_path, slack.api_url, mode)
             async with running(manifest, tmp_path / "data") as run:
                 if mode == "socket":

@@ -302,8 +302,11 @@ class FakeDiscord:
         self.roles[role_id] = role
         return role
 
-    def add_channel(self, channel_id: str, name: str, *, topic: str = "") -> TextChannel:
-        """Add a text channel to the guild."""
+    def add_channel(
+        self, channel_id: str, name: str, *, topic: str = "", overwrites: list[Json] | None = None
+    ) -> TextChannel:
+        """Add a text channel to the guild; `overwrites` are its permission overwrites, as
+        Discord writes them (`{"id", "type": 0 role or 1 member, "allow", "deny"}`)."""
         channel: TextChannel = {
             "id": channel_id,
             "type": 0,
@@ -312,7 +315,7 @@ class FakeDiscord:
             "guild_id": self.guild_id,
             "position": len(self.channels),
             "parent_id": None,
-            "permission_overwrites": [],
+            "permission_overwrites": list(overwrites or []),
             "nsfw": False,
             "last_message_id": None,
         }

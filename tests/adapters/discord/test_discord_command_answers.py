@@ -1,7 +1,8 @@
 """`/c2a` answered at a live bot: the real discord.py takes each command the fake Discord sends
 as an application command interaction (a subcommand and its options), core answers it on an
 engine with a SQLite ledger, and the answer is an ephemeral message in Discord's markdown,
-seen by the person alone; mute, unmute and leave only for the agent's approvers, named by user
+seen by the person alone; a private channel's words and decisions only for those who can view
+it; mute, unmute and leave only for the agent's approvers, named by user
 id or by role; a slow answer is deferred, then written; every command is audited."""
 
 from __future__ import annotations
@@ -154,6 +155,42 @@ def test_status_and_why_read_the_ledger_in_discord_s_markdown(
             ("", "answered", f"why {slack}"),
         ]
         assert w.audited()[0][2] == {"platform": "discord", "user": ANA, "text": "status"}
+
+    play(monkeypatch, tmp_path, test)
+
+
+def test_a_channel_hidden_from_someone_is_hidden_in_what_they_are_answered(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """#leadership denies @everyone the view and lets the backend role (ANA) in: BEN, who can
+    view #general, is told that he is not in it, and `status` and `claims` hide its words."""
+    secret, asked = "820000000000000009", "830000000000000002"
+    view = str(discord.Permissions(view_channel=True).value)
+    overwrites = [
+        {"id": GUILD, "type": 0, "allow": "0", "deny": view},
+        {"id": D_BACKEND_ROLE, "type": 0, "allow": view, "deny": "0"},
+    ]
+
+    async def test(w: World) -> None:
+        fake = w.interactions.fake
+        await fake.dispatch(
+            "CHANNEL_CREATE", fake.add_channel(secret, "leadership", overwrites=overwrites)
+        )
+        said = f"<@{D_W1}> the merger closes friday"
+        event = normalise(discord_message(asked, said, channel=secret, mentions=[D_W1]))
+        assert event is not None
+        async with w.store.transaction():
+            await w.engine.ingest(event, "worker-1")
+            await w.engine.claim("worker-1", event.event_id)
+        link = f"https://discord.com/channels/{GUILD}/{secret}/{asked}"
+        why = await w.run(BEN, "why", link=link)
+        assert (
+            why == "That message is in a conversation you are not in: only its members can ask why."
+        )
+        for answer in (await w.run(BEN, "status"), await w.run(BEN, "claims")):
+            assert "merger" not in answer and secret not in answer, answer
+        assert (await w.run(ANA, "why", link=link)).startswith(f"Message: {said}")
+        assert "merger" in await w.run(ANA, "claims")
 
     play(monkeypatch, tmp_path, test)
 

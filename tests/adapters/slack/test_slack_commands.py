@@ -1,8 +1,9 @@
 """`/c2a` on Slack at the listener: the real slack-bolt over Socket Mode against the fake
 Slack, answering at the command's `response_url`; mute, unmute and leave only for the agent's
 approvers (a `group:` approver looked up with usergroups.users.list), leave cancelling the
-agent's turn; Slack's message links read; and in HTTP mode a signed form that is no slash
-command refused."""
+agent's turn; Slack's message links read; a private channel's words and decisions shown to its
+members alone (conversations.members); and in HTTP mode a signed form that is no slash command
+refused."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import HUMAN, HUMAN2, W1, local_workspace, slack_body, slack_message
+from builders import HUMAN, HUMAN2, W1, local_workspace, slack_body, slack_join, slack_message
 from fakes.slack import FakeSlack
 from fakes.slack_commands import Responses, form_post, run_over_socket
+from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import normalise
 from adapters.slack.commands import listen_for_commands, message_link
+from adapters.slack.directory import SlackDirectory
 from adapters.slack.live import SlackAgentConnection, SlackWorkspaceConnections
 from core.clock import VirtualClock, parse_time
 from core.command_answers import Commands
@@ -51,7 +54,8 @@ class Live:
 async def live(tmp_path: Path) -> AsyncIterator[Live]:
     store = SQLiteStore(str(tmp_path / "ledger.sqlite3"))
     await store.open()
-    engine = Engine(local_workspace(), store, VirtualClock(parse_time("2026-01-01T00:00:00Z")))
+    clock = VirtualClock(parse_time("2026-01-01T00:00:00Z"))
+    engine = Engine(local_workspace(), store, clock)
     engine.approvals.approvers["worker-1"] = (HUMAN, "group:S0OPS")
     try:
         async with asyncio.timeout(20), FakeSlack() as slack, Responses() as responses:
@@ -59,7 +63,10 @@ async def live(tmp_path: Path) -> AsyncIterator[Live]:
             connection = SlackAgentConnection(
                 "lead", receive, bot_token="xoxb-test", app_token=APP_TOKEN, api_url=slack.api_url
             )
-            listen_for_commands(connection.app, Commands(engine, found.sink))
+            client = AsyncWebClient(token="xoxb-test", base_url=slack.api_url)
+            directory = SlackDirectory(engine.workspace, client, clock=clock)
+            commands = Commands(engine, found.sink)
+            listen_for_commands(connection.app, commands, members=directory.members)
             await connection.start()
             try:
                 await slack.wait_connected(1)
@@ -132,6 +139,48 @@ def test_leave_stops_the_agent_s_turn_and_claims_and_help_answer_anyone(tmp_path
             assert await w.run("claims", HUMAN2) == "No open claims."
             assert (await w.run("help", HUMAN2)).startswith("`/c2a status`")
             assert (await w.run("what", HUMAN2)).startswith("No command 'what'.")
+
+    asyncio.run(scenario())
+
+
+def test_a_private_channel_s_words_and_decisions_are_for_its_members_alone(
+    tmp_path: Path,
+) -> None:
+    """A link or an id is no proof of access: someone not in the channel is told so by `why`,
+    and `status` and `claims` name neither the channel nor what was said in it."""
+
+    async def scenario() -> None:
+        async with live(tmp_path) as w:
+            w.slack.add_bot("xoxb-test", "U0LEAD", "B0LEAD")
+            w.slack.members["G0SECRET"] = [HUMAN, "U0LEAD", W1]
+            ts = "1767225600.000100"
+            said = f"<@{W1}> the merger closes friday, check the numbers"
+            secret = slack_message(ts, said, channel="G0SECRET", channel_type="group")
+            event = normalise(slack_body(secret))
+            assert event is not None
+            joined = normalise(slack_body(slack_join(W1, "G0SECRET")))
+            assert joined is not None
+            async with w.engine.store.transaction():
+                await w.engine.ingest(joined)
+                await w.engine.ingest(event)
+                await w.engine.claim("worker-1", event.event_id)
+            link = f"https://t.slack.com/archives/G0SECRET/p{ts.replace('.', '')}"
+            outside = [await w.run(f"why {link}", HUMAN2)]
+            outside += [await w.run("status", HUMAN2), await w.run("claims", HUMAN2)]
+            assert outside[0] == (
+                "That message is in a conversation you are not in: only its members can ask why."
+            )
+            assert (
+                "  • in a conversation you are not in: (its words are for its members)"
+                in (outside[1])
+            )
+            for answer in outside:
+                assert "merger" not in answer and "G0SECRET" not in answer, answer
+            assert (await w.run(f"why {link}")).startswith(f"Message: {said}")
+            assert f"in G0SECRET: {said[:20]}" in await w.run("status")
+            assert "merger" in await w.run("claims")
+            asked = [c.params["channel"] for c in w.slack.calls_to("conversations.members")]
+            assert asked == ["G0SECRET"]  # once, then from the directory's cache
 
     asyncio.run(scenario())
 
