@@ -6,16 +6,23 @@ before the agent has said a word.
 message for an agent muted by `/c2a mute` (spec 001: "not this agent, or won't act"), so the
 person who asked it knows no answer is coming. Pure: the engine puts the action in the outbox
 under its key, so a redecided copy never reacts twice.
+
+`BlockedMarks` remembers each `blocked` placed while an agent is down, until it is up again:
+each is then replaced by `seen` (its model turn takes the message now), so no 🚧 stays on a
+message the agent went on to answer. It is memory only: a mark placed before a restart stays.
 """
 
 from __future__ import annotations
+
+from collections.abc import Container
+from dataclasses import dataclass, field, replace
 
 from core.actions import React
 from core.decision import Decision, Directedness, InjectionMode, Policy
 from core.events import ChatEvent, EventKind
 from core.signals import GlyphMap, Signal
 
-__all__ = ["acknowledged", "acknowledgement"]
+__all__ = ["BlockedMarks", "acknowledged", "acknowledgement"]
 
 _TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)  # the modes that start a model turn
 
@@ -64,3 +71,30 @@ def acknowledgement(
         event_id=event.event_id,
         placed=frozenset(),  # just told of the message: none of its statuses is on it
     )
+
+
+@dataclass(slots=True)
+class BlockedMarks:
+    """The `blocked` acknowledgements placed while their agent was down (see the module doc)."""
+
+    _held: dict[str, list[React]] = field(default_factory=dict)
+
+    def note(self, action: React) -> None:
+        """`action` went in the outbox: remembered when it is a `blocked`."""
+        if action.signal is Signal.BLOCKED:
+            self._held.setdefault(action.agent, []).append(action)
+
+    def lifted(self, down: Container[str], glyphs: GlyphMap) -> list[React]:
+        """The `seen` replacing each `blocked` of every agent no longer `down`, forgotten here."""
+        seen = Signal.SEEN
+        return [
+            replace(
+                blocked,
+                signal=seen,
+                emoji=glyphs.native(blocked.platform, seen),
+                key=f"{blocked.key.removesuffix(Signal.BLOCKED.value)}{seen.value}",
+                placed=frozenset({Signal.BLOCKED}),
+            )
+            for agent in [agent for agent in self._held if agent not in down]
+            for blocked in self._held.pop(agent)
+        ]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final
 
-from core.acknowledgement import acknowledged, acknowledgement
+from core.acknowledgement import BlockedMarks, acknowledged, acknowledgement
 from core.actions import Action, redacted, to_record
 from core.approvals import Approvals
 from core.attention_context import Context
@@ -81,6 +81,7 @@ class Engine:
         self.state = State(workspace)
         self.folded = 0  # the last ledger sequence number in `state`
         self.unavailable: dict[str, datetime] = {}
+        self.blocked = BlockedMarks()
         self.approvals = Approvals(clock, workspace.approvers())
         self.followup = FollowUp(
             store,
@@ -277,6 +278,7 @@ class Engine:
         action = acknowledgement(event, decision, self.glyphs, down=down, seen=seen)
         if action is None or not await self.queue_action(action, stamp):
             return []
+        self.blocked.note(action)
         return [Queued(decision.agent, action)]
 
     async def _escalate_loop(self, event: ChatEvent, stamp: str) -> list[Emission]:
@@ -316,8 +318,16 @@ class Engine:
     async def sweep(self) -> list[Emission]:
         """Follow up on what nobody did: reminders, escalations, notices while a harness is
         down, and digests (`core.followup`). Run it inside a transaction every few seconds;
-        returns what to send once that commits."""
-        return await self.followup.sweep()
+        returns what to send once that commits. First, each `blocked` placed while an agent
+        was down that is up again becomes `seen` (`core.acknowledgement.BlockedMarks`)."""
+        stamp = format_time(self.clock.now())
+        lifted = self.blocked.lifted(self.unavailable, self.glyphs)
+        emissions: list[Emission] = [
+            Queued(action.agent, action)
+            for action in lifted
+            if await self.queue_action(action, stamp)
+        ]
+        return emissions + await self.followup.sweep()
 
     async def claim(self, agent: str, event_id: str) -> tuple[ClaimResult, list[Emission]]:
         """An agent claims an event; on success the other agents that were offered it are told

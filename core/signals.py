@@ -80,11 +80,12 @@ STATUS_SIGNALS: frozenset[Signal] = frozenset(
 )
 
 # What posting the key signal removes. The rule in words: a newer status replaces the older
-# status, except that *seen* never retracts a commitment; *done* and *declined* end every status;
-# *agree* and *unclear* say more than *seen*, and replace only it.
+# status, except that *seen* never retracts a commitment (it replaces only *blocked*: the agent
+# can read the message again); *done* and *declined* end every status; *agree* and *unclear*
+# say more than *seen*, and replace only it.
 _SUPERSEDES: Mapping[Signal, frozenset[Signal]] = MappingProxyType(
     {
-        Signal.SEEN: frozenset(),
+        Signal.SEEN: frozenset({Signal.BLOCKED}),
         Signal.AGREE: frozenset({Signal.SEEN}),
         Signal.WORKING: STATUS_SIGNALS - {Signal.WORKING},
         Signal.QUEUED: STATUS_SIGNALS - {Signal.QUEUED},

@@ -139,6 +139,41 @@ def test_while_a_harness_is_down_a_must_respond_event_gets_blocked_then_a_notice
     asyncio.run(run())
 
 
+def test_once_its_agent_is_back_a_blocked_mark_becomes_seen_once() -> None:
+    """No 🚧 stays on a message the agent went on to answer: the next sweep after it is up
+    again replaces it with 👀, taking 🚧 off; an agent still down keeps its marks."""
+
+    async def run() -> None:
+        store = SQLiteStore()
+        await store.open()
+        engine = Engine(local_workspace(), store, VirtualClock(START))
+        for agent in ("worker-1", "worker-2"):
+            engine.mark_unavailable(agent)
+        for n, channel in enumerate(("D0W1", "D0W2"), start=1):
+            said = slack_message(
+                f"176722560{n}.000100", "there?", channel=channel, channel_type="im"
+            )
+            event = normalise(slack_body(said, via=f"worker-{n}"))
+            assert event is not None
+            async with store.transaction():
+                await engine.ingest(event)
+        assert await sweep(engine) == []  # still down: nothing to lift
+        engine.mark_available("worker-1")
+        ((agent, kind, action),) = await sweep(engine)
+        assert (agent, kind, action["action"], action["signal"]) == (
+            "worker-1",
+            "outbound",
+            "react",
+            "seen",
+        )
+        assert action["placed"] == ["blocked"] and action["emoji"] == "eyes"
+        assert action["idempotencyKey"].endswith(":react:seen")
+        assert await sweep(engine) == []  # once
+        await store.close()
+
+    asyncio.run(run())
+
+
 def test_a_question_taken_before_its_agent_went_down_gets_the_notice_and_no_reminder() -> None:
     """worker-1's harness took the question, then its model stopped answering: the person
     waiting is told once, and the agent is not reminded of what it cannot do."""

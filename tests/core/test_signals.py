@@ -54,8 +54,8 @@ def test_blocked_replaces_working() -> None:
     assert Signal.WORKING in superseded_by(Signal.BLOCKED)
 
 
-def test_seen_never_retracts_a_commitment() -> None:
-    assert superseded_by(Signal.SEEN) == frozenset()
+def test_seen_never_retracts_a_commitment_and_replaces_only_blocked() -> None:
+    assert superseded_by(Signal.SEEN) == {Signal.BLOCKED}
 
 
 def test_agree_and_unclear_replace_only_seen() -> None:

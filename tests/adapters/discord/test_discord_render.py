@@ -298,7 +298,7 @@ def test_a_reaction_uses_the_workspace_glyph_and_names_what_it_supersedes() -> N
     seen = render_reaction(react(Signal.SEEN), glyphs)
 
     assert done.glyph == "☑️" and Signal.WORKING in done.superseded
-    assert seen.glyph == "👀" and seen.superseded == frozenset()
+    assert seen.glyph == "👀" and seen.superseded == {Signal.BLOCKED}
     with pytest.raises(RenderError, match="names no signal"):
         render_reaction(react(None, emoji="eyes"), glyphs)
     with pytest.raises(StoreError, match="thumbs"):  # an unknown signal is never read
