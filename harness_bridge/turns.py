@@ -10,7 +10,7 @@
   only the edited text, once); a fragment deleted or cancelled before injection is dropped,
   and a turn left empty never happens.
 - `immediate` is a turn at once; it asks to interrupt the running turn when it is urgent or
-  stops work (`preempt`), else it waits for the next tool boundary.
+  stops work (`preempts`), else it waits for the next tool boundary.
 - `notify` is a turn at once holding only the knock; the host's periodic digest summary is a
   turn at once; `tool_mailbox`, `silent` and the single events folded into a digest start
   no turn.
@@ -28,7 +28,7 @@ from typing import Any
 
 from core.clock import Clock, format_time, parse_time
 
-__all__ = ["Assembler", "Turn", "is_complete", "starts_turn"]
+__all__ = ["Assembler", "Turn", "is_complete", "preempts", "starts_turn"]
 
 _PREEMPTING_REASONS = frozenset({"stop", "urgent"})
 _TURN_MODES = frozenset({"buffered", "immediate", "notify"})
@@ -59,6 +59,15 @@ def starts_turn(params: dict[str, Any]) -> bool:
     not, so they are never shown to a model, not even to a turn already running."""
     mode = params["injection"]["mode"]
     return mode in _TURN_MODES or (mode == "digest" and params["attention"]["reason"] == "digest")
+
+
+def preempts(params: dict[str, Any]) -> bool:
+    """Whether a delivery asks to interrupt the turn running in its conversation: an
+    `immediate` one that is urgent or stops work (spec 000: no hard interrupt otherwise)."""
+    if params["injection"]["mode"] != "immediate":
+        return False
+    attention = params["attention"]
+    return attention.get("priority") == "urgent" or attention["reason"] in _PREEMPTING_REASONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,9 +136,7 @@ class Assembler:
                 gathering.events.append(params)
                 gathering.last = now
         elif mode == "immediate":
-            reason = params["attention"]["reason"]
-            urgent = params["attention"].get("priority") == "urgent"
-            turns.append(Turn(now, mode, (params,), urgent or reason in _PREEMPTING_REASONS))
+            turns.append(Turn(now, mode, (params,), preempts(params)))
         elif starts_turn(params):  # a knock, or the digest summary
             turns.append(Turn(now, mode, (params,)))
         return turns

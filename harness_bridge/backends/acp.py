@@ -25,10 +25,12 @@ log record (`harness_bridge.stderr_log`).
   never posted: only the chat tools speak.
 - Changes mid-turn. A `notifications/cancelled` (edit, delete, claim by another agent, ...) of
   an event in the running turn takes it out of the turn and sends `session/cancel`; an edit's
-  new version joins the turn (`inject`). When the agent has stopped, the turn is prompted again
-  with what is left: the remaining events still unsettled, and the edited text. Other events
-  arriving mid-turn wait for the next turn. Cancelling the task running a turn sends
-  `session/cancel` too.
+  new version joins the turn (`inject`), and so does an urgent event of the same conversation
+  (`harness_bridge.turns.preempts`), which also sends `session/cancel`, so that the agent
+  hears of it now rather than after a long turn. When the agent has stopped, the turn is
+  prompted again with what is left: the remaining events still unsettled, the edited text
+  and the urgent event. Other events arriving mid-turn wait for the next turn. Cancelling the
+  task running a turn sends `session/cancel` too.
 - Permissions. The agent's `allow` list of tool names (matched against the title of the tool
   call the agent asks about) is the first filter: an allowed tool is allowed once. Anything
   else asked during a turn is asked of the agent's approvers in the conversation of the turn's
@@ -74,7 +76,7 @@ from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.backends.registry import HarnessContext, validate
 from harness_bridge.prompt import render_turn
 from harness_bridge.runtime import InProcessHarness
-from harness_bridge.turns import Turn
+from harness_bridge.turns import Turn, preempts
 from harness_bridge.wire import parse_deliver
 from harness_bridge.working import progress
 
@@ -190,16 +192,20 @@ class AcpModelLoop:
 
     def inject(self, params: dict[str, Any]) -> bool:
         """An edit of an event of the running turn in its conversation joins that turn in its
-        place, and the prompt in flight is cancelled so the agent sees the edited text. Any
-        other event waits for the next turn (False)."""
+        place, an urgent event joins it beside the others, and either way the prompt in flight
+        is cancelled so the agent sees it now. Any other event waits for the next turn (False)."""
         running = self._running.get(session_of(params))
+        if running is None:
+            return False
         superseded = params.get("supersedes")
-        if running is None or superseded not in running.seen:
+        replaced = superseded if superseded in running.seen else None
+        if replaced is None and not preempts(params):
             return False
         if params["eventId"] not in running.seen:
             running.seen.add(params["eventId"])
             running.extra.append(params)
-        running.remove(superseded)
+        if replaced is not None:
+            running.remove(replaced)
         self._interrupt(running)
         return True
 

@@ -272,6 +272,32 @@ def test_an_edit_mid_turn_cancels_and_prompts_the_edited_text(tmp_path: Path) ->
     scenario(tmp_path, test, dm())
 
 
+def test_an_urgent_message_mid_turn_cancels_and_prompts_it_with_what_is_left(
+    tmp_path: Path,
+) -> None:
+    """The agent is busy on a question when its person says something urgent in the same
+    conversation: the prompt in flight is cancelled and the agent is prompted again at once
+    with both, and answers both; a plain message there would wait for the next turn."""
+    urgent_ts = f"{BASE + 9}.000100"
+    urgent_text = "urgent: prod is down, look at it now"
+    urgent = f"slack:T0LOCAL:D0LEAD:{urgent_ts}"
+
+    async def test(bed: Bed) -> None:
+        async with running(bed, env={"FAKE_ACP_HANG": DM_TEXT}) as harness:
+            await until(lambda: bool(bed.records("prompt")))
+            said = slack_message(urgent_ts, urgent_text, channel="D0LEAD", channel_type="im")
+            await tell(bed, harness, slack_body(said, via="lead"))
+            await harness.idle()
+        (cancel,) = bed.records("cancel")
+        assert cancel["session_id"] == "s1"
+        first, second = bed.records("prompt")
+        assert first["hang"] and urgent_text not in first["text"]
+        assert DM_TEXT in second["text"] and urgent_text in second["text"]
+        assert sorted(bed.sends()) == sorted([DM, urgent])
+
+    scenario(tmp_path, test, dm())
+
+
 def test_a_delete_mid_turn_cancels_and_prompts_nothing_more(tmp_path: Path) -> None:
     async def test(bed: Bed) -> None:
         async with running(bed, env={"FAKE_ACP_HANG": DM_TEXT}) as harness:
