@@ -239,7 +239,9 @@ class InProcessHarness:
         something that is not an answer) and the turn still owes an answer, try again after a
         wait that doubles up to `RETRY_MAX_S`, the agent marked unavailable meanwhile (its new
         questions get `blocked`, and its people a notice: `core.followup`). None when nothing
-        is owed any more."""
+        is owed any more; a failure then marks nothing (a model that failed halfway through an
+        answer, which was then finished as cut short, is tried by the next turn, not held
+        down with no turn to find it up again)."""
         wait = self.retry_after
         while True:
             await working(self.port, turn.events, on=True)
@@ -248,10 +250,10 @@ class InProcessHarness:
                 if result.status == "completed":
                     await self._reply(result)
             except ModelError as exc:
-                self.port.mark_unavailable()
                 if not await self.port.owed(turn.event_ids):
                     log.warning("turn for %s did not run: %s", self.agent, exc)
                     return None
+                self.port.mark_unavailable()
                 log.warning("turn for %s: %s; trying again in %.0f s", self.agent, exc, wait)
             else:
                 self.port.mark_available()

@@ -278,12 +278,14 @@ def test_a_turn_whose_model_is_unreachable_is_tried_again_until_it_answers() -> 
 
 def test_an_answer_the_model_fails_halfway_through_is_finished_as_cut_short() -> None:
     """The model fails after its first words: the message does not stay marked as being
-    written; it shows what was written and that the model failed."""
+    written; it shows what was written and that the model failed. The answer is given, so
+    the lead is not left marked unavailable with no turn to find its model up again."""
 
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         async with pumped(Outbox(store, engine.clock, {"slack": Landing()})):
             await run_agent(engine, tools["lead"], Halting(fails=True), frozenset({"slack"}))
         assert replies(store) == ["It" + WRITING, "It is" + MODEL_FAILED]
+        assert "lead" not in engine.unavailable
 
     scenario(test)
 
