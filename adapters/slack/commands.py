@@ -9,8 +9,9 @@ command's `response_url` (bolt's `respond`). For `mute`, `unmute` and `leave`, t
 user groups are looked up (usergroups.users.list) only for the `group:` approvers of the agent
 named, as for a press on a question's button. A message link (`why`) is read by
 `message_link`. What the person may read is the conversations they are a member of
-(`conversations.members`, through the workspace's cached `SlackDirectory`), so neither `why`
-nor `status` nor `claims` shows them the words of a private channel they are not in.
+(`conversations.members`, through a `SlackDirectory` that asks again after `READERS_TTL`, a
+minute, in `adapters.slack.plugin`), so neither `why` nor `status` nor `claims` shows them the
+words of a private channel they are not in.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ events again (`adapters.slack.catchup`), and only then opens the agents' connect
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from adapters.slack.asks import listen_for_presses
 from adapters.slack.catchup import catch_up
 from adapters.slack.commands import listen_for_commands
@@ -25,7 +27,9 @@ from core.markup import CHAT_MARKUP
 from core.outbox import Sender
 from core.platform import Platform, RunContext
 
-__all__ = ["DRAFT_LIMIT", "PLATFORM", "SlackConnection"]
+__all__ = ["DRAFT_LIMIT", "PLATFORM", "READERS_TTL", "SlackConnection"]
+
+READERS_TTL = timedelta(minutes=1)
 
 
 class SlackConnection:
@@ -39,11 +43,15 @@ class SlackConnection:
         self._sender = SlackSender(
             ctx.workspace, ctx.environ, lookup=ctx.engine.event, clock=ctx.clock
         )
-        self.directory = SlackDirectory(ctx.workspace, self._sender.clients, clock=ctx.clock)
+        # Who may read a conversation's words in `/c2a` answers: asked again after a minute,
+        # so someone removed from a private channel soon stops seeing it there.
+        readers = SlackDirectory(
+            ctx.workspace, self._sender.clients, clock=ctx.clock, ttl=READERS_TTL
+        )
         commands = Commands(ctx.engine, ctx.sink)
         for connection in self.connections.connections.values():
             listen_for_presses(connection.app, ctx.engine.approvals)
-            listen_for_commands(connection.app, commands, members=self.directory.members)
+            listen_for_commands(connection.app, commands, members=readers.members)
 
     @property
     def sender(self) -> Sender:
@@ -64,8 +72,9 @@ class SlackConnection:
         ctx = self.ctx
         if not ctx.workspace.manifest.channels:
             return
+        directory = SlackDirectory(ctx.workspace, self._sender.clients, clock=ctx.clock)
         for channel in ctx.workspace.manifest.channels:
-            ctx.engine.note_members(channel, await self.directory.agents_in(channel))
+            ctx.engine.note_members(channel, await directory.agents_in(channel))
 
     def ready(self) -> None:
         return None
