@@ -39,8 +39,10 @@ __all__ = [
     "Labels",
     "Metrics",
     "leases_read",
+    "running_read",
     "serve_metrics",
     "turns_read",
+    "unavailable_read",
 ]
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,12 @@ _HELP = {
     "c2a_escalations_total": "Escalations to the lead, by workspace and reason",
     "c2a_model_turns_total": (
         "Model turns the built-in harnesses finished, by workspace, agent and outcome"
+    ),
+    "c2a_model_turns_running": (
+        "Model turns the built-in harnesses are running or about to run, by workspace and agent"
+    ),
+    "c2a_agent_unavailable": (
+        "1 while an agent's harness or model is known to be down, else 0, by workspace and agent"
     ),
     "c2a_sends_total": (
         "Outbox actions tried on a platform, by workspace, platform, action and result "
@@ -314,15 +322,44 @@ class _CountedSender:
 
 
 def turns_read(workspace: str, harnesses: Mapping[str, object]) -> Reader:
-    """Turns finished by the harnesses that run a model loop in this process (each keeps its
-    `results`), by agent and outcome (`completed`, `failed`)."""
+    """Turns finished by the harnesses that run a model loop in this process (each counts its
+    `outcomes`), by agent and outcome (`completed`, `failed`)."""
 
     def read() -> dict[Labels, float]:
-        counted: Counter[Labels] = Counter()
-        for agent, harness in harnesses.items():
-            for result in getattr(harness, "results", ()):
-                counted[labels(workspace=workspace, agent=agent, outcome=result.status)] += 1
-        return {key: float(n) for key, n in counted.items()}
+        return {
+            labels(workspace=workspace, agent=agent, outcome=outcome): float(n)
+            for agent, harness in harnesses.items()
+            for outcome, n in getattr(harness, "outcomes", {}).items()
+        }
+
+    return read
+
+
+def running_read(workspace: str, harnesses: Mapping[str, object]) -> Reader:
+    """Turns running now (or waiting for the turn running in their conversation) in the
+    harnesses that run a model loop in this process, by agent."""
+
+    def read() -> dict[Labels, float]:
+        running = {agent: getattr(harness, "running", None) for agent, harness in harnesses.items()}
+        return {
+            labels(workspace=workspace, agent=agent): float(n)
+            for agent, n in running.items()
+            if isinstance(n, int)
+        }
+
+    return read
+
+
+def unavailable_read(
+    workspace: str, agents: Callable[[], Iterable[str]], down: Mapping[str, datetime]
+) -> Reader:
+    """1 for each agent whose harness or model is known to be down (`Engine.unavailable`),
+    0 for the others: what to alert on."""
+
+    def read() -> dict[Labels, float]:
+        return {
+            labels(workspace=workspace, agent=agent): float(agent in down) for agent in agents()
+        }
 
     return read
 

@@ -52,7 +52,9 @@ _HARNESS_GRACE = 5.0  # seconds a stopped harness is given to end
 
 # What the harnesses, the follow-ups, the sweep and the platforms' button listeners hold of an
 # engine: kept, the same objects.
-_HELD = frozenset({"store", "clock", "deliveries", "unavailable", "followup", "approvals"})
+_HELD = frozenset(
+    {"store", "clock", "deliveries", "unavailable", "blocked", "followup", "approvals"}
+)
 
 
 class Gate:

@@ -38,8 +38,10 @@ from c2a.metrics import (
     CountedStore,
     Metrics,
     leases_read,
+    running_read,
     serve_metrics,
     turns_read,
+    unavailable_read,
 )
 from c2a.platforms import installed
 from c2a.probes import HarnessUnreachable, probe_harnesses
@@ -114,6 +116,11 @@ class WorkspaceRun:
         self.metrics.read(
             "c2a_model_turns_total", turns_read(self.name, self.harnesses), kind="counter"
         )
+        self.metrics.read("c2a_model_turns_running", running_read(self.name, self.harnesses))
+        down = unavailable_read(
+            self.name, lambda: self.workspace.agent_ids, self.host.engine.unavailable
+        )
+        self.metrics.read("c2a_agent_unavailable", down)
         self.connections: dict[str, Connection] = {}
         self.gate = Gate()
         self.harness_tasks: dict[str, asyncio.Task[None]] = {}

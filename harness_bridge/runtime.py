@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import Counter, deque
 from typing import Any, Final, Protocol
 
 from core.agent_port import AgentPort
@@ -51,6 +52,7 @@ log = logging.getLogger(__name__)
 
 RETRY_S: Final = 5.0  # the first wait before a turn whose model failed is tried again
 RETRY_MAX_S: Final = 60.0
+RESULTS_KEPT: Final = 64  # the latest finished turns kept to look at; `outcomes` counts all
 
 
 class ModelLoop(Protocol):
@@ -88,7 +90,8 @@ class InProcessHarness:
         self.clock = clock
         self.assembler = Assembler(clock, quiet_ms=quiet_ms)
         self.mailbox = mailbox or Mailbox()
-        self.results: list[TurnResult] = []
+        self.results: deque[TurnResult] = deque(maxlen=RESULTS_KEPT)
+        self.outcomes: Counter[str] = Counter()  # every finished turn, by status
         self.retry_after = retry_after
         # Each turn running: its session, and those of its events not cancelled since.
         self._turns: dict[asyncio.Task[None], tuple[str, set[str]]] = {}
@@ -123,6 +126,11 @@ class InProcessHarness:
     def wake(self) -> None:
         """New deliveries are pending for this agent."""
         self._wake.set()
+
+    @property
+    def running(self) -> int:
+        """How many turns are running or waiting for their conversation's running turn."""
+        return len(self._turns)
 
     async def run(self) -> None:
         """Start, then keep deliveries flowing into the harness until cancelled."""
@@ -231,6 +239,7 @@ class InProcessHarness:
         if result is None:
             return
         self.results.append(result)
+        self.outcomes[result.status] += 1
         if result.status == "failed":
             await record_failure(self.port, result)
 

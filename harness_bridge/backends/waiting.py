@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from core.errors import C2AError
@@ -60,8 +60,19 @@ class WaitingHarness:
 
     @property
     def results(self) -> list[Any]:
-        """The running harness's finished turns (none while waiting)."""
+        """The running harness's latest finished turns (none while waiting)."""
         return list(getattr(self.inner, "results", ()))
+
+    @property
+    def outcomes(self) -> Mapping[str, int]:
+        """The running harness's finished turns, counted by status (none while waiting)."""
+        return dict(getattr(self.inner, "outcomes", {}))
+
+    @property
+    def running(self) -> int:
+        """The running harness's turns running now (none while waiting)."""
+        running = getattr(self.inner, "running", 0)
+        return running if isinstance(running, int) else 0
 
     def model_status(self) -> ModelStatus:
         if isinstance(self.inner, DescribesModel):

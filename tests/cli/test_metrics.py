@@ -8,6 +8,7 @@ import asyncio
 import logging
 import re
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -26,13 +27,15 @@ from c2a.metrics import (
     CountedStore,
     Health,
     Metrics,
+    running_read,
     serve_metrics,
     turns_read,
+    unavailable_read,
 )
 from c2a.platforms import installed
 from c2a.run import WorkspaceRun, run_workspaces
 from core.actions import Action, Post, React, to_record
-from core.clock import SystemClock, format_time
+from core.clock import SystemClock, format_time, parse_time
 from core.decision import Decision, Directedness, InjectionMode, Policy
 from core.emission import Delivery, Emission, Escalation, Facts, Queued
 from core.errors import PermanentSendError, TransientSendError
@@ -41,7 +44,6 @@ from core.manifest import Workspace, parse_manifest
 from core.outbox import Outbox
 from core.signals import Signal
 from core.sqlite_store import SQLiteStore
-from harness_bridge.backends.openai import TurnResult
 
 
 def deliver(policy: str, mode: str) -> Emission:
@@ -249,21 +251,24 @@ def test_the_ledger_and_the_senders_count_claims_retries_and_sends_and_depths_ar
     )
 
 
-def test_model_turns_are_read_from_the_harnesses_that_keep_their_results() -> None:
-    def turn(status: Any) -> TurnResult:
-        return TurnResult("slack:C0GEN", status, ("e1",))
-
-    builtin = SimpleNamespace(results=[turn("completed"), turn("completed"), turn("failed")])
+def test_model_turns_are_read_from_the_harnesses_that_count_them() -> None:
+    builtin = SimpleNamespace(outcomes=Counter(completed=2, failed=1), running=3)
     external = SimpleNamespace()  # a stdio harness: its turns run in another process
+    harnesses = {"lead": builtin, "ext": external}
     metrics = Metrics()
-    metrics.read(
-        "c2a_model_turns_total", turns_read("acme", {"lead": builtin, "ext": external}), "counter"
-    )
+    metrics.read("c2a_model_turns_total", turns_read("acme", harnesses), "counter")
+    metrics.read("c2a_model_turns_running", running_read("acme", harnesses))
+    down = {"ext": parse_time("2026-01-01T00:00:00Z")}
+    metrics.read("c2a_agent_unavailable", unavailable_read("acme", lambda: ["lead", "ext"], down))
     text = metrics.render()
     assert "# TYPE c2a_model_turns_total counter" in text
     assert 'c2a_model_turns_total{agent="lead",outcome="completed",workspace="acme"} 2' in text
     assert 'c2a_model_turns_total{agent="lead",outcome="failed",workspace="acme"} 1' in text
-    assert 'agent="ext"' not in text
+    assert 'c2a_model_turns_running{agent="lead",workspace="acme"} 3' in text
+    assert 'c2a_agent_unavailable{agent="ext",workspace="acme"} 1' in text
+    assert 'c2a_agent_unavailable{agent="lead",workspace="acme"} 0' in text
+    assert 'c2a_model_turns_total{agent="ext"' not in text
+    assert 'c2a_model_turns_running{agent="ext"' not in text
 
 
 def test_a_live_run_serves_a_real_value_in_every_family(
@@ -296,6 +301,8 @@ def test_a_live_run_serves_a_real_value_in_every_family(
     read_when_scraped = [
         f'c2a_queue_depth{{agent="lead",queue="deliveries",{live}}} 0',
         f'c2a_delivery_lag_seconds{{agent="lead",{live}}} 0',
+        f'c2a_model_turns_running{{agent="lead",{live}}} 0',
+        f'c2a_agent_unavailable{{agent="lead",{live}}} 0',
     ]
 
     async def scenario() -> str:

@@ -89,11 +89,12 @@ def test_the_engine_takes_the_new_workspace_everywhere_and_keeps_what_others_hol
         await store.open()
         engine = Engine(old, store, SystemClock())
         engine.note_members("C0GEN", {"lead", "ghost"})
-        held = (engine.deliveries, engine.followup, engine.unavailable)
+        held = (engine.deliveries, engine.followup, engine.unavailable, engine.blocked)
         assert old in _workspaces_in(engine)
         await reconfigure(engine, new, Redactor())
         assert _workspaces_in(engine) and all(w is new for w in _workspaces_in(engine))
-        assert (engine.deliveries, engine.followup, engine.unavailable) == held
+        kept = (engine.deliveries, engine.followup, engine.unavailable, engine.blocked)
+        assert all(now is before for now, before in zip(kept, held, strict=True))
         assert engine.deliveries.framer is engine.framer
         assert engine.state.members["C0GEN"] == {"lead"}  # only agents of the workspace
         await store.close()

@@ -19,6 +19,7 @@ from core.clock import SystemClock
 from core.emission import Cancel
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
+from harness_bridge import runtime
 from harness_bridge.backends.openai import OpenAIModelLoop, TurnResult, session_of
 from harness_bridge.delivery import Deliverer
 from harness_bridge.runtime import InProcessHarness
@@ -107,6 +108,35 @@ def test_only_events_that_start_a_turn_are_injected_into_a_running_one() -> None
         # The role mention is someone else's and chatter is nobody's (tool_mailbox): they wait
         # in the mailbox, never reaching the model in the middle of a turn.
         assert loop.injected == [DM, THANKS]
+
+    scenario(test)
+
+
+class Separate(Recording):
+    """`Recording`, whose every event is a turn of its own."""
+
+    def inject(self, params: dict[str, Any]) -> bool:
+        return False
+
+
+def test_a_long_running_harness_counts_every_turn_and_keeps_only_the_latest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """/metrics reads `outcomes`, which counts every turn; `results` holds the last few, so a
+    host that runs for months does not keep every answer it ever gave."""
+    monkeypatch.setattr(runtime, "RESULTS_KEPT", 1)
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        loop = Separate()
+        harness = lead_harness(engine, tools, loop)
+        async with running(harness) as deliverer:
+            await deliverer.resume()
+            async with asyncio.timeout(10):
+                await harness.idle()
+            assert harness.running == 0
+        assert loop.turns == [[THANKS], [DM]]
+        assert harness.outcomes == {"completed": 2}
+        assert [r.event_ids for r in harness.results] == [(DM,)]
 
     scenario(test)
 

@@ -126,7 +126,8 @@ def test_turns_wait_for_the_model_then_what_waited_is_answered(tmp_path: Path) -
                 harness.wake()
                 assert harness.model_status().state == "building"
                 assert await status_of(store) == ("pending", None)
-                assert server.requests == [] and harness.results == []
+                assert server.requests == [] and not harness.results
+                assert harness.outcomes == {} and harness.running == 0
 
                 ended(install, 0)
                 await until(
@@ -138,6 +139,7 @@ def test_turns_wait_for_the_model_then_what_waited_is_answered(tmp_path: Path) -
                 # The reply is recorded before the turn's last model call ends the turn.
                 await until(turn_ended, "the turn to end")
                 assert [r.status for r in harness.results] == ["completed"]
+                assert harness.outcomes == {"completed": 1} and harness.running == 0
             finally:
                 running.cancel()
                 await asyncio.gather(running, return_exceptions=True)
