@@ -10,6 +10,7 @@ still has them, and an installed entry point of the same name replaces one.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import replace
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from types import MappingProxyType
@@ -81,4 +82,4 @@ def load_workspace(
     default) and indexed for them; ManifestError as `load_manifest` raises it."""
     platforms = installed() if platforms is None else platforms
     manifest = load_manifest(path, backends=backends, platforms=platforms)
-    return Workspace.from_manifest(manifest, platforms)
+    return replace(Workspace.from_manifest(manifest, platforms), source=str(path))

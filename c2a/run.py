@@ -91,7 +91,9 @@ class WorkspaceRun:
         self.environ = environ
         self.clock = SystemClock()
         url = store_url(workspace.manifest.store, environ)
-        ledger = open_store(url, str(data_dir / f"{self.name}.sqlite3"), schema=self.name)
+        sqlite_file = str((data_dir / f"{self.name}.sqlite3").resolve())
+        self.ledger_file = "" if url else sqlite_file  # "": not a SQLite file (PostgreSQL)
+        ledger = open_store(url, sqlite_file, schema=self.name)
         self.store = QueueBell(CountedStore(ledger, self.metrics, self.name))
         self.redactor = Redactor.for_manifest(workspace.manifest, environ, workspace.secrets)
         redact_logs(self.redactor)
@@ -151,7 +153,16 @@ class WorkspaceRun:
         limits = {n: p.draft_limit for n, p in self.platforms.items() if p.draft_limit}
         port = EnginePort(self.host.engine, agent, self.senders, limits)
         deliveries = self.host.engine.deliveries
-        return build(HarnessContext(port, deliveries, streaming, limits), dict(settings))
+        manifest = self.workspace.source
+        context = HarnessContext(
+            port,
+            deliveries,
+            streaming,
+            limits,
+            manifest=str(Path(manifest).resolve()) if manifest else None,
+            ledger=self.ledger_file,
+        )
+        return build(context, dict(settings))
 
     def context(self, workspace: Workspace, redactor: Redactor) -> RunContext:
         return RunContext(  # what a platform's `connect` is given

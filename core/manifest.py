@@ -100,7 +100,8 @@ class Workspace:
     `by_user` maps (platform, user id) to the agent; `roles_by_group` (platform, group id) to
     the roles it stands for; `sections` is what each platform adds to the manifest, `glyphs`
     its reactions, `secrets` the shapes of its secrets, for every redactor built for it, and
-    `markup` the markup its text is written in, for the intent rules."""
+    `markup` the markup its text is written in, for the intent rules. `source` is the file it
+    was read from, when it was read from one."""
 
     manifest: Manifest
     agent_ids: tuple[str, ...]
@@ -112,6 +113,7 @@ class Workspace:
     sections: Mapping[str, ManifestSection]
     secrets: tuple[SecretShape, ...] = ()
     markup: Mapping[str, Markup] = field(default_factory=dict)
+    source: str | None = None
 
     @classmethod
     def from_manifest(

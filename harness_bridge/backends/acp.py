@@ -65,6 +65,7 @@ from acp.schema import (
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.agent_port import AgentPort
+from core.errors import ManifestError
 from harness_bridge.backends.acp_approval import ask_in_chat, selected
 from harness_bridge.backends.acp_client import PermissionPolicy, cancel, progress_note
 from harness_bridge.backends.acp_sessions import (
@@ -80,7 +81,7 @@ from harness_bridge.turns import Turn, preempts
 from harness_bridge.wire import parse_deliver
 from harness_bridge.working import progress
 
-__all__ = ["AcpHarness", "AcpModelLoop", "AcpSettings", "from_settings"]
+__all__ = ["AcpHarness", "AcpModelLoop", "AcpSettings", "from_settings", "ledger_of"]
 
 log = logging.getLogger(__name__)
 
@@ -88,15 +89,16 @@ RESTARTS_PER_TURN = 2
 
 
 class AcpSettings(BaseModel):
-    """`harness: {backend: acp, command: [...], manifest: M, store: LEDGER, allow: [...]}`."""
+    """`harness: {backend: acp, command: [...], allow: [...]}`; `manifest` and `store` (the
+    chat tools' manifest and ledger) are the run's own unless given (`ledger_of`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     backend: Literal["acp"]
     command: list[str] = Field(min_length=1)
     env: dict[str, str] = Field(default_factory=dict)
-    manifest: str = Field(min_length=1)
-    store: str = Field(min_length=1)
+    manifest: str | None = Field(default=None, min_length=1)
+    store: str | None = Field(default=None, min_length=1)
     cwd: str | None = None
     allow: list[str] = Field(default_factory=list)
     quiet_ms: int = Field(default=3000, ge=0)
@@ -372,14 +374,42 @@ def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> AcpHa
     """The `c2a.backends` entry point: build the harness from a manifest's settings."""
     agent, port = context.agent, context.port
     parsed = validate(AcpSettings, agent, settings)
+    manifest, store = ledger_of(context, parsed.manifest, parsed.store)
     loop = AcpModelLoop(
         port,
         parsed.command,
-        mcp_server_entry(agent, parsed.manifest, parsed.store),
+        mcp_server_entry(agent, manifest, store),
         allow=parsed.allow,
         env=parsed.env,
         cwd=parsed.cwd,
-        sessions_path=sessions_file(parsed.store, agent),
+        sessions_path=sessions_file(store, agent),
         progress_every_s=parsed.progress_every_s,
     )
     return AcpHarness(port, context.deliveries, loop, port.clock, quiet_ms=parsed.quiet_ms)
+
+
+def ledger_of(context: HarnessContext, manifest: str | None, store: str | None) -> tuple[str, str]:
+    """The manifest and the SQLite ledger the chat tools' MCP server process opens: the run's
+    own unless the settings name them. A `store` that is not the run's ledger is refused: the
+    agent's answers would be written where nothing sends them. ManifestError, saying what to
+    write, when either cannot be known, or the run's ledger is not a SQLite file."""
+    where = f"agents.{context.agent}.harness"
+    if context.ledger == "":
+        raise ManifestError(
+            f"{where}: the acp backend's chat tools need a SQLite ledger, and this run's is "
+            "not one (PostgreSQL); run this workspace on its SQLite ledger"
+        )
+    if store is None:
+        store = context.ledger
+    elif context.ledger is not None and Path(store).resolve() != Path(context.ledger).resolve():
+        raise ManifestError(
+            f"{where}.store is {store!r}, but this run's ledger is {context.ledger!r}: the "
+            "agent's answers would be written where nothing sends them; leave `store` out"
+        )
+    manifest = manifest or context.manifest
+    if store is None or manifest is None:
+        missing = " and ".join(
+            name for name, value in (("manifest", manifest), ("store", store)) if value is None
+        )
+        raise ManifestError(f"{where}: name the {missing} (the workspace's manifest and ledger)")
+    return manifest, store

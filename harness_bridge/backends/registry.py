@@ -61,12 +61,17 @@ class HarnessContext:
     (and the host's clock); `deliveries`, what the host tells it; `streaming`, the platforms
     that take a reply streamed as drafts while it is written
     (`core.platform.Platform.streams_drafts`); `draft_limits`, the most characters one streamed
-    message grows to on each of them that has a limit (`Platform.draft_limit`)."""
+    message grows to on each of them that has a limit (`Platform.draft_limit`). Built by `c2a
+    run`, it also names the run's `manifest` file and its `ledger`, the SQLite file it writes
+    ("" when the run's ledger is not a SQLite file), for a harness whose tools run in a process
+    of their own; both None outside a run."""
 
     port: AgentPort
     deliveries: DeliveryPort
     streaming: frozenset[str] = frozenset()
     draft_limits: Mapping[str, int] = field(default_factory=dict)
+    manifest: str | None = None
+    ledger: str | None = None
 
     @property
     def agent(self) -> str:

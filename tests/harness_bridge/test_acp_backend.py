@@ -11,9 +11,10 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from builders import (
@@ -38,8 +39,9 @@ from core.engine_port import EnginePort
 from core.errors import ManifestError
 from core.indicator import STATUS_TEXT
 from core.sqlite_store import SQLiteStore
-from harness_bridge.backends.acp import AcpHarness, AcpModelLoop, from_settings
+from harness_bridge.backends.acp import AcpHarness, AcpModelLoop, from_settings, ledger_of
 from harness_bridge.backends.acp_sessions import mcp_server_entry, sessions_file
+from harness_bridge.backends.registry import HarnessContext
 from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import RESPONSE_RULES
 from harness_bridge.turns import Turn
@@ -421,3 +423,20 @@ def test_settings_are_validated(tmp_path: Path) -> None:
             from_settings(harness_context(bed.engine, "lead"), {**good, "command": []})
 
     scenario(tmp_path, test)
+
+
+def test_the_chat_tools_ledger_is_the_run_s_own() -> None:
+    """In a run, `manifest` and `store` default to the run's; a `store` elsewhere is refused
+    (the answers would be written where nothing sends them), and so is a run whose ledger is
+    not a SQLite file; outside a run both must be named."""
+    outside = HarnessContext(cast(Any, SimpleNamespace(agent="lead")), cast(Any, None))
+    run = replace(outside, manifest="/w/local.yaml", ledger="/w/.c2a/local.sqlite3")
+    assert ledger_of(run, None, None) == ("/w/local.yaml", "/w/.c2a/local.sqlite3")
+    assert ledger_of(run, "m.yaml", "/w/.c2a/../.c2a/local.sqlite3")[0] == "m.yaml"
+    with pytest.raises(ManifestError, match=r"harness\.store is '/w/other\.sqlite3', but"):
+        ledger_of(run, None, "/w/other.sqlite3")
+    with pytest.raises(ManifestError, match="need a SQLite ledger"):
+        ledger_of(replace(run, ledger=""), None, None)
+    with pytest.raises(ManifestError, match=r"name the manifest and store"):
+        ledger_of(outside, None, None)
+    assert ledger_of(outside, "m.yaml", "t.sqlite3") == ("m.yaml", "t.sqlite3")
