@@ -161,6 +161,7 @@ class WorkspaceRun:
             limits,
             manifest=str(Path(manifest).resolve()) if manifest else None,
             ledger=self.ledger_file,
+            environ=self.environ,
         )
         return build(context, dict(settings))
 

@@ -214,8 +214,10 @@ class Redactor:
     ) -> Redactor:
         """A redactor for one workspace: every secret its manifest (loaded, or as a mapping)
         names, by value. A secret-named `*_env` key (`bot_token_env`, `api_key_env`)
-        names an environment variable whose value is a secret; a secret-named key's own string
-        value (a harness's `env: {OPENAI_API_KEY: ...}`) is one too."""
+        names an environment variable whose value is a secret, and so does each secret-named
+        variable in the list of any `*_env` key (a harness's `pass_env: [ANTHROPIC_API_KEY]`);
+        a secret-named key's own string value (a harness's `env: {OPENAI_API_KEY: ...}`) is
+        one too."""
         data = manifest.model_dump() if isinstance(manifest, BaseModel) else manifest
         return cls(_configured(data, environ), shapes)
 
@@ -294,6 +296,9 @@ def _configured(data: Any, environ: Mapping[str, str], depth: int = 0) -> list[s
             name = str(key)
             if isinstance(value, str) and name.endswith("_env") and is_secret_name(name[:-4]):
                 found.append(environ.get(value, ""))
+            elif isinstance(value, list) and name.endswith("_env"):
+                named = (n for n in value if isinstance(n, str) and is_secret_name(n))
+                found.extend(environ.get(n, "") for n in named)
             elif isinstance(value, str) and is_secret_name(name):
                 found.append(value)
             else:

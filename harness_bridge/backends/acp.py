@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import secrets
 import time
 from collections.abc import Mapping
@@ -81,7 +82,14 @@ from harness_bridge.turns import Turn, preempts
 from harness_bridge.wire import parse_deliver
 from harness_bridge.working import progress
 
-__all__ = ["AcpHarness", "AcpModelLoop", "AcpSettings", "from_settings", "ledger_of"]
+__all__ = [
+    "AcpHarness",
+    "AcpModelLoop",
+    "AcpSettings",
+    "agent_environment",
+    "from_settings",
+    "ledger_of",
+]
 
 log = logging.getLogger(__name__)
 
@@ -97,12 +105,21 @@ class AcpSettings(BaseModel):
     backend: Literal["acp"]
     command: list[str] = Field(min_length=1)
     env: dict[str, str] = Field(default_factory=dict)
+    pass_env: list[str] = Field(default_factory=list)
     manifest: str | None = Field(default=None, min_length=1)
     store: str | None = Field(default=None, min_length=1)
     cwd: str | None = None
     allow: list[str] = Field(default_factory=list)
     quiet_ms: int = Field(default=3000, ge=0)
     progress_every_s: float = Field(default=10.0, ge=0)
+
+    @field_validator("pass_env")
+    @classmethod
+    def _variable_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name or "=" in name or "\0" in name:
+                raise ValueError(f"{name!r} is not an environment variable's name")
+        return names
 
     @field_validator("allow")
     @classmethod
@@ -380,12 +397,28 @@ def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> AcpHa
         parsed.command,
         mcp_server_entry(agent, manifest, store),
         allow=parsed.allow,
-        env=parsed.env,
+        env=agent_environment(context, parsed.pass_env, parsed.env),
         cwd=parsed.cwd,
         sessions_path=sessions_file(store, agent),
         progress_every_s=parsed.progress_every_s,
     )
     return AcpHarness(port, context.deliveries, loop, port.clock, quiet_ms=parsed.quiet_ms)
+
+
+def agent_environment(
+    context: HarnessContext, passed: list[str], env: Mapping[str, str]
+) -> dict[str, str]:
+    """What the agent's process is given beyond the few variables every subprocess gets (HOME,
+    PATH, SHELL, TERM, USER, LOGNAME): the run's own values of the `passed` names (its API
+    key, kept out of the manifest), then `env`. ManifestError naming each one not set."""
+    environ = os.environ if context.environ is None else context.environ
+    missing = [name for name in passed if name not in environ]
+    if missing:
+        raise ManifestError(
+            f"agents.{context.agent}.harness.pass_env: {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not set in the environment c2a runs in"
+        )
+    return {**{name: environ[name] for name in passed}, **env}
 
 
 def ledger_of(context: HarnessContext, manifest: str | None, store: str | None) -> tuple[str, str]:

@@ -64,7 +64,7 @@ class HarnessContext:
     message grows to on each of them that has a limit (`Platform.draft_limit`). Built by `c2a
     run`, it also names the run's `manifest` file and its `ledger`, the SQLite file it writes
     ("" when the run's ledger is not a SQLite file), for a harness whose tools run in a process
-    of their own; both None outside a run."""
+    of their own, and the run's `environ`; all None outside a run (`environ`: this process's)."""
 
     port: AgentPort
     deliveries: DeliveryPort
@@ -72,6 +72,7 @@ class HarnessContext:
     draft_limits: Mapping[str, int] = field(default_factory=dict)
     manifest: str | None = None
     ledger: str | None = None
+    environ: Mapping[str, str] | None = None
 
     @property
     def agent(self) -> str:

@@ -8,6 +8,7 @@ that names another ledger is refused at start, saying why."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,9 +42,13 @@ def acp_manifest(directory: Path, **harness: Any) -> Path:
 def test_an_acp_agent_s_answer_reaches_the_page_through_the_run_s_own_ledger(
     tmp_path: Path,
 ) -> None:
+    """The agent is given the API key the manifest passes by name, and nothing else of the
+    environment c2a runs in but the few variables every subprocess gets."""
+    environ = {"ANTHROPIC_API_KEY": "sk-ant-not-a-real-key", "C2A_OTHER_SECRET": "kept-here"}
+
     async def scenario() -> list[tuple[str, str | None]]:
-        manifest = acp_manifest(tmp_path)
-        async with webchat_run(manifest, tmp_path / "data") as (_, chat, socket):
+        manifest = acp_manifest(tmp_path, pass_env=["ANTHROPIC_API_KEY"])
+        async with webchat_run(manifest, tmp_path / "data", environ) as (_, chat, socket):
             await socket.send_json(
                 {"op": "post", "as": "ana", "channel": "general", "text": "@lead is it green?"}
             )
@@ -56,14 +61,28 @@ def test_an_acp_agent_s_answer_reaches_the_page_through_the_run_s_own_ledger(
     asked = next(m for m in said if m[0] == "ana")
     assert said.count(("lead", "1")) == 1 and asked == ("ana", None)
     assert (tmp_path / "data" / "local.acp-lead.json").exists()  # sessions beside the ledger
+    records = [json.loads(line) for line in (tmp_path / "agent.jsonl").read_text().splitlines()]
+    given = next(r["environ"] for r in records if r["kind"] == "initialize")
+    assert "ANTHROPIC_API_KEY" in given and "C2A_OTHER_SECRET" not in given
 
 
-def test_a_harness_that_names_another_ledger_is_refused_at_start(tmp_path: Path) -> None:
-    manifest = acp_manifest(tmp_path, store=str(tmp_path / "elsewhere.sqlite3"))
+@pytest.mark.parametrize(
+    ("harness", "refusal"),
+    [
+        ({"store": "elsewhere.sqlite3"}, r"agents\.lead\.harness\.store is .*leave `store` out"),
+        ({"pass_env": ["ANTHROPIC_API_KEY"]}, r"pass_env: ANTHROPIC_API_KEY is not set in the"),
+    ],
+)
+def test_a_harness_that_cannot_work_is_refused_at_start_saying_why(
+    tmp_path: Path, harness: dict[str, Any], refusal: str
+) -> None:
+    """A ledger other than the run's own (the answers would go nowhere), or an API key to pass
+    that the environment does not have."""
+    manifest = acp_manifest(tmp_path, **harness)
 
     async def scenario() -> None:
         async with webchat_run(manifest, tmp_path / "data"):
             pass
 
-    with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.store is .*leave `store` out"):
+    with pytest.raises(ManifestError, match=refusal):
         asyncio.run(scenario())

@@ -140,6 +140,7 @@ def test_the_manifests_secrets_are_read_from_the_variables_it_names() -> None:
                     "api_key_env": "MODEL_KEY",
                     "model_env": "MODEL_NAME",
                     "env": {"OPENAI_API_KEY": "literal-key-in-manifest"},
+                    "pass_env": ["ANTHROPIC_API_KEY", "AWS_REGION"],
                 },
             }
         }
@@ -149,10 +150,12 @@ def test_the_manifests_secrets_are_read_from_the_variables_it_names() -> None:
         "LEAD_SIGNING": "signing-secret-value",
         "LEAD_DISCORD": "discord-bot-token-value",
         "MODEL_KEY": "model-api-key-value",
+        "ANTHROPIC_API_KEY": "passed-to-the-agent-key",
         "MODEL_NAME": "qwen2.5-coder-instruct",
+        "AWS_REGION": "eu-west-1",
     }
     configured = Redactor.for_manifest(manifest, environ)
-    assert set(configured.configured) == {*list(environ.values())[:4], "literal-key-in-manifest"}
+    assert set(configured.configured) == {*list(environ.values())[:5], "literal-key-in-manifest"}
     said = "model qwen2.5-coder-instruct, key model-api-key-value"
     assert configured.text(said) == "model qwen2.5-coder-instruct, key [redacted:configured-secret]"
 

@@ -67,7 +67,8 @@ class FakeAgent:
         self.conn = conn
 
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
-        record("initialize", protocol_version=protocol_version, pid=os.getpid())
+        names = sorted(os.environ)  # what it was given, by name only
+        record("initialize", protocol_version=protocol_version, pid=os.getpid(), environ=names)
         if "FAKE_ACP_STDERR" in os.environ:
             print(os.environ["FAKE_ACP_STDERR"], file=sys.stderr, flush=True)
         load = bool(os.environ.get("FAKE_ACP_LOAD"))
