@@ -74,6 +74,7 @@ from harness_bridge.backends.acp_sessions import (
     mcp_server_entry,
     sessions_file,
 )
+from harness_bridge.backends.environment import passed_environment, variable_names
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.backends.registry import HarnessContext, validate
 from harness_bridge.prompt import render_turn
@@ -86,7 +87,6 @@ __all__ = [
     "AcpHarness",
     "AcpModelLoop",
     "AcpSettings",
-    "agent_environment",
     "from_settings",
     "ledger_of",
 ]
@@ -113,13 +113,7 @@ class AcpSettings(BaseModel):
     quiet_ms: int = Field(default=3000, ge=0)
     progress_every_s: float = Field(default=10.0, ge=0)
 
-    @field_validator("pass_env")
-    @classmethod
-    def _variable_names(cls, names: list[str]) -> list[str]:
-        for name in names:
-            if not name or "=" in name or "\0" in name:
-                raise ValueError(f"{name!r} is not an environment variable's name")
-        return names
+    _pass_env = field_validator("pass_env")(variable_names)
 
     @field_validator("allow")
     @classmethod
@@ -397,28 +391,17 @@ def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> AcpHa
         parsed.command,
         mcp_server_entry(agent, manifest, store),
         allow=parsed.allow,
-        env=agent_environment(context, parsed.pass_env, parsed.env),
+        env=passed_environment(
+            agent,
+            os.environ if context.environ is None else context.environ,
+            parsed.pass_env,
+            parsed.env,
+        ),
         cwd=parsed.cwd,
         sessions_path=sessions_file(store, agent),
         progress_every_s=parsed.progress_every_s,
     )
     return AcpHarness(port, context.deliveries, loop, port.clock, quiet_ms=parsed.quiet_ms)
-
-
-def agent_environment(
-    context: HarnessContext, passed: list[str], env: Mapping[str, str]
-) -> dict[str, str]:
-    """What the agent's process is given beyond the few variables every subprocess gets (HOME,
-    PATH, SHELL, TERM, USER, LOGNAME): the run's own values of the `passed` names (its API
-    key, kept out of the manifest), then `env`. ManifestError naming each one not set."""
-    environ = os.environ if context.environ is None else context.environ
-    missing = [name for name in passed if name not in environ]
-    if missing:
-        raise ManifestError(
-            f"agents.{context.agent}.harness.pass_env: {', '.join(missing)} "
-            f"{'is' if len(missing) == 1 else 'are'} not set in the environment c2a runs in"
-        )
-    return {**{name: environ[name] for name in passed}, **env}
 
 
 def ledger_of(context: HarnessContext, manifest: str | None, store: str | None) -> tuple[str, str]:

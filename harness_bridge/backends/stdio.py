@@ -17,10 +17,11 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.agent_port import AgentPort
 from core.deliveries import DeliveryPort
+from harness_bridge.backends.environment import process_environment, variable_names
 from harness_bridge.backends.registry import HarnessContext, validate
 from harness_bridge.delivery import DELIVERY_WINDOW, Deliverer
 from harness_bridge.jsonrpc import Capabilities, ClientInfo
@@ -52,26 +53,32 @@ HOST_CAPABILITIES = Capabilities.model_validate(
 
 
 class StdioSettings(BaseModel):
-    """`harness: {backend: stdio, command: [...], env: {...}}`; `deliveries_in_flight` bounds the
-    `chat/deliver` requests awaiting the harness's answer at once (8 by default)."""
+    """`harness: {backend: stdio, command: [...], pass_env: [...], env: {...}}`: the process gets
+    `harness_bridge.backends.environment`'s base, the `pass_env` variables and `env`;
+    `deliveries_in_flight` bounds the `chat/deliver` requests awaiting the harness's answer at
+    once (8 by default)."""
 
     model_config = ConfigDict(extra="forbid")
 
     backend: Literal["stdio"]
     command: list[str] = Field(min_length=1)
     env: dict[str, str] = Field(default_factory=dict)
+    pass_env: list[str] = Field(default_factory=list)
     restart_after_s: float = Field(default=2.0, ge=0)
     deliveries_in_flight: int = Field(default=DELIVERY_WINDOW, ge=1)
+
+    _pass_env = field_validator("pass_env")(variable_names)
 
 
 def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> StdioHarness:
     """The `c2a.backends` entry point: build the harness from a manifest's settings."""
     parsed = validate(StdioSettings, context.agent, settings)
+    environ = os.environ if context.environ is None else context.environ
     return StdioHarness(
         context.port,
         context.deliveries,
         parsed.command,
-        env=parsed.env,
+        env=process_environment(context.agent, environ, parsed.pass_env, parsed.env),
         restart_after=parsed.restart_after_s,
         window=parsed.deliveries_in_flight,
     )
@@ -95,7 +102,8 @@ class StdioHarness:
         self.port = port
         self.deliveries = deliveries
         self.command = list(command)
-        self.env = dict(env or {})
+        # The process's whole environment; by default only the base (see `environment`).
+        self.env = process_environment(self.agent, os.environ, (), {}) if env is None else dict(env)
         self.restart_after = restart_after
         self.window = window
         self.connection: Connection | None = None
@@ -111,7 +119,7 @@ class StdioHarness:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, **self.env},
+            env=self.env,
             limit=MAX_LINE,
         )
         self._process = process

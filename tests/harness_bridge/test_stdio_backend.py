@@ -9,6 +9,7 @@ import logging
 import sys
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,10 @@ from world import DM, scenario
 
 from core.engine import Engine
 from core.engine_port import EnginePort
+from core.errors import ManifestError
 from core.sqlite_store import SQLiteStore
+from harness_bridge.backends import stdio
+from harness_bridge.backends.registry import HarnessContext
 from harness_bridge.backends.stdio import StdioHarness
 from harness_bridge.rpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from harness_bridge.tools import ChatTools
@@ -60,6 +64,36 @@ def test_the_example_harness_answers_a_dm_once_through_the_tools() -> None:
         assert sends(store) == [("lead", DM)]
 
     scenario(test)
+
+
+def test_the_harness_process_gets_what_is_passed_and_none_of_the_host_s_secrets(
+    tmp_path: Path,
+) -> None:
+    """c2a's environment holds the platforms' tokens: the harness process (here the example
+    harness, after writing down the names it was given) gets the base variables, the
+    `pass_env` ones and `env`, and nothing else."""
+    names = tmp_path / "environ.json"
+    dump = f"import json, os; open({str(names)!r}, 'w').write(json.dumps(sorted(os.environ)))"
+    script = f"{dump}; import runpy; runpy.run_path({str(EXAMPLE)!r}, run_name='__main__')"
+    environ = {"PATH": "/usr/bin", "SLACK_LEAD_TOKEN": "xoxb-1-2", "MODEL_KEY": "k-123"}
+    settings = {
+        "backend": "stdio",
+        "command": [sys.executable, "-c", script],
+        "pass_env": ["MODEL_KEY"],
+        "env": {"MODE": "test"},
+    }
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        context = HarnessContext(EnginePort(engine, "lead"), engine.deliveries, environ=environ)
+        harness = stdio.from_settings(context, settings)
+        await harness.start()
+        await harness.stop()
+        with pytest.raises(ManifestError, match=r"pass_env: MODEL_KEY is not set"):
+            stdio.from_settings(replace(context, environ={}), settings)
+
+    scenario(test)
+    assert set(json.loads(names.read_text())) >= {"PATH", "MODEL_KEY", "MODE"}
+    assert "SLACK_LEAD_TOKEN" not in json.loads(names.read_text())
 
 
 def test_a_harness_that_cannot_start_marks_the_agent_unavailable() -> None:
