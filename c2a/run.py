@@ -57,7 +57,7 @@ from core.manifest import AgentConfig, Workspace
 from core.outbox import Outbox, QueueBell, Sender
 from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
-from core.restart import finish_cut_replies, tell_again
+from core.restart import blocked_again, finish_cut_replies, tell_again
 from core.store_choice import open_store, store_url
 from harness_bridge.backends.model_status import DescribesModel
 from harness_bridge.backends.registry import Harness, HarnessContext, MailboxInMemory, build
@@ -211,6 +211,7 @@ class WorkspaceRun:
             async with self.store.transaction():
                 cut = await finish_cut_replies(self.host.engine)
                 told = await tell_again(self.host.engine, built_in)
+                await blocked_again(self.host.engine)
             if cut:
                 log.info("%s: %d answer(s) cut short by a stop, asked again", self.name, cut)
             if told:

@@ -9,7 +9,8 @@ under its key, so a redecided copy never reacts twice.
 
 `BlockedMarks` remembers each `blocked` placed while an agent is down, until it is up again:
 each is then replaced by `seen` (its model turn takes the message now), so no 🚧 stays on a
-message the agent went on to answer. It is memory only: a mark placed before a restart stays.
+message the agent went on to answer. It is memory only; at a start, `core.restart.blocked_again`
+gives it the marks still on questions the agents owe.
 """
 
 from __future__ import annotations

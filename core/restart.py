@@ -15,6 +15,11 @@ A built-in harness keeps what it is told in the host's memory: a question it ack
 would wait for the follow-up's reminder, minutes later. `tell_again` sets such questions back
 to pending, so the fresh harness is told of them (a higher attempt) and answers.
 
+The 🚧 (`blocked`) put on a question while its agent was down is replaced by 👀 once the agent
+is up (`core.acknowledgement.BlockedMarks`), which the engine remembers in memory only:
+`blocked_again` finds those still on questions their agents owe, so the first sweep replaces
+them unless the agent is found down again first.
+
 Only where this process alone writes the ledger: where several share it, another may still
 be writing the reply, or running the harness (`core.store.Store.shared`).
 """
@@ -25,13 +30,14 @@ from collections.abc import Collection
 from datetime import timedelta
 from typing import Final
 
-from core.actions import Edit
+from core.actions import Edit, React, from_record
 from core.clock import format_time
 from core.decision import Disposition
 from core.drafts import CUT_KEY, CUT_SHORT, CutReply, cut_replies
 from core.engine import Engine
+from core.signals import Signal
 
-__all__ = ["NEWEST", "finish_cut_replies", "tell_again"]
+__all__ = ["NEWEST", "blocked_again", "finish_cut_replies", "tell_again"]
 
 NEWEST: Final = 1_000
 """How many of the outbox's newest actions are read for cut replies: a reply being written
@@ -74,6 +80,26 @@ async def tell_again(engine: Engine, agents: Collection[str]) -> int:
             await store.set_status(delivery.decision.event_id, agent, "pending")
             told += 1
     return told
+
+
+async def blocked_again(engine: Engine) -> int:
+    """Give `Engine.blocked` each `blocked` mark still on a question its agent owes (see the
+    module doc); in the caller's transaction. Returns how many."""
+    store, found = engine.store, 0
+    for agent in engine.workspace.agent_ids:
+        for event_id in engine.owed(agent):
+            for delivery in await store.deliveries(event_id):
+                if delivery.decision.agent != agent:
+                    continue
+                key = f"{delivery.decision.idempotency_key}:react:"
+                placed = await store.outbox_get(key + Signal.BLOCKED.value)
+                if placed is None or await store.outbox_has(key + Signal.SEEN.value):
+                    continue
+                action = from_record(placed.action)
+                if isinstance(action, React):
+                    engine.blocked.note(action)
+                    found += 1
+    return found
 
 
 def _finished(reply: CutReply, message_id: str) -> Edit:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from builders import local_workspace, slack_body, slack_message
 
 from adapters.slack import normalise
 from c2a.records import record_of
-from core.clock import VirtualClock, parse_time
+from core.clock import VirtualClock, format_time, parse_time
 from core.decision import Disposition
 from core.engine import Engine
+from core.restart import blocked_again
 from core.sqlite_store import SQLiteStore
 from harness_bridge.wire import parse_deliver
 
@@ -169,6 +171,51 @@ def test_once_its_agent_is_back_a_blocked_mark_becomes_seen_once() -> None:
         assert action["placed"] == ["blocked"] and action["emoji"] == "eyes"
         assert action["idempotencyKey"].endswith(":react:seen")
         assert await sweep(engine) == []  # once
+        await store.close()
+
+    asyncio.run(run())
+
+
+def test_a_blocked_mark_left_by_a_stopped_host_becomes_seen_after_its_start(
+    tmp_path: Path,
+) -> None:
+    """The host stopped while worker-1 was down: the next start finds the 🚧 still on the
+    question worker-1 owes (not on one it answered) and its first sweep makes it 👀."""
+
+    async def run() -> None:
+        ledger = str(tmp_path / "ledger.sqlite3")
+        store = SQLiteStore(ledger)
+        await store.open()
+        engine = Engine(local_workspace(), store, VirtualClock(START))
+        engine.mark_unavailable("worker-1")
+        ids = []
+        for n in (1, 2):
+            said = slack_message(
+                f"176722560{n}.000100", "there?", channel="D0W1", channel_type="im"
+            )
+            event = normalise(slack_body(said, via="worker-1"))
+            assert event is not None
+            async with store.transaction():
+                await engine.ingest(event)
+            ids.append(event.event_id)
+        async with store.transaction():
+            answered = Disposition.RESPONDED
+            await store.set_disposition(
+                ids[1], "worker-1", answered, "answered", format_time(START)
+            )
+        await store.close()
+
+        store = SQLiteStore(ledger)  # the next start
+        await store.open()
+        engine = Engine(local_workspace(), store, VirtualClock(START))
+        await engine.rebuild()
+        async with store.transaction():
+            assert await blocked_again(engine) == 1
+        ((agent, _, action),) = await sweep(engine)
+        assert (agent, action["signal"], action["placed"]) == ("worker-1", "seen", ["blocked"])
+        assert action["eventId"] == ids[0]
+        async with store.transaction():
+            assert await blocked_again(engine) == 0  # replaced: nothing left to find
         await store.close()
 
     asyncio.run(run())
