@@ -44,7 +44,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import os
 import secrets
 import time
 from collections.abc import Mapping
@@ -391,12 +390,7 @@ def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> AcpHa
         parsed.command,
         mcp_server_entry(agent, manifest, store),
         allow=parsed.allow,
-        env=passed_environment(
-            agent,
-            os.environ if context.environ is None else context.environ,
-            parsed.pass_env,
-            parsed.env,
-        ),
+        env=passed_environment(agent, context.host_environ, parsed.pass_env, parsed.env),
         cwd=parsed.cwd,
         sessions_path=sessions_file(store, agent),
         progress_every_s=parsed.progress_every_s,

@@ -10,6 +10,7 @@ is wrong.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -77,6 +78,11 @@ class HarnessContext:
     @property
     def agent(self) -> str:
         return self.port.agent
+
+    @property
+    def host_environ(self) -> Mapping[str, str]:
+        """The environment c2a runs in: the run's, else this process's."""
+        return os.environ if self.environ is None else self.environ
 
 
 HarnessFactory = Callable[[HarnessContext, Mapping[str, Any]], Harness]

@@ -73,12 +73,12 @@ class StdioSettings(BaseModel):
 def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> StdioHarness:
     """The `c2a.backends` entry point: build the harness from a manifest's settings."""
     parsed = validate(StdioSettings, context.agent, settings)
-    environ = os.environ if context.environ is None else context.environ
+    environ = process_environment(context.agent, context.host_environ, parsed.pass_env, parsed.env)
     return StdioHarness(
         context.port,
         context.deliveries,
         parsed.command,
-        env=process_environment(context.agent, environ, parsed.pass_env, parsed.env),
+        env=environ,
         restart_after=parsed.restart_after_s,
         window=parsed.deliveries_in_flight,
     )
