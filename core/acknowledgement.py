@@ -1,11 +1,13 @@
 """The fast acknowledgement: the reaction a person sees on a message an agent must answer,
 before the agent has said a word.
 
-`seen` when a model turn will take it, `queued` when the agent is over its turn budget,
-`blocked` while the agent's harness is down (spec 000's status signals); and `declined` on a
-message for an agent muted by `/c2a mute` (spec 001: "not this agent, or won't act"), so the
-person who asked it knows no answer is coming. Pure: the engine puts the action in the outbox
-under its key, so a redecided copy never reacts twice.
+It goes on a message the agent must answer, and on one addressed to a role or to everyone
+whose claim the host gave this agent (the responder it picked: its answer is owed too, and the
+person sees who took the question). `seen` when a model turn will take it, `queued` when the
+agent is over its turn budget, `blocked` while the agent's harness is down (spec 000's status
+signals); and `declined` on a message for an agent muted by `/c2a mute` (spec 001: "not this
+agent, or won't act"), so the person who asked it knows no answer is coming. Pure: the engine
+puts the action in the outbox under its key, so a redecided copy never reacts twice.
 
 `BlockedMarks` remembers each `blocked` placed while an agent is down, until it is up again:
 each is then replaced by `seen` (its model turn takes the message now), so no 🚧 stays on a
@@ -29,9 +31,13 @@ _TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)  # the modes that sta
 
 
 def acknowledged(decision: Decision) -> bool:
-    """Whether `decision` may get a fast acknowledgement at all: it must be answered, or it
-    was for an agent that is muted."""
-    return decision.policy is Policy.MUST_RESPOND or _muted(decision)
+    """Whether `decision` may get a fast acknowledgement at all: it must be answered, its
+    agent is the responder the host picked, or it was for an agent that is muted."""
+    return (
+        decision.policy is Policy.MUST_RESPOND
+        or (decision.policy is Policy.MAY_RESPOND and decision.claimed_by == decision.agent)
+        or _muted(decision)
+    )
 
 
 def _muted(decision: Decision) -> bool:

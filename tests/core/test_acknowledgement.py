@@ -83,3 +83,17 @@ def test_nothing_but_a_must_respond_message_with_an_id_is_acknowledged(
     event: ChatEvent, decision: Decision
 ) -> None:
     assert acknowledgement(event, decision, GLYPHS, down=True, seen=True) is None
+
+
+def test_the_responder_the_host_picked_for_a_role_acknowledges_and_no_other_does() -> None:
+    """`@backend`: the worker given the claim owes the answer, so the person sees its 👀 at
+    once; another candidate, and one claimed by no one, get nothing."""
+    picked = replace(
+        decided(policy=Policy.MAY_RESPOND, mode=InjectionMode.BUFFERED, reason="role_mention"),
+        directedness=Directedness.TO_MY_ROLE,
+        claimed_by="lead",
+    )
+    action = acknowledgement(EVENT, picked, GLYPHS, down=False, seen=True)
+    assert action is not None and action.signal is Signal.SEEN
+    for other in (replace(picked, claimed_by="worker-1"), replace(picked, claimed_by=None)):
+        assert acknowledgement(EVENT, other, GLYPHS, down=False, seen=True) is None

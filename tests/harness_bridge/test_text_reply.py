@@ -158,7 +158,8 @@ def test_the_claimed_role_mention_is_answered_and_the_others_stay_quiet() -> Non
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         for agent in ("worker-1", "worker-2"):
             await run_agent(engine, tools[agent], Scripted("On it.", choice="yes"))
-        assert answers(store, "worker-1") == [("send", ROLE, "On it.")]
+        # worker-1 is the responder the host picked: its fast `seen`, then its answer.
+        assert answers(store, "worker-1") == [("react", ROLE, "seen"), ("send", ROLE, "On it.")]
         assert answers(store, "worker-2") == []
 
     scenario(test)
@@ -179,8 +180,9 @@ def test_an_open_may_respond_event_is_answered_only_on_the_models_yes(
         await run_agent(engine, tools["worker-1"], model)
         assert len(model.choices) == 1
         assert model.choices[0][-1]["content"].endswith("build is red")
+        # The `seen` is the host's, from when it picked worker-1: only a yes answers.
         expected = [("send", ROLE, "On it.")] if answered else []
-        assert answers(store, "worker-1") == expected
+        assert answers(store, "worker-1") == [("react", ROLE, "seen"), *expected]
         holder = engine.state.claim_holder(ROLE, engine.clock.now())
         assert holder == ("worker-1" if answered else None)
 
