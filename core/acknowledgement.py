@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Container
 from dataclasses import dataclass, field, replace
 
-from core.actions import React
+from core.actions import React, reaction_key
 from core.decision import Decision, Directedness, InjectionMode, Policy
 from core.events import ChatEvent, EventKind
 from core.signals import GlyphMap, Signal
@@ -71,7 +71,7 @@ def acknowledgement(
         agent=decision.agent,
         platform=event.platform,
         conversation=event.conversation.id,
-        key=f"{decision.idempotency_key}:react:{signal.value}",
+        key=reaction_key(decision.idempotency_key, signal),
         message_id=event.message_id,
         signal=signal,
         emoji=glyphs.native(event.platform, signal),
@@ -84,12 +84,13 @@ def acknowledgement(
 class BlockedMarks:
     """The `blocked` acknowledgements placed while their agent was down (see the module doc)."""
 
-    _held: dict[str, list[React]] = field(default_factory=dict)
+    _held: dict[str, list[tuple[str, React]]] = field(default_factory=dict)
 
-    def note(self, action: React) -> None:
-        """`action` went in the outbox: remembered when it is a `blocked`."""
+    def note(self, decision: Decision, action: React) -> None:
+        """`action`, acknowledging `decision`, went in the outbox: remembered when it is a
+        `blocked`."""
         if action.signal is Signal.BLOCKED:
-            self._held.setdefault(action.agent, []).append(action)
+            self._held.setdefault(action.agent, []).append((decision.idempotency_key, action))
 
     def lifted(self, down: Container[str], glyphs: GlyphMap) -> list[React]:
         """The `seen` replacing each `blocked` of every agent no longer `down`, forgotten here."""
@@ -99,9 +100,9 @@ class BlockedMarks:
                 blocked,
                 signal=seen,
                 emoji=glyphs.native(blocked.platform, seen),
-                key=f"{blocked.key.removesuffix(Signal.BLOCKED.value)}{seen.value}",
+                key=reaction_key(decision_key, seen),
                 placed=frozenset({Signal.BLOCKED}),
             )
             for agent in [agent for agent in self._held if agent not in down]
-            for blocked in self._held.pop(agent)
+            for decision_key, blocked in self._held.pop(agent)
         ]

@@ -50,6 +50,7 @@ __all__ = [
     "Visibility",
     "Working",
     "from_record",
+    "reaction_key",
     "redacted",
     "to_record",
 ]
@@ -371,6 +372,13 @@ def _working(record: Mapping[str, Any], base: dict[str, Any], kind: str) -> Work
         conversation_kind=_optional(record, "conversationKind"),
         timeout_s=int(timeout) if isinstance(timeout, int) else WORKING_TIMEOUT_S,
     )
+
+
+def reaction_key(decision_key: str, signal: Signal) -> str:
+    """The outbox key of `signal` on the message a delivery (its `Decision.idempotency_key`)
+    is about: `<eventId>:<agent>:react:<signal>`, one per signal, so a retry never reacts
+    twice and a start can look one up."""
+    return f"{decision_key}:react:{signal.value}"
 
 
 def _placed(value: object) -> frozenset[Signal] | None:

@@ -278,7 +278,7 @@ class Engine:
         action = acknowledgement(event, decision, self.glyphs, down=down, seen=seen)
         if action is None or not await self.queue_action(action, stamp):
             return []
-        self.blocked.note(action)
+        self.blocked.note(decision, action)
         return [Queued(decision.agent, action)]
 
     async def _escalate_loop(self, event: ChatEvent, stamp: str) -> list[Emission]:

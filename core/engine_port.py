@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
-from core.actions import Action, Delete, Edit, Post, React, from_record
+from core.actions import Action, Delete, Edit, Post, React, from_record, reaction_key
 from core.agent_port import (
     EventFilter,
     EventView,
@@ -160,7 +160,7 @@ class EnginePort:
         engine = self._engine
         delivery = await self._delivery(in_reply_to)
         check_reaction(delivery, self._holder(delivery), self._agent, signal)
-        key = f"{delivery.decision.idempotency_key}:react:{signal.value}"
+        key = reaction_key(delivery.decision.idempotency_key, signal)
         event = await engine.event(in_reply_to)
         if event is None or event.message_id is None:
             raise ToolError(f"{in_reply_to!r} is not a message you can react to")

@@ -30,7 +30,7 @@ from collections.abc import Collection
 from datetime import timedelta
 from typing import Final
 
-from core.actions import Edit, React, from_record
+from core.actions import Edit, React, from_record, reaction_key
 from core.clock import format_time
 from core.decision import Disposition
 from core.drafts import CUT_KEY, CUT_SHORT, CutReply, cut_replies
@@ -91,13 +91,13 @@ async def blocked_again(engine: Engine) -> int:
             for delivery in await store.deliveries(event_id):
                 if delivery.decision.agent != agent:
                     continue
-                key = f"{delivery.decision.idempotency_key}:react:"
-                placed = await store.outbox_get(key + Signal.BLOCKED.value)
-                if placed is None or await store.outbox_has(key + Signal.SEEN.value):
+                key = delivery.decision.idempotency_key
+                placed = await store.outbox_get(reaction_key(key, Signal.BLOCKED))
+                if placed is None or await store.outbox_has(reaction_key(key, Signal.SEEN)):
                     continue
                 action = from_record(placed.action)
                 if isinstance(action, React):
-                    engine.blocked.note(action)
+                    engine.blocked.note(delivery.decision, action)
                     found += 1
     return found
 
