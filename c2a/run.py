@@ -91,7 +91,7 @@ class WorkspaceRun:
         self.environ = environ
         self.clock = SystemClock()
         url = store_url(workspace.manifest.store, environ)
-        sqlite_file = str((data_dir / f"{self.name}.sqlite3").resolve())
+        sqlite_file = str(data_dir / f"{self.name}.sqlite3")
         self.ledger_file = "" if url else sqlite_file  # "": not a SQLite file (PostgreSQL)
         ledger = open_store(url, sqlite_file, schema=self.name)
         self.store = QueueBell(CountedStore(ledger, self.metrics, self.name))
@@ -153,13 +153,12 @@ class WorkspaceRun:
         limits = {n: p.draft_limit for n, p in self.platforms.items() if p.draft_limit}
         port = EnginePort(self.host.engine, agent, self.senders, limits)
         deliveries = self.host.engine.deliveries
-        manifest = self.workspace.source
         context = HarnessContext(
             port,
             deliveries,
             streaming,
             limits,
-            manifest=str(Path(manifest).resolve()) if manifest else None,
+            manifest=self.workspace.source,
             ledger=self.ledger_file,
             environ=self.environ,
         )
