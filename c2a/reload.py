@@ -210,6 +210,7 @@ async def reload_workspace(run: WorkspaceRun, path: str | Path) -> bool:
         await _stop_harness(run, agent)
     for agent, harness in plan.harnesses.items():
         run.start_harness(agent, harness)
+    run.note_unanswered()
     for name, connection in plan.connections.items():
         await _reconnect(run, name, connection)
     log.info("%s: reloaded %s: %s", run.name, path, plan.summary(old))

@@ -59,7 +59,7 @@ from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
 from core.restart import blocked_again, finish_cut_replies, tell_again
 from core.store_choice import open_store, store_url
-from harness_bridge.backends.model_status import DescribesModel
+from harness_bridge.backends.model_status import NO_HARNESS, DescribesModel
 from harness_bridge.backends.registry import Harness, HarnessContext, MailboxInMemory, build
 
 __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspaces"]
@@ -126,6 +126,7 @@ class WorkspaceRun:
         self.connections: dict[str, Connection] = {}
         self.gate = Gate()
         self.harness_tasks: dict[str, asyncio.Task[None]] = {}
+        self.unanswered: frozenset[str] = frozenset()  # agents the manifest gives no harness
         self._loops: list[asyncio.Task[None]] = []
         # None unless several processes may share the ledger
         self.leases = harness_leases(url, self.holder, self, self.dispatch.heard)
@@ -188,12 +189,27 @@ class WorkspaceRun:
             self.senders[name] = sender
 
     def models(self) -> dict[str, dict[str, Any]]:
-        """Which model answers each agent whose harness says so, and whether it is ready."""
-        return {
+        """Which model answers each agent whose harness says so, and whether it is ready;
+        an agent with no harness says that nothing answers it."""
+        models = {
             agent: harness.model_status().view()
             for agent, harness in self.harnesses.items()
             if isinstance(harness, DescribesModel)
         }
+        return models | {agent: NO_HARNESS.view() for agent in self.unanswered}
+
+    def note_unanswered(self) -> None:
+        """Agents the manifest gives no harness are down for as long as that lasts: nothing
+        would ever answer them, so their questions get `blocked` instead of `seen` and the
+        people waiting the notice, as when a harness is down. One given a harness since is up
+        until its harness says otherwise. Called at the start and after each reload."""
+        engine = self.host.engine
+        unanswered = frozenset(a for a in self.workspace.agent_ids if a not in self.harnesses)
+        for agent in self.unanswered - unanswered:
+            engine.mark_available(agent)
+        for agent in sorted(unanswered):
+            engine.mark_unavailable(agent)
+        self.unanswered = unanswered
 
     async def probe_harnesses(self, agents: Mapping[str, AgentConfig] | None = None) -> None:
         """Fail fast, saying what to do, when a harness (of `agents`, else all) cannot run."""
@@ -219,6 +235,7 @@ class WorkspaceRun:
                 )
         for agent, harness in self.harnesses.items():
             self.start_harness(agent, harness)
+        self.note_unanswered()
         if self.leases is not None:
             await self.leases.begin()
             self._loops.append(asyncio.create_task(self.leases.run(), name=f"leases-{self.name}"))
@@ -229,6 +246,8 @@ class WorkspaceRun:
             await connection.start()
             self.take_sender(name, connection)
         for agent, model in self.models().items():
+            if agent in self.unanswered:
+                continue  # the warning below names them
             log.info(
                 "%s: %s answers with %s (%s)", self.name, agent, model["model"], model["where"]
             )
@@ -245,6 +264,14 @@ class WorkspaceRun:
                 "slack or discord section, or add `webchat: {}` for the local web chat "
                 "(docs/manifest.md)",
                 self.name,
+            )
+        if self.unanswered:
+            log.warning(
+                "%s: no harness for %s, so nothing answers: what is asked waits in the ledger, "
+                "marked blocked, and the asker is told; give each agent a `harness:` "
+                "(docs/harnesses.md)",
+                self.name,
+                ", ".join(sorted(self.unanswered)),
             )
         for connection in self.connections.values():
             self.say_ready(connection)
@@ -317,11 +344,16 @@ class WorkspaceRun:
         return outcome
 
     async def health(self) -> dict[str, Any]:
-        """This workspace for `/healthz`: which agents' harnesses are down, and whether its
-        database answers (`CountedStore.database`)."""
-        down = sorted(self.host.engine.unavailable)
-        agents = len(self.workspace.manifest.agents)
-        return {"agents": agents, "unavailable": down, "database": await self.store.database()}
+        """This workspace for `/healthz`: which agents' harnesses are down, which agents have
+        none (`unanswered`: no restart would change that, so they do not make it unhealthy),
+        and whether its database answers (`CountedStore.database`)."""
+        down = sorted(set(self.host.engine.unavailable) - self.unanswered)
+        return {
+            "agents": len(self.workspace.manifest.agents),
+            "unavailable": down,
+            "unanswered": sorted(self.unanswered),
+            "database": await self.store.database(),
+        }
 
 
 # ---- many workspaces -----------------------------------------------------------------------

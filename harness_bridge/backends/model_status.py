@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["DescribesModel", "ModelState", "ModelStatus"]
+__all__ = ["NO_HARNESS", "DescribesModel", "ModelState", "ModelStatus"]
 
-ModelState = Literal["ready", "building", "failed"]
+ModelState = Literal["ready", "building", "failed", "none"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,16 @@ class ModelStatus:
             "detail": self.detail,
             "hint": self.hint,
         }
+
+
+NO_HARNESS = ModelStatus(
+    model="no model",
+    where="the manifest gives no harness",
+    state="none",
+    detail="nothing answers until the manifest gives each a harness",
+    hint="docs/harnesses.md",
+)
+"""What an agent with no `harness:` shows: nothing answers it (`state` none)."""
 
 
 @runtime_checkable
