@@ -108,6 +108,7 @@ async def reconfigure(engine: Engine, workspace: Workspace, redactor: Redactor) 
         if name not in _HELD:
             setattr(engine, name, value)
     engine.deliveries.framer = fresh.framer
+    engine.decider.unavailable = engine.unavailable
     engine.approvals.approvers = fresh.approvals.approvers  # questions still open stay open
     engine.followup.workspace = workspace
     engine.followup.classifier = fresh.classifier

@@ -5,6 +5,7 @@ late questions it answered.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Final
@@ -34,11 +35,15 @@ _Answer = tuple[Directedness, Policy, InjectionMode, str, Priority]
 
 
 class Decider:
-    """Decides the events of one workspace; claims are taken in the store."""
+    """Decides the events of one workspace; claims are taken in the store. `unavailable` is
+    the engine's own map of agents known to be down (`Engine.unavailable`)."""
 
-    def __init__(self, workspace: Workspace, store: Store) -> None:
+    def __init__(
+        self, workspace: Workspace, store: Store, unavailable: Mapping[str, datetime]
+    ) -> None:
         self.workspace = workspace
         self.store = store
+        self.unavailable = unavailable
         # The rules' answer to plain channel chatter, per shape and agent (`_chatter`).
         self._chatter_answers: dict[ChatterShape, dict[str, _Answer]] = {}
 
@@ -103,14 +108,14 @@ class Decider:
     async def _holder(
         self, event: ChatEvent, candidates: list[str], ctx: Context, state: State
     ) -> str:
-        """The agent holding the event's claim, selecting and claiming one if nobody does."""
+        """The agent holding the event's claim, selecting and claiming one if nobody does:
+        among the candidates whose harness is up, when any is."""
         held = state.claim_holder(event.event_id, ctx.now)
         if held is not None:
             return held
         settings = self.workspace.settings
-        chosen = select_responder(
-            candidates, state.busy, settings.selection, self.workspace.agent_ids
-        )
+        able = [agent for agent in candidates if agent not in self.unavailable] or candidates
+        chosen = select_responder(able, state.busy, settings.selection, self.workspace.agent_ids)
         result = await self.store.claim(event.event_id, chosen, ctx.now, settings.claim_ttl_ms)
         state.note_claim(event.event_id, result.holder, result.expires_at)
         return result.holder

@@ -94,7 +94,7 @@ class Engine:
             event=self.event,
         )
         self.audience = Audience(workspace)
-        self.decider = Decider(workspace, store)
+        self.decider = Decider(workspace, store, self.unavailable)
         self.copies = DecidedCopies()
 
     async def rebuild(self) -> int:

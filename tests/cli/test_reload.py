@@ -96,6 +96,7 @@ def test_the_engine_takes_the_new_workspace_everywhere_and_keeps_what_others_hol
         kept = (engine.deliveries, engine.followup, engine.unavailable, engine.blocked)
         assert all(now is before for now, before in zip(kept, held, strict=True))
         assert engine.deliveries.framer is engine.framer
+        assert engine.decider.unavailable is engine.unavailable  # who is down, seen by selection
         assert engine.state.members["C0GEN"] == {"lead"}  # only agents of the workspace
         await store.close()
 

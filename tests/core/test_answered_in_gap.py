@@ -228,7 +228,7 @@ def test_a_late_reply_reads_only_the_late_questions_it_could_answer() -> None:
 def test_late_questions_held_are_bounded() -> None:
     """Past `LATE_HELD` the oldest late question is forgotten (and simply delivered)."""
     state = State(local_workspace())
-    decider = Decider(local_workspace(), SQLiteStore(":memory:"))
+    decider = Decider(local_workspace(), SQLiteStore(":memory:"), {})
     for seq in range(LATE_HELD + 3):
         event = normalise_slack(slack_body(slack_message(f"1767225600.{seq:06d}", "blocked?")))
         assert event is not None

@@ -451,3 +451,26 @@ def test_a_role_mention_never_selects_an_agent_that_cannot_answer_there() -> Non
     assert found["worker-1"][-1]["attention"]["reason"] == "left_conversation"
     assert axes(found["worker-2"][-1]) == ("to_my_role", "may_respond", "buffered")
     assert found["worker-2"][-1]["attention"]["claimedBy"] == "agent:worker-2"
+
+
+def test_a_role_mention_goes_to_an_agent_whose_harness_is_up_while_one_is() -> None:
+    # worker-1 is first in manifest order and as free, but its harness is down.
+    async def scenario() -> dict[str, str | None]:
+        engine, store, clock = await seated()
+        engine.mark_unavailable("worker-1")
+        asked = normalise(slack_body(slack_message(ts(1), "<!subteam^S0BACK> who can look?")))
+        assert asked is not None
+        await engine.ingest(asked)
+        engine.mark_unavailable("worker-2")
+        both_down = normalise(slack_body(slack_message(ts(2), "<!subteam^S0BACK> anyone?")))
+        assert both_down is not None
+        await engine.ingest(both_down)
+        holders = {
+            e.event_id: engine.state.claim_holder(e.event_id, clock.now())
+            for e in (asked, both_down)
+        }
+        await store.close()
+        return holders
+
+    holders = asyncio.run(scenario())
+    assert list(holders.values()) == ["worker-2", "worker-1"]  # with none up, manifest order
