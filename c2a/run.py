@@ -32,6 +32,7 @@ from aiohttp import web
 
 from c2a import gc_tuning
 from c2a.host import Host
+from c2a.ledger_lock import LedgerLock
 from c2a.logs import redact_logs
 from c2a.metrics import (
     CountedSenders,
@@ -58,6 +59,7 @@ from core.outbox import Outbox, QueueBell, Sender
 from core.platform import Connection, Platform, RunContext
 from core.redact import Redactor
 from core.restart import blocked_again, finish_cut_replies, tell_again
+from core.sqlite_store import SQLiteStore
 from core.store_choice import open_store, store_url
 from harness_bridge.backends.model_status import NO_HARNESS, DescribesModel
 from harness_bridge.backends.registry import Harness, HarnessContext, MailboxInMemory, build
@@ -94,6 +96,8 @@ class WorkspaceRun:
         sqlite_file = str(data_dir / f"{self.name}.sqlite3")
         self.ledger_file = "" if url else sqlite_file  # "": not a SQLite file (PostgreSQL)
         ledger = open_store(url, sqlite_file, schema=self.name)
+        # On SQLite one process owns the ledger: a second `c2a run` on it is refused.
+        self.ledger_lock = LedgerLock(ledger.path) if isinstance(ledger, SQLiteStore) else None
         self.store = QueueBell(CountedStore(ledger, self.metrics, self.name))
         self.redactor = Redactor.for_manifest(workspace.manifest, environ, workspace.secrets)
         redact_logs(self.redactor)
@@ -219,6 +223,8 @@ class WorkspaceRun:
 
     async def start(self) -> None:
         """Open the ledger, start harnesses and loops, then connect the platforms."""
+        if self.ledger_lock is not None:
+            self.ledger_lock.take()
         await self.host.start()
         await self.outbox.recover()
         if not self.store.shared:  # else another process may be writing the reply
@@ -329,6 +335,8 @@ class WorkspaceRun:
         if self.leases is not None:
             await self.leases.end()
         await self.host.close()
+        if self.ledger_lock is not None:
+            self.ledger_lock.release()
 
     # -- what the platforms and `/healthz` call
 
