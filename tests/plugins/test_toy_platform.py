@@ -100,7 +100,8 @@ def test_a_toy_message_reaches_the_ledger_and_the_agent_and_its_reply_reaches_th
                     await asyncio.sleep(0.01)
             [action] = toy.sender.actions
             assert isinstance(action, React)
-            assert (action.platform, action.emoji, action.signal) == ("toy", "👀", Signal.SEEN)
+            # The lead has no harness, so nothing will answer: its mark says blocked, not seen.
+            assert (action.platform, action.emoji, action.signal) == ("toy", "🚧", Signal.BLOCKED)
         finally:
             stop.set()
             await task
