@@ -141,6 +141,7 @@ class Commands:
                     muted=engine.state.is_muted(agent, now),
                     muted_until=engine.state.muted.get(agent),
                     unavailable=agent in engine.unavailable,
+                    harness=engine.workspace.manifest.agents[agent].harness is not None,
                 )
             )
         return lines

@@ -68,6 +68,7 @@ class AgentLine:
     muted: bool = False
     muted_until: datetime | None = None
     unavailable: bool = False
+    harness: bool = True  # False: the manifest gives it none, so nothing answers it
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +109,9 @@ def status_text(agents: Sequence[AgentLine], *, bold: str) -> str:
         if line.muted:
             until = format_time(line.muted_until) if line.muted_until else "unmuted"
             marks.append(f"muted until {until}")
-        if line.unavailable:
+        if not line.harness:
+            marks.append("no harness")
+        elif line.unavailable:
             marks.append("harness down")
         lines.append(f"{bold}{line.agent}{bold}: {', '.join(marks)}")
         for work in line.working[:_WORK_SHOWN]:

@@ -233,7 +233,11 @@ class Workspace:
                     ids.append(f"{platform} {identity.user_id}")
             lead = " (lead: escalations go here)" if name == self.lead else ""
             roles = f"; roles {', '.join(agent.roles)}" if agent.roles else ""
-            harness = f"; harness {agent.harness.backend}" if agent.harness else ""
+            harness = (
+                f"; harness {agent.harness.backend}"
+                if agent.harness
+                else "; no harness: nothing answers it"
+            )
             approvers = f"; approvers {', '.join(agent.approvers)}" if agent.approvers else ""
             only = f"{by_name} only" if by_name else "no platform ids"
             said = f"{', '.join(ids) or only}{roles}{approvers}{harness}"

@@ -84,7 +84,8 @@ def test_a_manifest_with_no_platform_checks_but_says_so_and_a_run_warns(
     assert main(["init", "--out", str(out)]) == 0
     assert main(["check", str(out)]) == 0
     said = capsys.readouterr().out
-    assert "agent lead (lead: escalations go here): no platform ids" in said
+    lead = "agent lead (lead: escalations go here): no platform ids; no harness: nothing answers it"
+    assert lead in said
 
     async def run() -> None:
         stop = asyncio.Event()
@@ -100,3 +101,4 @@ def test_a_manifest_with_no_platform_checks_but_says_so_and_a_run_warns(
     with caplog.at_level(logging.WARNING):
         asyncio.run(run())
     assert "team: no platform is configured, so no message will arrive" in caplog.text
+    assert "team: no harness for lead, worker-1, so nothing answers" in caplog.text

@@ -18,6 +18,7 @@ from builders import slack_message as message
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.command_answers import Commands
+from core.command_text import AgentLine, status_text
 from core.decision import Decision, Disposition, Policy
 from core.emission import Cancel, Delivery, Emission
 from core.engine import Engine
@@ -102,15 +103,24 @@ def test_status_shows_each_agent_s_open_work_and_queue(tmp_path: Path) -> None:
         lines = text.splitlines()
         queued = {a: len(await w.store.pending(a)) for a in ("lead", "worker-1", "worker-2")}
         assert queued["worker-1"] > 0
-        assert lines[0] == f"*lead*: 0 open, {queued['lead']} queued"
-        assert lines[1] == f"*worker-1*: 1 open, {queued['worker-1']} queued"
+        # The example team's agents have no harness: the status says so.
+        assert lines[0] == f"*lead*: 0 open, {queued['lead']} queued, no harness"
+        assert lines[1] == f"*worker-1*: 1 open, {queued['worker-1']} queued, no harness"
         assert lines[2] == f"  • in C0GEN: <@{W1}> can you look at the deploy?"
-        assert lines[3] == f"*worker-2*: 0 open, {queued['worker-2']} queued"
+        assert lines[3] == f"*worker-2*: 0 open, {queued['worker-2']} queued, no harness"
         assert w.audited() == [
             ("", "answered", {"platform": "slack", "user": HUMAN2, "text": "status"})
         ]
 
     scenario(tmp_path, test)
+
+
+def test_status_tells_a_harness_that_is_down_from_none_at_all() -> None:
+    down = AgentLine("lead", [], 0, unavailable=True)
+    none = AgentLine("worker-1", [], 2, unavailable=True, harness=False)
+    assert status_text([down, none], bold="") == (
+        "lead: 0 open, 0 queued, harness down\nworker-1: 0 open, 2 queued, no harness"
+    )
 
 
 def test_why_gives_each_agent_s_decision_and_reason_for_a_linked_message(tmp_path: Path) -> None:

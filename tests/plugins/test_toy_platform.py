@@ -119,7 +119,8 @@ def test_the_toy_manifest_section_is_read_indexed_and_described(toy_installed: P
     assert workspace.roles_named("toy", ["g-ops"]) == ("ops",)
     lines = workspace.describe()
     assert "toy server play.example" in lines
-    assert "agent lead (lead: escalations go here): toy toy-lead; roles ops" in lines
+    lead = "agent lead (lead: escalations go here): toy toy-lead; roles ops; no harness"
+    assert f"{lead}: nothing answers it" in lines
     assert "role ops: toy group g-ops -> lead" in lines
 
 
