@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from c2a import discord_cli, init_cli, slack_cli
+from c2a.ledger_lock import LedgerLock
 from c2a.logs import configure_logging
 from c2a.platforms import load_workspace
 from c2a.pretty import render_pretty
@@ -130,6 +131,9 @@ def _replay(args: argparse.Namespace) -> int:
     if not trace.is_file():
         print(f"c2a: trace {trace} does not exist", file=sys.stderr)
         return 2
+    lock = LedgerLock(args.store) if args.store else None  # never into a live run's ledger
+    if lock is not None:
+        lock.take()
     # Read as bytes: the replay decodes each line on its own, so one that is not UTF-8 is
     # reported instead of ending the read.
     with _output(args.out) as out, trace.open("rb") as lines:
@@ -145,6 +149,8 @@ def _replay(args: argparse.Namespace) -> int:
                 render=render_pretty if args.pretty else None,
             )
         )
+    if lock is not None:
+        lock.release()
     if args.stats:
         print(json.dumps(stats.as_dict()), file=sys.stderr)
     return 1 if stats.errors else 0

@@ -3,7 +3,9 @@
 On SQLite one process owns a workspace (docs/deploy.md). A second `c2a run` on the same file
 (the same `--data-dir` in a second terminal, a service started twice) would take the same
 platform events, tell the harnesses again and answer every message twice; its start is refused
-instead, naming the process that holds the file, before it touches the ledger.
+instead, naming the process that holds the file, before it touches the ledger. `c2a replay
+--store FILE` takes the same lock: replayed events in a live ledger would be delivered to the
+live run's harnesses, and answered on the real platforms.
 
 The lock is the operating system's (`flock` on `<ledger>.lock`, beside the file), so a process
 that ends in any way, kill -9 included, lets go of it at once and a restart never waits. The
@@ -40,9 +42,9 @@ class LedgerLock:
             holder = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
             raise StoreError(
-                f"the ledger {self.ledger} is in use by another c2a run (process {holder}); "
-                "two would answer every message twice: stop that one, or give this one "
-                "another --data-dir"
+                f"the ledger {self.ledger} is in use by a running c2a (process {holder}), and "
+                "a second writer would have every message answered twice: stop that one, or "
+                "use another ledger (--data-dir for c2a run, --store for c2a replay)"
             ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())

@@ -1,6 +1,6 @@
-"""One `c2a run` a SQLite ledger: a second one on the same file is refused before it touches
-the ledger, naming the process that holds it; a holder killed with SIGKILL lets go at once.
-The processes are real `c2a run`s on the web chat."""
+"""One `c2a run` a SQLite ledger: a second one on the same file, or a `c2a replay` into it, is
+refused before it touches the ledger, naming the process that holds it; a holder killed with
+SIGKILL lets go at once. The processes are real `c2a run`s on the web chat."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from builders import LOCAL
 from c2a.ledger_lock import LedgerLock
 from core.errors import StoreError
 
+TRACE = LOCAL.parent / "local-trace.jsonl"
 WAIT_S = 60.0  # the bound on every wait, for a slow and busy machine
 
 
@@ -28,7 +29,7 @@ def test_a_second_lock_on_one_ledger_is_refused_until_the_first_is_given_back(
     ledger = tmp_path / "team.sqlite3"
     first, second = LedgerLock(ledger), LedgerLock(ledger)
     first.take()
-    with pytest.raises(StoreError, match=rf"in use by another c2a run \(process {os.getpid()}\)"):
+    with pytest.raises(StoreError, match=rf"in use by a running c2a \(process {os.getpid()}\)"):
         second.take()
     first.release()
     second.take()
@@ -82,10 +83,20 @@ def test_a_second_run_on_one_ledger_is_refused_and_a_killed_one_lets_go(tmp_path
         assert status == 2
         refusal = logs[1].read_text().strip().splitlines()[-1]
         assert refusal == (
-            f"c2a: the ledger {data / 'local.sqlite3'} is in use by another c2a run (process "
-            f"{first.pid}); two would answer every message twice: stop that one, or give this "
-            "one another --data-dir"
+            f"c2a: the ledger {data / 'local.sqlite3'} is in use by a running c2a (process "
+            f"{first.pid}), and a second writer would have every message answered twice: stop "
+            "that one, or use another ledger (--data-dir for c2a run, --store for c2a replay)"
         )
+        replayed = subprocess.run(
+            [sys.executable, "-m", "c2a.cli", "replay", "--manifest", str(path), str(TRACE)]
+            + ["--store", str(data / "local.sqlite3")],
+            capture_output=True,
+            check=False,
+            text=True,
+            timeout=WAIT_S,
+        )
+        assert replayed.returncode == 2
+        assert replayed.stderr.startswith(f"c2a: the ledger {data / 'local.sqlite3'} is in use")
         assert "Traceback" not in logs[1].read_text()
         assert rows(data) == before
     finally:
