@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from c2a.logs import redact_logs
 from c2a.run_inputs import load_workspaces
+from c2a.run_report import say_ready
 from core.engine import Engine
 from core.errors import C2AError, ManifestError
 from core.manifest import Manifest, Workspace
@@ -239,7 +240,7 @@ async def _reconnect(run: WorkspaceRun, name: str, connection: Connection | None
         run.connections[name] = connection
         await connection.start()
         run.take_sender(name, connection)
-        run.say_ready(connection)  # the web chat's page has a new address
+        say_ready(run.name, connection.ready())  # the web chat's page has a new address
     if old is not None:
         await old.finish()
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,6 +50,7 @@ from c2a.run_dispatch import Dispatch
 from c2a.run_inputs import load_workspaces, private_directory
 from c2a.run_leases import harness_leases, holder_name
 from c2a.run_loops import OutboxLoop, supervise, sweep
+from c2a.run_report import health, say_ready, say_restarted, say_started
 from core.clock import SystemClock
 from core.emission import Outcome
 from core.engine_port import EnginePort
@@ -233,12 +233,7 @@ class WorkspaceRun:
                 cut = await finish_cut_replies(self.host.engine)
                 told = await tell_again(self.host.engine, built_in)
                 await blocked_again(self.host.engine)
-            if cut:
-                log.info("%s: %d answer(s) cut short by a stop, asked again", self.name, cut)
-            if told:
-                log.info(
-                    "%s: %d question(s) left unanswered by a stop, asked again", self.name, told
-                )
+            say_restarted(self.name, cut, told)
         for agent, harness in self.harnesses.items():
             self.start_harness(agent, harness)
         self.note_unanswered()
@@ -251,43 +246,16 @@ class WorkspaceRun:
         for name, connection in self.connections.items():
             await connection.start()
             self.take_sender(name, connection)
-        for agent, model in self.models().items():
-            if agent in self.unanswered:
-                continue  # the warning below names them
-            log.info(
-                "%s: %s answers with %s (%s)", self.name, agent, model["model"], model["where"]
-            )
-        log.info(
-            "%s: running %d agent(s), %d harness(es), platforms: %s",
+        say_started(
             self.name,
-            len(self.workspace.manifest.agents),
-            len(self.harnesses),
-            ", ".join(self.senders) or "none",
+            agents=len(self.workspace.manifest.agents),
+            harnesses=len(self.harnesses),
+            platforms=list(self.senders),
+            models=self.models(),
+            unanswered=self.unanswered,
         )
-        if not self.senders:
-            log.warning(
-                "%s: no platform is configured, so no message will arrive: give an agent a "
-                "slack or discord section, or add `webchat: {}` for the local web chat "
-                "(docs/manifest.md)",
-                self.name,
-            )
-        if self.unanswered:
-            log.warning(
-                "%s: no harness for %s, so nothing answers: what is asked waits in the ledger, "
-                "marked blocked, and the asker is told; give each agent a `harness:` "
-                "(docs/harnesses.md)",
-                self.name,
-                ", ".join(sorted(self.unanswered)),
-            )
         for connection in self.connections.values():
-            self.say_ready(connection)
-
-    def say_ready(self, connection: Connection) -> None:
-        """A connection's ready line, if any: it may hold a secret (the web chat's URL has its
-        token), so it goes whole to the terminal, never to the (redacted) logs."""
-        line = connection.ready()
-        if line is not None:
-            print(f"c2a: {self.name}: {line}", file=sys.stderr, flush=True)
+            say_ready(self.name, connection.ready())
 
     async def close_connections(self) -> None:
         """Stop taking events: every platform connection closes."""
@@ -338,7 +306,7 @@ class WorkspaceRun:
         if self.ledger_lock is not None:
             self.ledger_lock.release()
 
-    # -- what the platforms and `/healthz` call
+    # -- what the platforms call
 
     async def receive(
         self, platform: str, payload: Mapping[str, Any], via: str | None = None
@@ -350,18 +318,6 @@ class WorkspaceRun:
         if outcome is not None and outcome.status == "new":
             self.metrics.count("c2a_events_total", workspace=self.name, platform=platform)
         return outcome
-
-    async def health(self) -> dict[str, Any]:
-        """This workspace for `/healthz`: which agents' harnesses are down, which agents have
-        none (`unanswered`: no restart would change that, so they do not make it unhealthy),
-        and whether its database answers (`CountedStore.database`)."""
-        down = sorted(set(self.host.engine.unavailable) - self.unanswered)
-        return {
-            "agents": len(self.workspace.manifest.agents),
-            "unavailable": down,
-            "unanswered": sorted(self.unanswered),
-            "database": await self.store.database(),
-        }
 
 
 # ---- many workspaces -----------------------------------------------------------------------
@@ -406,7 +362,7 @@ async def run_workspaces(
             await run.start()
         gc_tuning.tune()  # what start-up made lives as long as the run: the collector skips it
         if metrics_port is not None:
-            server = await serve_metrics(metrics, lambda: _health(runs), metrics_port)
+            server = await serve_metrics(metrics, lambda: health(runs), metrics_port)
             port = server.addresses[0][1]
             log.info("health and metrics on http://127.0.0.1:%d/healthz and /metrics", port)
             begun_servers.append(server)
@@ -427,12 +383,6 @@ async def run_workspaces(
             await server.cleanup()
         await _shutdown(begun, outbox_grace, harness_grace)
         gc_tuning.restore()
-
-
-async def _health(runs: list[WorkspaceRun]) -> dict[str, Any]:
-    workspaces = {run.name: await run.health() for run in runs}
-    down = any(w["unavailable"] or not w["database"]["reachable"] for w in workspaces.values())
-    return {"ok": not down, "workspaces": workspaces}
 
 
 async def _shutdown(runs: list[WorkspaceRun], outbox_grace: float, harness_grace: float) -> None:

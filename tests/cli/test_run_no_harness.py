@@ -19,6 +19,7 @@ from fakes.attentive_model import AttentiveModel
 from test_run_webchat import Browser, until
 from webchat_run import webchat_run
 
+from c2a.run_report import health
 from core.followup import UNAVAILABLE_NOTICE
 
 AGENTS = ["lead", "worker-1", "worker-2"]
@@ -68,13 +69,13 @@ def test_a_question_to_an_agent_with_no_harness_is_marked_blocked_and_the_asker_
             notice = list(chat.history.messages.values())[-1]
             assert notice.text == UNAVAILABLE_NOTICE
             reader.cancel()
-            return told(browser), await run.health()
+            return told(browser), (await health([run]))["workspaces"]["local"]
 
     with caplog.at_level(logging.INFO, logger="c2a.run"):
-        models, health = asyncio.run(scenario())
+        models, said = asyncio.run(scenario())
     assert sorted(models) == AGENTS
     assert {m["state"] for m in models.values()} == {"none"}
-    assert health["unanswered"] == AGENTS and health["unavailable"] == []
+    assert said["unanswered"] == AGENTS and said["unavailable"] == []
     [warning] = [r for r in caplog.records if "no harness for" in r.getMessage()]
     assert warning.levelno == logging.WARNING
     assert "lead, worker-1, worker-2" in warning.getMessage()
@@ -106,14 +107,14 @@ def test_a_reload_that_gives_an_agent_a_harness_has_it_answer_what_waited(
             assert reacted(browser, asked, "lead") == {SEEN}
             assert "lead" not in run.host.engine.unavailable
             reader.cancel()
-            return told(browser), await run.health()
+            return told(browser), (await health([run]))["workspaces"]["local"]
 
     async def with_model() -> tuple[dict[str, Any], dict[str, Any]]:
         async with AttentiveModel() as model:
             return await scenario(model)
 
     with caplog.at_level(logging.INFO, logger="c2a.run"):
-        models, health = asyncio.run(with_model())
+        models, said = asyncio.run(with_model())
     assert models["lead"]["state"] == "ready"
     assert {models[a]["state"] for a in AGENTS[1:]} == {"none"}
-    assert health["unanswered"] == AGENTS[1:]
+    assert said["unanswered"] == AGENTS[1:]
