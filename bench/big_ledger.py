@@ -42,7 +42,8 @@ from builders import (  # noqa: E402
 )
 
 from c2a.host import Host  # noqa: E402
-from core.actions import Post, React, to_record  # noqa: E402
+from core.action_records import to_record  # noqa: E402
+from core.actions import Post, React  # noqa: E402
 from core.clock import VirtualClock  # noqa: E402
 from core.emission import Emission  # noqa: E402
 from core.signals import Signal  # noqa: E402

@@ -22,7 +22,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from c2a.run_loops import OUTBOX_EVERY
-from core.actions import Action, Post, to_record
+from core.action_records import to_record
+from core.actions import Action, Post
 from core.clock import SystemClock
 from core.outbox import Outbox, QueueBell
 from core.sqlite_store import SQLiteStore

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from c2a.platforms import secret_shapes
-from core.actions import to_record
+from core.action_records import to_record
 from core.emission import Cancel, Delivery, Emission, Escalation, Queued
 from core.redact import Redactor
 

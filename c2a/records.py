@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from core.actions import to_record
+from core.action_records import to_record
 from core.emission import Emission, Escalation, Queued
 from harness_bridge.envelope import message
 

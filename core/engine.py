@@ -17,7 +17,8 @@ from datetime import datetime
 from typing import Final
 
 from core.acknowledgement import BlockedMarks, acknowledged, acknowledgement
-from core.actions import Action, redacted, to_record
+from core.action_records import to_record
+from core.actions import Action, redacted
 from core.approvals import Approvals
 from core.attention_context import Context
 from core.audience import Audience, in_channel, outside_thread

@@ -16,7 +16,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
-from core.actions import Action, Delete, Edit, Post, React, from_record, reaction_key
+from core.action_records import from_record
+from core.actions import Action, Delete, Edit, Post, React, reaction_key
 from core.agent_port import (
     EventFilter,
     EventView,

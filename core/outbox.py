@@ -11,7 +11,7 @@ An action is handed to its sender as soon as the transaction that queued it comm
 `Outbox.run` waits on that event. Its poll (`every`) is only the fallback that retries what
 failed transiently or could not be checked yet.
 
-The outbox stores records (`core.actions.to_record`); each is read back into its typed
+The outbox stores records (`core.action_records.to_record`); each is read back into its typed
 `Action` before a sender sees it, and a record that cannot be read (a field missing or of the
 wrong kind) is marked failed for good, its reason logged: retrying cannot mend it.
 """
@@ -24,7 +24,8 @@ import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol
 
-from core.actions import Action, from_record
+from core.action_records import from_record
+from core.actions import Action
 from core.clock import Clock, format_time
 from core.errors import PermanentSendError, StoreError, TransientSendError
 from core.postgres.outage import during_outage

@@ -30,7 +30,8 @@ from collections.abc import Collection
 from datetime import timedelta
 from typing import Final
 
-from core.actions import Edit, React, from_record, reaction_key
+from core.action_records import from_record
+from core.actions import Edit, React, reaction_key
 from core.clock import format_time
 from core.decision import Disposition
 from core.drafts import CUT_KEY, CUT_SHORT, CutReply, cut_replies

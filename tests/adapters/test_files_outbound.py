@@ -17,7 +17,8 @@ from fakes.slack import FakeSlack
 from adapters.slack import normalise as slack_normalise
 from adapters.slack.plugin import DRAFT_LIMIT as SLACK_LIMIT
 from adapters.slack.send import SlackSender
-from core.actions import Post, from_record
+from core.action_records import from_record
+from core.actions import Post
 from core.clock import VirtualClock, parse_time
 from core.emission import Delivery
 from core.engine import Engine

@@ -34,7 +34,8 @@ from c2a.metrics import (
 )
 from c2a.platforms import installed
 from c2a.run import WorkspaceRun, run_workspaces
-from core.actions import Action, Post, React, to_record
+from core.action_records import to_record
+from core.actions import Action, Post, React
 from core.clock import SystemClock, format_time, parse_time
 from core.decision import Decision, Directedness, InjectionMode, Policy
 from core.emission import Delivery, Emission, Escalation, Facts, Queued

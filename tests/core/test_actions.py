@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from core.action_records import from_record, to_record
 from core.actions import (
     Ask,
     Choice,
@@ -13,9 +14,7 @@ from core.actions import (
     Post,
     React,
     Working,
-    from_record,
     redacted,
-    to_record,
 )
 from core.errors import StoreError
 from core.post_files import PostFile

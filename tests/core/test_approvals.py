@@ -14,7 +14,8 @@ from pathlib import Path
 from builders import local_workspace, slack_body, slack_message
 
 from adapters.slack import normalise
-from core.actions import Ask, Choice, from_record
+from core.action_records import from_record
+from core.actions import Ask, Choice
 from core.approvals import (
     Approvals,
     Press,

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from core.actions import Action, Post, to_record
+from core.action_records import to_record
+from core.actions import Action, Post
 from core.clock import VirtualClock, parse_time
 from core.errors import PermanentSendError, TransientSendError
 from core.outbox import Outbox

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from core.actions import Action, Post, to_record
+from core.action_records import to_record
+from core.actions import Action, Post
 from core.clock import VirtualClock, parse_time
 from core.outbox import Outbox, QueueBell
 from core.sqlite_store import SQLiteStore

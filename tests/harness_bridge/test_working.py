@@ -9,7 +9,8 @@ from typing import Any
 
 from world import scenario
 
-from core.actions import Working, from_record
+from core.action_records import from_record
+from core.actions import Working
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
 from harness_bridge.tools import ChatTools

@@ -23,7 +23,8 @@ from adapters.discord.render import (
     units,
 )
 from c2a.platforms import installed
-from core.actions import Edit, Post, React, from_record, to_record
+from core.action_records import from_record, to_record
+from core.actions import Edit, Post, React
 from core.errors import RenderError, StoreError
 from core.signals import Signal, glyph_map
 

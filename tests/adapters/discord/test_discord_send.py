@@ -20,7 +20,8 @@ from fakes.discord import Call, FakeDiscord
 
 from adapters.discord.render import nonce_for
 from adapters.discord.send import DiscordSender
-from core.actions import Action, Delete, Edit, Post, React, Working, to_record
+from core.action_records import to_record
+from core.actions import Action, Delete, Edit, Post, React, Working
 from core.clock import VirtualClock
 from core.errors import PermanentSendError, SendOutcomeUnknown
 from core.manifest import Workspace

@@ -20,7 +20,8 @@ from adapters.slack.posts import METADATA_EVENT_TYPE
 from adapters.slack.scopes import scope_problem
 from adapters.slack.send import SlackSender
 from adapters.slack.webapi import verify
-from core.actions import Action, Delete, Edit, Post, React, Working, to_record
+from core.action_records import to_record
+from core.actions import Action, Delete, Edit, Post, React, Working
 from core.clock import VirtualClock, parse_time
 from core.errors import (
     ManifestError,

@@ -16,7 +16,8 @@ import pytest
 from live_webchat import Chat, run
 
 from adapters.webchat.normalise import event_id, find_mentions, normalise
-from core.actions import Action, from_record
+from core.action_records import from_record
+from core.actions import Action
 from core.errors import PayloadError
 from core.events import Broadcast, ConversationKind, EventKind
 from core.outbox import PermanentSendError
