@@ -49,7 +49,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from acp import text_block
 from acp.client.connection import ClientSideConnection
@@ -62,10 +62,8 @@ from acp.schema import (
     TextContentBlock,
     ToolCallUpdate,
 )
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.agent_port import AgentPort
-from core.errors import ManifestError
 from harness_bridge.backends.acp_approval import ask_in_chat, selected
 from harness_bridge.backends.acp_client import PermissionPolicy, cancel, progress_note
 from harness_bridge.backends.acp_sessions import (
@@ -73,7 +71,8 @@ from harness_bridge.backends.acp_sessions import (
     mcp_server_entry,
     sessions_file,
 )
-from harness_bridge.backends.environment import passed_environment, variable_names
+from harness_bridge.backends.acp_settings import AcpSettings, ledger_of
+from harness_bridge.backends.environment import passed_environment
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.backends.registry import HarnessContext, validate
 from harness_bridge.prompt import render_turn
@@ -82,45 +81,11 @@ from harness_bridge.turns import Turn, preempts
 from harness_bridge.wire import parse_deliver
 from harness_bridge.working import progress
 
-__all__ = [
-    "AcpHarness",
-    "AcpModelLoop",
-    "AcpSettings",
-    "from_settings",
-    "ledger_of",
-]
+__all__ = ["AcpHarness", "AcpModelLoop", "from_settings"]
 
 log = logging.getLogger(__name__)
 
 RESTARTS_PER_TURN = 2
-
-
-class AcpSettings(BaseModel):
-    """`harness: {backend: acp, command: [...], allow: [...]}`; `manifest` and `store` (the
-    chat tools' manifest and ledger) are the run's own unless given (`ledger_of`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    backend: Literal["acp"]
-    command: list[str] = Field(min_length=1)
-    env: dict[str, str] = Field(default_factory=dict)
-    pass_env: list[str] = Field(default_factory=list)
-    manifest: str | None = Field(default=None, min_length=1)
-    store: str | None = Field(default=None, min_length=1)
-    cwd: str | None = None
-    allow: list[str] = Field(default_factory=list)
-    quiet_ms: int = Field(default=3000, ge=0)
-    progress_every_s: float = Field(default=10.0, ge=0)
-
-    _pass_env = field_validator("pass_env")(variable_names)
-
-    @field_validator("allow")
-    @classmethod
-    def _no_wildcards(cls, names: list[str]) -> list[str]:
-        for name in names:
-            if not name or any(c in name for c in "*?[]"):
-                raise ValueError(f"{name!r} is not a tool name (wildcards are not allowed)")
-        return names
 
 
 @dataclass(slots=True)
@@ -396,30 +361,3 @@ def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> AcpHa
         progress_every_s=parsed.progress_every_s,
     )
     return AcpHarness(port, context.deliveries, loop, port.clock, quiet_ms=parsed.quiet_ms)
-
-
-def ledger_of(context: HarnessContext, manifest: str | None, store: str | None) -> tuple[str, str]:
-    """The manifest and the SQLite ledger the chat tools' MCP server process opens: the run's
-    own unless the settings name them. A `store` that is not the run's ledger is refused: the
-    agent's answers would be written where nothing sends them. ManifestError, saying what to
-    write, when either cannot be known, or the run's ledger is not a SQLite file."""
-    where = f"agents.{context.agent}.harness"
-    if context.ledger == "":
-        raise ManifestError(
-            f"{where}: the acp backend's chat tools need a SQLite ledger, and this run's is "
-            "not one (PostgreSQL); run this workspace on its SQLite ledger"
-        )
-    if store is None:
-        store = context.ledger
-    elif context.ledger is not None and Path(store).resolve() != Path(context.ledger).resolve():
-        raise ManifestError(
-            f"{where}.store is {store!r}, but this run's ledger is {context.ledger!r}: the "
-            "agent's answers would be written where nothing sends them; leave `store` out"
-        )
-    manifest = manifest or context.manifest
-    if store is None or manifest is None:
-        missing = " and ".join(
-            name for name, value in (("manifest", manifest), ("store", store)) if value is None
-        )
-        raise ManifestError(f"{where}: name the {missing} (the workspace's manifest and ledger)")
-    return manifest, store

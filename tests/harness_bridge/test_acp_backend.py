@@ -39,8 +39,9 @@ from core.engine_port import EnginePort
 from core.errors import ManifestError
 from core.indicator import STATUS_TEXT
 from core.sqlite_store import SQLiteStore
-from harness_bridge.backends.acp import AcpHarness, AcpModelLoop, from_settings, ledger_of
+from harness_bridge.backends.acp import AcpHarness, AcpModelLoop, from_settings
 from harness_bridge.backends.acp_sessions import mcp_server_entry, sessions_file
+from harness_bridge.backends.acp_settings import ledger_of
 from harness_bridge.backends.registry import HarnessContext
 from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import RESPONSE_RULES
