@@ -33,16 +33,8 @@ from c2a import gc_tuning
 from c2a.host import Host
 from c2a.ledger_lock import LedgerLock
 from c2a.logs import redact_logs
-from c2a.metrics import (
-    CountedSenders,
-    CountedStore,
-    Metrics,
-    leases_read,
-    running_read,
-    serve_metrics,
-    turns_read,
-    unavailable_read,
-)
+from c2a.metric_reads import leases_read, running_read, turns_read, unavailable_read
+from c2a.metrics import CountedSenders, CountedStore, Metrics, serve_metrics
 from c2a.platforms import installed
 from c2a.probes import HarnessUnreachable, probe_harnesses
 from c2a.reload import Gate, watch_reloads

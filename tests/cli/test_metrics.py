@@ -22,16 +22,8 @@ from fakes.slack import FakeSlack
 from test_run import APP_TOKEN, BOT_TOKEN, ENV, fresh_ts, wait_for, write_manifest
 
 from c2a.host import Host
-from c2a.metrics import (
-    CountedSenders,
-    CountedStore,
-    Health,
-    Metrics,
-    running_read,
-    serve_metrics,
-    turns_read,
-    unavailable_read,
-)
+from c2a.metric_reads import running_read, turns_read, unavailable_read
+from c2a.metrics import CountedSenders, CountedStore, Health, Metrics, serve_metrics
 from c2a.platforms import installed
 from c2a.run import WorkspaceRun, run_workspaces
 from core.action_records import to_record
