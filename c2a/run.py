@@ -53,7 +53,7 @@ from core.redact import Redactor
 from core.restart import blocked_again, finish_cut_replies, tell_again
 from core.sqlite_store import SQLiteStore
 from core.store_choice import open_store, store_url
-from harness_bridge.backends.model_status import NO_HARNESS, DescribesModel
+from harness_bridge.backends.model_status import views as model_views
 from harness_bridge.backends.registry import Harness, HarnessContext, MailboxInMemory, build
 
 __all__ = ["HarnessUnreachable", "WorkspaceRun", "load_workspaces", "run_workspaces"]
@@ -185,14 +185,8 @@ class WorkspaceRun:
             self.senders[name] = sender
 
     def models(self) -> dict[str, dict[str, Any]]:
-        """Which model answers each agent whose harness says so, and whether it is ready;
-        an agent with no harness says that nothing answers it."""
-        models = {
-            agent: harness.model_status().view()
-            for agent, harness in self.harnesses.items()
-            if isinstance(harness, DescribesModel)
-        }
-        return models | {agent: NO_HARNESS.view() for agent in self.unanswered}
+        """Which model answers each agent, whether it is ready, down, or none at all."""
+        return model_views(self.harnesses, self.unanswered, self.host.engine.unavailable)
 
     def note_unanswered(self) -> None:
         """Agents the manifest gives no harness are down for as long as that lasts: nothing

@@ -1,17 +1,23 @@
 """What answers an agent, as its harness describes it: the model's name, where it runs, whether
 it can answer yet (an embedded model may still be being built), and how to switch to another.
 
-`c2a run` hands it (`view`) to the platforms that show it, from each harness that `DescribesModel`.
+`c2a run` hands it (`views`) to the platforms that show it: each harness that `DescribesModel`
+says its own, a ready model whose agent is known to be down (its model server stopped
+answering, its harness died) shows `down`, and an agent with no harness `NO_HARNESS`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["NO_HARNESS", "DescribesModel", "ModelState", "ModelStatus"]
+__all__ = ["NO_HARNESS", "DescribesModel", "ModelState", "ModelStatus", "views"]
 
-ModelState = Literal["ready", "building", "failed", "none"]
+ModelState = Literal["ready", "building", "failed", "down", "none"]
+
+DOWN_DETAIL = "not answering now; what is asked waits and is answered when it is back"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,3 +61,19 @@ class DescribesModel(Protocol):
     """A harness that can say which model answers it."""
 
     def model_status(self) -> ModelStatus: ...
+
+
+def views(
+    harnesses: Mapping[str, object], unanswered: Iterable[str], down: Mapping[str, datetime]
+) -> dict[str, dict[str, Any]]:
+    """Each agent's model as the page reads it: what its harness says, `down` (since when)
+    instead of `ready` while the agent is known to be down, `NO_HARNESS` for one with none."""
+    shown: dict[str, dict[str, Any]] = {}
+    for agent, harness in harnesses.items():
+        if isinstance(harness, DescribesModel):
+            status = harness.model_status()
+            if status.state == "ready" and agent in down:
+                since = down[agent].timestamp()
+                status = replace(status, state="down", since=since, detail=DOWN_DETAIL)
+            shown[agent] = status.view()
+    return shown | {agent: NO_HARNESS.view() for agent in unanswered}

@@ -148,7 +148,7 @@ function drawModels() {
         "agents will answer when it is ready"));
     } else if (m.state === "failed") {
       line.append(" — ", span("state-failed", `the model cannot run: ${m.detail}`));
-    } else if (m.state === "none") {
+    } else if (m.state === "down" || m.state === "none") {
       line.append(" — ", span("state-failed", m.detail));
     }
     if (m.hint) line.append(` · ${m.hint}`);
