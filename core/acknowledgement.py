@@ -25,19 +25,23 @@ from core.decision import Decision, Directedness, InjectionMode, Policy
 from core.events import ChatEvent, EventKind
 from core.signals import GlyphMap, Signal
 
-__all__ = ["BlockedMarks", "acknowledged", "acknowledgement"]
+__all__ = ["BlockedMarks", "acknowledged", "acknowledgement", "answer_owed"]
 
 _TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)  # the modes that start a model turn
 
 
-def acknowledged(decision: Decision) -> bool:
-    """Whether `decision` may get a fast acknowledgement at all: it must be answered, its
-    agent is the responder the host picked, or it was for an agent that is muted."""
-    return (
-        decision.policy is Policy.MUST_RESPOND
-        or (decision.policy is Policy.MAY_RESPOND and decision.claimed_by == decision.agent)
-        or _muted(decision)
+def answer_owed(decision: Decision) -> bool:
+    """Whether the agent owes the person an answer: it must respond, or it is the responder the
+    host picked for a role or crowd question."""
+    return decision.policy is Policy.MUST_RESPOND or (
+        decision.policy is Policy.MAY_RESPOND and decision.claimed_by == decision.agent
     )
+
+
+def acknowledged(decision: Decision) -> bool:
+    """Whether `decision` may get a fast acknowledgement at all: the agent owes an answer, or
+    it was for an agent that is muted."""
+    return answer_owed(decision) or _muted(decision)
 
 
 def _muted(decision: Decision) -> bool:

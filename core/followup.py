@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from core.acknowledgement import answer_owed
 from core.actions import Action, Post
 from core.clock import Clock, format_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
@@ -168,12 +169,13 @@ class FollowUp:
 
     async def _notices(self, agent: str, stamp: str) -> list[Emission]:
         """A short notice, once per event, to people waiting on an agent whose harness is down:
-        what it was never told, and what it was told and could not answer (its model down)."""
+        what it was never told, and what it was told and could not answer (its model down),
+        of what it owes an answer (a role question whose responder it is, too)."""
         emissions: list[Emission] = []
         held = [d for d in await self.store.overdue(stamp) if d.decision.agent == agent]
         for delivery in [*await self.store.pending(agent), *held]:
             decision = delivery.decision
-            if decision.policy is not Policy.MUST_RESPOND or decision.reason == "reminder":
+            if not answer_owed(decision) or decision.reason == "reminder":
                 continue
             event = await self.event(decision.event_id)
             if event is None or event.kind is not EventKind.MESSAGE:

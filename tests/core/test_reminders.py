@@ -7,7 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from builders import local_workspace, slack_body, slack_message
+from builders import W1, W2, local_workspace, slack_body, slack_join, slack_message
 
 from adapters.slack import normalise
 from c2a.records import record_of
@@ -136,6 +136,39 @@ def test_while_a_harness_is_down_a_must_respond_event_gets_blocked_then_a_notice
         )
         assert "not running" in action["text"] and action["mentions"] == []
         assert await sweep(engine) == []  # one notice per event
+        await store.close()
+
+    asyncio.run(run())
+
+
+def test_a_role_question_whose_responders_are_all_down_gets_blocked_then_a_notice() -> None:
+    async def run() -> None:
+        clock = VirtualClock(START)
+        store = SQLiteStore()
+        await store.open()
+        engine = Engine(local_workspace(), store, clock)
+        for agent, user in (("worker-1", W1), ("worker-2", W2)):
+            engine.mark_unavailable(agent)
+            async with store.transaction():
+                await engine.ingest(normalise(slack_body(slack_join(user))))
+        body = slack_body(slack_message("1767225601.000100", "<!subteam^S0BACK> who can look?"))
+        event = normalise(body)
+        assert event is not None
+        async with store.transaction():
+            outcome = await engine.ingest(event)
+        records = [record_of(e) for e in outcome.emissions]
+        assert [(e.agent, e.body["signal"]) for e in records if e.kind == "outbound"] == [
+            ("worker-1", "blocked")
+        ]
+        clock.advance(timedelta(minutes=2))
+        ((agent, kind, action),) = await sweep(engine)
+        assert (agent, kind, action["action"], action["inReplyTo"]) == (
+            "worker-1",
+            "outbound",
+            "send",
+            event.event_id,
+        )
+        assert "not running" in action["text"]
         await store.close()
 
     asyncio.run(run())
