@@ -32,10 +32,14 @@ class LedgerLock:
         self._fd: int | None = None
 
     def take(self) -> None:
-        """Hold the lock; raises StoreError, saying who holds it, when another process does."""
+        """Hold the lock; raises StoreError, saying who holds it, when another process does (or
+        why, when the ledger's folder cannot be written)."""
         if self._fd is not None:
             return
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise StoreError(f"cannot open the ledger at {self.ledger}: {exc.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -34,6 +34,9 @@ def test_a_second_lock_on_one_ledger_is_refused_until_the_first_is_given_back(
     first.release()
     second.take()
     second.release()
+    nowhere = LedgerLock(tmp_path / "missing" / "team.sqlite3")
+    with pytest.raises(StoreError, match=r"cannot open the ledger at .*missing.*: No such file"):
+        nowhere.take()
 
 
 def manifest(directory: Path) -> Path:
