@@ -49,7 +49,7 @@ async def answer_browser(chat: WebChat, raw: str) -> dict[str, Any] | None:
             message_id = request.text("id")
             message = chat.history.messages.get(message_id)
             if message is None or message.user != user:
-                return _error(f"{user} can only {op} their own messages")
+                return _error(f"only the author of message {message_id} can {op} it")
             fields = {"text": request.said()} if op == "edit" else {}
             await chat.change(op, user, message_id, **fields)
         elif op in ("react", "unreact"):

@@ -387,7 +387,8 @@ def test_people_edit_and_delete_only_their_own_messages(tmp_path: Path) -> None:
     async def scenario(chat: Chat) -> None:
         theirs = await chat.chat.say("ben", "general", "ben's words")
         await chat.request("delete", id=theirs.id)
-        await chat.frame(lambda f: f["op"] == "error" and "own messages" in f["text"])
+        refused = f"only the author of message {theirs.id} can delete it"
+        await chat.frame(lambda f: f["op"] == "error" and f["text"] == refused)
         mine = await chat.chat.say("ana", "general", "@lead look at this")
         await chat.request("edit", id=mine.id, text="@lead look at this, please")
         await chat.frame(lambda f: f["op"] == "message" and f["message"]["edited"])
