@@ -153,14 +153,23 @@ class _Plan:
         new = self.workspace.manifest
         added = [a for a in new.agents if a not in old.agents]
         removed = [a for a in old.agents if a not in new.agents]
-        restarted = [a for a in self.harnesses if a in old.agents]
+        restarted = [a for a in self.harnesses if a in self.stopped]
         parts = {
             "agents added": added,
             "removed": removed,
             "harnesses restarted": restarted,
             "platforms reconnected": list(self.connections),
         }
-        return "; ".join(f"{what}: {', '.join(names) or 'none'}" for what, names in parts.items())
+        said = [f"{what}: {', '.join(names) or 'none'}" for what, names in parts.items()]
+        # An agent given its first harness, or left with none: said only when there is one.
+        started = [a for a in self.harnesses if a in old.agents and a not in self.stopped]
+        stopped = [a for a in self.stopped if a in new.agents and a not in self.harnesses]
+        said += [
+            f"{what}: {', '.join(names)}"
+            for what, names in (("harnesses started", started), ("harnesses stopped", stopped))
+            if names
+        ]
+        return "; ".join(said)
 
 
 def _prepare(run: WorkspaceRun, workspace: Workspace) -> _Plan:

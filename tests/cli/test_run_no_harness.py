@@ -115,6 +115,9 @@ def test_a_reload_that_gives_an_agent_a_harness_has_it_answer_what_waited(
 
     with caplog.at_level(logging.INFO, logger="c2a.run"):
         models, said = asyncio.run(with_model())
+    assert "harnesses restarted: none; platforms reconnected: none; harnesses started: lead" in (
+        caplog.text
+    )
     assert models["lead"]["state"] == "ready"
     assert {models[a]["state"] for a in AGENTS[1:]} == {"none"}
     assert said["unanswered"] == AGENTS[1:]
