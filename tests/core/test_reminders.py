@@ -107,6 +107,27 @@ def test_a_ledger_holding_reminders_rebuilds(tmp_path: Any) -> None:
     asyncio.run(run())
 
 
+async def blocked_then_notice(engine: Engine, clock: VirtualClock, event: Any, agent: str) -> None:
+    """`event`, owed by `agent`, which is down: 🚧 at once, nothing more until two minutes have
+    passed, then one notice in reply, and no second."""
+    async with engine.store.transaction():
+        outcome = await engine.ingest(event)
+    records = [record_of(e) for e in outcome.emissions]
+    signals = [(e.agent, e.body["signal"]) for e in records if e.kind == "outbound"]
+    assert signals == [(agent, "blocked")]
+    assert await sweep(engine) == []
+    clock.advance(timedelta(minutes=2))
+    ((said_by, kind, action),) = await sweep(engine)
+    assert (said_by, kind, action["action"], action["inReplyTo"]) == (
+        agent,
+        "outbound",
+        "send",
+        event.event_id,
+    )
+    assert "not running" in action["text"] and action["mentions"] == []
+    assert await sweep(engine) == []  # one notice per event
+
+
 def test_while_a_harness_is_down_a_must_respond_event_gets_blocked_then_a_notice() -> None:
     async def run() -> None:
         clock = VirtualClock(START)
@@ -118,24 +139,7 @@ def test_while_a_harness_is_down_a_must_respond_event_gets_blocked_then_a_notice
             slack_message("1767225601.000100", "are you there?", channel="D0W1", channel_type="im"),
             via="worker-1",
         )
-        event = normalise(body)
-        assert event is not None
-        async with store.transaction():
-            outcome = await engine.ingest(event)
-        records = map(record_of, outcome.emissions)
-        signals = [e.body["signal"] for e in records if e.kind == "outbound"]
-        assert signals == ["blocked"]
-        assert await sweep(engine) == []
-        clock.advance(timedelta(minutes=2))
-        ((agent, kind, action),) = await sweep(engine)
-        assert (agent, kind, action["action"], action["inReplyTo"]) == (
-            "worker-1",
-            "outbound",
-            "send",
-            event.event_id,
-        )
-        assert "not running" in action["text"] and action["mentions"] == []
-        assert await sweep(engine) == []  # one notice per event
+        await blocked_then_notice(engine, clock, normalise(body), "worker-1")
         await store.close()
 
     asyncio.run(run())
@@ -152,23 +156,7 @@ def test_a_role_question_whose_responders_are_all_down_gets_blocked_then_a_notic
             async with store.transaction():
                 await engine.ingest(normalise(slack_body(slack_join(user))))
         body = slack_body(slack_message("1767225601.000100", "<!subteam^S0BACK> who can look?"))
-        event = normalise(body)
-        assert event is not None
-        async with store.transaction():
-            outcome = await engine.ingest(event)
-        records = [record_of(e) for e in outcome.emissions]
-        assert [(e.agent, e.body["signal"]) for e in records if e.kind == "outbound"] == [
-            ("worker-1", "blocked")
-        ]
-        clock.advance(timedelta(minutes=2))
-        ((agent, kind, action),) = await sweep(engine)
-        assert (agent, kind, action["action"], action["inReplyTo"]) == (
-            "worker-1",
-            "outbound",
-            "send",
-            event.event_id,
-        )
-        assert "not running" in action["text"]
+        await blocked_then_notice(engine, clock, normalise(body), "worker-1")
         await store.close()
 
     asyncio.run(run())
