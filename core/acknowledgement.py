@@ -21,27 +21,19 @@ from collections.abc import Container
 from dataclasses import dataclass, field, replace
 
 from core.actions import React, reaction_key
-from core.decision import Decision, Directedness, InjectionMode, Policy
+from core.decision import Decision, Directedness, InjectionMode
 from core.events import ChatEvent, EventKind
 from core.signals import GlyphMap, Signal
 
-__all__ = ["BlockedMarks", "acknowledged", "acknowledgement", "answer_owed"]
+__all__ = ["BlockedMarks", "acknowledged", "acknowledgement"]
 
 _TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)  # the modes that start a model turn
-
-
-def answer_owed(decision: Decision) -> bool:
-    """Whether the agent owes the person an answer: it must respond, or it is the responder the
-    host picked for a role or crowd question."""
-    return decision.policy is Policy.MUST_RESPOND or (
-        decision.policy is Policy.MAY_RESPOND and decision.claimed_by == decision.agent
-    )
 
 
 def acknowledged(decision: Decision) -> bool:
     """Whether `decision` may get a fast acknowledgement at all: the agent owes an answer, or
     it was for an agent that is muted."""
-    return answer_owed(decision) or _muted(decision)
+    return decision.owes_answer or _muted(decision)
 
 
 def _muted(decision: Decision) -> bool:

@@ -91,7 +91,7 @@ def select_responder(
 ) -> str:
     """The one agent a role mention, group DM or broadcast goes to.
 
-    `least_busy`: fewest open `must_respond` obligations, ties broken by manifest order;
+    `least_busy`: fewest open obligations (`Decision.owes_answer`), ties broken by manifest order;
     `order`: the first candidate in manifest order. Deterministic for the same inputs.
     """
     ordered = [a for a in order if a in candidates] or list(candidates)

@@ -90,6 +90,15 @@ class Decision:
     supersedes: Final[str | None] = None
 
     @property
+    def owes_answer(self) -> bool:
+        """Whether the agent owes the person an answer: it must respond, or it is the responder
+        the host picked for a role or crowd question (it holds the claim it was decided with).
+        The one definition behind obligations, busy counts, acknowledgements and notices."""
+        return self.policy is Policy.MUST_RESPOND or (
+            self.policy is Policy.MAY_RESPOND and self.claimed_by == self.agent
+        )
+
+    @property
     def idempotency_key(self) -> str:
         """The delivery's stable key: `<eventId>:<agentId>`."""
         return f"{self.event_id}:{self.agent}"

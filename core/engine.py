@@ -358,7 +358,8 @@ class Engine:
         return recorded
 
     def owed(self, agent: str) -> list[str]:
-        """The events `agent` owes an answer (its open `must_respond` obligations)."""
+        """The events `agent` owes an answer and has not ended: its open obligations, `must_respond`
+        ones and role questions it was picked for (`Decision.owes_answer`)."""
         return [e for (e, a), open_ in self.state.obligations.items() if a == agent and open_]
 
     async def end_work(self, agent: str, why: str, place: str | None = None) -> list[Emission]:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from core.acknowledgement import answer_owed
 from core.actions import Action, Post
 from core.clock import Clock, format_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
@@ -175,7 +174,7 @@ class FollowUp:
         held = [d for d in await self.store.overdue(stamp) if d.decision.agent == agent]
         for delivery in [*await self.store.pending(agent), *held]:
             decision = delivery.decision
-            if not answer_owed(decision) or decision.reason == "reminder":
+            if not decision.owes_answer or decision.reason == "reminder":
                 continue
             event = await self.event(decision.event_id)
             if event is None or event.kind is not EventKind.MESSAGE:

@@ -53,7 +53,6 @@ CHAINS_HELD: Final = 2_000
 merge window (seconds), and two thousand people starting one within it is far beyond any
 workspace."""
 
-_OPEN = frozenset({Policy.MUST_RESPOND})
 _ANSWERED = frozenset({Disposition.RESPONDED, Disposition.ACKNOWLEDGED})
 # What starts a run of fragments: a directed decision the agent may answer with a model turn.
 _DIRECTED = frozenset({Directedness.TO_ME, Directedness.TO_MY_ROLE})
@@ -367,7 +366,7 @@ class State:
             if target is not None:
                 kept = kept_decision(decision, event)
                 target.delivered[kept.agent] = kept
-            if decision.policy in _OPEN:
+            if decision.owes_answer:
                 self.obligations[decision.event_id, decision.agent] = True
                 self.busy[decision.agent] = self.busy.get(decision.agent, 0) + 1
             if by_human and decision.mode in _TURNS and decision.continues is None:
@@ -381,7 +380,7 @@ class State:
 
     def note_revised(self, event: ChatEvent, decision: Decision) -> None:
         """A pending decision was revised (`answered_in_gap`): no longer an open obligation."""
-        if decision.policy not in _OPEN:
+        if not decision.owes_answer:
             self.close_obligation(event.event_id, decision.agent)
         target = self.target(event)
         if target is not None and decision.agent in target.delivered:

@@ -474,3 +474,39 @@ def test_a_role_mention_goes_to_an_agent_whose_harness_is_up_while_one_is() -> N
 
     holders = asyncio.run(scenario())
     assert list(holders.values()) == ["worker-2", "worker-1"]  # with none up, manifest order
+
+
+def test_a_run_of_role_questions_is_spread_over_the_role_each_owed_until_ended() -> None:
+    # Least busy counts the role questions an agent was picked for, not only the must_respond
+    # ones: otherwise every question of a burst went to the first worker in manifest order.
+    async def scenario() -> None:
+        engine, store, clock = await seated()
+
+        async def ask(second: int) -> str:
+            event = normalise(slack_body(slack_message(ts(second), "<!subteam^S0BACK> look?")))
+            assert event is not None
+            await engine.ingest(event)
+            holder = engine.state.claim_holder(event.event_id, clock.now())
+            assert holder is not None
+            return holder
+
+        first, second = await ask(1), await ask(2)
+        assert (first, second) == ("worker-1", "worker-2")
+        (asked,) = engine.owed("worker-1")
+        assert await engine.dispose("worker-1", asked, Disposition.RESPONDED)
+        assert await ask(3) == "worker-1"  # free again, and first in manifest order
+        assert await ask(4) == "worker-1"  # one owed each: a tie goes by manifest order
+        assert len(engine.owed("worker-2")) == 1
+        folded = Engine(engine.workspace, store, clock)
+        await folded.rebuild()  # the same obligations, folded again from the ledger
+        assert [folded.owed(a) for a in AGENTS] == [engine.owed(a) for a in AGENTS]
+        assert (folded.state.busy["worker-1"], folded.state.busy["worker-2"]) == (2, 1)
+        # Told to stop, the worker drops the role questions it was picked for here.
+        stop = normalise(slack_body(slack_message(ts(5), f"<@{W1}> stop")))
+        assert stop is not None
+        outcome = await engine.ingest(stop)
+        assert len([e for e in outcome.emissions if isinstance(e, Cancel)]) == 2
+        assert engine.owed("worker-1") == []
+        await store.close()
+
+    asyncio.run(scenario())

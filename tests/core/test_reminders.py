@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from builders import W1, W2, local_workspace, slack_body, slack_join, slack_message
 
 from adapters.slack import normalise
@@ -145,16 +146,21 @@ def test_while_a_harness_is_down_a_must_respond_event_gets_blocked_then_a_notice
     asyncio.run(run())
 
 
+async def workers_down(engine: Engine) -> None:
+    """Both workers join the channel, and both are down."""
+    for agent, user in (("worker-1", W1), ("worker-2", W2)):
+        engine.mark_unavailable(agent)
+        async with engine.store.transaction():
+            await engine.ingest(normalise(slack_body(slack_join(user))))
+
+
 def test_a_role_question_whose_responders_are_all_down_gets_blocked_then_a_notice() -> None:
     async def run() -> None:
         clock = VirtualClock(START)
         store = SQLiteStore()
         await store.open()
         engine = Engine(local_workspace(), store, clock)
-        for agent, user in (("worker-1", W1), ("worker-2", W2)):
-            engine.mark_unavailable(agent)
-            async with store.transaction():
-                await engine.ingest(normalise(slack_body(slack_join(user))))
+        await workers_down(engine)
         body = slack_body(slack_message("1767225601.000100", "<!subteam^S0BACK> who can look?"))
         await blocked_then_notice(engine, clock, normalise(body), "worker-1")
         await store.close()
@@ -197,33 +203,37 @@ def test_once_its_agent_is_back_a_blocked_mark_becomes_seen_once() -> None:
     asyncio.run(run())
 
 
+@pytest.mark.parametrize("role", [False, True], ids=["dm", "role_question"])
 def test_a_blocked_mark_left_by_a_stopped_host_becomes_seen_after_its_start(
-    tmp_path: Path,
+    tmp_path: Path, role: bool
 ) -> None:
-    """The host stopped while worker-1 was down: the next start finds the 🚧 still on the
-    question worker-1 owes (not on one it answered) and its first sweep makes it 👀."""
+    """The host stopped while the workers were down: the next start finds the 🚧 still on the
+    question worker-1 owes (a DM, or a role question it was picked for), not on one answered,
+    and its first sweep makes it 👀."""
 
     async def run() -> None:
         ledger = str(tmp_path / "ledger.sqlite3")
         store = SQLiteStore(ledger)
         await store.open()
         engine = Engine(local_workspace(), store, VirtualClock(START))
-        engine.mark_unavailable("worker-1")
+        await workers_down(engine)
         ids = []
         for n in (1, 2):
-            said = slack_message(
-                f"176722560{n}.000100", "there?", channel="D0W1", channel_type="im"
-            )
-            event = normalise(slack_body(said, via="worker-1"))
+            stamp = f"176722560{n}.000100"
+            if role:
+                said = slack_message(stamp, "<!subteam^S0BACK> there?")
+            else:
+                said = slack_message(stamp, "there?", channel="D0W1", channel_type="im")
+            event = normalise(slack_body(said, via=None if role else "worker-1"))
             assert event is not None
             async with store.transaction():
                 await engine.ingest(event)
             ids.append(event.event_id)
+        assert ids[0] in engine.owed("worker-1")
+        (answerer,) = [a for a in ("worker-1", "worker-2") if ids[1] in engine.owed(a)]
         async with store.transaction():
             answered = Disposition.RESPONDED
-            await store.set_disposition(
-                ids[1], "worker-1", answered, "answered", format_time(START)
-            )
+            await store.set_disposition(ids[1], answerer, answered, "answered", format_time(START))
         await store.close()
 
         store = SQLiteStore(ledger)  # the next start
