@@ -88,6 +88,11 @@ class BlockedMarks:
         if action.signal is Signal.BLOCKED:
             self._held.setdefault(action.agent, []).append((decision.idempotency_key, action))
 
+    def forget(self, decision_key: str) -> None:
+        """The question under `decision_key` is no longer its agent's: its mark is not lifted."""
+        for agent, held in self._held.items():
+            self._held[agent] = [(key, action) for key, action in held if key != decision_key]
+
     def lifted(self, down: Container[str], glyphs: GlyphMap) -> list[React]:
         """The `seen` replacing each `blocked` of every agent no longer `down`, forgotten here."""
         seen = Signal.SEEN

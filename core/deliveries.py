@@ -34,7 +34,7 @@ from core.decision import Decision, Directedness, InjectionMode, Policy
 from core.emission import Delivery, Facts
 from core.errors import StoreError
 from core.events import ChatEvent, EventKind
-from core.followup import REMINDER_KIND
+from core.followup import FOLLOW_UP_KINDS
 from core.intent import Intent, IntentClassifier, topic
 from core.manifest import Workspace
 from core.revisions import is_late
@@ -239,15 +239,15 @@ class LedgerDeliveries:
 
     async def delivery(self, stored: StoredDelivery) -> Delivery:
         """The kept value when there is one (told with the stored decision, in the mode sent);
-        otherwise made from the ledger. A reminder tells the content of the event it reminds
-        of, under its own id."""
+        otherwise made from the ledger. A follow-up (a reminder, a hand-over) tells the content
+        of the event it stands for, under its own id."""
         decision = stored.decision
         kept = self._made.get((decision.event_id, decision.agent))
         if kept is not None and kept.seq == stored.seq:
             return replace(kept, decision=decision)
         store = self.store
         entry = await store.entry(stored.seq)
-        reminds = entry.data.get("reminds") if entry and entry.kind == REMINDER_KIND else None
+        reminds = entry.data.get("reminds") if entry and entry.kind in FOLLOW_UP_KINDS else None
         if reminds is not None:
             seq = await store.sequence_of(reminds)
             entry = await store.entry(seq) if seq is not None else None

@@ -39,6 +39,7 @@ from core.deliveries import Framer, LedgerDeliveries
 from core.emission import Cancel, Emission, Escalation, Outcome, Queued
 from core.events import ChatEvent, EventKind
 from core.followup import FollowUp
+from core.handover import hand_over
 from core.intent import DEFAULT_RULES, IntentClassifier
 from core.ledger_fold import LEFT_KIND, few_collections, fold_entry, pages
 from core.manifest import Workspace
@@ -250,8 +251,7 @@ class Engine:
                 emissions.extend(await self._signals(event, decision, stamp))
             elif decision.reason == "stop":  # what the agent owes here ends with it
                 why = f"stopped by {event.author.id}"
-                place = event.conversation.key
-                emissions.extend(await self.end_work(decision.agent, why, place))
+                emissions.extend(await self.end_work(decision.agent, why, event.conversation.key))
             looped = looped or decision.reason == "loop_limit"
         if looped:
             emissions.extend(await self._escalate_loop(event, stamp))
@@ -259,8 +259,7 @@ class Engine:
 
     async def _delete(self, event: ChatEvent, stamp: str) -> list[Emission]:
         """A delete's tombstones, settled deliveries and cancellations (`core.changes`)."""
-        agents = self.workspace.agent_ids
-        return await delete_message(event, self.state, self.store, agents, stamp)
+        return await delete_message(event, self.state, self.store, self.workspace.agent_ids, stamp)
 
     def _typing(self, event: ChatEvent, via: str | None) -> list[Emission]:
         """Typing is a passing hint, not a chat event: forwarded, never put in the ledger. Each
@@ -317,10 +316,11 @@ class Engine:
         self.unavailable.pop(agent, None)
 
     async def sweep(self) -> list[Emission]:
-        """Follow up on what nobody did: reminders, escalations, notices while a harness is
-        down, and digests (`core.followup`). Run it inside a transaction every few seconds;
-        returns what to send once that commits. First, each `blocked` placed while an agent
-        was down that is up again becomes `seen` (`core.acknowledgement.BlockedMarks`)."""
+        """Follow up on what nobody did, inside a transaction every few seconds; returns what
+        to send once that commits. Each `blocked` placed while an agent was down that is up
+        again becomes `seen` (`core.acknowledgement.BlockedMarks`), role questions of an agent
+        that is down go to another (`core.handover`), then reminders, escalations, notices
+        while a harness is down, and digests (`core.followup`)."""
         stamp = format_time(self.clock.now())
         lifted = self.blocked.lifted(self.unavailable, self.glyphs)
         emissions: list[Emission] = [
@@ -328,7 +328,7 @@ class Engine:
             for action in lifted
             if await self.queue_action(action, stamp)
         ]
-        return emissions + await self.followup.sweep()
+        return emissions + await hand_over(self) + await self.followup.sweep()
 
     async def claim(self, agent: str, event_id: str) -> tuple[ClaimResult, list[Emission]]:
         """An agent claims an event; on success the other agents that were offered it are told
@@ -358,9 +358,8 @@ class Engine:
         return recorded
 
     def owed(self, agent: str) -> list[str]:
-        """The events `agent` owes an answer and has not ended: its open obligations, `must_respond`
-        ones and role questions it was picked for (`Decision.owes_answer`)."""
-        return [e for (e, a), open_ in self.state.obligations.items() if a == agent and open_]
+        """The events `agent` owes an answer and has not ended (`Decision.owes_answer`)."""
+        return [e for (e, a) in self.state.obligations if a == agent]
 
     async def end_work(self, agent: str, why: str, place: str | None = None) -> list[Emission]:
         """End each event `agent` owes an answer, in the conversation whose key is `place` or

@@ -6,8 +6,9 @@ queues with `Engine.queue_action`, under an idempotency key, so a retried call n
 second visible message; the platform adapters send what the outbox holds. The rules are
 `core.guards`; a refused call raises `ToolError` and queues nothing. Only a visible answer
 closes a question: a reaction to a `must_respond` event records no disposition, and answering a
-reminder answers the question it reminds of. The send budget belongs to the port, so every
-face of one agent's tools (function tools, the final text of a turn) spends the same one.
+reminder or a hand-over answers the question it stands for. The send budget belongs to the
+port, so every face of one agent's tools (function tools, the final text of a turn) spends the
+same one.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from core.engine import Engine
 from core.errors import ToolError
 from core.event_views import events_seen, thread_seen
 from core.file_reading import FileContent, read_attachment
-from core.followup import REMINDER_SUFFIX
+from core.followup import follows_up
 from core.guards import (
     SendBudget,
     check_reaction,
@@ -150,9 +151,9 @@ class EnginePort:
                 ack_only = delivery.decision.policy is Policy.ACK_ONLY
                 disposition = Disposition.ACKNOWLEDGED if ack_only else Disposition.RESPONDED
                 await self._dispose(delivery, disposition, why)
-                reminded = await self._reminded(delivery)
-                if reminded is not None:  # answering a reminder answers its question
-                    await self._dispose(reminded, disposition, why)
+                original = await self._followed_up(delivery)
+                if original is not None:  # answering a follow-up answers its question
+                    await self._dispose(original, disposition, why)
             for event_id in message.also_answers if queued else ():
                 await engine.dispose(self._agent, event_id, Disposition.RESPONDED, why)
         return Queued(key, queued)
@@ -359,12 +360,11 @@ class EnginePort:
             raise ToolError(f"no event {event_id!r} was delivered to you")
         return delivery
 
-    async def _reminded(self, delivery: StoredDelivery) -> StoredDelivery | None:
-        """The delivery a reminder reminds of, when `delivery` is a reminder."""
-        decision = delivery.decision
-        if decision.reason != "reminder" or not decision.event_id.endswith(REMINDER_SUFFIX):
-            return None
-        return await self._mine(decision.event_id.removesuffix(REMINDER_SUFFIX))
+    async def _followed_up(self, delivery: StoredDelivery) -> StoredDelivery | None:
+        """The delivery of the event a reminder or a hand-over stands for, when `delivery` is
+        one (`core.followup.follows_up`)."""
+        original = follows_up(delivery.decision)
+        return None if original is None else await self._mine(original)
 
     async def _mine(self, event_id: str) -> StoredDelivery | None:
         for delivery in await self._engine.store.deliveries(event_id):

@@ -21,21 +21,32 @@ from core.decision import Decision, Directedness, InjectionMode, Policy, Priorit
 from core.digest import DigestItem, summarise
 from core.emission import Delivery, Emission, Escalation, Queued
 from core.events import ChatEvent, ConversationKind, EventKind
+from core.guards import UNANSWERED
 from core.intent import IntentClassifier, topic
 from core.manifest import Workspace
 from core.store import AuditLog, Deliveries, Ledger, LedgerEntry, StoredDelivery
 
 __all__ = [
     "DIGEST_KIND",
+    "FOLLOW_UP_KINDS",
+    "HANDOVER_KIND",
+    "HANDOVER_SUFFIX",
     "REMINDER_KIND",
     "REMINDER_SUFFIX",
     "UNAVAILABLE_NOTICE",
     "FollowUp",
     "FollowUpStore",
+    "follow_up_data",
+    "follows_up",
 ]
 
 REMINDER_KIND = "x.c2a.reminder"
 REMINDER_SUFFIX = "~reminder"  # a reminder's event id is its original's, plus this
+HANDOVER_KIND = "x.c2a.handover"  # a question handed to another agent (`core.handover`)
+HANDOVER_SUFFIX = "~handover"
+FOLLOW_UP_KINDS = frozenset({REMINDER_KIND, HANDOVER_KIND})
+"""The host's records that stand for an earlier event, under their own id (`reminds`)."""
+_FOLLOW_UPS = {"reminder": REMINDER_SUFFIX, "handed_over": HANDOVER_SUFFIX}
 DIGEST_KIND = "x.c2a.digest"
 UNAVAILABLE_NOTICE = (
     "I can't answer right now: the assistant behind me is not running. Your message is kept "
@@ -174,7 +185,11 @@ class FollowUp:
         held = [d for d in await self.store.overdue(stamp) if d.decision.agent == agent]
         for delivery in [*await self.store.pending(agent), *held]:
             decision = delivery.decision
-            if not decision.owes_answer or decision.reason == "reminder":
+            if (
+                not decision.owes_answer
+                or decision.reason == "reminder"
+                or delivery.disposition not in UNANSWERED  # handed over, or deleted
+            ):
                 continue
             event = await self.event(decision.event_id)
             if event is None or event.kind is not EventKind.MESSAGE:
@@ -196,7 +211,7 @@ class FollowUp:
     async def _remind(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
         original = delivery.decision
         reminder_id = f"{original.event_id}{REMINDER_SUFFIX}"
-        data = await self._reminder_data(delivery, reminder_id, stamp)
+        data = await follow_up_data(self.store, delivery, reminder_id, original.agent, stamp)
         seq = await self.store.append(reminder_id, REMINDER_KIND, "system", data, stamp)
         await self.store.set_status(original.event_id, original.agent, "reminded")
         if seq is None:
@@ -215,25 +230,6 @@ class FollowUp:
         stored = StoredDelivery(reminder, seq, "pending", 0, None)
         return [await self.redeliver(stored)]
 
-    async def _reminder_data(
-        self, delivery: StoredDelivery, reminder_id: str, stamp: str
-    ) -> dict[str, Any]:
-        """A reminder record reads back as an event like any other (tools, dispositions and
-        failures look it up): the original's platform, place, author and message, but never its
-        text, which a delete must be able to erase from the ledger for good."""
-        original = delivery.decision
-        data: dict[str, Any] = {
-            "event_id": reminder_id,
-            "reminds": original.event_id,
-            "agent": original.agent,
-        }
-        entry = await self.store.entry(delivery.seq)
-        if entry is None:
-            return data
-        kept = ("kind", "platform", "workspace_id", "conversation", "author", "message_id")
-        addressing = {name: entry.data[name] for name in kept if name in entry.data}
-        return {**addressing, **data, "created_at": stamp}
-
     async def _escalate_unanswered(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
         reminder = delivery.decision
         await self.store.set_status(reminder.event_id, reminder.agent, "escalated")
@@ -246,3 +242,31 @@ class FollowUp:
         return [Escalation(lead, "unanswered", where, original, f"agent:{reminder.agent}")]
 
     # ---- from the agents ---------------------------------------------------------------------
+
+
+async def follow_up_data(
+    store: Ledger, original: StoredDelivery, event_id: str, agent: str, stamp: str
+) -> dict[str, Any]:
+    """The ledger record of a follow-up (`event_id`, for `agent`) of `original`'s event. It
+    reads back as an event like any other (tools, dispositions and failures look it up): the
+    original's platform, place, author and message, but never its text, which a delete must be
+    able to erase from the ledger for good."""
+    data: dict[str, Any] = {
+        "event_id": event_id,
+        "reminds": original.decision.event_id,
+        "agent": agent,
+    }
+    entry = await store.entry(original.seq)
+    if entry is None:
+        return data
+    kept = ("kind", "platform", "workspace_id", "conversation", "author", "message_id")
+    addressing = {name: entry.data[name] for name in kept if name in entry.data}
+    return {**addressing, **data, "created_at": stamp}
+
+
+def follows_up(decision: Decision) -> str | None:
+    """The event id a reminder's or a hand-over's decision stands for, else None."""
+    suffix = _FOLLOW_UPS.get(decision.reason)
+    if suffix is None or not decision.event_id.endswith(suffix):
+        return None
+    return decision.event_id.removesuffix(suffix)

@@ -23,7 +23,7 @@ from typing import Protocol
 from core.clock import parse_time
 from core.codec import LEDGER_KINDS, event_from_data
 from core.deciding import Decider
-from core.followup import DIGEST_KIND, FollowUp
+from core.followup import DIGEST_KIND, HANDOVER_KIND, FollowUp
 from core.mutes import MUTED_KIND, fold_mute
 from core.state import State
 from core.store import Deliveries, Ledger, LedgerEntry, StoredDelivery
@@ -119,6 +119,11 @@ def fold_entry(
         return False
     if entry.kind == DIGEST_KIND:
         followup.note_digest(entry)
+        return False
+    if entry.kind == HANDOVER_KIND:  # owed by the agent it was handed to until it ends it
+        for delivery in stored:
+            if delivery.disposition is None:
+                state.note_owed(delivery.decision)
         return False
     if entry.kind not in _CHAT_KINDS:
         return False  # the host's own records (reminders); CCCS: skip unknown kinds

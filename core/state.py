@@ -179,15 +179,11 @@ class State:
 
     def claim_holder(self, item: str, now: datetime) -> str | None:
         held = self.claims.get(item)
-        if held is None or held[1] <= now:
-            return None
-        return held[0]
+        return None if held is None or held[1] <= now else held[0]
 
     def is_muted(self, agent: str, now: datetime) -> bool:
         """Whether `agent` is muted at `now` (`core.mutes`)."""
-        if agent not in self.muted:
-            return False
-        until = self.muted[agent]
+        until = self.muted.get(agent, now)
         return until is None or now < until
 
     def open_turns(self, agent: str, author: str, now: datetime, window: timedelta) -> int:
@@ -366,14 +362,19 @@ class State:
             if target is not None:
                 kept = kept_decision(decision, event)
                 target.delivered[kept.agent] = kept
-            if decision.owes_answer:
-                self.obligations[decision.event_id, decision.agent] = True
-                self.busy[decision.agent] = self.busy.get(decision.agent, 0) + 1
+            self.note_owed(decision)
             if by_human and decision.mode in _TURNS and decision.continues is None:
                 stamps = self.turns.setdefault((decision.agent, event.author.id), deque())
                 stamps.append(event.created_at)
             if decision.reason == "loop_limit":
                 self.escalated.add(event.conversation.key)
+
+    def note_owed(self, decision: Decision) -> None:
+        """An open obligation, when `decision`'s agent owes an answer (`Decision.owes_answer`)."""
+        key = (decision.event_id, decision.agent)
+        if decision.owes_answer and key not in self.obligations:
+            self.obligations[key] = True
+            self.busy[decision.agent] = self.busy.get(decision.agent, 0) + 1
 
     def note_claim(self, item: str, agent: str, expires: datetime) -> None:
         self.claims[item] = (agent, expires)

@@ -219,6 +219,11 @@ class Claims(Protocol):
         """Every unexpired claim: item -> (agent, expiry)."""
         ...
 
+    async def hand_over(self, item: str, holder: str, to: str, now: datetime, ttl_ms: int) -> bool:
+        """Atomically move `item`'s claim from `holder` to `to` for `ttl_ms` from `now`, whether
+        or not it has expired; False, changing nothing, when `holder` no longer has it."""
+        ...
+
 
 class OutboxStore(Protocol):
     """Outbound platform actions, each queued once under its idempotency key, in queue order.

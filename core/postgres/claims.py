@@ -21,6 +21,11 @@ _TAKE = (
     "RETURNING agent"
 )
 
+_HAND_OVER = (
+    "UPDATE claims SET agent = %s, claimed_at = %s, expires_at = %s "
+    "WHERE item = %s AND agent = %s RETURNING agent"
+)
+
 
 class PostgresClaims(Connection):
     """A claim is one `INSERT ... ON CONFLICT DO UPDATE ... WHERE` with the expiry check, atomic
@@ -34,6 +39,11 @@ class PostgresClaims(Connection):
         if row is None:  # a refused claim has a holder, and claims are never removed
             raise StoreError(f"the claim of {item!r} was refused but nobody holds it")
         return ClaimResult(False, str(row[0]), _utc(row[1]))
+
+    async def hand_over(self, item: str, holder: str, to: str, now: datetime, ttl_ms: int) -> bool:
+        expires = now + timedelta(milliseconds=ttl_ms)
+        moved = await self._one(_HAND_OVER, (to, now, expires, item, holder))
+        return moved is not None
 
     async def claims(self, now: datetime) -> dict[str, tuple[str, datetime]]:
         rows = await self._all(

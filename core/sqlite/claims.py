@@ -31,6 +31,16 @@ class SQLiteClaims(Connection):
             )
         return ClaimResult(True, agent, expires)
 
+    async def hand_over(self, item: str, holder: str, to: str, now: datetime, ttl_ms: int) -> bool:
+        expires = now + timedelta(milliseconds=ttl_ms)
+        async with self.transaction():
+            moved = self.db.execute(
+                "UPDATE claims SET agent = ?, claimed_at = ?, expires_at = ? "
+                "WHERE item = ? AND agent = ?",
+                (to, format_time(now), format_time(expires), item, holder),
+            )
+        return moved.rowcount == 1
+
     async def claims(self, now: datetime) -> dict[str, tuple[str, datetime]]:
         held: dict[str, tuple[str, datetime]] = {}
         for item, agent, expires_at in self.db.execute(

@@ -44,6 +44,20 @@ def test_claims_lists_only_unexpired_claims_and_outlasts_a_restart(backend: Back
     assert backend.run(read) == {"e1": ("lead", NOW + timedelta(milliseconds=TTL_MS))}
 
 
+def test_a_claim_is_handed_over_only_by_its_holder(backend: Backend) -> None:
+    async def scenario(store: Store) -> None:
+        await store.claim("e1", "worker-1", NOW, TTL_MS)
+        later = NOW + timedelta(seconds=5)
+        assert not await store.hand_over("e1", "worker-2", "lead", later, TTL_MS)
+        assert not await store.hand_over("e2", "worker-1", "lead", later, TTL_MS)  # nobody's
+        assert await store.hand_over("e1", "worker-1", "worker-2", later, TTL_MS)
+        until = later + timedelta(milliseconds=TTL_MS)
+        assert await store.claims(later) == {"e1": ("worker-2", until)}
+        assert not await store.hand_over("e1", "worker-1", "lead", later, TTL_MS)  # not now
+
+    backend.run(scenario)
+
+
 def test_racing_claims_give_one_holder(backend: Backend) -> None:
     async def scenario(store: Store) -> list[ClaimResult]:
         agents = [f"worker-{n}" for n in range(8)]

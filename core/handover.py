@@ -1,0 +1,132 @@
+"""Handing a role question to another agent when the one picked for it goes down unanswered.
+
+A role mention, a group DM with several agents or a `select` broadcast goes to one responder,
+which holds the event's claim (`core.deciding`); the other candidates are told of it as
+`claimed_by_other`. When the responder's harness or model goes down with the question still
+open, and another candidate is up, the next sweep hands the question over instead of leaving
+the asker to wait:
+
+- the claim moves to the new responder (`Claims.hand_over`: nothing moves if it is no longer
+  the first one's), chosen as selection chooses (`least_busy` or `order`) among the candidates
+  that are up and not muted;
+- the first responder's delivery ends `superseded` ("handed over to ..."), and its harness is
+  told `claimed_by_other`; a late answer from it is refused by the claim (`core.guards`);
+- the new responder is told of the question as a follow-up event, `<event id>~handover` (like
+  a reminder: the question's content under its own id, `reminds` naming it), `to_my_role` +
+  `may_respond` + `buffered` with reason `handed_over`, holding that event's claim too, and
+  acknowledges it with `seen` at once (where the workspace wants that). Its answer answers the
+  question (`EnginePort`).
+
+A question is handed over once: one handed over whose new responder goes down too waits for it,
+and its asker gets the notice (`core.followup`), as does one with no candidate up. The 🚧 the
+first responder put on the message stays (a reaction is taken off only by a status replacing
+it); it is no longer lifted to 👀 when that agent is back.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from core.acknowledgement import acknowledgement
+from core.clock import format_time
+from core.constraints import select_responder
+from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy
+from core.emission import Cancel, Emission, Queued
+from core.followup import HANDOVER_KIND, HANDOVER_SUFFIX, follow_up_data, follows_up
+from core.store import StoredDelivery
+
+if TYPE_CHECKING:
+    from core.engine import Engine
+
+__all__ = ["HANDED_OVER", "hand_over"]
+
+HANDED_OVER: Final = "handed_over"
+
+
+async def hand_over(engine: Engine) -> list[Emission]:
+    """Hand over every open role question of every agent that is down (see the module doc);
+    in the caller's transaction. Returns what to send once it commits."""
+    emissions: list[Emission] = []
+    for agent in list(engine.unavailable):
+        for event_id in engine.owed(agent):
+            deliveries = await engine.store.deliveries(event_id)
+            mine = next((d for d in deliveries if d.decision.agent == agent), None)
+            if mine is None or not _picked(mine.decision):
+                continue
+            to = _successor(engine, agent, deliveries)
+            if to is not None:
+                emissions.extend(await _hand(engine, mine, to))
+    return emissions
+
+
+def _picked(decision: Decision) -> bool:
+    """A question its agent owes as the responder picked among several, not one for it alone
+    (`must_respond`) and not a follow-up of one."""
+    return (
+        decision.policy is Policy.MAY_RESPOND
+        and decision.claimed_by == decision.agent
+        and follows_up(decision) is None
+    )
+
+
+def _successor(engine: Engine, agent: str, deliveries: list[StoredDelivery]) -> str | None:
+    """The candidate the question goes to instead of `agent`: up, not muted, selected as the
+    workspace selects; None when there is none."""
+    now, settings = engine.clock.now(), engine.workspace.settings
+    able = [
+        d.decision.agent
+        for d in deliveries
+        if d.decision.reason == "claimed_by_other"
+        and d.decision.claimed_by == agent
+        and d.decision.agent not in engine.unavailable
+        and not engine.state.is_muted(d.decision.agent, now)
+    ]
+    if not able:
+        return None
+    return select_responder(able, engine.state.busy, settings.selection, engine.workspace.agent_ids)
+
+
+async def _hand(engine: Engine, first: StoredDelivery, to: str) -> list[Emission]:
+    store, state = engine.store, engine.state
+    now, ttl = engine.clock.now(), engine.workspace.settings.claim_ttl_ms
+    stamp = format_time(now)
+    question, agent = first.decision, first.decision.agent
+    handed_id = f"{question.event_id}{HANDOVER_SUFFIX}"
+    event = await engine.event(question.event_id)
+    if (
+        event is None
+        or await store.sequence_of(handed_id) is not None  # handed over once already
+        or not await store.hand_over(question.event_id, agent, to, now, ttl)
+    ):
+        return []
+    data = await follow_up_data(store, first, handed_id, to, stamp)
+    seq = await store.append(handed_id, HANDOVER_KIND, "system", data, stamp)
+    if seq is None:
+        return []
+    held = await store.claim(handed_id, to, now, ttl)
+    state.note_claim(question.event_id, to, held.expires_at)
+    state.note_claim(handed_id, to, held.expires_at)
+    decision = Decision(
+        handed_id,
+        to,
+        Directedness.TO_MY_ROLE,
+        Policy.MAY_RESPOND,
+        InjectionMode.BUFFERED,
+        HANDED_OVER,
+        question.priority,
+        claimed_by=to,
+    )
+    await store.record_decisions(seq, [decision], stamp)
+    state.note_owed(decision)
+    why = f"handed over to {to}: {agent} is down"
+    await engine.dispose(agent, question.event_id, Disposition.SUPERSEDED, why)
+    engine.blocked.forget(question.idempotency_key)
+    emissions: list[Emission] = [
+        Cancel(agent, question.event_id, "claimed_by_other"),
+        await engine.deliveries.delivery(StoredDelivery(decision, seq, "pending", 0, None)),
+    ]
+    seen = engine.workspace.settings.seen_signal
+    ack = acknowledgement(event, decision, engine.glyphs, down=False, seen=seen)
+    if ack is not None and await engine.queue_action(ack, stamp):
+        emissions.append(Queued(to, ack))
+    return emissions
