@@ -17,6 +17,7 @@ from datetime import timedelta
 from core.decision import Decision, Disposition
 from core.emission import Cancel, Emission, Typing
 from core.events import ChatEvent, EventKind
+from core.followup import follow_up_ids
 from core.guards import UNANSWERED
 from core.revisions import revise_for_edit
 from core.state import State
@@ -75,29 +76,36 @@ async def delete_message(
     if target is None:
         versions = [entry.id for entry in await stored_versions(store, event)]
         await store.tombstone(versions)
-        await _supersede(versions, store, state, "deleted", at)
-        return []
+        followed = await _supersede(versions, store, state, "deleted", at)
+        return [Cancel(agent, event_id, "deleted") for agent, event_id in followed]
     if target.deleted:
         return []
     await store.tombstone(list(target.versions))
-    await _supersede(target.versions, store, state, "deleted", at)
+    followed = await _supersede(target.versions, store, state, "deleted", at)
     emissions = cancel_all(target.delivered, agents, "deleted")
+    emissions += [Cancel(agent, event_id, "deleted") for agent, event_id in followed]
     state.apply(event, [])
     return emissions
 
 
 async def supersede_edited(
     cancels: Sequence[Emission], deliveries: Deliveries, state: State, at: str
-) -> None:
+) -> list[Emission]:
     """An edit's cancellations (`revise_edit`): each agent's delivery of the version it had,
     if not answered yet, is `superseded` (reason `edited`), so a turn still at work on the old
-    text posts nothing and the new version's own turn answers the words as they now are."""
+    text posts nothing and the new version's own turn answers the words as they now are.
+    Returns the cancellations of the follow-ups of those versions it superseded as well."""
     told: dict[str, set[str]] = {}
     for cancel in cancels:
         if isinstance(cancel, Cancel):
             told.setdefault(cancel.event_id, set()).add(cancel.agent)
+    followed: list[Emission] = []
     for event_id, agents in told.items():
-        await _supersede([event_id], deliveries, state, "edited", at, agents)
+        for agent, follow_up in await _supersede(
+            [event_id], deliveries, state, "edited", at, agents
+        ):
+            followed.append(Cancel(agent, follow_up, "superseded"))
+    return followed
 
 
 async def _supersede(
@@ -107,16 +115,23 @@ async def _supersede(
     why: str,
     at: str,
     agents: set[str] | None = None,
-) -> None:
-    """Each delivery of these events (to `agents` only, when given) that its agent has not
-    answered becomes `superseded` with `why`, and its obligation closes."""
+) -> list[tuple[str, str]]:
+    """Each delivery of these events and of their follow-ups (a reminder, a hand-over: they
+    stand for the event under their own ids), to `agents` only when given, that its agent has
+    not answered becomes `superseded` with `why`, and its obligation closes. Returns the agent
+    and id of each follow-up superseded, for its cancellation."""
+    followed: list[tuple[str, str]] = []
     for event_id in event_ids:
-        for delivery in await deliveries.deliveries(event_id):
-            agent = delivery.decision.agent
-            if delivery.disposition in UNANSWERED and (agents is None or agent in agents):
-                superseded = Disposition.SUPERSEDED
-                await deliveries.set_disposition(event_id, agent, superseded, why, at)
-                state.close_obligation(event_id, agent)
+        for settled in (event_id, *follow_up_ids(event_id)):
+            for delivery in await deliveries.deliveries(settled):
+                agent = delivery.decision.agent
+                if delivery.disposition in UNANSWERED and (agents is None or agent in agents):
+                    superseded = Disposition.SUPERSEDED
+                    await deliveries.set_disposition(settled, agent, superseded, why, at)
+                    state.close_obligation(settled, agent)
+                    if settled != event_id:
+                        followed.append((agent, settled))
+    return followed
 
 
 async def edit_of_deleted(event: ChatEvent, target: MessageRecord | None, ledger: Ledger) -> bool:

@@ -212,8 +212,7 @@ class Engine:
         emissions: list[Emission] = []
         if target is not None:
             decisions, cancels = revise_edit(decisions, target.delivered, target.answered)
-            await supersede_edited(cancels, self.store, state, stamp)
-            emissions.extend(cancels)
+            emissions.extend(cancels + await supersede_edited(cancels, self.store, state, stamp))
         if decisions:
             await self.store.record_decisions(seq, decisions, stamp, reserve=True)
             copies = dict.fromkeys(outside, channel) if outside else {}

@@ -37,6 +37,7 @@ __all__ = [
     "FollowUp",
     "FollowUpStore",
     "follow_up_data",
+    "follow_up_ids",
     "follows_up",
 ]
 
@@ -270,3 +271,8 @@ def follows_up(decision: Decision) -> str | None:
     if suffix is None or not decision.event_id.endswith(suffix):
         return None
     return decision.event_id.removesuffix(suffix)
+
+
+def follow_up_ids(event_id: str) -> tuple[str, ...]:
+    """The ids the host's follow-ups of `event_id` would have (`follows_up` reads them)."""
+    return tuple(event_id + suffix for suffix in _FOLLOW_UPS.values())

@@ -9,7 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import W1, W2, local_workspace, slack_body, slack_join, slack_message
+from builders import (
+    W1,
+    W2,
+    local_workspace,
+    slack_body,
+    slack_delete,
+    slack_edit,
+    slack_join,
+    slack_message,
+)
 
 from adapters.slack import normalise
 from c2a.records import record_of
@@ -137,6 +146,43 @@ def test_with_no_other_worker_up_the_question_waits_and_its_blocked_mark_moves_w
         ((kind, agent, notice),) = await sweep(engine)
         assert (kind, agent, notice["inReplyTo"]) == ("outbound", "worker-2", question + HANDED)
         assert "not running" in notice["text"]
+        await engine.store.close()
+
+    asyncio.run(run())
+
+
+@pytest.mark.parametrize("change", ["deleted", "edited"])
+def test_a_handed_over_question_deleted_or_edited_is_no_longer_owed_by_its_new_responder(
+    tmp_path: Path, change: str
+) -> None:
+    # The follow-up has its own event id: a delete or an edit of the question must reach it,
+    # or the new responder's turn would answer words that are gone.
+    async def run() -> None:
+        engine, _ = await seated(str(tmp_path / "ledger.sqlite3"))
+        question = await ask(engine, 1)
+        engine.mark_unavailable("worker-1")
+        await sweep(engine)
+        assert engine.owed("worker-2") == [question + HANDED]
+        stamp, later = "1767225601.000100", "1767225605.000100"
+        old = "<!subteam^S0BACK> who can look?"
+        if change == "deleted":
+            changed = slack_delete(stamp, later, old)
+        else:
+            changed = slack_edit(stamp, later, old, "<!subteam^S0BACK> who can look at CI?")
+        async with engine.store.transaction():
+            outcome = await engine.ingest(normalise(slack_body(changed)))
+        cancels = [
+            (e.agent, e.event_id, e.reason) for e in outcome.emissions if isinstance(e, Cancel)
+        ]
+        reason = "deleted" if change == "deleted" else "superseded"
+        assert ("worker-2", question + HANDED, reason) in cancels
+        handed = await dispositions(engine, question + HANDED)
+        assert handed == {"worker-2": Disposition.SUPERSEDED}
+        reply = await EnginePort(engine, "worker-2").final_reply([question + HANDED], "on it")
+        assert reply is None  # a turn at work on it posts nothing
+        owed = engine.owed("worker-2")
+        assert question + HANDED not in owed
+        assert len(owed) == (0 if change == "deleted" else 1)  # the new words, decided anew
         await engine.store.close()
 
     asyncio.run(run())

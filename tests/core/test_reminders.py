@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import W1, W2, local_workspace, slack_body, slack_join, slack_message
+from builders import W1, W2, local_workspace, slack_body, slack_delete, slack_join, slack_message
 
 from adapters.slack import normalise
 from c2a.records import record_of
 from core.clock import VirtualClock, format_time, parse_time
 from core.decision import Disposition
+from core.emission import Cancel
 from core.engine import Engine
 from core.restart import blocked_again
 from core.sqlite_store import SQLiteStore
@@ -103,6 +104,27 @@ def test_a_ledger_holding_reminders_rebuilds(tmp_path: Any) -> None:
         clock.advance(timedelta(minutes=6))
         assert len(await sweep(engine)) == 1
         assert await engine.rebuild() == 1
+        await engine.store.close()
+
+    asyncio.run(run())
+
+
+def test_a_reminded_question_deleted_ends_its_reminder_too() -> None:
+    # The reminder has its own event id: without this, the turn it started would still answer
+    # a message that is gone.
+    async def run() -> None:
+        engine, clock, event_id = await world()
+        clock.advance(timedelta(minutes=5, seconds=1))
+        ((_, kind, _),) = await sweep(engine)
+        assert kind == "rpc"
+        reminder = f"{event_id}~reminder"
+        gone = slack_delete("1767225601.000100", "1767225900.000100", "x", channel="D0W1")
+        async with engine.store.transaction():
+            outcome = await engine.ingest(normalise(slack_body(gone, via="worker-1")))
+        assert Cancel("worker-1", reminder, "deleted") in outcome.emissions
+        (settled,) = await engine.store.deliveries(reminder)
+        assert settled.disposition is Disposition.SUPERSEDED
+        assert engine.owed("worker-1") == []
         await engine.store.close()
 
     asyncio.run(run())
