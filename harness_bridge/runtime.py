@@ -95,6 +95,7 @@ class InProcessHarness:
         self.retry_after = retry_after
         # Each turn running: its session, and those of its events not cancelled since.
         self._turns: dict[asyncio.Task[None], tuple[str, set[str]]] = {}
+        self._failing: set[int] = set()  # turns (by id) waiting to try a model that failed them
         self._stopping = False
         self._sessions: dict[str, asyncio.Lock] = {}
         self._changed = asyncio.Event()
@@ -250,27 +251,37 @@ class InProcessHarness:
         questions get `blocked`, and its people a notice: `core.followup`). None when nothing
         is owed any more; a failure then marks nothing (a model that failed halfway through an
         answer, which was then finished as cut short, is tried by the next turn, not held
-        down with no turn to find it up again)."""
+        down with no turn to find it up again). For the same reason, a turn that marked the
+        agent unavailable and ends owing nothing (handed over, deleted, stopped) marks it
+        available again unless another of its turns is still trying: the next turn finds out."""
         wait = self.retry_after
-        while True:
-            await working(self.port, turn.events, on=True)
-            try:
-                result = await self.loop.run(turn)
-                if result.status == "completed":
-                    await self._reply(result)
-            except ModelError as exc:
-                if not await self.port.owed(turn.event_ids):
-                    log.warning("turn for %s did not run: %s", self.agent, exc)
-                    return None
-                self.port.mark_unavailable()
-                log.warning("turn for %s: %s; trying again in %.0f s", self.agent, exc, wait)
-            else:
-                self.port.mark_available()
-                return result
-            finally:
-                await working(self.port, turn.events, on=False)
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, RETRY_MAX_S)
+        try:
+            while True:
+                await working(self.port, turn.events, on=True)
+                try:
+                    result = await self.loop.run(turn)
+                    if result.status == "completed":
+                        await self._reply(result)
+                except ModelError as exc:
+                    if not await self.port.owed(turn.event_ids):
+                        log.warning("turn for %s did not run: %s", self.agent, exc)
+                        return None
+                    self._failing.add(id(turn))
+                    self.port.mark_unavailable()
+                    log.warning("turn for %s: %s; trying again in %.0f s", self.agent, exc, wait)
+                else:
+                    self._failing.clear()
+                    self.port.mark_available()
+                    return result
+                finally:
+                    await working(self.port, turn.events, on=False)
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, RETRY_MAX_S)
+        finally:
+            if id(turn) in self._failing:
+                self._failing.discard(id(turn))
+                if not self._failing:
+                    self.port.mark_available()
 
     async def _reply(self, result: TurnResult) -> None:
         """A completed turn's final text is its reply when the turn still owes one; otherwise

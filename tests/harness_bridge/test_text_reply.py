@@ -20,6 +20,7 @@ from world import BASE, DM, ROLE, THANKS, harness_context, scenario
 from adapters.slack import normalise
 from core.actions import Action
 from core.clock import SystemClock, VirtualClock
+from core.decision import Disposition
 from core.drafts import MODEL_FAILED, STOPPED
 from core.engine import Engine
 from core.errors import ModelError
@@ -274,6 +275,36 @@ def test_a_turn_whose_model_is_unreachable_is_tried_again_until_it_answers() -> 
         assert [row for row in answers(store, "lead") if row[0] == "send"] == [
             ("send", DM, "It is green.")
         ]
+
+    scenario(test)
+
+
+class GivenUp(Unreachable):
+    """Down for good; after the second try the lead's question is ended elsewhere (handed
+    over to another agent, deleted or stopped)."""
+
+    async def stream_text(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        on_text: Callable[[str], Awaitable[None]],
+        *,
+        max_tokens: int,
+    ) -> str:
+        if len(self.down) == 1:
+            await self.engine.dispose("lead", DM, Disposition.SUPERSEDED, "handed over")
+        return await super().stream_text(messages, on_text, max_tokens=max_tokens)
+
+
+def test_a_turn_that_marked_its_agent_down_and_ends_owing_nothing_marks_it_up() -> None:
+    """Nothing else would find the model up again: a role question is handed to an agent that
+    is up, so one held down with no turn would get none until someone named it."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        model = GivenUp(engine, failures=99)
+        await run_agent(engine, tools["lead"], model, retry_after=0.01)
+        assert model.down == [False, True]  # marked down by the first failure
+        assert "lead" not in engine.unavailable
+        assert [row for row in answers(store, "lead") if row[0] == "send"] == []
 
     scenario(test)
 
