@@ -249,6 +249,9 @@ class Unreachable(Scripted):
         self.engine, self.failures = engine, failures
         self.down: list[bool] = []
 
+    async def before_try(self) -> None:
+        """What happens elsewhere before each try (nothing here)."""
+
     async def stream_text(
         self,
         messages: Sequence[Mapping[str, Any]],
@@ -256,6 +259,7 @@ class Unreachable(Scripted):
         *,
         max_tokens: int,
     ) -> str:
+        await self.before_try()
         self.down.append("lead" in self.engine.unavailable)
         if len(self.down) <= self.failures:
             raise ModelError("the model server at http://127.0.0.1:9 failed: connect refused")
@@ -283,16 +287,9 @@ class GivenUp(Unreachable):
     """Down for good; after the second try the lead's question is ended elsewhere (handed
     over to another agent, deleted or stopped)."""
 
-    async def stream_text(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        on_text: Callable[[str], Awaitable[None]],
-        *,
-        max_tokens: int,
-    ) -> str:
+    async def before_try(self) -> None:
         if len(self.down) == 1:
             await self.engine.dispose("lead", DM, Disposition.SUPERSEDED, "handed over")
-        return await super().stream_text(messages, on_text, max_tokens=max_tokens)
 
 
 def test_a_turn_that_marked_its_agent_down_and_ends_owing_nothing_marks_it_up() -> None:
