@@ -15,6 +15,7 @@ from store_backends import Backend, in_memory
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.decision import Disposition
+from core.emission import Delivery
 from core.engine import Engine
 from core.ledger_fold import PAGE, fold_entry, pages
 from core.store import Store
@@ -24,8 +25,8 @@ START = parse_time("2026-01-01T00:00:01Z")
 
 
 def bodies() -> list[tuple[dict[str, Any], str | None]]:
-    """Joins, a question to the lead and its thread, chatter, an edit, and a direct message,
-    each with the agent whose connection received it (None: the channel's)."""
+    """Joins, a question to the lead and its thread, chatter, an edit, a direct message and a
+    role question, each with the agent whose connection received it (None: the channel's)."""
     question = "1767225601.000100"
     return [
         *((slack_body(slack_join(user)), None) for user in (LEAD, W1, W2)),
@@ -37,12 +38,13 @@ def bodies() -> list[tuple[dict[str, Any], str | None]]:
             slack_body(said("1767225605.000100", "logs?", channel="D0W1", channel_type="im")),
             "worker-1",
         ),
+        (slack_body(said("1767225607.000100", "<!subteam^S0BACK> who can look?")), None),
     ]
 
 
 async def ingest_all(store: Store, clock: VirtualClock) -> Engine:
-    """Every event of `bodies`, then the lead claims the question and worker-1 defers the
-    direct message."""
+    """Every event of `bodies`, then the lead claims the question, worker-1 defers the direct
+    message, and the role question's responder goes down, so it is handed to the other."""
     engine = Engine(local_workspace(), store, clock)
     ids = []
     for body, via in bodies():
@@ -51,11 +53,15 @@ async def ingest_all(store: Store, clock: VirtualClock) -> Engine:
         ids.append(event.event_id)
         async with store.transaction():
             await engine.ingest(event, via)
-    question, direct = ids[3], ids[-1]
+    question, direct, role = ids[3], ids[-2], ids[-1]
     async with store.transaction():
         claimed, _ = await engine.claim("lead", question)
         assert claimed.granted
         await engine.dispose("worker-1", direct, Disposition.DEFERRED, "later")
+    engine.mark_unavailable(engine.state.claim_holder(role, clock.now()) or "")
+    async with store.transaction():
+        handed = [e for e in await engine.sweep() if isinstance(e, Delivery)]
+    assert [d.decision.reason for d in handed] == ["handed_over"]
     return engine
 
 
