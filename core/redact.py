@@ -22,6 +22,10 @@ only at a word's start (a lookbehind), so no input makes the engine try the same
 again and again. Structures (`Redactor.data`) are redacted field by field: a secret-named field
 (`token`, `password`, `client_secret`, `apiKey`, ...) loses its value whatever it is, and every
 other string passes through `Redactor.text`.
+
+The same doors make text storable: a lone surrogate (half of a UTF-16 pair, which a JSON
+`\\u` escape in a platform's payload or a model's tool arguments can make) becomes U+FFFD,
+since neither the ledger nor the JSON sent on could hold it.
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ __all__ = [
     "SecretShape",
     "is_secret_name",
     "label",
+    "well_formed",
+    "well_formed_data",
 ]
 
 # Configured values shorter than this are too likely to be ordinary words to replace by value.
@@ -238,6 +244,7 @@ class Redactor:
         return text if seen is None else seen
 
     def _redacted(self, text: str) -> str:
+        text = well_formed(text)
         for value in self.configured:
             if value in text:
                 text = text.replace(value, _CONFIGURED)
@@ -280,6 +287,27 @@ class Redactor:
             return event
         author = event.author if clean is name else replace(event.author, display_name=clean)
         return replace(event, text=text, author=author)
+
+
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(text: str) -> str:
+    """`text` with each half of a UTF-16 pair standing alone replaced by U+FFFD; the same
+    object when it has none. Only a JSON `\\u` escape makes one in a string, and no store or
+    wire (UTF-8) can carry it."""
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def well_formed_data(value: Any) -> Any:
+    """Every string in a JSON-like value (mappings, lists) made `well_formed`."""
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, Mapping):
+        return {key: well_formed_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [well_formed_data(item) for item in value]
+    return value
 
 
 def _empty(value: Any) -> bool:

@@ -27,6 +27,7 @@ from core.clock import format_time
 from core.decision import Directedness, Policy
 from core.errors import ToolError
 from core.post_files import MAX_FILE_BYTES, MAX_FILES, PostFile
+from core.redact import well_formed_data
 from core.signals import Signal
 
 __all__ = ["TOOL_NAMES", "ChatTools", "ToolError"]
@@ -338,9 +339,11 @@ class ChatTools:
 
 
 def _parsed(name: str, model: type[_A], arguments: dict[str, Any] | None) -> _A:
-    """The call's arguments read by its schema; ToolError naming each problem."""
+    """The call's arguments read by its schema, their text made storable first (a model may
+    write a lone `\\ud800` escape: it is replaced, not refused); ToolError naming each
+    problem."""
     try:
-        return model.model_validate(arguments or {})
+        return model.model_validate(well_formed_data(arguments or {}))
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()

@@ -4,9 +4,10 @@ page is shown."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Final
+
+import orjson
 
 from adapters.limits import MAX_TEXT, too_long
 
@@ -26,8 +27,8 @@ class BrowserRequest:
 
     def __init__(self, raw: str) -> None:
         try:
-            body = json.loads(raw)
-        except json.JSONDecodeError as exc:
+            body = orjson.loads(raw)  # strict: text that is not valid Unicode is refused
+        except orjson.JSONDecodeError as exc:
             raise ValueError(f"not JSON: {exc}") from None
         if not isinstance(body, dict):
             raise ValueError("a request is a JSON object")

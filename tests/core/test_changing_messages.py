@@ -114,6 +114,24 @@ async def seated() -> tuple[Engine, SQLiteStore, VirtualClock]:
     return engine, store, clock
 
 
+def test_half_of_a_utf16_pair_in_a_message_is_stored_and_delivered_as_a_replacement() -> None:
+    # Only a JSON \\u escape in a payload makes one; before, the ledger's write failed.
+    async def scenario() -> str:
+        engine, store, _ = await seated()
+        asked = normalise(slack_body(slack_message(ts(1), f"<@{LEAD}> is \ud800 fine?")))
+        assert asked is not None
+        outcome = await engine.ingest(asked)
+        (delivery,) = [
+            e for e in outcome.emissions if isinstance(e, Delivery) and e.decision.agent == "lead"
+        ]
+        stored = await engine.event(asked.event_id)
+        await store.close()
+        assert stored is not None and delivery.event.text == stored.text
+        return stored.text
+
+    assert asyncio.run(scenario()) == f"<@{LEAD}> is \ufffd fine?"
+
+
 def test_an_edit_after_the_agent_answered_is_may_respond() -> None:
     async def scenario() -> list[dict[str, Any]]:
         engine, _, _ = await seated()

@@ -260,6 +260,28 @@ def test_an_event_loses_secrets_in_its_text_and_its_authors_name() -> None:
     assert redactor.event(plain) is plain
 
 
+def test_half_of_a_utf16_pair_becomes_a_replacement_character_and_a_whole_one_stays() -> None:
+    # Only a JSON \\u escape makes one; neither the ledger nor any JSON sent on can hold it.
+    assert redactor.text("hi \ud800 there \udfff") == "hi \ufffd there \ufffd"
+    kept = "hi 😀 ünïcode " + "x" * 300
+    assert redactor.text(kept) is kept
+    event = ChatEvent(
+        event_id="webchat:general:1",
+        kind=EventKind.MESSAGE,
+        platform="webchat",
+        workspace_id="local",
+        conversation=Conversation("general", ConversationKind.CHANNEL),
+        author=Author("ana", display_name="ana \udc00"),
+        created_at=parse_time("2026-01-01T00:00:00Z"),
+        text="<@U0LEAD> can you \ud83d look?",
+    )
+    clean = redactor.event(event)
+    assert (clean.text, clean.author.display_name) == (
+        "<@U0LEAD> can you \ufffd look?",
+        "ana \ufffd",
+    )
+
+
 @pytest.mark.parametrize(
     "hostile",
     [

@@ -73,3 +73,19 @@ def test_every_outbound_action_is_queued_through_the_engine() -> None:
     ]
     # The outbox's QueueBell stands in front of the ledger and only passes the engine's calls on.
     assert callers == ["core/engine.py", "core/outbox.py"]
+
+
+def test_half_of_a_utf16_pair_in_a_models_answer_goes_out_as_a_replacement_character() -> None:
+    # A streamed answer's chunks are JSON: a lone `\\ud800` escape in one made a string that
+    # the outbox could not store, and the turn ended with a traceback. (In tool arguments the
+    # schema refuses it, and the model is told why.)
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        sent = await tools["lead"].reply_with_text([DM], "on it \ud800 now")
+        assert sent is not None
+        (text,) = store.db.execute(
+            "SELECT json_extract(action, '$.text') FROM outbox "
+            "WHERE json_extract(action, '$.action') = 'send'"
+        ).fetchone()
+        assert text == "on it \ufffd now"
+
+    scenario(test)

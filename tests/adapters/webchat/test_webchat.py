@@ -306,8 +306,13 @@ def test_bad_requests_get_an_error_and_the_socket_stays_open(tmp_path: Path) -> 
         await chat.request("post", channel="general")
         await chat.request("post", channel="dm:ben:lead", text="not my DM")
         await chat.request("fly", channel="general")
+        # Half of a UTF-16 pair: JSON, but not Unicode text; before, the history's write failed
+        # and the socket closed with a traceback in the log.
+        await chat.socket.send_str(
+            '{"op": "post", "as": "ana", "channel": "general", "text": "hi \\ud800 there"}'
+        )
         errors = []
-        for _ in range(4):
+        for _ in range(5):
             frame = await chat.frame(lambda f: f["op"] == "error" and f not in errors)
             errors.append(frame)
         texts = [e["text"] for e in errors]
@@ -315,6 +320,7 @@ def test_bad_requests_get_an_error_and_the_socket_stays_open(tmp_path: Path) -> 
         assert "text must be a non-empty string" in texts[1]
         assert "cannot post in 'dm:ben:lead'" in texts[2]
         assert "unknown op 'fly'" in texts[3]
+        assert texts[4].startswith("not JSON") and "surrogate" in texts[4]
         await chat.request("post", channel="general", text="still here")
         await chat.frame(lambda f: f["op"] == "message")
 
