@@ -241,18 +241,23 @@ def test_names_that_are_not_secret(name: str) -> None:
     assert not is_secret_name(name)
 
 
-def test_an_event_loses_secrets_in_its_text_and_its_authors_name() -> None:
-    token = SECRETS["github-token"][0]
-    event = ChatEvent(
+def said_by(name: str, text: str) -> ChatEvent:
+    """`text` said in the web chat's #general by ana, whose display name is `name`."""
+    return ChatEvent(
         event_id="webchat:general:1",
         kind=EventKind.MESSAGE,
         platform="webchat",
         workspace_id="local",
         conversation=Conversation("general", ConversationKind.CHANNEL),
-        author=Author("ana", display_name=f"ana {token}"),
+        author=Author("ana", display_name=name),
         created_at=parse_time("2026-01-01T00:00:00Z"),
-        text=f"token {token}",
+        text=text,
     )
+
+
+def test_an_event_loses_secrets_in_its_text_and_its_authors_name() -> None:
+    token = SECRETS["github-token"][0]
+    event = said_by(f"ana {token}", f"token {token}")
     clean = redactor.event(event)
     assert clean.text == "token [redacted:github-token]"
     assert clean.author == replace(event.author, display_name="ana [redacted:github-token]")
@@ -265,17 +270,7 @@ def test_half_of_a_utf16_pair_becomes_a_replacement_character_and_a_whole_one_st
     assert redactor.text("hi \ud800 there \udfff") == "hi \ufffd there \ufffd"
     kept = "hi 😀 ünïcode " + "x" * 300
     assert redactor.text(kept) is kept
-    event = ChatEvent(
-        event_id="webchat:general:1",
-        kind=EventKind.MESSAGE,
-        platform="webchat",
-        workspace_id="local",
-        conversation=Conversation("general", ConversationKind.CHANNEL),
-        author=Author("ana", display_name="ana \udc00"),
-        created_at=parse_time("2026-01-01T00:00:00Z"),
-        text="<@U0LEAD> can you \ud83d look?",
-    )
-    clean = redactor.event(event)
+    clean = redactor.event(said_by("ana \udc00", "<@U0LEAD> can you \ud83d look?"))
     assert (clean.text, clean.author.display_name) == (
         "<@U0LEAD> can you \ufffd look?",
         "ana \ufffd",
