@@ -23,9 +23,9 @@ again and again. Structures (`Redactor.data`) are redacted field by field: a sec
 (`token`, `password`, `client_secret`, `apiKey`, ...) loses its value whatever it is, and every
 other string passes through `Redactor.text`.
 
-The same doors make text storable: a lone surrogate (half of a UTF-16 pair, which a JSON
-`\\u` escape in a platform's payload or a model's tool arguments can make) becomes U+FFFD,
-since neither the ledger nor the JSON sent on could hold it.
+The same doors make text storable (`well_formed`): a NUL character and a lone surrogate (half
+of a UTF-16 pair, which a JSON `\\u` escape in a platform's payload or a model's answer can
+make) become U+FFFD, since the ledger (or the JSON sent on) could not hold them.
 """
 
 from __future__ import annotations
@@ -293,9 +293,11 @@ _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def well_formed(text: str) -> str:
-    """`text` with each half of a UTF-16 pair standing alone replaced by U+FFFD; the same
-    object when it has none. Only a JSON `\\u` escape makes one in a string, and no store or
-    wire (UTF-8) can carry it."""
+    """`text` made storable: each NUL character, which PostgreSQL's text cannot hold, and each
+    half of a UTF-16 pair standing alone, which no UTF-8 store or wire can (only a JSON `\\u`
+    escape makes one), replaced by U+FFFD; the same object when it has neither."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
     return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
 
 

@@ -9,6 +9,7 @@ in its backend.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any, TypeVar
@@ -69,8 +70,17 @@ _SEEN_WHERE = {
 
 
 def dumps(value: Mapping[str, Any]) -> str:
-    """A JSON column's text."""
-    return orjson.dumps(value).decode()
+    """A JSON column's text, each NUL character in it as U+FFFD: PostgreSQL's JSON cannot
+    turn a `\\u0000` into text, so one such row would break every query that reads a field
+    of its events (and both backends keep the same)."""
+    text = orjson.dumps(value).decode()
+    return _NUL_ESCAPE.sub(r"\1\\ufffd", text) if _NUL in text else text
+
+
+_NUL = "\\u0000"
+# The escape itself, not a `\\` escape followed by the text `u0000`: an even run of backslashes
+# before it.
+_NUL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
 
 
 def prefixed(table: str, columns: str) -> str:

@@ -265,9 +265,10 @@ def test_an_event_loses_secrets_in_its_text_and_its_authors_name() -> None:
     assert redactor.event(plain) is plain
 
 
-def test_half_of_a_utf16_pair_becomes_a_replacement_character_and_a_whole_one_stays() -> None:
+def test_a_nul_or_half_of_a_utf16_pair_becomes_a_replacement_and_a_whole_one_stays() -> None:
     # Only a JSON \\u escape makes one; neither the ledger nor any JSON sent on can hold it.
     assert redactor.text("hi \ud800 there \udfff") == "hi \ufffd there \ufffd"
+    assert redactor.text("nul \x00 here") == "nul \ufffd here"  # PostgreSQL's text holds none
     kept = "hi 😀 ünïcode " + "x" * 300
     assert redactor.text(kept) is kept
     clean = redactor.event(said_by("ana \udc00", "<@U0LEAD> can you \ud83d look?"))

@@ -158,3 +158,28 @@ def test_a_message_is_found_by_its_native_id_with_its_edits_and_nothing_else(
         assert await store.message_events("slack", "C1", "999.9") == []
 
     backend.run(scenario)
+
+
+def test_a_nul_character_is_kept_as_a_replacement_and_the_rows_stay_readable(
+    backend: Backend,
+) -> None:
+    # PostgreSQL's JSON cannot turn a `\\u0000` into text: one such row broke every query
+    # that reads a field of its conversation's events. People and models can type one.
+    said = {**_version("100.1", "message"), "text": "a\x00b", "author": {"name": "x\x00y"}}
+
+    async def scenario(store: Store) -> None:
+        await store.append("m1", "chat.message", "human:u", said, "t1")
+        await store.append("m2", "chat.message", "human:u", _version("100.2", "message"), "t2")
+        await store.fill_text("m2", "late \x00 words, \\u0000 as typed")
+        (found,) = await store.message_events("slack", "C1", "100.1")
+        assert (found.data["text"], found.data["author"]) == ("a\ufffdb", {"name": "x\ufffdy"})
+        filled = await store.entry(2)
+        assert filled is not None and filled.data["text"] == "late \ufffd words, \\u0000 as typed"
+        await store.tombstone(["m1"])
+        gone = await store.entry(1)
+        assert gone is not None and gone.data["text"] == ""
+        assert await store.put_outbox("k1", "lead", {"text": "out \x00 put"}, "t3")
+        (queued,) = await store.outbox_due()
+        assert queued.action["text"] == "out \ufffd put"
+
+    backend.run(scenario)
