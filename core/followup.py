@@ -1,5 +1,7 @@
 """The host's follow-ups on what nobody did: reminders and escalations of unanswered
-`must_respond` events, notices to people while an agent's harness is down, and digests.
+`must_respond` events, notices to people while an agent's harness is down, and digests. A
+reminder, like a hand-over (`core.handover`), is a record that stands for an earlier event
+under an id of its own (`follow_up_data`, `follows_up`).
 
 Everything here runs from `Engine.sweep`, on the engine's clock, inside the caller's
 transaction, and keeps its progress in the ledger (reminder and digest records, delivery
@@ -29,6 +31,7 @@ from core.store import AuditLog, Deliveries, Ledger, LedgerEntry, StoredDelivery
 __all__ = [
     "DIGEST_KIND",
     "FOLLOW_UP_KINDS",
+    "HANDED_OVER",
     "HANDOVER_KIND",
     "HANDOVER_SUFFIX",
     "REMINDER_KIND",
@@ -45,9 +48,10 @@ REMINDER_KIND = "x.c2a.reminder"
 REMINDER_SUFFIX = "~reminder"  # a reminder's event id is its original's, plus this
 HANDOVER_KIND = "x.c2a.handover"  # a question handed to another agent (`core.handover`)
 HANDOVER_SUFFIX = "~handover"
+HANDED_OVER = "handed_over"  # a hand-over's reason
 FOLLOW_UP_KINDS = frozenset({REMINDER_KIND, HANDOVER_KIND})
 """The host's records that stand for an earlier event, under their own id (`reminds`)."""
-_FOLLOW_UPS = {"reminder": REMINDER_SUFFIX, "handed_over": HANDOVER_SUFFIX}
+_FOLLOW_UPS = {"reminder": REMINDER_SUFFIX, HANDED_OVER: HANDOVER_SUFFIX}
 DIGEST_KIND = "x.c2a.digest"
 UNAVAILABLE_NOTICE = (
     "I can't answer right now: the assistant behind me is not running. Your message is kept "
@@ -241,8 +245,6 @@ class FollowUp:
         if not await self.store.record_escalation(lead, "unanswered", where, original, stamp):
             return []
         return [Escalation(lead, "unanswered", where, original, f"agent:{reminder.agent}")]
-
-    # ---- from the agents ---------------------------------------------------------------------
 
 
 async def follow_up_data(

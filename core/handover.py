@@ -25,22 +25,26 @@ it); it is no longer lifted to 👀 when that agent is back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from core.acknowledgement import acknowledgement
 from core.clock import format_time
 from core.constraints import select_responder
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy
 from core.emission import Cancel, Emission, Queued
-from core.followup import HANDOVER_KIND, HANDOVER_SUFFIX, follow_up_data, follows_up
+from core.followup import (
+    HANDED_OVER,
+    HANDOVER_KIND,
+    HANDOVER_SUFFIX,
+    follow_up_data,
+    follows_up,
+)
 from core.store import StoredDelivery
 
 if TYPE_CHECKING:
     from core.engine import Engine
 
-__all__ = ["HANDED_OVER", "hand_over"]
-
-HANDED_OVER: Final = "handed_over"
+__all__ = ["hand_over"]
 
 
 async def hand_over(engine: Engine) -> list[Emission]:
