@@ -12,8 +12,9 @@ counts that repeat as the answer).
 
 A built-in harness keeps what it is told in the host's memory: a question it acknowledged
 (the person already sees its `seen` reaction) and had not answered when the process stopped
-would wait for the follow-up's reminder, minutes later. `tell_again` sets such questions back
-to pending, so the fresh harness is told of them (a higher attempt) and answers.
+would wait for the follow-up's reminder, minutes later, and a role question it was picked for
+would never be answered (no reminder chases one). `tell_again` sets such questions back to
+pending, so the fresh harness is told of them (a higher attempt) and answers.
 
 The 🚧 (`blocked`) put on a question while its agent was down is replaced by 👀 once the agent
 is up (`core.acknowledgement.BlockedMarks`), which the engine remembers in memory only:
@@ -33,7 +34,7 @@ from typing import Final
 from core.action_records import from_record
 from core.actions import Edit, React, reaction_key
 from core.clock import format_time
-from core.decision import Disposition
+from core.decision import Disposition, Policy
 from core.drafts import CUT_KEY, CUT_SHORT, CutReply, cut_replies
 from core.engine import Engine
 from core.signals import Signal
@@ -68,19 +69,32 @@ async def finish_cut_replies(engine: Engine) -> int:
 
 
 async def tell_again(engine: Engine, agents: Collection[str]) -> int:
-    """Set back to pending every `must_respond` question one of `agents` acknowledged and has
-    not answered, decided within the answer deadline (older ones are the follow-up's to
-    remind: `core.followup`); in the caller's transaction. Returns how many."""
+    """Set back to pending every question one of `agents` acknowledged and has not answered:
+    a `must_respond` one decided within the answer deadline (older ones are the follow-up's to
+    remind: `core.followup`), and a role question it was picked for, whatever its age (no
+    reminder chases those); in the caller's transaction. Returns how many."""
     store, now = engine.store, engine.clock.now()
     deadline = timedelta(milliseconds=engine.workspace.settings.deadline_ms)
     reminded = {(d.seq, d.decision.agent) for d in await store.overdue(format_time(now - deadline))}
-    told = 0
-    for delivery in await store.overdue(format_time(now)):
-        agent = delivery.decision.agent
-        if agent in agents and (delivery.seq, agent) not in reminded:
-            await store.set_status(delivery.decision.event_id, agent, "pending")
-            told += 1
-    return told
+    again = [
+        delivery
+        for delivery in await store.overdue(format_time(now))
+        if delivery.decision.agent in agents
+        and (delivery.seq, delivery.decision.agent) not in reminded
+    ]
+    for agent in agents:
+        for event_id in engine.owed(agent):
+            again += [
+                delivery
+                for delivery in await store.deliveries(event_id)
+                if delivery.decision.agent == agent
+                and delivery.decision.policy is Policy.MAY_RESPOND
+                and delivery.status == "delivered"
+                and delivery.disposition is None
+            ]
+    for delivery in again:
+        await store.set_status(delivery.decision.event_id, delivery.decision.agent, "pending")
+    return len(again)
 
 
 async def blocked_again(engine: Engine) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from agent_world import DM, port_scenario
+from agent_world import DM, ROLE, port_scenario
 
 from core.agent_port import Outgoing
 from core.clock import VirtualClock
@@ -70,5 +70,25 @@ def test_an_acknowledged_question_never_answered_is_told_again_within_its_deadli
             assert await tell_again(engine, agents) == told
             assert await tell_again(engine, agents) == 0  # pending now, or never to be
         assert await owed(store, DM) == ("pending" if told else "delivered", None)
+
+    port_scenario(test)
+
+
+def test_a_role_question_the_picked_agent_acknowledged_is_told_again_whatever_its_age() -> None:
+    # No reminder chases a role question: before, one a built-in harness had taken when the
+    # host stopped was never answered.
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        assert engine.owed("worker-1") == [ROLE]  # the role's first worker was picked
+        async with store.transaction():
+            await store.mark_delivered(ROLE, "worker-1", 1)
+        clock = engine.clock
+        assert isinstance(clock, VirtualClock)
+        clock.advance(timedelta(hours=1))
+        async with store.transaction():
+            assert await tell_again(engine, ["worker-2"]) == 0  # not its question
+            assert await tell_again(engine, ["worker-1"]) == 1
+            assert await tell_again(engine, ["worker-1"]) == 0
+        statuses = {d.decision.agent: d.status for d in await store.deliveries(ROLE)}
+        assert statuses["worker-1"] == "pending"
 
     port_scenario(test)
