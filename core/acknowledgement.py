@@ -9,10 +9,11 @@ signals); and `declined` on a message for an agent muted by `/c2a mute` (spec 00
 agent, or won't act"), so the person who asked it knows no answer is coming. Pure: the engine
 puts the action in the outbox under its key, so a redecided copy never reacts twice.
 
-`BlockedMarks` remembers each `blocked` placed while an agent is down, until it is up again:
-each is then replaced by `seen` (its model turn takes the message now), so no 🚧 stays on a
-message the agent went on to answer. It is memory only; at a start, `core.restart.blocked_again`
-gives it the marks still on questions the agents owe.
+`BlockedMarks` remembers each `blocked` placed while an agent is down (on a question that
+came meanwhile, or in place of the `seen` of one it had taken: `core.handover`), until it is
+up again: each is then replaced by `seen` (its model turn takes the message now), so no 🚧
+stays on a message the agent went on to answer. It is memory only; at a start,
+`core.restart.blocked_again` gives it the marks still on questions the agents owe.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from core.decision import Decision, Directedness, InjectionMode
 from core.events import ChatEvent, EventKind
 from core.signals import GlyphMap, Signal
 
-__all__ = ["BlockedMarks", "acknowledged", "acknowledgement"]
+__all__ = ["BlockedMarks", "acknowledged", "acknowledgement", "lift_key"]
 
 _TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)  # the modes that start a model turn
 
@@ -76,6 +77,12 @@ def acknowledgement(
     )
 
 
+def lift_key(decision_key: str) -> str:
+    """The outbox key of the `seen` that replaces a `blocked` once its agent is up: not the
+    first `seen`'s, which a question acknowledged before its agent went down already has."""
+    return reaction_key(decision_key, Signal.SEEN) + ":again"
+
+
 @dataclass(slots=True)
 class BlockedMarks:
     """The `blocked` acknowledgements placed while their agent was down (see the module doc)."""
@@ -101,7 +108,7 @@ class BlockedMarks:
                 blocked,
                 signal=seen,
                 emoji=glyphs.native(blocked.platform, seen),
-                key=reaction_key(decision_key, seen),
+                key=lift_key(decision_key),
                 placed=frozenset({Signal.BLOCKED}),
             )
             for agent in [agent for agent in self._held if agent not in down]

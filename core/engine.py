@@ -39,7 +39,7 @@ from core.deliveries import Framer, LedgerDeliveries
 from core.emission import Cancel, Emission, Escalation, Outcome, Queued
 from core.events import ChatEvent, EventKind
 from core.followup import FollowUp
-from core.handover import hand_over
+from core.handover import while_down
 from core.intent import DEFAULT_RULES, IntentClassifier
 from core.ledger_fold import LEFT_KIND, few_collections, fold_entry, pages
 from core.manifest import Workspace
@@ -317,9 +317,9 @@ class Engine:
     async def sweep(self) -> list[Emission]:
         """Follow up on what nobody did, inside a transaction every few seconds; returns what
         to send once that commits. Each `blocked` placed while an agent was down that is up
-        again becomes `seen` (`core.acknowledgement.BlockedMarks`), role questions of an agent
-        that is down go to another (`core.handover`), then reminders, escalations, notices
-        while a harness is down, and digests (`core.followup`)."""
+        again becomes `seen` (`core.acknowledgement.BlockedMarks`), the questions of an agent that
+        is down show 🚧 or go to another (`core.handover`), then reminders, escalations,
+        notices while a harness is down, and digests (`core.followup`)."""
         stamp = format_time(self.clock.now())
         lifted = self.blocked.lifted(self.unavailable, self.glyphs)
         emissions: list[Emission] = [
@@ -327,7 +327,7 @@ class Engine:
             for action in lifted
             if await self.queue_action(action, stamp)
         ]
-        return emissions + await hand_over(self) + await self.followup.sweep()
+        return emissions + await while_down(self) + await self.followup.sweep()
 
     async def claim(self, agent: str, event_id: str) -> tuple[ClaimResult, list[Emission]]:
         """An agent claims an event; on success the other agents that were offered it are told

@@ -1,33 +1,39 @@
-"""Handing a role question to another agent when the one picked for it goes down unanswered.
+"""What becomes of the questions an agent owes while it is down: a role question goes to
+another agent that is up, and any other shows that it waits.
 
-A role mention, a group DM with several agents or a `select` broadcast goes to one responder,
-which holds the event's claim (`core.deciding`); the other candidates are told of it as
-`claimed_by_other`. When the responder's harness or model goes down with the question still
-open, and another candidate is up, the next sweep hands the question over instead of leaving
-the asker to wait:
+Each sweep, for each question an agent that is down owes:
 
-- the claim moves to the new responder (`Claims.hand_over`: nothing moves if it is no longer
-  the first one's), chosen as selection chooses (`least_busy` or `order`) among the candidates
-  that are up and not muted;
-- the first responder's delivery ends `superseded` ("handed over to ..."), and its harness is
-  told `claimed_by_other`; a late answer from it is refused by the claim (`core.guards`);
-- the new responder is told of the question as a follow-up event, `<event id>~handover` (like
-  a reminder: the question's content under its own id, `reminds` naming it), `to_my_role` +
-  `may_respond` + `buffered` with reason `handed_over`, holding that event's claim too, and
-  acknowledges it with `seen` at once (where the workspace wants that). Its answer answers the
-  question (`EnginePort`).
+- the `seen` (👀) it put on the message before it went down becomes `blocked` (🚧), so the
+  person sees that the question waits; once the agent is up the `blocked` becomes `seen` again
+  (`core.acknowledgement.BlockedMarks`, under `lift_key`);
+- a role question (a role mention, a group DM with several agents, a `select` broadcast) it was
+  picked for goes to another candidate when one is up. The picked responder holds the event's
+  claim (`core.deciding`); the other candidates were told of it as `claimed_by_other`. The
+  claim moves to the new responder (`Claims.hand_over`: nothing moves if it is no longer the
+  first one's), chosen as selection chooses (`least_busy` or `order`) among the candidates that
+  are up and not muted; the first responder's delivery ends `superseded` ("handed over to
+  ..."), and its harness is told `claimed_by_other` (a late answer from it is refused by the
+  claim: `core.guards`); the new responder is told of the question as a follow-up event,
+  `<event id>~handover` (like a reminder: the question's content under its own id, `reminds`
+  naming it), `to_my_role` + `may_respond` + `buffered` with reason `handed_over`, holding that
+  event's claim too, and acknowledges it with `seen` at once (where the workspace wants that).
+  Its answer answers the question (`EnginePort`).
 
 A question is handed over once: one handed over whose new responder goes down too waits for it,
-and its asker gets the notice (`core.followup`), as does one with no candidate up. The 🚧 the
-first responder put on the message stays (a reaction is taken off only by a status replacing
-it); it is no longer lifted to 👀 when that agent is back.
+and its asker gets the notice (`core.followup`), as does one with no candidate up. The first
+responder's 🚧 stays on a message handed over (a reaction is taken off only by a status of the
+same agent replacing it), and is not lifted to 👀 when that agent is back. A second outage of
+the same agent on the same question leaves its 👀 (one `blocked` per question).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from core.acknowledgement import acknowledgement
+from core.action_records import from_record
+from core.actions import React, reaction_key
 from core.clock import format_time
 from core.constraints import select_responder
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy
@@ -39,28 +45,53 @@ from core.followup import (
     follow_up_data,
     follows_up,
 )
+from core.signals import Signal
 from core.store import StoredDelivery
 
 if TYPE_CHECKING:
     from core.engine import Engine
 
-__all__ = ["hand_over"]
+__all__ = ["while_down"]
 
 
-async def hand_over(engine: Engine) -> list[Emission]:
-    """Hand over every open role question of every agent that is down (see the module doc);
-    in the caller's transaction. Returns what to send once it commits."""
+async def while_down(engine: Engine) -> list[Emission]:
+    """Mark as waiting, or hand over, every open question of every agent that is down (see the
+    module doc); in the caller's transaction. Returns what to send once it commits."""
     emissions: list[Emission] = []
     for agent in list(engine.unavailable):
         for event_id in engine.owed(agent):
             deliveries = await engine.store.deliveries(event_id)
             mine = next((d for d in deliveries if d.decision.agent == agent), None)
-            if mine is None or not _picked(mine.decision):
+            if mine is None:
                 continue
-            to = _successor(engine, agent, deliveries)
+            emissions.extend(await _blocked(engine, mine.decision))
+            to = _successor(engine, agent, deliveries) if _picked(mine.decision) else None
             if to is not None:
                 emissions.extend(await _hand(engine, mine, to))
     return emissions
+
+
+async def _blocked(engine: Engine, decision: Decision) -> list[Emission]:
+    """`blocked` in place of the `seen` the agent put on the question, once; nothing when it
+    put none (or the workspace shows none)."""
+    store, key = engine.store, decision.idempotency_key
+    seen = await store.outbox_get(reaction_key(key, Signal.SEEN))
+    if seen is None or await store.outbox_has(reaction_key(key, Signal.BLOCKED)):
+        return []
+    placed = from_record(seen.action)
+    if not isinstance(placed, React):
+        return []
+    blocked = replace(
+        placed,
+        signal=Signal.BLOCKED,
+        emoji=engine.glyphs.native(placed.platform, Signal.BLOCKED),
+        key=reaction_key(key, Signal.BLOCKED),
+        placed=frozenset({Signal.SEEN}),
+    )
+    if not await engine.queue_action(blocked, format_time(engine.clock.now())):
+        return []
+    engine.blocked.note(decision, blocked)
+    return [Queued(decision.agent, blocked)]
 
 
 def _picked(decision: Decision) -> bool:

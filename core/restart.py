@@ -31,6 +31,7 @@ from collections.abc import Collection
 from datetime import timedelta
 from typing import Final
 
+from core.acknowledgement import lift_key
 from core.action_records import from_record
 from core.actions import Edit, React, reaction_key
 from core.clock import format_time
@@ -108,7 +109,7 @@ async def blocked_again(engine: Engine) -> int:
                     continue
                 key = delivery.decision.idempotency_key
                 placed = await store.outbox_get(reaction_key(key, Signal.BLOCKED))
-                if placed is None or await store.outbox_has(reaction_key(key, Signal.SEEN)):
+                if placed is None or await store.outbox_has(lift_key(key)):
                     continue
                 action = from_record(placed.action)
                 if isinstance(action, React):

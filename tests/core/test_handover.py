@@ -89,7 +89,7 @@ def test_a_role_question_goes_to_the_other_worker_when_its_responder_goes_down(
         assert told["attention"]["policy"] == "may_respond"
         assert told["attention"]["claimedBy"] == "agent:worker-2"
         assert told["content"] == [{"type": "text", "text": "<!subteam^S0BACK> who can look?"}]
-        assert reacted == [("worker-2", "seen")]
+        assert reacted == [("worker-1", "blocked"), ("worker-2", "seen")]  # 🚧 for its 👀
         assert engine.state.claim_holder(question, clock.now()) == "worker-2"
         assert engine.owed("worker-1") == [] and engine.owed("worker-2") == [question + HANDED]
         assert await sweep(engine) == []  # once
@@ -139,7 +139,8 @@ def test_with_no_other_worker_up_the_question_waits_and_its_blocked_mark_moves_w
             ("cancel", "worker-1"),
         ]
         engine.mark_unavailable("worker-2")  # down too: handed over once, it waits for worker-2
-        assert await sweep(engine) == []
+        ((kind, agent, blocked),) = await sweep(engine)
+        assert (kind, agent, blocked["signal"]) == ("outbound", "worker-2", "blocked")
         engine.mark_available("worker-1")
         assert await sweep(engine) == []  # worker-1's 🚧 is not lifted to 👀: not its question
         clock.advance(timedelta(minutes=3))

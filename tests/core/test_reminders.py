@@ -218,7 +218,7 @@ def test_once_its_agent_is_back_a_blocked_mark_becomes_seen_once() -> None:
             "seen",
         )
         assert action["placed"] == ["blocked"] and action["emoji"] == "eyes"
-        assert action["idempotencyKey"].endswith(":react:seen")
+        assert action["idempotencyKey"].endswith(":react:seen:again")
         assert await sweep(engine) == []  # once
         await store.close()
 
@@ -275,12 +275,21 @@ def test_a_blocked_mark_left_by_a_stopped_host_becomes_seen_after_its_start(
 
 
 def test_a_question_taken_before_its_agent_went_down_gets_the_notice_and_no_reminder() -> None:
-    """worker-1's harness took the question, then its model stopped answering: the person
-    waiting is told once, and the agent is not reminded of what it cannot do."""
+    """worker-1's harness took the question, then its model stopped answering: its 👀 becomes
+    🚧 at once, the person waiting is told once, and the agent is not reminded of what it
+    cannot do; once it is back, 👀 again, and the question is chased as before."""
 
     async def run() -> None:
         engine, clock, event_id = await world()
         engine.mark_unavailable("worker-1")
+        ((agent, kind, blocked),) = await sweep(engine)
+        assert (agent, kind, blocked["signal"], blocked["placed"]) == (
+            "worker-1",
+            "outbound",
+            "blocked",
+            ["seen"],
+        )
+        assert await sweep(engine) == []  # once
         clock.advance(timedelta(minutes=2))
         ((agent, kind, action),) = await sweep(engine)
         assert (agent, kind, action["inReplyTo"]) == ("worker-1", "outbound", event_id)
@@ -288,7 +297,8 @@ def test_a_question_taken_before_its_agent_went_down_gets_the_notice_and_no_remi
         clock.advance(timedelta(minutes=10))  # past the answer deadline
         assert await sweep(engine) == []  # no second notice, and no reminder
         engine.mark_available("worker-1")
-        ((agent, kind, message),) = await sweep(engine)  # back: chased as before
+        (seen, (_, _, message)) = await sweep(engine)
+        assert (seen[2]["signal"], seen[2]["placed"]) == ("seen", ["blocked"])
         assert message["params"]["reminds"] == event_id
         await engine.store.close()
 
