@@ -122,6 +122,8 @@ def _successor(engine: Engine, agent: str, deliveries: list[StoredDelivery]) -> 
 
 
 async def _hand(engine: Engine, first: StoredDelivery, to: str) -> list[Emission]:
+    """Hand `first`'s question to `to` (see the module doc); nothing when it was handed over
+    before, or its claim is no longer its agent's."""
     store, state = engine.store, engine.state
     now, ttl = engine.clock.now(), engine.workspace.settings.claim_ttl_ms
     stamp = format_time(now)
