@@ -117,8 +117,12 @@ class TextReplyLoop:
 
     async def _volunteers(self, turn: Turn) -> bool:
         """Whether the model takes an open `may_respond` event: asked yes or no, and on yes
-        it claims the event (False when another agent has it)."""
-        open_ = [e for e in turn.events if _policy(e) is Policy.MAY_RESPOND]
+        it claims the event (False when another agent has it). One the agent has settled (it
+        was handed to another agent, edited or deleted while the harness was away) is not
+        open: the model is not asked about it."""
+        maybe = [e for e in turn.events if _policy(e) is Policy.MAY_RESPOND]
+        unsettled = set(await self.port.unsettled([e["eventId"] for e in maybe]))
+        open_ = [e for e in maybe if e["eventId"] in unsettled]
         if not open_:
             return False
         recent, new = await self._lines(turn)

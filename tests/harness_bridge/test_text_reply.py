@@ -166,6 +166,24 @@ def test_the_claimed_role_mention_is_answered_and_the_others_stay_quiet() -> Non
     scenario(test)
 
 
+def test_a_may_respond_event_settled_while_the_harness_was_away_is_not_offered() -> None:
+    """Handed to worker-2 (or deleted) while worker-1's harness was down, the role question
+    still reaches worker-1 when it is back: the model is not asked whether to take it."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        assert isinstance(engine.clock, VirtualClock)
+        engine.clock.advance(timedelta(days=1))  # the claim lapsed too: the event is open
+        async with store.transaction():
+            handed = "handed over to worker-2: worker-1 is down"
+            await engine.dispose("worker-1", ROLE, Disposition.SUPERSEDED, handed)
+        model = Scripted("On it.", choice="yes")
+        await run_agent(engine, tools["worker-1"], model)
+        assert model.choices == []
+        assert answers(store, "worker-1") == [("react", ROLE, "seen")]
+
+    scenario(test)
+
+
 @pytest.mark.parametrize(("choice", "answered"), [("no", False), ("yes", True)])
 def test_an_open_may_respond_event_is_answered_only_on_the_models_yes(
     choice: str, answered: bool
