@@ -28,6 +28,7 @@ the same agent on the same question leaves its 👀 (one `blocked` per question)
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -51,7 +52,19 @@ from core.store import StoredDelivery
 if TYPE_CHECKING:
     from core.engine import Engine
 
-__all__ = ["while_down"]
+__all__ = ["owed_deliveries", "while_down"]
+
+
+async def owed_deliveries(
+    engine: Engine, agent: str
+) -> AsyncIterator[tuple[StoredDelivery, list[StoredDelivery]]]:
+    """Each delivery of a question `agent` owes an answer (`Engine.owed`), with every agent's
+    delivery of that question."""
+    for event_id in engine.owed(agent):
+        deliveries = await engine.store.deliveries(event_id)
+        mine = next((d for d in deliveries if d.decision.agent == agent), None)
+        if mine is not None:
+            yield mine, deliveries
 
 
 async def while_down(engine: Engine) -> list[Emission]:
@@ -59,11 +72,7 @@ async def while_down(engine: Engine) -> list[Emission]:
     module doc); in the caller's transaction. Returns what to send once it commits."""
     emissions: list[Emission] = []
     for agent in list(engine.unavailable):
-        for event_id in engine.owed(agent):
-            deliveries = await engine.store.deliveries(event_id)
-            mine = next((d for d in deliveries if d.decision.agent == agent), None)
-            if mine is None:
-                continue
+        async for mine, deliveries in owed_deliveries(engine, agent):
             emissions.extend(await _blocked(engine, mine.decision))
             to = _successor(engine, agent, deliveries) if _picked(mine.decision) else None
             if to is not None:

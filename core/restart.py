@@ -38,6 +38,7 @@ from core.clock import format_time
 from core.decision import Disposition, Policy
 from core.drafts import CUT_KEY, CUT_SHORT, CutReply, cut_replies
 from core.engine import Engine
+from core.handover import owed_deliveries
 from core.signals import Signal
 
 __all__ = ["NEWEST", "blocked_again", "finish_cut_replies", "tell_again"]
@@ -84,15 +85,13 @@ async def tell_again(engine: Engine, agents: Collection[str]) -> int:
         and (delivery.seq, delivery.decision.agent) not in reminded
     ]
     for agent in agents:
-        for event_id in engine.owed(agent):
-            again += [
-                delivery
-                for delivery in await store.deliveries(event_id)
-                if delivery.decision.agent == agent
-                and delivery.decision.policy is Policy.MAY_RESPOND
-                and delivery.status == "delivered"
-                and delivery.disposition is None
-            ]
+        async for mine, _ in owed_deliveries(engine, agent):
+            if (
+                mine.decision.policy is Policy.MAY_RESPOND
+                and mine.status == "delivered"
+                and mine.disposition is None
+            ):
+                again.append(mine)
     for delivery in again:
         await store.set_status(delivery.decision.event_id, delivery.decision.agent, "pending")
     return len(again)
@@ -103,18 +102,15 @@ async def blocked_again(engine: Engine) -> int:
     module doc); in the caller's transaction. Returns how many."""
     store, found = engine.store, 0
     for agent in engine.workspace.agent_ids:
-        for event_id in engine.owed(agent):
-            for delivery in await store.deliveries(event_id):
-                if delivery.decision.agent != agent:
-                    continue
-                key = delivery.decision.idempotency_key
-                placed = await store.outbox_get(reaction_key(key, Signal.BLOCKED))
-                if placed is None or await store.outbox_has(lift_key(key)):
-                    continue
-                action = from_record(placed.action)
-                if isinstance(action, React):
-                    engine.blocked.note(delivery.decision, action)
-                    found += 1
+        async for mine, _ in owed_deliveries(engine, agent):
+            key = mine.decision.idempotency_key
+            placed = await store.outbox_get(reaction_key(key, Signal.BLOCKED))
+            if placed is None or await store.outbox_has(lift_key(key)):
+                continue
+            action = from_record(placed.action)
+            if isinstance(action, React):
+                engine.blocked.note(mine.decision, action)
+                found += 1
     return found
 
 
