@@ -138,8 +138,9 @@ def configure_logging(fmt: str = "text", stream: Any = None, level: int = loggin
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    # The platform libraries narrate every reconnect at INFO; their warnings are enough.
-    for noisy in ("slack_bolt", "slack_sdk", "discord", "aiohttp.access"):
+    # The platform libraries narrate every reconnect at INFO, and the MCP endpoint's server
+    # every start and every session (a coding agent's turn); their warnings are enough.
+    for noisy in ("slack_bolt", "slack_sdk", "discord", "aiohttp.access", "uvicorn", "mcp"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     The process folds the ledger into its own engine at start and then reads and writes the
     shared ledger: claims and dispositions are arbitrated there, but what the host's engine
     learns later (another agent's claim, a `chat_leave`) is not seen across processes. Prefer
-    `serving_http` inside the host where that matters."""
+    the host's own endpoint (`mcp_server.HttpEndpoint`) where that matters."""
     parser = argparse.ArgumentParser(
         prog="python -m c2a.mcp_cli",
         description="Offer one agent's c2a chat tools as an MCP server (stdio by default).",

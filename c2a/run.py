@@ -158,6 +158,7 @@ class WorkspaceRun:
             manifest=self.workspace.source,
             ledger=self.ledger_file,
             environ=self.environ,
+            files=str(self.data_dir / self.name),
         )
         return build(context, dict(settings))
 

@@ -9,19 +9,23 @@ reported as a generic tool error. Neither is a protocol error, and neither ends 
 
 `python -m c2a.mcp_cli --manifest M --store LEDGER --agent ID` runs `run_stdio` as a subprocess
 for a harness that launches MCP servers over stdio (`--http HOST:PORT`: `serve_http` instead);
-or embed `serving_http` in the host, where the tools share the live engine's port.
+or embed `HttpEndpoint` in the host, where the tools share the live engine's port. An embedded
+endpoint admits only requests that carry its token (`Authorization: Bearer <token>`, compared
+in constant time): any local process can reach a loopback port, and only the agent is given
+the token.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
+import secrets
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-import anyio
 import uvicorn
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
@@ -34,11 +38,20 @@ from mcp.types import (
     Tool,
 )
 from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.errors import ToolError
 from harness_bridge.tools import ChatTools
 
-__all__ = ["build_server", "call_tool", "http_app", "run_stdio", "serve_http", "serving_http"]
+__all__ = [
+    "HttpEndpoint",
+    "build_server",
+    "call_tool",
+    "http_app",
+    "run_stdio",
+    "serve_http",
+]
 
 log = logging.getLogger(__name__)
 
@@ -117,24 +130,52 @@ def http_app(tools: ChatTools, *, host: str = "127.0.0.1", path: str = MCP_PATH)
     return build_server(tools).streamable_http_app(streamable_http_path=path, host=host)
 
 
-@contextlib.asynccontextmanager
-async def serving_http(
-    tools: ChatTools, *, host: str = "127.0.0.1", port: int = 0, path: str = MCP_PATH
-) -> AsyncIterator[str]:
-    """Serve streamable HTTP on `host:port` (port 0: the OS picks one) while the block runs, and
-    yield the endpoint URL. The socket listens before the URL is yielded, so a client may
-    connect at once; leaving the block stops the server gracefully and closes the socket. The
-    host's signal handlers are left alone."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.create_server((host, port), family=family) as sock:
-        bound = sock.getsockname()[1]
-        server = _EmbeddedServer(_config(tools, host, bound, path))
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve, [sock])
-            try:
-                yield f"http://{_authority(host, bound)}{path}"
-            finally:
-                server.should_exit = True
+class HttpEndpoint:
+    """`tools` served over streamable HTTP on a loopback port of this process, from `start` (the
+    OS picks the port) to `aclose`; both may be called from any task, and again. `token`, made
+    here, is what a client must send (`headers`)."""
+
+    def __init__(self, tools: ChatTools, *, host: str = "127.0.0.1", path: str = MCP_PATH) -> None:
+        self.tools = tools
+        self.host = host
+        self.path = path
+        self.token = secrets.token_urlsafe(32)
+        self.url: str | None = None
+        self._server: _EmbeddedServer | None = None
+        self._serving: asyncio.Task[None] | None = None
+        self._starting = asyncio.Lock()
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What a client sends with every request to be admitted."""
+        return {"Authorization": f"Bearer {self.token}"}
+
+    async def start(self) -> str:
+        """The endpoint's URL, listening once this returns (a client may connect at once)."""
+        async with self._starting:
+            if self.url is None:
+                family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+                sock = socket.create_server((self.host, 0), family=family)
+                port = sock.getsockname()[1]
+                config = _config(self.tools, self.host, port, self.path, token=self.token)
+                self._server = _EmbeddedServer(config)
+                self._serving = asyncio.create_task(_serve(self._server, sock))
+                self.url = f"http://{_authority(self.host, port)}{self.path}"
+            return self.url
+
+    async def aclose(self) -> None:
+        """Stop serving (gracefully: open responses get `SHUTDOWN_GRACE_SECONDS`) and free the
+        port; a later `start` serves again on a new one, with the same token."""
+        server, serving = self._server, self._serving
+        self._server, self._serving, self.url = None, None, None
+        if server is not None and serving is not None:
+            server.should_exit = True
+            await asyncio.gather(serving, return_exceptions=True)
+
+
+async def _serve(server: _EmbeddedServer, sock: socket.socket) -> None:
+    with sock:
+        await server.serve([sock])
 
 
 async def serve_http(tools: ChatTools, host: str, port: int) -> None:
@@ -144,9 +185,12 @@ async def serve_http(tools: ChatTools, host: str, port: int) -> None:
     await server.serve()
 
 
-def _config(tools: ChatTools, host: str, port: int, path: str) -> uvicorn.Config:
+def _config(
+    tools: ChatTools, host: str, port: int, path: str, *, token: str | None = None
+) -> uvicorn.Config:
+    app: ASGIApp = http_app(tools, host=host, path=path)
     return uvicorn.Config(
-        http_app(tools, host=host, path=path),
+        app if token is None else _Bearer(app, token),
         host=host,
         port=port,
         lifespan="on",
@@ -167,3 +211,27 @@ class _EmbeddedServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+
+class _Bearer:
+    """ASGI: an HTTP request is passed on only with `Authorization: Bearer <token>`, else it is
+    answered 401 and goes no further; lifespan events pass through."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self._admits(scope):
+            refused = PlainTextResponse(
+                "a bearer token is required",
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+            await refused(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _admits(self, scope: Scope) -> bool:
+        given = [value for name, value in scope["headers"] if name == b"authorization"]
+        return len(given) == 1 and secrets.compare_digest(given[0], self._expected)

@@ -8,11 +8,12 @@ log record (`harness_bridge.stderr_log`).
 - Sessions. A session is one agent in one conversation (`session_of`), the same choice as the
   `openai` backend: the agent keeps a conversation's context, what was said in a DM never
   reaches a channel's session, and conversations run side by side on one agent process.
-  `session/new` passes the agent's chat tools as a stdio MCP server
-  (`python -m c2a.mcp_cli`, reading and writing the host's ledger); the first
-  prompt of a session carries the standing response rules, then the rendered turn.
+  `session/new` passes the agent's chat tools as an MCP server (`acp_tools`): the host's own
+  HTTP endpoint when the agent takes one, else a stdio server process over the SQLite ledger;
+  the first prompt of a session carries the standing response rules, then the rendered turn.
 - Restarts. The conversation → ACP session id map is kept in a small JSON file next to the
-  ledger (`<ledger stem>.acp-<agent>.json`), rewritten atomically when a session is opened.
+  ledger (`<data folder>/<workspace>.acp-<agent>.json`), rewritten atomically when a session
+  is opened.
   When the agent process dies mid-turn it is started again (at most `RESTARTS_PER_TURN` times
   a turn) and the turn's events still unsettled in the ledger are prompted again. After any
   restart, of the agent or of the host, a saved session is restored with `session/load` when
@@ -66,17 +67,15 @@ from acp.schema import (
 from core.agent_port import AgentPort
 from harness_bridge.backends.acp_approval import ask_in_chat, selected
 from harness_bridge.backends.acp_client import PermissionPolicy, cancel, progress_note
-from harness_bridge.backends.acp_sessions import (
-    AgentProcess,
-    mcp_server_entry,
-    sessions_file,
-)
+from harness_bridge.backends.acp_sessions import AgentProcess, sessions_file
 from harness_bridge.backends.acp_settings import AcpSettings, ledger_of
+from harness_bridge.backends.acp_tools import ToolServers, mcp_server_entry
 from harness_bridge.backends.environment import passed_environment
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.backends.registry import HarnessContext, validate
 from harness_bridge.prompt import render_turn
 from harness_bridge.runtime import InProcessHarness
+from harness_bridge.tools import ChatTools
 from harness_bridge.turns import Turn, preempts
 from harness_bridge.wire import parse_deliver
 from harness_bridge.working import progress
@@ -124,7 +123,7 @@ class AcpModelLoop:
         self,
         port: AgentPort,
         command: list[str],
-        mcp_server: McpServerStdio,
+        stdio_tools: McpServerStdio | None,
         *,
         allow: list[str] | None = None,
         env: Mapping[str, str] | None = None,
@@ -137,8 +136,9 @@ class AcpModelLoop:
         self.policy = PermissionPolicy(list(allow or []))
         self.progress_every_s = progress_every_s
         self._running: dict[str, _Running] = {}
+        self.tools = ToolServers(ChatTools(port), stdio_tools)
         self.process = AgentProcess(
-            self.agent, command, mcp_server, self, env=env, cwd=cwd, sessions_path=sessions_path
+            self.agent, command, self.tools, self, env=env, cwd=cwd, sessions_path=sessions_path
         )
         self._background: set[asyncio.Task[None]] = set()
 
@@ -159,11 +159,14 @@ class AcpModelLoop:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """End the agent process; a later turn starts it again."""
+        """End the agent process and stop serving its tools; a later turn starts both again."""
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        await self.process.aclose()
+        try:
+            await self.process.aclose()
+        finally:
+            await self.tools.aclose()
 
     # ---- from the harness --------------------------------------------------------------------
 
@@ -349,15 +352,16 @@ def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> AcpHa
     """The `c2a.backends` entry point: build the harness from a manifest's settings."""
     agent, port = context.agent, context.port
     parsed = validate(AcpSettings, agent, settings)
-    manifest, store = ledger_of(context, parsed.manifest, parsed.store)
+    ledger = ledger_of(context, parsed.manifest, parsed.store)
+    stem = context.files or (str(Path(ledger[1]).with_suffix("")) if ledger else None)
     loop = AcpModelLoop(
         port,
         parsed.command,
-        mcp_server_entry(agent, manifest, store),
+        mcp_server_entry(agent, *ledger) if ledger else None,
         allow=parsed.allow,
         env=passed_environment(agent, context.host_environ, parsed.pass_env, parsed.env),
         cwd=parsed.cwd,
-        sessions_path=sessions_file(store, agent),
+        sessions_path=sessions_file(stem, agent) if stem else None,
         progress_every_s=parsed.progress_every_s,
     )
     return AcpHarness(port, context.deliveries, loop, port.clock, quiet_ms=parsed.quiet_ms)

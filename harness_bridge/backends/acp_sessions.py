@@ -1,9 +1,10 @@
 """An ACP agent's subprocess and its sessions: started on demand, restarted when it died,
 each conversation's session opened, restored with `session/load`, or new.
 
-The conversation → ACP session id map of one agent is a small JSON file next to the ledger
-(`sessions_file`), replaced atomically when a session is opened; the chat tools are a stdio MCP
-server entry (`python -m c2a.mcp_cli`) passed with every `session/new` and `session/load`.
+The conversation → ACP session id map of one agent is a small JSON file in the run's data
+folder (`sessions_file`), replaced atomically when a session is opened; the chat tools' MCP
+server (`acp_tools`: the host's HTTP endpoint, or a stdio server process) is passed with every
+`session/new` and `session/load`.
 """
 
 from __future__ import annotations
@@ -13,31 +14,27 @@ import contextlib
 import json
 import logging
 import os
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError, spawn_agent_process
 from acp.client.connection import ClientSideConnection
-from acp.schema import ClientCapabilities, Implementation, McpServerStdio
+from acp.schema import ClientCapabilities, Implementation
 
 from harness_bridge.backends.acp_client import AgentSide, Listener
+from harness_bridge.backends.acp_tools import McpServer, ToolServers
 from harness_bridge.stderr_log import StderrLog
 from harness_bridge.transport import MAX_LINE
 
 __all__ = [
-    "MCP_SERVER_NAME",
     "AgentProcess",
-    "mcp_server_entry",
     "read_sessions",
     "sessions_file",
     "write_sessions",
 ]
 
 log = logging.getLogger(__name__)
-
-MCP_SERVER_NAME = "c2a"
 
 
 def read_sessions(path: Path | None) -> dict[str, str]:
@@ -63,29 +60,10 @@ def write_sessions(path: Path | None, sessions: Mapping[str, str]) -> None:
     os.replace(partial, path)
 
 
-def sessions_file(store: str, agent: str) -> Path:
-    """Where an agent's ACP sessions are kept: next to the ledger, `<stem>.acp-<agent>.json`."""
-    ledger = Path(store)
-    return ledger.with_name(f"{ledger.stem}.acp-{agent}.json")
-
-
-def mcp_server_entry(agent: str, manifest: str, store: str) -> McpServerStdio:
-    """The chat tools of `agent` as a stdio MCP server entry for `session/new`."""
-    return McpServerStdio(
-        name=MCP_SERVER_NAME,
-        command=sys.executable,
-        args=[
-            "-m",
-            "c2a.mcp_cli",
-            "--manifest",
-            os.path.abspath(manifest),
-            "--store",
-            os.path.abspath(store),
-            "--agent",
-            agent,
-        ],
-        env=[],
-    )
+def sessions_file(stem: str, agent: str) -> Path:
+    """Where an agent's ACP sessions are kept: `<stem>.acp-<agent>.json`; in a run the stem is
+    `<data folder>/<workspace>` (`HarnessContext.files`), as the SQLite ledger's name is."""
+    return Path(f"{stem}.acp-{agent}.json")
 
 
 class AgentProcess:
@@ -99,7 +77,7 @@ class AgentProcess:
         self,
         agent: str,
         command: list[str],
-        mcp_server: McpServerStdio,
+        tools: ToolServers,
         listener: Listener,
         *,
         env: Mapping[str, str] | None = None,
@@ -108,7 +86,7 @@ class AgentProcess:
     ) -> None:
         self.agent = agent
         self.command = list(command)
-        self.mcp_server = mcp_server
+        self.tools = tools
         self.env = dict(env or {})
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.sessions_path = Path(sessions_path) if sessions_path is not None else None
@@ -119,6 +97,7 @@ class AgentProcess:
         self._conn: ClientSideConnection | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._can_load = False
+        self._takes_http = False  # MCP servers over HTTP (`mcpCapabilities.http`)
         self._starting = asyncio.Lock()
         self._opening: dict[str, asyncio.Lock] = {}
 
@@ -160,6 +139,8 @@ class AgentProcess:
                 raise
             capabilities = init.agent_capabilities
             self._can_load = capabilities is not None and bool(capabilities.load_session)
+            mcp = capabilities.mcp_capabilities if capabilities is not None else None
+            self._takes_http = mcp is not None and bool(mcp.http)
             self._stack, self._conn, self._process = stack, conn, process
             return conn
 
@@ -179,18 +160,17 @@ class AgentProcess:
         async with self._opening.setdefault(key, asyncio.Lock()):
             if key in self._open:
                 return self.sessions[key], False
+            servers: list[McpServer] = [await self.tools.entry(self._takes_http)]
             saved = self.sessions.get(key)
             if saved is not None and self._can_load:
                 try:
-                    await conn.load_session(
-                        cwd=self.cwd, session_id=saved, mcp_servers=[self.mcp_server]
-                    )
+                    await conn.load_session(cwd=self.cwd, session_id=saved, mcp_servers=servers)
                 except RequestError as exc:
                     log.info("acp session %s of %s not restored: %s", saved, self.agent, exc)
                 else:
                     self._open.add(key)
                     return saved, False
-            response = await conn.new_session(cwd=self.cwd, mcp_servers=[self.mcp_server])
+            response = await conn.new_session(cwd=self.cwd, mcp_servers=servers)
             self.sessions[key] = response.session_id
             self._open.add(key)
             write_sessions(self.sessions_path, self.sessions)

@@ -1,6 +1,6 @@
 """What the manifest says of an `acp` agent (`harness: {backend: acp, ...}`), checked, and which
-manifest and SQLite ledger its chat tools' MCP server process opens (`ledger_of`): the run's
-own, so the agent never answers into a ledger nothing sends from.
+manifest and SQLite ledger its chat tools' stdio MCP server process opens (`ledger_of`): the
+run's own, so the agent never answers into a ledger nothing sends from.
 """
 
 from __future__ import annotations
@@ -45,24 +45,24 @@ class AcpSettings(BaseModel):
         return names
 
 
-def ledger_of(context: HarnessContext, manifest: str | None, store: str | None) -> tuple[str, str]:
-    """The manifest and the SQLite ledger the chat tools' MCP server process opens: the run's
-    own unless the settings name them. A `store` that is not the run's ledger is refused: the
-    agent's answers would be written where nothing sends them. ManifestError, saying what to
-    write, when either cannot be known, or the run's ledger is not a SQLite file."""
+def ledger_of(
+    context: HarnessContext, manifest: str | None, store: str | None
+) -> tuple[str, str] | None:
+    """The manifest and the SQLite ledger the chat tools' stdio MCP server process opens: the
+    run's own unless the settings name them; None when the run's ledger is not a SQLite file
+    (PostgreSQL), where only the host's HTTP endpoint serves them (`acp_tools`). A `store` that
+    is not the run's ledger is refused: the agent's answers would be written where nothing
+    sends them. ManifestError, saying what to write, when either cannot be known."""
     where = f"agents.{context.agent}.harness"
-    if context.ledger == "":
+    if context.ledger is not None and store is not None and not _same(store, context.ledger):
+        ledger = repr(context.ledger) if context.ledger else "in PostgreSQL"
         raise ManifestError(
-            f"{where}: the acp backend's chat tools need a SQLite ledger, and this run's is "
-            "not one (PostgreSQL); run this workspace on its SQLite ledger"
-        )
-    if store is None:
-        store = context.ledger
-    elif context.ledger is not None and Path(store).resolve() != Path(context.ledger).resolve():
-        raise ManifestError(
-            f"{where}.store is {store!r}, but this run's ledger is {context.ledger!r}: the "
+            f"{where}.store is {store!r}, but this run's ledger is {ledger}: the "
             "agent's answers would be written where nothing sends them; leave `store` out"
         )
+    if context.ledger == "":
+        return None
+    store = store or context.ledger
     manifest = manifest or context.manifest
     if store is None or manifest is None:
         missing = " and ".join(
@@ -70,3 +70,7 @@ def ledger_of(context: HarnessContext, manifest: str | None, store: str | None) 
         )
         raise ManifestError(f"{where}: name the {missing} (the workspace's manifest and ledger)")
     return manifest, store
+
+
+def _same(store: str, ledger: str) -> bool:
+    return ledger != "" and Path(store).resolve() == Path(ledger).resolve()

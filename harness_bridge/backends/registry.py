@@ -65,7 +65,9 @@ class HarnessContext:
     message grows to on each of them that has a limit (`Platform.draft_limit`). Built by `c2a
     run`, it also names the run's `manifest` file and its `ledger`, the SQLite file it writes
     ("" when the run's ledger is not a SQLite file), for a harness whose tools run in a process
-    of their own, and the run's `environ`; all None outside a run (`environ`: this process's)."""
+    of their own, the run's `environ`, and `files`, the path in the run's data folder that a
+    harness names files of its own after (`<data folder>/<workspace>`, a suffix of theirs
+    added); all None outside a run (`environ`: this process's)."""
 
     port: AgentPort
     deliveries: DeliveryPort
@@ -74,6 +76,7 @@ class HarnessContext:
     manifest: str | None = None
     ledger: str | None = None
     environ: Mapping[str, str] | None = None
+    files: str | None = None
 
     @property
     def agent(self) -> str:

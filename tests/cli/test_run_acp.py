@@ -1,9 +1,10 @@
 """`c2a run` with an agent on the `acp` backend, end to end in the web chat: a person asks the
 lead, the fake ACP agent (a real subprocess, `tests/harness_bridge/fake_acp_agent.py`)
-answers through the chat tools' MCP server process (`python -m c2a.mcp_cli`, another real
-subprocess), which writes the run's own ledger, and the run sends the answer to the page. The
-manifest names neither a manifest nor a ledger for the harness: the run gives its own. One
-that names another ledger is refused at start, saying why."""
+answers through its chat tools: the run's own HTTP endpoint when the agent takes HTTP MCP
+servers, else the MCP server process (`python -m c2a.mcp_cli`, another real subprocess),
+which writes the run's own ledger; and the run sends the answer to the page. The manifest
+names neither a manifest nor a ledger for the harness: the run gives its own. One that names
+another ledger is refused at start, saying why."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ def acp_manifest(directory: Path, **harness: Any) -> Path:
     """The shipped local manifest with the lead on the fake ACP agent (recording into
     `directory`) and the workers on no harness at all."""
     data = yaml.safe_load(SHIPPED.read_text())
-    record = {"FAKE_ACP_RECORD": str(directory / "agent.jsonl")}
-    lead = {"backend": "acp", "command": [sys.executable, str(FAKE)], "env": record, **harness}
+    env = {"FAKE_ACP_RECORD": str(directory / "agent.jsonl"), **harness.pop("env", {})}
+    lead = {"backend": "acp", "command": [sys.executable, str(FAKE)], "env": env, **harness}
     data["agents"]["lead"]["harness"] = {**lead, "quiet_ms": 0}
     for worker in ("worker-1", "worker-2"):
         del data["agents"][worker]["harness"]
@@ -39,15 +40,17 @@ def acp_manifest(directory: Path, **harness: Any) -> Path:
     return path
 
 
+@pytest.mark.parametrize("http", [False, True], ids=["stdio-tools", "http-tools"])
 def test_an_acp_agent_s_answer_reaches_the_page_through_the_run_s_own_ledger(
-    tmp_path: Path,
+    tmp_path: Path, http: bool
 ) -> None:
     """The agent is given the API key the manifest passes by name, and nothing else of the
     environment c2a runs in but the few variables every subprocess gets."""
     environ = {"ANTHROPIC_API_KEY": "sk-ant-not-a-real-key", "C2A_OTHER_SECRET": "kept-here"}
+    env = {"FAKE_ACP_HTTP": "1"} if http else {}
 
     async def scenario() -> list[tuple[str, str | None]]:
-        manifest = acp_manifest(tmp_path, pass_env=["ANTHROPIC_API_KEY"])
+        manifest = acp_manifest(tmp_path, pass_env=["ANTHROPIC_API_KEY"], env=env)
         async with webchat_run(manifest, tmp_path / "data", environ) as (_, chat, socket):
             await socket.send_json(
                 {"op": "post", "as": "ana", "channel": "general", "text": "@lead is it green?"}
@@ -64,6 +67,8 @@ def test_an_acp_agent_s_answer_reaches_the_page_through_the_run_s_own_ledger(
     records = [json.loads(line) for line in (tmp_path / "agent.jsonl").read_text().splitlines()]
     given = next(r["environ"] for r in records if r["kind"] == "initialize")
     assert "ANTHROPIC_API_KEY" in given and "C2A_OTHER_SECRET" not in given
+    (server,) = next(r["mcp_servers"] for r in records if r["kind"] == "new_session")
+    assert server.get("type") == ("http" if http else None)
 
 
 @pytest.mark.parametrize(

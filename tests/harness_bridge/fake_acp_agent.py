@@ -7,8 +7,10 @@ reports progress (a plan, a tool call, a thought and a message chunk), and answe
 must_respond event of the prompt with `chat_send_message` through the MCP server it was given
 in `session/new`. The first prompt (in any of its processes) containing the text in
 `FAKE_ACP_HANG` waits for `session/cancel` instead. With `FAKE_ACP_LOAD` set it advertises
-`loadSession` and loads any session it opened before. `FAKE_ACP_STDERR` is a line it writes to
-its stderr when initialized.
+`loadSession` and loads any session it opened before. With `FAKE_ACP_HTTP` set it advertises
+MCP servers over HTTP (`mcpCapabilities.http`) and calls the HTTP server it is given, with the
+headers it is given (`FAKE_ACP_HTTP=bare`: without them). `FAKE_ACP_STDERR` is a line it writes
+to its stderr when initialized.
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ from acp import (
 )
 from acp.schema import (
     AgentCapabilities,
+    HttpMcpServer,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
     McpServerStdio,
     NewSessionResponse,
     PermissionOption,
@@ -59,7 +63,7 @@ def records() -> list[dict[str, Any]]:
 class FakeAgent:
     def __init__(self) -> None:
         self.conn: Any = None
-        self.servers: dict[str, list[McpServerStdio]] = {}
+        self.servers: dict[str, list[McpServerStdio | HttpMcpServer]] = {}
         self.cwd: dict[str, str] = {}
         self.cancelled: dict[str, asyncio.Event] = {}
 
@@ -72,9 +76,10 @@ class FakeAgent:
         if "FAKE_ACP_STDERR" in os.environ:
             print(os.environ["FAKE_ACP_STDERR"], file=sys.stderr, flush=True)
         load = bool(os.environ.get("FAKE_ACP_LOAD"))
+        http = McpCapabilities(http=bool(os.environ.get("FAKE_ACP_HTTP")))
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(load_session=load),
+            agent_capabilities=AgentCapabilities(load_session=load, mcp_capabilities=http),
         )
 
     async def new_session(
@@ -100,7 +105,8 @@ class FakeAgent:
         return LoadSessionResponse()
 
     def _open(self, session_id: str, cwd: str, servers: list[Any] | None) -> None:
-        self.servers[session_id] = [s for s in servers or [] if isinstance(s, McpServerStdio)]
+        kinds = (McpServerStdio, HttpMcpServer)
+        self.servers[session_id] = [s for s in servers or [] if isinstance(s, kinds)]
         self.cwd[session_id] = cwd
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
@@ -143,16 +149,13 @@ class FakeAgent:
         events = [e for e in parse_rendered(text) if e.get("response_policy") == "must_respond"]
         if not events:
             return
-        from mcp import ClientSession, StdioServerParameters, stdio_client
+        from mcp import ClientSession
 
         (server,) = self.servers[session_id]
-        params = StdioServerParameters(
-            command=server.command,
-            args=server.args,
-            env={v.name: v.value for v in server.env} or None,
-            cwd=self.cwd[session_id],
-        )
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as mcp:
+        async with (
+            self.connected(session_id, server) as (read, write),
+            ClientSession(read, write) as mcp,
+        ):
             await mcp.initialize()
             for event in events:
                 arguments = {
@@ -167,6 +170,25 @@ class FakeAgent:
                     error=result.is_error,
                     result=result.structured_content,
                 )
+
+    def connected(self, session_id: str, server: McpServerStdio | HttpMcpServer) -> Any:
+        """The MCP client streams to `server`: a subprocess, or requests to a URL."""
+        import httpx2
+        from mcp import StdioServerParameters, stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
+        if isinstance(server, HttpMcpServer):
+            bare = os.environ.get("FAKE_ACP_HTTP") == "bare"
+            headers = {} if bare else {h.name: h.value for h in server.headers}
+            client = httpx2.AsyncClient(headers=headers)
+            return streamable_http_client(server.url, http_client=client)
+        params = StdioServerParameters(
+            command=server.command,
+            args=server.args,
+            env={v.name: v.value for v in server.env} or None,
+            cwd=self.cwd[session_id],
+        )
+        return stdio_client(params)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         record("cancel", session_id=session_id)

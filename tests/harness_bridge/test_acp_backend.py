@@ -40,8 +40,9 @@ from core.errors import ManifestError
 from core.indicator import STATUS_TEXT
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.acp import AcpHarness, AcpModelLoop, from_settings
-from harness_bridge.backends.acp_sessions import mcp_server_entry, sessions_file
+from harness_bridge.backends.acp_sessions import sessions_file
 from harness_bridge.backends.acp_settings import ledger_of
+from harness_bridge.backends.acp_tools import mcp_server_entry
 from harness_bridge.backends.registry import HarnessContext
 from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import RESPONSE_RULES
@@ -134,10 +135,14 @@ def scenario(tmp_path: Path, test: Callable[[Bed], Awaitable[None]], *bodies: An
     asyncio.run(run())
 
 
-@contextlib.asynccontextmanager
-async def running(bed: Bed, **settings: Any) -> AsyncIterator[AcpHarness]:
+def running(bed: Bed, **settings: Any) -> contextlib.AbstractAsyncContextManager[AcpHarness]:
     """The lead's acp harness, started and given every pending delivery."""
-    harness = from_settings(harness_context(bed.engine, "lead"), bed.settings(**settings))
+    return serving(from_settings(harness_context(bed.engine, "lead"), bed.settings(**settings)))
+
+
+@contextlib.asynccontextmanager
+async def serving(harness: AcpHarness) -> AsyncIterator[AcpHarness]:
+    """`harness` started and given every pending delivery, stopped on the way out."""
     deliverer = await harness.start()
     try:
         await deliverer.resume()
@@ -177,7 +182,7 @@ def loop_for(bed: Bed, **env: str) -> AcpModelLoop:
         mcp_server_entry("lead", settings["manifest"], settings["store"]),
         allow=["chat_send_message"],
         env=settings["env"],
-        sessions_path=sessions_file(settings["store"], "lead"),
+        sessions_path=sessions_file(str(bed.ledger.with_suffix("")), "lead"),
     )
 
 
@@ -204,8 +209,37 @@ def test_a_must_respond_event_is_answered_once_through_the_mcp_server(tmp_path: 
         (sent,) = bed.records("send")
         assert sent["event_id"] == DM and not sent["error"]
         assert bed.sends() == [DM]
-        saved = json.loads(sessions_file(str(bed.ledger), "lead").read_text(encoding="utf-8"))
+        saved = json.loads((tmp_path / "team.acp-lead.json").read_text(encoding="utf-8"))
         assert saved == {"slack:D0LEAD": "s1"}
+
+    scenario(tmp_path, test, dm())
+
+
+def test_an_agent_that_takes_http_is_given_the_host_s_own_endpoint(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No tools process: the agent calls the host's loopback endpoint with the token it alone
+    is given (never logged), and the endpoint stops with the harness."""
+    caplog.set_level(logging.DEBUG)
+
+    async def test(bed: Bed) -> None:
+        async with running(bed, env={"FAKE_ACP_HTTP": "1"}) as harness:
+            await harness.idle()
+            assert [r.status for r in harness.results] == ["completed"]
+        (session,) = bed.records("new_session")
+        (server,) = session["mcp_servers"]
+        assert server["type"] == "http" and server["name"] == "c2a"
+        assert server["url"].startswith("http://127.0.0.1:") and "command" not in server
+        (header,) = server["headers"]
+        assert header["name"] == "Authorization" and header["value"].startswith("Bearer ")
+        token = header["value"].removeprefix("Bearer ")
+        assert len(token) >= 32 and token not in caplog.text
+        (sent,) = bed.records("send")
+        assert sent["event_id"] == DM and not sent["error"]
+        assert bed.sends() == [DM]
+        host, port = server["url"].removeprefix("http://").split("/")[0].split(":")
+        with pytest.raises(ConnectionRefusedError):
+            await asyncio.open_connection(host, int(port))
 
     scenario(tmp_path, test, dm())
 
@@ -428,16 +462,18 @@ def test_settings_are_validated(tmp_path: Path) -> None:
 
 def test_the_chat_tools_ledger_is_the_run_s_own() -> None:
     """In a run, `manifest` and `store` default to the run's; a `store` elsewhere is refused
-    (the answers would be written where nothing sends them), and so is a run whose ledger is
-    not a SQLite file; outside a run both must be named."""
+    (the answers would be written where nothing sends them), and so is any `store` in a run
+    whose ledger is not a SQLite file, which has no stdio tools (None); outside a run both must
+    be named."""
     outside = HarnessContext(cast(Any, SimpleNamespace(agent="lead")), cast(Any, None))
     run = replace(outside, manifest="/w/local.yaml", ledger="/w/.c2a/local.sqlite3")
     assert ledger_of(run, None, None) == ("/w/local.yaml", "/w/.c2a/local.sqlite3")
     assert ledger_of(run, "m.yaml", "/w/.c2a/../.c2a/local.sqlite3")[0] == "m.yaml"
     with pytest.raises(ManifestError, match=r"harness\.store is '/w/other\.sqlite3', but"):
         ledger_of(run, None, "/w/other.sqlite3")
-    with pytest.raises(ManifestError, match="need a SQLite ledger"):
-        ledger_of(replace(run, ledger=""), None, None)
+    assert ledger_of(replace(run, ledger=""), None, None) is None
+    with pytest.raises(ManifestError, match=r"store is 't\.sqlite3', but .* is in PostgreSQL"):
+        ledger_of(replace(run, ledger=""), None, "t.sqlite3")
     with pytest.raises(ManifestError, match=r"name the manifest and store"):
         ledger_of(outside, None, None)
     assert ledger_of(outside, "m.yaml", "t.sqlite3") == ("m.yaml", "t.sqlite3")

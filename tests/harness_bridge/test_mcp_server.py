@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
+import pytest
 from builders import HUMAN2, LEAD, LOCAL, W1, W2, slack_body, slack_join, slack_message
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -24,7 +26,7 @@ from core.engine import Engine
 from core.engine_port import EnginePort
 from core.manifest import Workspace, load_manifest
 from core.sqlite_store import SQLiteStore
-from harness_bridge.mcp_server import build_server, serving_http
+from harness_bridge.mcp_server import HttpEndpoint, build_server
 from harness_bridge.tools import TOOL_NAMES, ChatTools
 
 BASE = 1767225600
@@ -233,12 +235,15 @@ def test_an_unexpected_failure_is_a_generic_tool_error() -> None:
     scenario(test)
 
 
-def test_the_tools_work_over_streamable_http_on_loopback() -> None:
+def test_the_tools_work_over_streamable_http_on_loopback_with_the_endpoint_s_token() -> None:
     async def test(engine: Engine, store: SQLiteStore) -> None:
-        async with serving_http(ChatTools(EnginePort(engine, "lead"))) as url:
+        endpoint = HttpEndpoint(ChatTools(EnginePort(engine, "lead")))
+        url = await endpoint.start()
+        try:
             assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
             async with (
-                streamable_http_client(url) as (read, write),
+                httpx2.AsyncClient(headers=endpoint.headers) as client,
+                streamable_http_client(url, http_client=client) as (read, write),
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()
@@ -246,10 +251,52 @@ def test_the_tools_work_over_streamable_http_on_loopback() -> None:
                 args = reply(DM, "Green.", idempotencyKey="k-http")
                 first = await session.call_tool("chat_send_message", args)
                 again = await session.call_tool("chat_send_message", args)
+        finally:
+            await endpoint.aclose()
         assert [t.name for t in listed] == list(TOOL_NAMES)
         assert first.structured_content == {"status": "queued", "idempotencyKey": "k-http"}
         assert again.structured_content == {"status": "duplicate", "idempotencyKey": "k-http"}
         assert outbox_keys(store) == [("lead", "k-http")]
+
+    scenario(test)
+
+
+def test_a_request_without_the_endpoint_s_token_goes_no_further() -> None:
+    """Any local process reaches a loopback port: without the token (or with another, or with
+    it twice) a request is answered 401 and no tool runs; a stopped endpoint frees its port."""
+    send = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    send["params"] = {"name": "chat_send_message", "arguments": reply(DM, "x", idempotencyKey="k")}
+
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        endpoint = HttpEndpoint(ChatTools(EnginePort(engine, "lead")))
+        url = await endpoint.start()
+        other = HttpEndpoint(ChatTools(EnginePort(engine, "lead")))
+        accept = {"Accept": "application/json, text/event-stream"}
+        try:
+            async with httpx2.AsyncClient() as client:
+                tries = [
+                    accept,
+                    {**accept, **other.headers},
+                    {**accept, "Authorization": f"bearer {endpoint.token}"},
+                    {**accept, "Authorization": "Bearer"},
+                ]
+                answers = [await client.post(url, json=send, headers=h) for h in tries]
+                twice = await client.post(
+                    url,
+                    json=send,
+                    headers=[
+                        ("Accept", accept["Accept"]),
+                        *[("Authorization", f"Bearer {endpoint.token}")] * 2,
+                    ],
+                )
+        finally:
+            await endpoint.aclose()
+        assert [a.status_code for a in [*answers, twice]] == [401] * 5
+        assert all(a.headers["www-authenticate"] == "Bearer" for a in answers)
+        assert outbox_keys(store) == []
+        async with httpx2.AsyncClient() as client:
+            with pytest.raises(httpx2.ConnectError):
+                await client.post(url, json=send, headers=accept)
 
     scenario(test)
 

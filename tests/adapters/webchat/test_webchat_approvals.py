@@ -28,7 +28,7 @@ from core.clock import SystemClock
 from core.engine_port import EnginePort
 from core.outbox import Outbox
 from harness_bridge.backends.acp import AcpModelLoop
-from harness_bridge.backends.acp_sessions import mcp_server_entry
+from harness_bridge.backends.acp_tools import mcp_server_entry
 from harness_bridge.envelope import deliver_request
 from harness_bridge.turns import Turn
 
