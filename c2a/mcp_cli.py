@@ -2,7 +2,12 @@
 
 The composition of that process: it reads the manifest, opens the host's ledger, builds an
 engine on the system clock and serves `harness_bridge.mcp_server` over stdio (or streamable
-HTTP with `--http HOST:PORT`). The ACP backend launches it for each agent's harness.
+HTTP with `--http HOST:PORT`). The ACP backend launches it for an agent's harness that takes
+MCP servers only over stdio.
+
+Over HTTP a request is answered only with `Authorization: Bearer <token>`: the token is
+`$C2A_MCP_TOKEN` when set (32 characters at least), else one made at start; the URL and the
+header to send are printed once the port listens. Whoever has the token can act as the agent.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -22,7 +28,10 @@ from core.sqlite_store import SQLiteStore
 from harness_bridge import mcp_server
 from harness_bridge.tools import ChatTools
 
-__all__ = ["main"]
+__all__ = ["MIN_TOKEN", "TOKEN_VARIABLE", "main"]
+
+TOKEN_VARIABLE = "C2A_MCP_TOKEN"
+MIN_TOKEN = 32
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -44,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--http",
         type=_host_port,
         metavar="HOST:PORT",
-        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any), "
+        f"admitting only the bearer token in ${TOKEN_VARIABLE} or one made and printed",
     )
     args = parser.parse_args(argv)
     # Standard output may be the MCP wire: everything said goes to standard error. The SDK's
@@ -80,7 +90,12 @@ async def _main(args: argparse.Namespace) -> None:
         await engine.rebuild()
         tools = ChatTools(EnginePort(engine, args.agent))
         if args.http:
-            await mcp_server.serve_http(tools, *args.http)
+            host, port = args.http
+            token = os.environ.get(TOKEN_VARIABLE) or None
+            if token is not None and len(token) < MIN_TOKEN:
+                raise C2AError(f"{TOKEN_VARIABLE} is shorter than {MIN_TOKEN} characters")
+            endpoint = mcp_server.HttpEndpoint(tools, host=host, port=port, token=token)
+            await mcp_server.serve_http(endpoint)
         else:
             await mcp_server.run_stdio(tools)
     finally:

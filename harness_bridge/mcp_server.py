@@ -9,8 +9,8 @@ reported as a generic tool error. Neither is a protocol error, and neither ends 
 
 `python -m c2a.mcp_cli --manifest M --store LEDGER --agent ID` runs `run_stdio` as a subprocess
 for a harness that launches MCP servers over stdio (`--http HOST:PORT`: `serve_http` instead);
-or embed `HttpEndpoint` in the host, where the tools share the live engine's port. An embedded
-endpoint admits only requests that carry its token (`Authorization: Bearer <token>`, compared
+or embed `HttpEndpoint` in the host, where the tools share the live engine's port. Over HTTP
+a request is admitted only with the endpoint's token (`Authorization: Bearer <token>`, compared
 in constant time): any local process can reach a loopback port, and only the agent is given
 the token.
 """
@@ -22,6 +22,7 @@ import contextlib
 import json
 import logging
 import secrets
+import signal
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -131,15 +132,24 @@ def http_app(tools: ChatTools, *, host: str = "127.0.0.1", path: str = MCP_PATH)
 
 
 class HttpEndpoint:
-    """`tools` served over streamable HTTP on a loopback port of this process, from `start` (the
-    OS picks the port) to `aclose`; both may be called from any task, and again. `token`, made
-    here, is what a client must send (`headers`)."""
+    """`tools` served over streamable HTTP on `host:port` (port 0: the OS picks one) of this
+    process, from `start` to `aclose`; both may be called from any task, and again. `token`
+    (made here unless given) is what a client must send (`headers`)."""
 
-    def __init__(self, tools: ChatTools, *, host: str = "127.0.0.1", path: str = MCP_PATH) -> None:
+    def __init__(
+        self,
+        tools: ChatTools,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        path: str = MCP_PATH,
+        token: str | None = None,
+    ) -> None:
         self.tools = tools
         self.host = host
+        self.port = port
         self.path = path
-        self.token = secrets.token_urlsafe(32)
+        self.token = token or secrets.token_urlsafe(32)
         self.url: str | None = None
         self._server: _EmbeddedServer | None = None
         self._serving: asyncio.Task[None] | None = None
@@ -155,9 +165,9 @@ class HttpEndpoint:
         async with self._starting:
             if self.url is None:
                 family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-                sock = socket.create_server((self.host, 0), family=family)
+                sock = socket.create_server((self.host, self.port), family=family)
                 port = sock.getsockname()[1]
-                config = _config(self.tools, self.host, port, self.path, token=self.token)
+                config = _config(self.tools, self.host, port, self.path, self.token)
                 self._server = _EmbeddedServer(config)
                 self._serving = asyncio.create_task(_serve(self._server, sock))
                 self.url = f"http://{_authority(self.host, port)}{self.path}"
@@ -165,7 +175,7 @@ class HttpEndpoint:
 
     async def aclose(self) -> None:
         """Stop serving (gracefully: open responses get `SHUTDOWN_GRACE_SECONDS`) and free the
-        port; a later `start` serves again on a new one, with the same token."""
+        port; a later `start` serves again, with the same token."""
         server, serving = self._server, self._serving
         self._server, self._serving, self.url = None, None, None
         if server is not None and serving is not None:
@@ -178,19 +188,26 @@ async def _serve(server: _EmbeddedServer, sock: socket.socket) -> None:
         await server.serve([sock])
 
 
-async def serve_http(tools: ChatTools, host: str, port: int) -> None:
-    """Serve streamable HTTP until SIGINT or SIGTERM, then stop gracefully."""
-    server = uvicorn.Server(_config(tools, host, port, MCP_PATH))
-    log.info("agent:%s chat tools at http://%s%s", tools.agent, _authority(host, port), MCP_PATH)
-    await server.serve()
+async def serve_http(endpoint: HttpEndpoint) -> None:
+    """Serve `endpoint` until SIGINT or SIGTERM, then stop gracefully. Its URL and the header to
+    send go to standard output once it listens."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    url = await endpoint.start()
+    agent = endpoint.tools.agent
+    print(f"c2a mcp: chat tools of {agent} at {url}", flush=True)
+    print(f"c2a mcp: send the header `Authorization: Bearer {endpoint.token}`", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await endpoint.aclose()
 
 
-def _config(
-    tools: ChatTools, host: str, port: int, path: str, *, token: str | None = None
-) -> uvicorn.Config:
-    app: ASGIApp = http_app(tools, host=host, path=path)
+def _config(tools: ChatTools, host: str, port: int, path: str, token: str) -> uvicorn.Config:
     return uvicorn.Config(
-        app if token is None else _Bearer(app, token),
+        _Bearer(http_app(tools, host=host, path=path), token),
         host=host,
         port=port,
         lifespan="on",

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -20,6 +23,7 @@ from mcp.shared.memory import create_client_server_memory_streams
 from mcp.types import CallToolResult, TextContent
 
 from adapters.slack import normalise
+from c2a.mcp_cli import MIN_TOKEN, TOKEN_VARIABLE
 from c2a.platforms import installed
 from core.clock import VirtualClock, parse_time
 from core.engine import Engine
@@ -338,3 +342,57 @@ def test_the_module_runs_as_a_stdio_subprocess_over_the_shared_ledger(tmp_path: 
         assert outbox_keys(store) == []
 
     scenario(test, ledger)
+
+
+def http_process(ledger: str, environ: dict[str, str]) -> subprocess.Popen[str]:
+    """`python -m c2a.mcp_cli --http 127.0.0.1:0` as worker-1, its output piped."""
+    command = [sys.executable, "-m", "c2a.mcp_cli", "--manifest", str(LOCAL), "--store", ledger]
+    command += ["--agent", "worker-1", "--http", "127.0.0.1:0"]
+    env = {k: v for k, v in os.environ.items() if k != TOKEN_VARIABLE} | environ
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("given", [None, "t" * MIN_TOKEN], ids=["token-made", "token-given"])
+def test_the_module_over_http_admits_only_its_token_and_stops_on_sigterm(
+    tmp_path: Path, given: str | None
+) -> None:
+    """Anyone can reach a port: the process prints where it listens and the header to send,
+    answers 401 without it, serves the tools with it, and ends cleanly on SIGTERM."""
+    ledger = str(tmp_path / "ledger.sqlite")
+    accept = {"Accept": "application/json, text/event-stream"}
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize"}
+    initialize["params"] = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    }
+
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        with http_process(ledger, {TOKEN_VARIABLE: given} if given else {}) as process:
+            await served(process, given)
+
+    async def served(process: subprocess.Popen[str], given: str | None) -> None:
+        try:
+            assert process.stdout is not None
+            where = await asyncio.to_thread(process.stdout.readline)
+            header = await asyncio.to_thread(process.stdout.readline)
+            url = where.split(" at ")[1].strip()
+            token = header.split("Bearer ")[1].strip().rstrip("`")
+            assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+            assert token == given if given else len(token) >= MIN_TOKEN
+            async with httpx2.AsyncClient() as client:
+                bare = await client.post(url, json=initialize, headers=accept)
+                bearer = {**accept, "Authorization": f"Bearer {token}"}
+                admitted = await client.post(url, json=initialize, headers=bearer)
+            assert bare.status_code == 401
+            assert admitted.status_code == 200 and '"serverInfo"' in admitted.text
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert await asyncio.to_thread(process.wait, 15) == 0
+
+    scenario(test, ledger)
+
+
+def test_the_module_refuses_a_short_token(tmp_path: Path) -> None:
+    with http_process(str(tmp_path / "ledger.sqlite"), {TOKEN_VARIABLE: "short"}) as process:
+        assert process.wait(30) == 2
