@@ -11,9 +11,10 @@ puts the action in the outbox under its key, so a redecided copy never reacts tw
 
 `BlockedMarks` remembers each `blocked` placed while an agent is down (on a question that
 came meanwhile, or in place of the `seen` of one it had taken: `core.handover`), until it is
-up again: each is then replaced by `seen` (its model turn takes the message now), so no 🚧
-stays on a message the agent went on to answer. It is memory only; at a start,
-`core.restart.blocked_again` gives it the marks still on questions the agents owe.
+up again: each is then replaced by `seen` (its model turn takes the message now), or only taken
+off where the workspace shows no `seen`, so no 🚧 stays on a message the agent went on to
+answer (`core.handover` takes it off a question that went to another agent). It is memory only; at a
+start, `core.restart.blocked_again` gives it the marks still on questions the agents owe.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Container
 from dataclasses import dataclass, field, replace
 
-from core.actions import React, reaction_key
+from core.actions import React, Unreact, reaction_key
 from core.decision import Decision, Directedness, InjectionMode
 from core.events import ChatEvent, EventKind
 from core.signals import GlyphMap, Signal
 
-__all__ = ["BlockedMarks", "acknowledged", "acknowledgement", "lift_key"]
+__all__ = ["BlockedMarks", "Lift", "acknowledged", "acknowledgement", "lift_key", "taken_back"]
 
 _TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)  # the modes that start a model turn
 
@@ -78,8 +79,8 @@ def acknowledgement(
 
 
 def lift_key(decision_key: str) -> str:
-    """The outbox key of the `seen` that replaces a `blocked` once its agent is up: not the
-    first `seen`'s, which a question acknowledged before its agent went down already has."""
+    """The outbox key of what lifts a `blocked` (`BlockedMarks`): not the first `seen`'s, which a
+    question acknowledged before its agent went down already has."""
     return reaction_key(decision_key, Signal.SEEN) + ":again"
 
 
@@ -95,22 +96,50 @@ class BlockedMarks:
         if action.signal is Signal.BLOCKED:
             self._held.setdefault(action.agent, []).append((decision.idempotency_key, action))
 
-    def forget(self, decision_key: str) -> None:
-        """The question under `decision_key` is no longer its agent's: its mark is not lifted."""
+    def forget(self, decision_key: str) -> bool:
+        """The question under `decision_key` is no longer its agent's: its mark is not lifted.
+        Whether one was held."""
+        found = False
         for agent, held in self._held.items():
-            self._held[agent] = [(key, action) for key, action in held if key != decision_key]
+            kept = [(key, action) for key, action in held if key != decision_key]
+            found = found or len(kept) < len(held)
+            self._held[agent] = kept
+        return found
 
-    def lifted(self, down: Container[str], glyphs: GlyphMap) -> list[React]:
-        """The `seen` replacing each `blocked` of every agent no longer `down`, forgotten here."""
-        seen = Signal.SEEN
+    def lifted(self, down: Container[str], glyphs: GlyphMap, *, seen: bool) -> list[Lift]:
+        """What replaces each `blocked` of every agent no longer `down`, forgotten here: `seen`
+        where the workspace shows it (`seen_signal`), else nothing (the `blocked` taken off)."""
         return [
-            replace(
-                blocked,
-                signal=seen,
-                emoji=glyphs.native(blocked.platform, seen),
-                key=lift_key(decision_key),
-                placed=frozenset({Signal.BLOCKED}),
-            )
+            _seen(blocked, lift_key(decision_key), glyphs)
+            if seen
+            else taken_back(blocked, Signal.BLOCKED, lift_key(decision_key))
             for agent in [agent for agent in self._held if agent not in down]
             for decision_key, blocked in self._held.pop(agent)
         ]
+
+
+Lift = React | Unreact
+
+
+def _seen(blocked: React, key: str, glyphs: GlyphMap) -> React:
+    seen = Signal.SEEN
+    return replace(
+        blocked,
+        signal=seen,
+        emoji=glyphs.native(blocked.platform, seen),
+        key=key,
+        placed=frozenset({Signal.BLOCKED}),
+    )
+
+
+def taken_back(placed: React, signal: Signal, key: str) -> Unreact:
+    """The `signal` that `placed` put on its message taken off again, under `key`."""
+    return Unreact(
+        agent=placed.agent,
+        platform=placed.platform,
+        conversation=placed.conversation,
+        key=key,
+        message_id=placed.message_id,
+        signal=signal,
+        event_id=placed.event_id,
+    )

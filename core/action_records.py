@@ -19,6 +19,7 @@ from core.actions import (
     Edit,
     Post,
     React,
+    Unreact,
     Visibility,
     Working,
 )
@@ -34,7 +35,8 @@ __all__ = ["from_record", "to_record"]
 _VISIBILITIES: tuple[Visibility, ...] = get_args(Visibility)
 # Every kind a record may name: the actions' own, and the indicator's older names.
 _KINDS = frozenset(
-    {action.kind for action in (Post, Edit, Delete, React, Working, Ask)} | {"typing", "status"}
+    {action.kind for action in (Post, Edit, Delete, React, Unreact, Working, Ask)}
+    | {"typing", "status"}
 )
 
 
@@ -83,6 +85,13 @@ def to_record(action: Action) -> dict[str, Any]:
                 "eventId": action.event_id,
                 "eta": action.eta,
                 "placed": None if action.placed is None else sorted(s.value for s in action.placed),
+            }
+        case Unreact():
+            return {
+                **base,
+                "messageId": action.message_id,
+                "signal": action.signal.value,
+                "eventId": action.event_id,
             }
         case Working():
             return {
@@ -164,6 +173,13 @@ def from_record(record: Mapping[str, Any]) -> Action:
                     placed=placed,
                     event_id=_optional(record, "eventId"),
                     eta=_optional(record, "eta"),
+                )
+            case "unreact":
+                return Unreact(
+                    **base,
+                    message_id=_text(record, "messageId"),
+                    signal=Signal(_text(record, "signal")),
+                    event_id=_optional(record, "eventId"),
                 )
             case "ask":
                 return Ask(

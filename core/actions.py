@@ -8,14 +8,16 @@ pattern-matches on:
     match action:
         case Post(): ...
         case Edit() | Delete(): ...
-        case React(): ...
+        case React() | Unreact(): ...
         case Working(): ...
         case Ask(): ...
 
 `Working` is the "is working on it" indicator: each platform shows it its own way (a thread
-status, typing), so the choice is the adapter's, not the caller's. Each class names its record
-kind (`kind`: `send`, `edit`, `delete`, `react`, `working`), which is what counts and logs call
-the action.
+status, typing), so the choice is the adapter's, not the caller's. `Unreact` takes one of the
+agent's signals off a message without putting another there (a `blocked` whose question went
+to another agent, or whose agent is back where the workspace shows no `seen`). Each class names
+its record kind (`kind`: `send`, `edit`, `delete`, `react`, `unreact`, `working`, `ask`), which
+is what counts and logs call the action.
 
 `Ask` is a message with choices (buttons) asking people to decide for an agent (an approval,
 `core.approvals`): the same value posts it and, with `message_id` and `outcome`, redraws it
@@ -42,6 +44,7 @@ __all__ = [
     "Edit",
     "Post",
     "React",
+    "Unreact",
     "Visibility",
     "Working",
     "reaction_key",
@@ -122,6 +125,18 @@ class React(_Addressed):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Unreact(_Addressed):
+    """Take the agent's `signal` reaction off a message (`message_id`; `event_id` the event it
+    is); done already when it is not there."""
+
+    kind: ClassVar[str] = "unreact"
+
+    message_id: str
+    signal: Signal
+    event_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Working(_Addressed):
     """Show (`on`) or clear the working indicator for a turn answering `in_reply_to`
     (`message_id` its message) in `conversation`/`thread`; `status` is the words a platform
@@ -177,7 +192,7 @@ class Ask(_Addressed):
         )
 
 
-Action = Post | Edit | Delete | React | Working | Ask
+Action = Post | Edit | Delete | React | Unreact | Working | Ask
 
 
 def redacted(action: Action, clean: Callable[[str], str]) -> Action:

@@ -317,11 +317,12 @@ class Engine:
     async def sweep(self) -> list[Emission]:
         """Follow up on what nobody did, inside a transaction every few seconds; returns what
         to send once that commits. Each `blocked` placed while an agent was down that is up
-        again becomes `seen` (`core.acknowledgement.BlockedMarks`), the questions of an agent that
-        is down show 🚧 or go to another (`core.handover`), then reminders, escalations,
-        notices while a harness is down, and digests (`core.followup`)."""
+        again becomes `seen` or is taken off (`core.acknowledgement.BlockedMarks`), the
+        questions of an agent that is down show 🚧 or go to another (`core.handover`), then
+        reminders, escalations, notices while a harness is down, and digests (`core.followup`)."""
         stamp = format_time(self.clock.now())
-        lifted = self.blocked.lifted(self.unavailable, self.glyphs)
+        seen = self.workspace.settings.seen_signal
+        lifted = self.blocked.lifted(self.unavailable, self.glyphs, seen=seen)
         emissions: list[Emission] = [
             Queued(action.agent, action)
             for action in lifted

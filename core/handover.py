@@ -21,9 +21,10 @@ Each sweep, for each question an agent that is down owes:
 
 A question is handed over once: one handed over whose new responder goes down too waits for it,
 and its asker gets the notice (`core.followup`), as does one with no candidate up. The first
-responder's 🚧 stays on a message handed over (a reaction is taken off only by a status of the
-same agent replacing it), and is not lifted to 👀 when that agent is back. A second outage of
-the same agent on the same question leaves its 👀 (one `blocked` per question).
+responder's status is taken off the message handed over (its 🚧, or its 👀 when it is handed
+over in the sweep that finds its agent down: no 🚧 is put there first), so the person sees only
+the new responder's 👀. A second outage of the same agent on the same question leaves its 👀
+(one `blocked` per question).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from core.acknowledgement import acknowledgement
+from core.acknowledgement import acknowledgement, taken_back
 from core.action_records import from_record
 from core.actions import React, reaction_key
 from core.clock import format_time
@@ -73,10 +74,9 @@ async def while_down(engine: Engine) -> list[Emission]:
     emissions: list[Emission] = []
     for agent in list(engine.unavailable):
         async for mine, deliveries in owed_deliveries(engine, agent):
-            emissions.extend(await _blocked(engine, mine.decision))
             to = _successor(engine, agent, deliveries) if _picked(mine.decision) else None
-            if to is not None:
-                emissions.extend(await _hand(engine, mine, to))
+            handed = await _hand(engine, mine, to) if to is not None else []
+            emissions.extend(handed or await _blocked(engine, mine.decision))
     return emissions
 
 
@@ -166,13 +166,26 @@ async def _hand(engine: Engine, first: StoredDelivery, to: str) -> list[Emission
     state.note_owed(decision)
     why = f"handed over to {to}: {agent} is down"
     await engine.dispose(agent, question.event_id, Disposition.SUPERSEDED, why)
-    engine.blocked.forget(question.idempotency_key)
     emissions: list[Emission] = [
         Cancel(agent, question.event_id, "claimed_by_other"),
         await engine.deliveries.delivery(StoredDelivery(decision, seq, "pending", 0, None)),
     ]
+    emissions += await _status_off(engine, question, stamp)
     seen = engine.workspace.settings.seen_signal
     ack = acknowledgement(event, decision, engine.glyphs, down=False, seen=seen)
     if ack is not None and await engine.queue_action(ack, stamp):
         emissions.append(Queued(to, ack))
     return emissions
+
+
+async def _status_off(engine: Engine, question: Decision, stamp: str) -> list[Emission]:
+    """The status the first responder put on a question handed over (its 🚧, else its 👀)
+    taken off, so the person sees only the new responder's."""
+    key = question.idempotency_key
+    signal = Signal.BLOCKED if engine.blocked.forget(key) else Signal.SEEN
+    placed = await engine.store.outbox_get(reaction_key(key, signal))
+    action = from_record(placed.action) if placed is not None else None
+    if not isinstance(action, React):
+        return []
+    off = taken_back(action, signal, reaction_key(key, signal) + ":off")
+    return [Queued(off.agent, off)] if await engine.queue_action(off, stamp) else []

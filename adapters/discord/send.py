@@ -47,7 +47,7 @@ from adapters.discord.render import (
     render_reaction,
     render_send,
 )
-from core.actions import Action, Ask, Delete, Edit, Post, React, Working
+from core.actions import Action, Ask, Delete, Edit, Post, React, Unreact, Working
 from core.attachments import Attachment
 from core.errors import PermanentSendError, RenderError, TransientSendError
 from core.manifest import Workspace
@@ -143,6 +143,8 @@ class DiscordSender:
                 return await self._send_message(action)
             case React():
                 return await self._react(action)
+            case Unreact():
+                return await self._unreact(action)
             case Working():
                 return await self._set_typing(action)
             case Edit() | Delete():
@@ -264,6 +266,22 @@ class DiscordSender:
         except Exception as exc:
             raise_as(exc, what, idempotent=True)
         return {"messageId": str(message.id), "emoji": reaction.glyph, "removed": removed}
+
+    async def _unreact(self, action: Unreact) -> dict[str, Any]:
+        """The agent's reaction of that signal taken off; done already when it is not there."""
+        client = self._client(action.agent)
+        channel = client.get_partial_messageable(channel_id(action.conversation))
+        message = channel.get_partial_message(channel_id(action.message_id))
+        glyph = self.glyphs.native("discord", action.signal)
+        remove = functools.partial(message.remove_reaction, glyph, discord.Object(own_id(client)))
+        try:
+            await self._retrying(remove)
+        except discord.NotFound:  # the message, or the reaction, is gone already
+            return {"messageId": str(message.id), "removed": [], "gone": True}
+        except Exception as exc:
+            what = f"taking the {action.signal.value} reaction off message {message.id}"
+            raise_as(exc, what, idempotent=True)
+        return {"messageId": str(message.id), "removed": [glyph]}
 
     # -- the agent's own messages ------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from adapters.slack.glyphs import normalise_emoji
 from adapters.slack.posts import Replied
 from adapters.slack.render import place
 from adapters.slack.webapi import WebApi
-from core.actions import React, Working
+from core.actions import React, Unreact, Working
 from core.errors import PermanentSendError
 from core.signals import GlyphMap, Signal, superseded_by, taken_off
 from core.state_recent import Recent
@@ -65,6 +65,18 @@ class Reactions:
             placed.difference_update(stale)
             placed.add(signal)
         return {"messageId": ts, "reaction": name, "removed": removed}
+
+    async def unreact(self, action: Unreact) -> dict[str, Any]:
+        """reactions.remove of the signal's glyph; done already when it is not there."""
+        agent, ts = action.agent, action.message_id
+        channel = action.conversation.partition("/")[0]
+        glyph = self.glyphs.native("slack", action.signal)
+        params = {"channel": channel, "timestamp": ts, "name": glyph}
+        await self.api.call(agent, "reactions.remove", params, ok={"no_reaction"})
+        placed = self._placed.held((agent, channel, ts))
+        if placed is not None:
+            placed.discard(action.signal)
+        return {"messageId": ts, "removed": [glyph]}
 
     async def status(self, action: Working) -> dict[str, Any]:
         """assistant.threads.setStatus with the status words, or `""` to clear it; nothing in a

@@ -28,7 +28,7 @@ from adapters.slack.indicators import Reactions
 from adapters.slack.pacing import ChannelPacer, Sleep
 from adapters.slack.posts import Lookup, Messages, Replied
 from adapters.slack.webapi import HttpPool, WebApi
-from core.actions import Action, Ask, Delete, Edit, Post, React, Working
+from core.actions import Action, Ask, Delete, Edit, Post, React, Unreact, Working
 from core.attachments import Attachment
 from core.clock import Clock
 from core.manifest import Workspace
@@ -111,6 +111,8 @@ class SlackSender:
                 return await self._messages.delete(action)
             case React():
                 return await self._reactions.react(action)
+            case Unreact():
+                return await self._reactions.unreact(action)
             case Working():
                 return await self._reactions.status(action)
             case Ask():

@@ -22,7 +22,7 @@ from typing import Any
 from adapters.webchat.file_blocks import with_files
 from adapters.webchat.history import Message
 from adapters.webchat.server import WebChat
-from core.actions import Action, Ask, Delete, Edit, Post, React, Working
+from core.actions import Action, Ask, Delete, Edit, Post, React, Unreact, Working
 from core.errors import PermanentSendError
 from core.signals import GlyphMap, superseded_by
 
@@ -47,6 +47,8 @@ class WebchatSender:
                 return await self._change(action)
             case React():
                 return await self._react(action)
+            case Unreact():
+                return await self._unreact(action)
             case Working():  # the working indicator is typing here
                 await self.chat.typing(action.agent, action.conversation, action.thread, action.on)
                 return {}
@@ -111,6 +113,14 @@ class WebchatSender:
         if agent not in message.reactions.get(glyph, []):
             await self.chat.change("reaction_added", agent, message_id, emoji=glyph)
         return {"messageId": message_id, "emoji": glyph}
+
+    async def _unreact(self, action: Unreact) -> dict[str, Any]:
+        message_id = self._message_id(action.message_id)
+        message = self.chat.history.messages[message_id]
+        glyph = self.glyphs.native("webchat", action.signal)
+        if action.agent in message.reactions.get(glyph, []):
+            await self.chat.change("reaction_removed", action.agent, message_id, emoji=glyph)
+        return {"messageId": message_id, "removed": [glyph]}
 
     async def _change(self, action: Edit | Delete) -> dict[str, Any]:
         message_id = self._message_id(action.message_id)

@@ -13,6 +13,7 @@ from core.actions import (
     Edit,
     Post,
     React,
+    Unreact,
     Working,
     redacted,
 )
@@ -37,6 +38,7 @@ ACTIONS = [
     React(**_BASE, message_id="m1", emoji="eyes"),
     React(**_BASE, message_id="m1", signal=Signal.QUEUED, placed=frozenset()),
     React(**_BASE, message_id="m1", signal=Signal.DONE, placed=frozenset({Signal.WORKING})),
+    Unreact(**_BASE, message_id="m1", signal=Signal.BLOCKED, event_id="e1"),
     Working(**_BASE, on=True, status="is working on it…", message_id="m1", in_reply_to="e1"),
     Working(**_BASE, on=False),
     Ask(**_BASE, request="r1", text="ada asks", choices=(Choice("y", "Allow", True),)),
@@ -83,6 +85,8 @@ def test_indicator_records_written_before_read_as_working() -> None:
         ({**_to_old(_BASE), "action": "send", "text": "x", "visibility": "loud"}, "visibility"),
         ({**_to_old(_BASE), "action": "react", "messageId": "m"}, "neither a signal"),
         ({**_to_old(_BASE), "action": "react", "messageId": "m", "signal": "boo"}, "boo"),
+        ({**_to_old(_BASE), "action": "unreact", "messageId": "m"}, "signal is None"),
+        ({**_to_old(_BASE), "action": "unreact", "messageId": "m", "signal": "boo"}, "boo"),
         ({**_to_old(_BASE), "action": "send", "text": "x", "mentions": "all"}, "mentions"),
         (
             {

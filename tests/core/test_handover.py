@@ -81,7 +81,11 @@ def test_a_role_question_goes_to_the_other_worker_when_its_responder_goes_down(
         engine.mark_unavailable("worker-1")
         found = await sweep(engine)
         delivered = [body["params"] for kind, _, body in found if kind == "rpc"]
-        reacted = [(agent, body["signal"]) for kind, agent, body in found if kind == "outbound"]
+        reacted = [
+            (agent, body["action"], body["signal"])
+            for kind, agent, body in found
+            if kind == "outbound"
+        ]
         assert ("cancel", "worker-1", {"eventId": question}) in found
         (told,) = delivered
         assert told["eventId"] == question + HANDED and told["reminds"] == question
@@ -89,7 +93,8 @@ def test_a_role_question_goes_to_the_other_worker_when_its_responder_goes_down(
         assert told["attention"]["policy"] == "may_respond"
         assert told["attention"]["claimedBy"] == "agent:worker-2"
         assert told["content"] == [{"type": "text", "text": "<!subteam^S0BACK> who can look?"}]
-        assert reacted == [("worker-1", "blocked"), ("worker-2", "seen")]  # 🚧 for its 👀
+        # No 🚧 in the sweep that hands it over: worker-1's 👀 goes, worker-2's comes.
+        assert reacted == [("worker-1", "unreact", "seen"), ("worker-2", "react", "seen")]
         assert engine.state.claim_holder(question, clock.now()) == "worker-2"
         assert engine.owed("worker-1") == [] and engine.owed("worker-2") == [question + HANDED]
         assert await sweep(engine) == []  # once
@@ -122,7 +127,7 @@ def test_a_role_question_goes_to_the_other_worker_when_its_responder_goes_down(
     asyncio.run(run())
 
 
-def test_with_no_other_worker_up_the_question_waits_and_its_blocked_mark_moves_with_it(
+def test_with_no_other_worker_up_the_question_waits_and_its_blocked_mark_goes_with_it(
     tmp_path: Path,
 ) -> None:
     async def run() -> None:
@@ -133,16 +138,18 @@ def test_with_no_other_worker_up_the_question_waits_and_its_blocked_mark_moves_w
         assert await sweep(engine) == []  # nobody to hand it to
         engine.mark_available("worker-2")
         found = await sweep(engine)
-        assert [(kind, agent) for kind, agent, _ in found] == [
-            ("rpc", "worker-2"),
-            ("outbound", "worker-2"),
-            ("cancel", "worker-1"),
+        assert [(kind, agent, body.get("action")) for kind, agent, body in found] == [
+            ("rpc", "worker-2", None),
+            ("outbound", "worker-1", "unreact"),  # its 🚧 taken off: no longer its question
+            ("outbound", "worker-2", "react"),
+            ("cancel", "worker-1", None),
         ]
+        assert found[1][2]["signal"] == "blocked"
         engine.mark_unavailable("worker-2")  # down too: handed over once, it waits for worker-2
         ((kind, agent, blocked),) = await sweep(engine)
         assert (kind, agent, blocked["signal"]) == ("outbound", "worker-2", "blocked")
         engine.mark_available("worker-1")
-        assert await sweep(engine) == []  # worker-1's 🚧 is not lifted to 👀: not its question
+        assert await sweep(engine) == []  # nothing of worker-1's to lift: not its question
         clock.advance(timedelta(minutes=3))
         ((kind, agent, notice),) = await sweep(engine)
         assert (kind, agent, notice["inReplyTo"]) == ("outbound", "worker-2", question + HANDED)

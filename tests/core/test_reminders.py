@@ -190,14 +190,17 @@ def test_a_role_question_whose_responders_are_all_down_gets_blocked_then_a_notic
     asyncio.run(run())
 
 
-def test_once_its_agent_is_back_a_blocked_mark_becomes_seen_once() -> None:
+@pytest.mark.parametrize("seen", [True, False], ids=["seen_signal", "no_seen_signal"])
+def test_once_its_agent_is_back_a_blocked_mark_becomes_seen_once(seen: bool) -> None:
     """No 🚧 stays on a message the agent went on to answer: the next sweep after it is up
-    again replaces it with 👀, taking 🚧 off; an agent still down keeps its marks."""
+    again replaces it with 👀, taking 🚧 off, or only takes it off where the workspace shows no
+    👀 (`seen_signal: false`); an agent still down keeps its marks."""
 
     async def run() -> None:
         store = SQLiteStore()
         await store.open()
-        engine = Engine(local_workspace(), store, VirtualClock(START))
+        workspace = local_workspace(attention={"seen_signal": seen})
+        engine = Engine(workspace, store, VirtualClock(START))
         for agent in ("worker-1", "worker-2"):
             engine.mark_unavailable(agent)
         for n, channel in enumerate(("D0W1", "D0W2"), start=1):
@@ -214,10 +217,11 @@ def test_once_its_agent_is_back_a_blocked_mark_becomes_seen_once() -> None:
         assert (agent, kind, action["action"], action["signal"]) == (
             "worker-1",
             "outbound",
-            "react",
-            "seen",
+            "react" if seen else "unreact",
+            "seen" if seen else "blocked",
         )
-        assert action["placed"] == ["blocked"] and action["emoji"] == "eyes"
+        if seen:
+            assert action["placed"] == ["blocked"] and action["emoji"] == "eyes"
         assert action["idempotencyKey"].endswith(":react:seen:again")
         assert await sweep(engine) == []  # once
         await store.close()

@@ -21,7 +21,7 @@ from fakes.discord import Call, FakeDiscord
 from adapters.discord.render import nonce_for
 from adapters.discord.send import DiscordSender
 from core.action_records import to_record
-from core.actions import Action, Delete, Edit, Post, React, Working
+from core.actions import Action, Delete, Edit, Post, React, Unreact, Working
 from core.clock import VirtualClock
 from core.errors import PermanentSendError, SendOutcomeUnknown
 from core.manifest import Workspace
@@ -362,6 +362,36 @@ def test_a_status_known_to_be_the_first_on_its_message_does_not_read_the_message
             await w.sender.send(react(asked, "working"))
             assert methods(w.fake.calls[before:]) == ["PUT", "PUT", "GET", "DELETE"]
             assert w.fake.reactions == {(asked, "🔧", D_LEAD)}
+
+    run(scenario())
+
+
+def test_a_signal_taken_back_is_deleted_alone_and_on_a_message_gone_is_done(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def off(message_id: str) -> Unreact:
+        placed = react(message_id, "blocked")
+        return Unreact(
+            agent=placed.agent,
+            platform="discord",
+            conversation=placed.conversation,
+            key=placed.key + ":off",
+            message_id=message_id,
+            signal=Signal.BLOCKED,
+        )
+
+    async def scenario() -> None:
+        async with world(monkeypatch) as w:
+            asked = await w.asks("please rotate the keys")
+            await w.sender.send(react(asked, "blocked"))
+            await w.sender.send(react(asked, "seen", agent="worker-1"))
+            before = len(w.fake.calls)
+            result = await w.sender.send(off(asked))
+            assert result == {"messageId": asked, "removed": ["🚧"]}
+            assert methods(w.fake.calls[before:]) == ["DELETE"]  # nothing added, nothing read
+            assert w.fake.reactions == {(asked, "👀", D_W1)}
+            gone = "1234567890123456789"  # no such message: Unknown Message, 10008
+            assert (await w.sender.send(off(gone)))["gone"] is True
 
     run(scenario())
 

@@ -21,7 +21,7 @@ from adapters.slack.scopes import scope_problem
 from adapters.slack.send import SlackSender
 from adapters.slack.webapi import verify
 from core.action_records import to_record
-from core.actions import Action, Delete, Edit, Post, React, Working
+from core.actions import Action, Delete, Edit, Post, React, Unreact, Working
 from core.clock import VirtualClock, parse_time
 from core.errors import (
     ManifestError,
@@ -330,6 +330,36 @@ def test_a_status_known_to_be_the_first_on_its_message_removes_nothing() -> None
         [removal] = rig.slack.calls_to("reactions.remove")
         assert removal.params["name"] == "clock1"
         assert rig.slack.reactions == {("C0GEN", asked.message_id, "wrench", W1)}
+
+    run(test)
+
+
+def test_a_signal_taken_back_is_removed_alone_and_taking_it_again_is_done() -> None:
+    async def test(rig: Rig) -> None:
+        asked = rig.human_says("C0GEN", "<@U0W1> fix the build")
+        sender = rig.sender()
+        await sender.send(replace(react(asked, "blocked"), placed=frozenset()))
+        await sender.send(replace(react(asked, "agree", agent="worker-2"), placed=frozenset()))
+        back = react(asked, "blocked")
+        off = Unreact(
+            agent=back.agent,
+            platform="slack",
+            conversation=back.conversation,
+            key=back.key + ":off",
+            message_id=back.message_id,
+            signal=Signal.BLOCKED,
+        )
+        assert await sender.send(off) == {
+            "messageId": asked.message_id,
+            "removed": ["construction"],
+        }
+        assert rig.slack.reactions == {("C0GEN", asked.message_id, "+1", W2)}
+        await sender.send(off)  # not there any more: Slack's no_reaction is done, not an error
+        assert [c.params["name"] for c in rig.slack.calls_to("reactions.remove")] == [
+            "construction",
+            "construction",
+        ]
+        assert rig.slack.calls_to("reactions.add")[-1].params["name"] == "+1"  # nothing added
 
     run(test)
 

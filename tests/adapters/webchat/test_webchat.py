@@ -299,6 +299,21 @@ def test_a_status_signal_replaces_the_agents_earlier_one(tmp_path: Path) -> None
     run(tmp_path, scenario)
 
 
+def test_a_signal_taken_back_leaves_the_others(tmp_path: Path) -> None:
+    async def scenario(chat: Chat) -> None:
+        asked = await chat.chat.say("ana", "general", "@backend who can look?")
+        base = {"platform": "webchat", "conversation": "general", "messageId": asked.id}
+        for agent, signal in (("worker-1", "blocked"), ("worker-2", "seen")):
+            placed = {**base, "action": "react", "agent": agent, "signal": signal}
+            await chat.sender.send(from_record({**placed, "idempotencyKey": f"k:{agent}"}))
+        off = {**base, "action": "unreact", "agent": "worker-1", "signal": "blocked"}
+        for _ in range(2):  # the second finds it gone: done all the same
+            await chat.sender.send(from_record({**off, "idempotencyKey": "k:off"}))
+        assert {e: u for e, u in asked.reactions.items() if u} == {"👀": ["worker-2"]}
+
+    run(tmp_path, scenario)
+
+
 def test_bad_requests_get_an_error_and_the_socket_stays_open(tmp_path: Path) -> None:
     async def scenario(chat: Chat) -> None:
         assert chat.socket is not None
