@@ -8,8 +8,9 @@ sees what was there and why it is gone.
 
 Two kinds of finding:
 
-- by shape (`_RULES`): the token formats of OpenAI, Anthropic, GitHub and AWS, PEM private
-  keys, JWTs, `Authorization` headers, passwords in URLs, and the value of any secret-named
+- by shape (`_RULES`): the token formats of OpenAI, Anthropic, GitHub and AWS, c2a's own
+  (`c2a_...`: what an agent's chat tools endpoint admits, `TOKEN_PREFIX`), PEM private keys,
+  JWTs, `Authorization` headers, passwords in URLs, and the value of any secret-named
   `key=value` or `key: value` pair; and the `SecretShape`s each chat platform's adapter brings
   (its tokens and webhooks), which the composition root gives every redactor it builds, so a
   platform's token is found wherever it is pasted;
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import re
+import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
@@ -43,17 +45,22 @@ from core.events import ChatEvent
 __all__ = [
     "CONFIGURED",
     "MIN_CONFIGURED",
+    "TOKEN_PREFIX",
     "WORD_START",
     "Redactor",
     "SecretShape",
     "is_secret_name",
     "label",
+    "new_token",
     "well_formed",
     "well_formed_data",
 ]
 
 # Configured values shorter than this are too likely to be ordinary words to replace by value.
 MIN_CONFIGURED = 8
+TOKEN_PREFIX: Final = "c2a_"
+"""What starts a token c2a makes (`c2a_` and 43 URL-safe characters, `new_token`), so that one
+pasted anywhere is found by its shape, as GitHub's `ghp_` tokens are."""
 # A structure nested deeper than this is not chat data; its inside is dropped, not searched.
 MAX_DEPTH = 64
 CONFIGURED: Final = "configured-secret"
@@ -80,6 +87,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("anthropic-key", _START + r"sk-ant-[\w-]{20,}+"),
     ("openai-key", _START + r"sk-(?:proj-|svcacct-|admin-)?[\w-]{20,}+"),
     ("github-token", _START + r"(?:gh[pousr]_[A-Za-z0-9]{30,}+|github_pat_\w{22,}+)"),
+    ("c2a-token", _START + TOKEN_PREFIX + r"[A-Za-z0-9_-]{40,}+"),
     ("aws-access-key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
     (
         "aws-secret",
@@ -118,6 +126,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "anthropic-key": ("sk-ant-",),
     "openai-key": ("sk-",),
     "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "c2a-token": (TOKEN_PREFIX,),
     "aws-access-key": ("akia", "asia", "abia", "acca"),
     "aws-secret": ("secret",),
     "jwt": ("eyj",),
@@ -337,3 +346,8 @@ def _configured(data: Any, environ: Mapping[str, str], depth: int = 0) -> list[s
         for item in data:
             found.extend(_configured(item, environ, depth + 1))
     return found
+
+
+def new_token() -> str:
+    """A new secret token of c2a's own shape (`TOKEN_PREFIX`, 256 random bits)."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)

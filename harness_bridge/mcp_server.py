@@ -43,6 +43,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.errors import ToolError
+from core.redact import new_token
 from harness_bridge.tools import ChatTools
 
 __all__ = [
@@ -134,7 +135,8 @@ def http_app(tools: ChatTools, *, host: str = "127.0.0.1", path: str = MCP_PATH)
 class HttpEndpoint:
     """`tools` served over streamable HTTP on `host:port` (port 0: the OS picks one) of this
     process, from `start` to `aclose`; both may be called from any task, and again. `token`
-    (made here unless given) is what a client must send (`headers`)."""
+    (made here unless given, of the shape redaction finds: `core.redact.new_token`) is what a
+    client must send (`headers`)."""
 
     def __init__(
         self,
@@ -149,7 +151,7 @@ class HttpEndpoint:
         self.host = host
         self.port = port
         self.path = path
-        self.token = token or secrets.token_urlsafe(32)
+        self.token = token or new_token()
         self.url: str | None = None
         self._server: _EmbeddedServer | None = None
         self._serving: asyncio.Task[None] | None = None

@@ -51,6 +51,7 @@ SECRETS = {
         "ghr_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
         "github_pat_11AAAAAAA0AbCdEfGhIjKl_MnOpQrStUvWxYz0123456789abcdefghijklmnopqrstuvwxyzABCD",
     ],
+    "c2a-token": ["c2a_Xk3fQ9-Zp_2LmN8vR4tYw7aB1cD5eF6gH0iJ2kL3mN4"],  # `core.redact.new_token`
     "aws-access-key": ["AKIAIOSFODNN7EXAMPLE", "ASIAIOSFODNN7EXAMPLE"],
     "jwt": [
         "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"

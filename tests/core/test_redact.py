@@ -12,7 +12,7 @@ from secret_samples import AWS_SECRET, PEM, SECRETS, SHAPES
 
 from core.clock import parse_time
 from core.events import Author, ChatEvent, Conversation, ConversationKind, EventKind
-from core.redact import Redactor, SecretShape, is_secret_name
+from core.redact import TOKEN_PREFIX, Redactor, SecretShape, is_secret_name, new_token
 
 redactor = Redactor(shapes=SHAPES)
 
@@ -23,6 +23,14 @@ redactor = Redactor(shapes=SHAPES)
 def test_each_token_shape_is_replaced_by_a_label_naming_its_kind(kind: str, secret: str) -> None:
     said = f"here you go: {secret} (keep it safe)"
     assert redactor.text(said) == f"here you go: [redacted:{kind}] (keep it safe)"
+
+
+def test_a_token_c2a_makes_is_found_by_its_shape_and_a_word_like_it_is_left() -> None:
+    made = new_token()
+    assert made.startswith(TOKEN_PREFIX) and len(made) == len(TOKEN_PREFIX) + 43
+    assert redactor.text(f"my token: {made}!") == "my token: [redacted:c2a-token]!"
+    for ordinary in ("c2a_run", "the c2a_tools module", f"x{made}"):
+        assert redactor.text(ordinary) == ordinary
 
 
 @pytest.mark.parametrize(
