@@ -27,7 +27,15 @@ from core.decision import Decision, Directedness, InjectionMode
 from core.events import ChatEvent, EventKind
 from core.signals import GlyphMap, Signal
 
-__all__ = ["BlockedMarks", "Lift", "acknowledged", "acknowledgement", "lift_key", "taken_back"]
+__all__ = [
+    "BlockedMarks",
+    "Lift",
+    "acknowledged",
+    "acknowledgement",
+    "blocked_key",
+    "lift_key",
+    "taken_back",
+]
 
 _TURNS = (InjectionMode.BUFFERED, InjectionMode.IMMEDIATE)  # the modes that start a model turn
 
@@ -78,43 +86,53 @@ def acknowledgement(
     )
 
 
-def lift_key(decision_key: str) -> str:
-    """The outbox key of what lifts a `blocked` (`BlockedMarks`): not the first `seen`'s, which a
-    question acknowledged before its agent went down already has."""
-    return reaction_key(decision_key, Signal.SEEN) + ":again"
+def blocked_key(decision_key: str, outage: int = 0) -> str:
+    """The outbox key of the `blocked` put on a question in its agent's `outage`-th time down
+    with it (0: the first), so each time down shows 🚧 again."""
+    return _nth(reaction_key(decision_key, Signal.BLOCKED), outage)
+
+
+def lift_key(decision_key: str, outage: int = 0) -> str:
+    """The outbox key of what lifts that `outage`'s `blocked` (`BlockedMarks`): not the first
+    `seen`'s, which a question acknowledged before its agent went down already has."""
+    return _nth(reaction_key(decision_key, Signal.SEEN) + ":again", outage)
+
+
+def _nth(key: str, outage: int) -> str:
+    return key if outage == 0 else f"{key}:{outage + 1}"
 
 
 @dataclass(slots=True)
 class BlockedMarks:
     """The `blocked` acknowledgements placed while their agent was down (see the module doc)."""
 
-    _held: dict[str, list[tuple[str, React]]] = field(default_factory=dict)
+    _held: dict[str, list[tuple[str, int, React]]] = field(default_factory=dict)
 
-    def note(self, decision: Decision, action: React) -> None:
-        """`action`, acknowledging `decision`, went in the outbox: remembered when it is a
-        `blocked`."""
+    def note(self, decision: Decision, action: React, outage: int = 0) -> None:
+        """`action`, acknowledging `decision` in its agent's `outage`-th time down with it, went
+        in the outbox: remembered when it is a `blocked`."""
         if action.signal is Signal.BLOCKED:
-            self._held.setdefault(action.agent, []).append((decision.idempotency_key, action))
+            held = self._held.setdefault(action.agent, [])
+            held.append((decision.idempotency_key, outage, action))
 
-    def forget(self, decision_key: str) -> bool:
+    def forget(self, decision_key: str) -> React | None:
         """The question under `decision_key` is no longer its agent's: its mark is not lifted.
-        Whether one was held."""
-        found = False
+        The `blocked` held for it, if any."""
+        found: React | None = None
         for agent, held in self._held.items():
-            kept = [(key, action) for key, action in held if key != decision_key]
-            found = found or len(kept) < len(held)
-            self._held[agent] = kept
+            found = next((a for key, _, a in held if key == decision_key), found)
+            self._held[agent] = [mark for mark in held if mark[0] != decision_key]
         return found
 
     def lifted(self, down: Container[str], glyphs: GlyphMap, *, seen: bool) -> list[Lift]:
         """What replaces each `blocked` of every agent no longer `down`, forgotten here: `seen`
         where the workspace shows it (`seen_signal`), else nothing (the `blocked` taken off)."""
         return [
-            _seen(blocked, lift_key(decision_key), glyphs)
+            _seen(blocked, lift_key(decision_key, outage), glyphs)
             if seen
-            else taken_back(blocked, Signal.BLOCKED, lift_key(decision_key))
+            else taken_back(blocked, Signal.BLOCKED, lift_key(decision_key, outage))
             for agent in [agent for agent in self._held if agent not in down]
-            for decision_key, blocked in self._held.pop(agent)
+            for decision_key, outage, blocked in self._held.pop(agent)
         ]
 
 

@@ -23,8 +23,8 @@ A question is handed over once: one handed over whose new responder goes down to
 and its asker gets the notice (`core.followup`), as does one with no candidate up. The first
 responder's status is taken off the message handed over (its 🚧, or its 👀 when it is handed
 over in the sweep that finds its agent down: no 🚧 is put there first), so the person sees only
-the new responder's 👀. A second outage of the same agent on the same question leaves its 👀
-(one `blocked` per question).
+the new responder's 👀. Each time an agent is down with a
+question its 👀 becomes 🚧 again (`core.acknowledgement.blocked_key`: one key per time).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from core.acknowledgement import acknowledgement, taken_back
+from core.acknowledgement import acknowledgement, blocked_key, lift_key, taken_back
 from core.action_records import from_record
 from core.actions import React, reaction_key
 from core.clock import format_time
@@ -48,12 +48,12 @@ from core.followup import (
     follows_up,
 )
 from core.signals import Signal
-from core.store import StoredDelivery
+from core.store import Store, StoredDelivery
 
 if TYPE_CHECKING:
     from core.engine import Engine
 
-__all__ = ["owed_deliveries", "while_down"]
+__all__ = ["outages", "owed_deliveries", "while_down"]
 
 
 async def owed_deliveries(
@@ -81,26 +81,43 @@ async def while_down(engine: Engine) -> list[Emission]:
 
 
 async def _blocked(engine: Engine, decision: Decision) -> list[Emission]:
-    """`blocked` in place of the `seen` the agent put on the question, once; nothing when it
-    put none (or the workspace shows none)."""
+    """`blocked` in place of the `seen` the agent put on the question, once each time it is
+    down; nothing when it put none (or the workspace shows none)."""
     store, key = engine.store, decision.idempotency_key
-    seen = await store.outbox_get(reaction_key(key, Signal.SEEN))
-    if seen is None or await store.outbox_has(reaction_key(key, Signal.BLOCKED)):
-        return []
-    placed = from_record(seen.action)
-    if not isinstance(placed, React):
+    outage = await outages(store, key)
+    seen = await _seen_on(store, key, outage)
+    if seen is None or await store.outbox_has(blocked_key(key, outage)):
         return []
     blocked = replace(
-        placed,
+        seen,
         signal=Signal.BLOCKED,
-        emoji=engine.glyphs.native(placed.platform, Signal.BLOCKED),
-        key=reaction_key(key, Signal.BLOCKED),
+        emoji=engine.glyphs.native(seen.platform, Signal.BLOCKED),
+        key=blocked_key(key, outage),
         placed=frozenset({Signal.SEEN}),
     )
     if not await engine.queue_action(blocked, format_time(engine.clock.now())):
         return []
-    engine.blocked.note(decision, blocked)
+    engine.blocked.note(decision, blocked, outage)
     return [Queued(decision.agent, blocked)]
+
+
+async def outages(store: Store, key: str) -> int:
+    """How many times the agent of the question under `key` was down with it and is back: the
+    `blocked` marks lifted (`core.acknowledgement.lift_key`)."""
+    done = 0
+    while await store.outbox_has(lift_key(key, done)):
+        done += 1
+    return done
+
+
+async def _seen_on(store: Store, key: str, outage: int) -> React | None:
+    """The agent's 👀 on the question as its `outage`-th time down begins: the first, or the one
+    that lifted the last `blocked`; None when there is none (the workspace shows none)."""
+    record = await store.outbox_get(
+        lift_key(key, outage - 1) if outage else reaction_key(key, Signal.SEEN)
+    )
+    action = from_record(record.action) if record is not None else None
+    return action if isinstance(action, React) and action.signal is Signal.SEEN else None
 
 
 def _picked(decision: Decision) -> bool:
@@ -182,10 +199,10 @@ async def _status_off(engine: Engine, question: Decision, stamp: str) -> list[Em
     """The status the first responder put on a question handed over (its 🚧, else its 👀)
     taken off, so the person sees only the new responder's."""
     key = question.idempotency_key
-    signal = Signal.BLOCKED if engine.blocked.forget(key) else Signal.SEEN
-    placed = await engine.store.outbox_get(reaction_key(key, signal))
-    action = from_record(placed.action) if placed is not None else None
-    if not isinstance(action, React):
+    placed = engine.blocked.forget(key) or await _seen_on(
+        engine.store, key, await outages(engine.store, key)
+    )
+    if placed is None or placed.signal is None:
         return []
-    off = taken_back(action, signal, reaction_key(key, signal) + ":off")
+    off = taken_back(placed, placed.signal, reaction_key(key, placed.signal) + ":off")
     return [Queued(off.agent, off)] if await engine.queue_action(off, stamp) else []

@@ -31,15 +31,14 @@ from collections.abc import Collection
 from datetime import timedelta
 from typing import Final
 
-from core.acknowledgement import lift_key
+from core.acknowledgement import blocked_key
 from core.action_records import from_record
-from core.actions import Edit, React, reaction_key
+from core.actions import Edit, React
 from core.clock import format_time
 from core.decision import Disposition, Policy
 from core.drafts import CUT_KEY, CUT_SHORT, CutReply, cut_replies
 from core.engine import Engine
-from core.handover import owed_deliveries
-from core.signals import Signal
+from core.handover import outages, owed_deliveries
 
 __all__ = ["NEWEST", "blocked_again", "finish_cut_replies", "tell_again"]
 
@@ -104,12 +103,11 @@ async def blocked_again(engine: Engine) -> int:
     for agent in engine.workspace.agent_ids:
         async for mine, _ in owed_deliveries(engine, agent):
             key = mine.decision.idempotency_key
-            placed = await store.outbox_get(reaction_key(key, Signal.BLOCKED))
-            if placed is None or await store.outbox_has(lift_key(key)):
-                continue
-            action = from_record(placed.action)
+            outage = await outages(store, key)  # the lifted ones; the next is not
+            placed = await store.outbox_get(blocked_key(key, outage))
+            action = from_record(placed.action) if placed is not None else None
             if isinstance(action, React):
-                engine.blocked.note(mine.decision, action)
+                engine.blocked.note(mine.decision, action, outage)
                 found += 1
     return found
 

@@ -309,6 +309,47 @@ def test_a_question_taken_before_its_agent_went_down_gets_the_notice_and_no_remi
     asyncio.run(run())
 
 
+def test_each_time_its_agent_is_down_again_the_question_shows_blocked_again(
+    tmp_path: Path,
+) -> None:
+    """A model that fails, comes back, and fails again on the same question: 🚧, 👀, 🚧, each
+    under a key of its own, and a start during the second outage finds that 🚧 to lift."""
+
+    def marks(found: list[tuple[str, str, dict[str, Any]]]) -> list[tuple[str, str]]:
+        return [(a["signal"], a["idempotencyKey"].rpartition(":react:")[2]) for _, _, a in found]
+
+    async def run() -> None:
+        ledger = str(tmp_path / "ledger.sqlite3")
+        engine, _, event_id = await world(ledger)
+        for _ in range(2):
+            engine.mark_unavailable("worker-1")
+            engine.mark_available("worker-1")  # back before the sweep: nothing to show
+        assert await sweep(engine) == []
+        engine.mark_unavailable("worker-1")
+        assert marks(await sweep(engine)) == [("blocked", "blocked")]
+        engine.mark_available("worker-1")
+        assert marks(await sweep(engine)) == [("seen", "seen:again")]
+        engine.mark_unavailable("worker-1")
+        ((_, _, again),) = await sweep(engine)
+        assert marks([("", "", again)]) == [("blocked", "blocked:2")]
+        assert again["placed"] == ["seen"] and again["eventId"] == event_id
+        assert await sweep(engine) == []  # once this time too
+        await engine.store.close()
+
+        store = SQLiteStore(ledger)  # a start while it is still down
+        await store.open()
+        engine = Engine(local_workspace(), store, VirtualClock(START))
+        await engine.rebuild()
+        async with store.transaction():
+            assert await blocked_again(engine) == 1
+        assert marks(await sweep(engine)) == [("seen", "seen:again:2")]  # up until told
+        async with store.transaction():
+            assert await blocked_again(engine) == 0
+        await store.close()
+
+    asyncio.run(run())
+
+
 def test_a_digest_summarises_status_broadcasts_without_their_text() -> None:
     async def run() -> None:
         from builders import LEAD, W1, W2, slack_join
