@@ -34,6 +34,7 @@ __all__ = [
     "HANDED_OVER",
     "HANDOVER_KIND",
     "HANDOVER_SUFFIX",
+    "MAX_HANDOVERS",
     "REMINDER_KIND",
     "REMINDER_SUFFIX",
     "UNAVAILABLE_NOTICE",
@@ -42,12 +43,14 @@ __all__ = [
     "follow_up_data",
     "follow_up_ids",
     "follows_up",
+    "handover_id",
 ]
 
 REMINDER_KIND = "x.c2a.reminder"
 REMINDER_SUFFIX = "~reminder"  # a reminder's event id is its original's, plus this
 HANDOVER_KIND = "x.c2a.handover"  # a question handed to another agent (`core.handover`)
-HANDOVER_SUFFIX = "~handover"
+HANDOVER_SUFFIX = "~handover"  # a hand-over's id: the question's, this, and `~n` after the first
+MAX_HANDOVERS = 4  # the most times one question is handed over (`core.handover`)
 HANDED_OVER = "handed_over"  # a hand-over's reason
 FOLLOW_UP_KINDS = frozenset({REMINDER_KIND, HANDOVER_KIND})
 """The host's records that stand for an earlier event, under their own id (`reminds`)."""
@@ -267,14 +270,23 @@ async def follow_up_data(
     return {**addressing, **data, "created_at": stamp}
 
 
+def handover_id(event_id: str, n: int) -> str:
+    """The id of the `n`-th hand-over (from 1) of the question `event_id`."""
+    return f"{event_id}{HANDOVER_SUFFIX}" + ("" if n == 1 else f"~{n}")
+
+
 def follows_up(decision: Decision) -> str | None:
     """The event id a reminder's or a hand-over's decision stands for, else None."""
     suffix = _FOLLOW_UPS.get(decision.reason)
-    if suffix is None or not decision.event_id.endswith(suffix):
+    if suffix is None:
         return None
-    return decision.event_id.removesuffix(suffix)
+    if suffix == HANDOVER_SUFFIX:
+        original, found, _ = decision.event_id.partition(suffix)
+        return original if found else None
+    return decision.event_id.removesuffix(suffix) if decision.event_id.endswith(suffix) else None
 
 
 def follow_up_ids(event_id: str) -> tuple[str, ...]:
     """The ids the host's follow-ups of `event_id` would have (`follows_up` reads them)."""
-    return tuple(event_id + suffix for suffix in _FOLLOW_UPS.values())
+    handed = (handover_id(event_id, n) for n in range(1, MAX_HANDOVERS + 1))
+    return (event_id + REMINDER_SUFFIX, *handed)

@@ -19,12 +19,16 @@ Each sweep, for each question an agent that is down owes:
   event's claim too, and acknowledges it with `seen` at once (where the workspace wants that).
   Its answer answers the question (`EnginePort`).
 
-A question is handed over once: one handed over whose new responder goes down too waits for it,
-and its asker gets the notice (`core.followup`), as does one with no candidate up. The first
-responder's status is taken off the message handed over (its 🚧, or its 👀 when it is handed
-over in the sweep that finds its agent down: no 🚧 is put there first), so the person sees only
-the new responder's 👀. Each time an agent is down with a
-question its 👀 becomes 🚧 again (`core.acknowledgement.blocked_key`: one key per time).
+A question handed over whose new responder goes down too is handed over again, the same way,
+to a candidate that is up and has not had it (one that had it went down with it: handing it
+back would bounce it between agents that are both down), under `<event id>~handover~2` and so
+on (`core.followup.handover_id`, at most `MAX_HANDOVERS` times); the previous follow-up's claim
+moves too, so a late answer to it is refused. One with no such candidate waits for the agent
+that has it, and its asker gets the notice (`core.followup`). The previous responder's status
+is taken off the message (its 🚧, or its 👀 when it is handed over in the sweep that finds its
+agent down: no 🚧 is put there first), so the person sees only the new responder's 👀. Each
+time an agent is down with a question its 👀 becomes 🚧 again
+(`core.acknowledgement.blocked_key`: one key per time).
 """
 
 from __future__ import annotations
@@ -43,9 +47,10 @@ from core.emission import Cancel, Emission, Queued
 from core.followup import (
     HANDED_OVER,
     HANDOVER_KIND,
-    HANDOVER_SUFFIX,
+    MAX_HANDOVERS,
     follow_up_data,
     follows_up,
+    handover_id,
 )
 from core.signals import Signal
 from core.store import Store, StoredDelivery
@@ -74,8 +79,13 @@ async def while_down(engine: Engine) -> list[Emission]:
     emissions: list[Emission] = []
     for agent in list(engine.unavailable):
         async for mine, deliveries in owed_deliveries(engine, agent):
-            to = _successor(engine, agent, deliveries) if _picked(mine.decision) else None
-            handed = await _hand(engine, mine, to) if to is not None else []
+            handed: list[Emission] = []
+            if _picked(mine.decision):
+                root = follows_up(mine.decision) or mine.decision.event_id
+                question = deliveries if root == mine.decision.event_id else None
+                question = question or await engine.store.deliveries(root)
+                to = await _successor(engine, question)
+                handed = await _hand(engine, mine, question, to) if to is not None else []
             emissions.extend(handed or await _blocked(engine, mine.decision))
     return emissions
 
@@ -122,7 +132,9 @@ async def _seen_on(store: Store, key: str, outage: int) -> React | None:
 
 def _picked(decision: Decision) -> bool:
     """A question its agent owes as the responder picked among several, not one for it alone
-    (`must_respond`) and not a follow-up of one."""
+    (`must_respond`): the pick itself, or a hand-over of one to it."""
+    if decision.reason == HANDED_OVER:
+        return True
     return (
         decision.policy is Policy.MAY_RESPOND
         and decision.claimed_by == decision.agent
@@ -130,15 +142,22 @@ def _picked(decision: Decision) -> bool:
     )
 
 
-def _successor(engine: Engine, agent: str, deliveries: list[StoredDelivery]) -> str | None:
-    """The candidate the question goes to instead of `agent`: up, not muted, selected as the
-    workspace selects; None when there is none."""
+async def _successor(engine: Engine, question: list[StoredDelivery]) -> str | None:
+    """The candidate the question (its deliveries) goes to next: one told another holds it that
+    has not had it yet (the first pick and each hand-over's agent had it, and went down with
+    it), up, not muted, selected as the workspace selects; None when there is none."""
     now, settings = engine.clock.now(), engine.workspace.settings
+    had = {d.decision.agent for d in question if _picked(d.decision)}
+    for n in range(1, MAX_HANDOVERS + 1):
+        handed = await engine.store.deliveries(handover_id(question[0].decision.event_id, n))
+        if not handed:
+            break
+        had.update(d.decision.agent for d in handed)
     able = [
         d.decision.agent
-        for d in deliveries
+        for d in question
         if d.decision.reason == "claimed_by_other"
-        and d.decision.claimed_by == agent
+        and d.decision.agent not in had
         and d.decision.agent not in engine.unavailable
         and not engine.state.is_muted(d.decision.agent, now)
     ]
@@ -147,28 +166,33 @@ def _successor(engine: Engine, agent: str, deliveries: list[StoredDelivery]) -> 
     return select_responder(able, engine.state.busy, settings.selection, engine.workspace.agent_ids)
 
 
-async def _hand(engine: Engine, first: StoredDelivery, to: str) -> list[Emission]:
-    """Hand `first`'s question to `to` (see the module doc); nothing when it was handed over
-    before, or its claim is no longer its agent's."""
+async def _hand(
+    engine: Engine, first: StoredDelivery, question: list[StoredDelivery], to: str
+) -> list[Emission]:
+    """Hand `first`'s question (`question`, its deliveries) to `to` (see the module doc);
+    nothing when it was handed over `MAX_HANDOVERS` times, or its claim is no longer `first`'s
+    agent's."""
     store, state = engine.store, engine.state
     now, ttl = engine.clock.now(), engine.workspace.settings.claim_ttl_ms
     stamp = format_time(now)
-    question, agent = first.decision, first.decision.agent
-    handed_id = f"{question.event_id}{HANDOVER_SUFFIX}"
-    event = await engine.event(question.event_id)
-    if (
-        event is None
-        or await store.sequence_of(handed_id) is not None  # handed over once already
-        or not await store.hand_over(question.event_id, agent, to, now, ttl)
-    ):
+    owed, agent = first.decision, first.decision.agent
+    root = question[0].decision.event_id
+    n = 1
+    while n <= MAX_HANDOVERS and await store.sequence_of(handover_id(root, n)) is not None:
+        n += 1
+    handed_id = handover_id(root, n)
+    event = await engine.event(root)
+    if event is None or n > MAX_HANDOVERS or not await store.hand_over(root, agent, to, now, ttl):
         return []
-    data = await follow_up_data(store, first, handed_id, to, stamp)
+    data = await follow_up_data(store, question[0], handed_id, to, stamp)
     seq = await store.append(handed_id, HANDOVER_KIND, "system", data, stamp)
     if seq is None:
         return []
     held = await store.claim(handed_id, to, now, ttl)
-    state.note_claim(question.event_id, to, held.expires_at)
-    state.note_claim(handed_id, to, held.expires_at)
+    if owed.event_id != root:  # the hand-over it had: a late answer to it finds the new holder
+        await store.hand_over(owed.event_id, agent, to, now, ttl)
+    for item in {root, owed.event_id, handed_id}:
+        state.note_claim(item, to, held.expires_at)
     decision = Decision(
         handed_id,
         to,
@@ -176,18 +200,18 @@ async def _hand(engine: Engine, first: StoredDelivery, to: str) -> list[Emission
         Policy.MAY_RESPOND,
         InjectionMode.BUFFERED,
         HANDED_OVER,
-        question.priority,
+        owed.priority,
         claimed_by=to,
     )
     await store.record_decisions(seq, [decision], stamp)
     state.note_owed(decision)
     why = f"handed over to {to}: {agent} is down"
-    await engine.dispose(agent, question.event_id, Disposition.SUPERSEDED, why)
+    await engine.dispose(agent, owed.event_id, Disposition.SUPERSEDED, why)
     emissions: list[Emission] = [
-        Cancel(agent, question.event_id, "claimed_by_other"),
+        Cancel(agent, owed.event_id, "claimed_by_other"),
         await engine.deliveries.delivery(StoredDelivery(decision, seq, "pending", 0, None)),
     ]
-    emissions += await _status_off(engine, question, stamp)
+    emissions += await _status_off(engine, owed, stamp)
     seen = engine.workspace.settings.seen_signal
     ack = acknowledgement(event, decision, engine.glyphs, down=False, seen=seen)
     if ack is not None and await engine.queue_action(ack, stamp):

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from builders import (
+    LOCAL,
     W1,
     W2,
     local_workspace,
@@ -24,15 +26,18 @@ from adapters.slack import normalise
 from c2a.records import record_of
 from core.agent_port import Outgoing
 from core.clock import VirtualClock, parse_time
-from core.decision import Disposition
+from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy
 from core.emission import Cancel
 from core.engine import Engine
 from core.engine_port import EnginePort
 from core.errors import ToolError
+from core.followup import HANDED_OVER, MAX_HANDOVERS, follow_up_ids, follows_up, handover_id
+from core.manifest import Workspace
 from core.sqlite_store import SQLiteStore
 
 START = parse_time("2026-01-01T00:00:01Z")
 HANDED = "~handover"
+W3 = "U0W3"
 
 
 async def seated(path: str) -> tuple[Engine, VirtualClock]:
@@ -145,15 +150,78 @@ def test_with_no_other_worker_up_the_question_waits_and_its_blocked_mark_goes_wi
             ("cancel", "worker-1", None),
         ]
         assert found[1][2]["signal"] == "blocked"
-        engine.mark_unavailable("worker-2")  # down too: handed over once, it waits for worker-2
+        engine.mark_unavailable("worker-2")  # down too, and worker-1 still is: it waits
         ((kind, agent, blocked),) = await sweep(engine)
         assert (kind, agent, blocked["signal"]) == ("outbound", "worker-2", "blocked")
-        engine.mark_available("worker-1")
-        assert await sweep(engine) == []  # nothing of worker-1's to lift: not its question
         clock.advance(timedelta(minutes=3))
         ((kind, agent, notice),) = await sweep(engine)
         assert (kind, agent, notice["inReplyTo"]) == ("outbound", "worker-2", question + HANDED)
         assert "not running" in notice["text"]
+        await engine.store.close()
+
+    asyncio.run(run())
+
+
+def three_workers() -> Workspace:
+    """The example team with a third backend worker, `worker-3` (Slack user U0W3)."""
+    agents = yaml.safe_load(LOCAL.read_text())["agents"]
+    slack = {**agents["worker-2"]["slack"], "user_id": W3}
+    agents["worker-3"] = {**agents["worker-2"], "slack": slack}
+    del agents["worker-3"]["discord"]
+    return local_workspace(agents=agents)
+
+
+def test_a_handed_over_question_whose_new_responder_goes_down_goes_on_to_one_that_is_up(
+    tmp_path: Path,
+) -> None:
+    """worker-1 down: worker-2 takes it; worker-1 back and worker-2 down: it goes on to
+    worker-3, never back to worker-1 (it went down with it once: that would bounce it between
+    agents that are both down); worker-3's answer answers it, and worker-2's is refused."""
+
+    async def run() -> None:
+        clock = VirtualClock(START)
+        store = SQLiteStore(str(tmp_path / "ledger.sqlite3"))
+        await store.open()
+        engine = Engine(three_workers(), store, clock)
+        for user in (W1, W2, W3):
+            async with store.transaction():
+                await engine.ingest(normalise(slack_body(slack_join(user))))
+        question = await ask(engine, 1)
+        assert engine.owed("worker-1") == [question]
+        engine.mark_unavailable("worker-1")
+        await sweep(engine)
+        assert engine.owed("worker-2") == [question + HANDED]
+        engine.mark_available("worker-1")
+        engine.mark_unavailable("worker-2")
+        found = await sweep(engine)
+        again = question + HANDED + "~2"
+        assert ("cancel", "worker-2", {"eventId": question + HANDED}) in found
+        (told,) = [body["params"] for kind, _, body in found if kind == "rpc"]
+        assert (told["eventId"], told["reminds"]) == (again, question)
+        assert told["attention"]["claimedBy"] == "agent:worker-3"
+        reacted = [(a, b["action"], b["signal"]) for k, a, b in found if k == "outbound"]
+        assert reacted == [("worker-2", "unreact", "seen"), ("worker-3", "react", "seen")]
+        assert engine.owed("worker-2") == [] and engine.owed("worker-3") == [again]
+        assert engine.state.claim_holder(question, clock.now()) == "worker-3"
+        assert await sweep(engine) == []
+        engine.mark_unavailable("worker-3")  # nobody left who has not had it: it waits
+        ((kind, agent, blocked),) = await sweep(engine)
+        assert (kind, agent, blocked["signal"]) == ("outbound", "worker-3", "blocked")
+        engine.mark_available("worker-3")
+
+        folded = Engine(engine.workspace, engine.store, clock)  # a restart
+        await folded.rebuild()
+        assert folded.owed("worker-3") == [again] and folded.owed("worker-2") == []
+
+        late = Outgoing(conversation="C0GEN", text="on it", in_reply_to=question + HANDED)
+        with pytest.raises(ToolError, match="worker-3"):
+            async with engine.store.transaction():
+                await EnginePort(engine, "worker-2").send(late)
+        answer = Outgoing(conversation="C0GEN", text="on it", in_reply_to=again)
+        async with engine.store.transaction():
+            assert (await EnginePort(engine, "worker-3").send(answer)).new
+        assert (await dispositions(engine, question))["worker-3"] is Disposition.RESPONDED
+        assert engine.owed("worker-3") == []
         await engine.store.close()
 
     asyncio.run(run())
@@ -194,3 +262,19 @@ def test_a_handed_over_question_deleted_or_edited_is_no_longer_owed_by_its_new_r
         await engine.store.close()
 
     asyncio.run(run())
+
+
+def test_every_hand_over_of_a_question_stands_for_it_and_is_reached_by_its_changes() -> None:
+    handed = [handover_id("e", n) for n in range(1, MAX_HANDOVERS + 1)]
+    assert handed[:2] == ["e~handover", "e~handover~2"]
+    assert set(handed) < set(follow_up_ids("e"))  # an edit or a delete supersedes each
+    for event_id in handed:
+        decision = Decision(
+            event_id,
+            "worker-1",
+            Directedness.TO_MY_ROLE,
+            Policy.MAY_RESPOND,
+            InjectionMode.BUFFERED,
+            HANDED_OVER,
+        )
+        assert follows_up(decision) == "e"
