@@ -172,8 +172,23 @@ class HttpEndpoint:
                 config = _config(self.tools, self.host, port, self.path, self.token)
                 self._server = _EmbeddedServer(config)
                 self._serving = asyncio.create_task(_serve(self._server, sock))
+                self._serving.add_done_callback(self._ended)
                 self.url = f"http://{_authority(self.host, port)}{self.path}"
             return self.url
+
+    def _ended(self, serving: asyncio.Task[None]) -> None:
+        """The server stopped on its own (not by `aclose`): said, and the next `start` serves
+        again (a new session gets the new URL)."""
+        if serving is not self._serving:
+            return
+        self._server, self._serving, self.url = None, None, None
+        failure = None if serving.cancelled() else serving.exception()
+        log.error(
+            "agent:%s chat tools endpoint stopped: %s",
+            self.tools.agent,
+            failure or "its server ended",
+            exc_info=failure,
+        )
 
     async def aclose(self) -> None:
         """Stop serving (gracefully: open responses get `SHUTDOWN_GRACE_SECONDS`) and free the

@@ -30,6 +30,7 @@ from core.engine import Engine
 from core.engine_port import EnginePort
 from core.manifest import Workspace, load_manifest
 from core.sqlite_store import SQLiteStore
+from harness_bridge import mcp_server
 from harness_bridge.mcp_server import HttpEndpoint, build_server
 from harness_bridge.tools import TOOL_NAMES, ChatTools
 
@@ -303,6 +304,32 @@ def test_a_request_without_the_endpoint_s_token_goes_no_further() -> None:
                 await client.post(url, json=send, headers=accept)
 
     scenario(test)
+
+
+def test_an_endpoint_whose_server_fails_says_so_and_serves_again_when_next_asked(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(self: object, sockets: object) -> None:
+        raise RuntimeError("no lifespan")
+
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        endpoint = HttpEndpoint(ChatTools(EnginePort(engine, "lead")))
+        with monkeypatch.context() as patched:
+            patched.setattr(mcp_server._EmbeddedServer, "serve", broken)
+            await endpoint.start()
+            while endpoint.url is not None:
+                await asyncio.sleep(0.01)
+        url = await endpoint.start()  # a new session asks again: served
+        try:
+            async with httpx2.AsyncClient(headers=endpoint.headers) as client:
+                answer = await client.post(url, json={}, headers={"Accept": "application/json"})
+            assert answer.status_code != 401
+        finally:
+            await endpoint.aclose()
+
+    scenario(test)
+    (line,) = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert line.getMessage() == "agent:lead chat tools endpoint stopped: no lifespan"
 
 
 def test_the_module_runs_as_a_stdio_subprocess_over_the_shared_ledger(tmp_path: Path) -> None:
