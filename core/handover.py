@@ -81,11 +81,12 @@ async def while_down(engine: Engine) -> list[Emission]:
         async for mine, deliveries in owed_deliveries(engine, agent):
             handed: list[Emission] = []
             if _picked(mine.decision):
-                root = follows_up(mine.decision) or mine.decision.event_id
-                question = deliveries if root == mine.decision.event_id else None
-                question = question or await engine.store.deliveries(root)
-                to = await _successor(engine, question)
-                handed = await _hand(engine, mine, question, to) if to is not None else []
+                root = follows_up(mine.decision)  # None: `mine` is the question itself
+                question = await engine.store.deliveries(root) if root else deliveries
+                before = await _handovers(engine.store, question[0].decision.event_id)
+                to = _successor(engine, question, before)
+                if to is not None and len(before) < MAX_HANDOVERS:
+                    handed = await _hand(engine, mine, question, len(before) + 1, to)
             emissions.extend(handed or await _blocked(engine, mine.decision))
     return emissions
 
@@ -142,17 +143,26 @@ def _picked(decision: Decision) -> bool:
     )
 
 
-async def _successor(engine: Engine, question: list[StoredDelivery]) -> str | None:
+async def _handovers(store: Store, root: str) -> list[list[StoredDelivery]]:
+    """The deliveries of each hand-over the question `root` has had, in order."""
+    handed: list[list[StoredDelivery]] = []
+    while len(handed) < MAX_HANDOVERS:
+        deliveries = await store.deliveries(handover_id(root, len(handed) + 1))
+        if not deliveries:
+            break
+        handed.append(deliveries)
+    return handed
+
+
+def _successor(
+    engine: Engine, question: list[StoredDelivery], handovers: list[list[StoredDelivery]]
+) -> str | None:
     """The candidate the question (its deliveries) goes to next: one told another holds it that
     has not had it yet (the first pick and each hand-over's agent had it, and went down with
     it), up, not muted, selected as the workspace selects; None when there is none."""
     now, settings = engine.clock.now(), engine.workspace.settings
     had = {d.decision.agent for d in question if _picked(d.decision)}
-    for n in range(1, MAX_HANDOVERS + 1):
-        handed = await engine.store.deliveries(handover_id(question[0].decision.event_id, n))
-        if not handed:
-            break
-        had.update(d.decision.agent for d in handed)
+    had.update(d.decision.agent for handed in handovers for d in handed)
     able = [
         d.decision.agent
         for d in question
@@ -167,22 +177,18 @@ async def _successor(engine: Engine, question: list[StoredDelivery]) -> str | No
 
 
 async def _hand(
-    engine: Engine, first: StoredDelivery, question: list[StoredDelivery], to: str
+    engine: Engine, first: StoredDelivery, question: list[StoredDelivery], n: int, to: str
 ) -> list[Emission]:
-    """Hand `first`'s question (`question`, its deliveries) to `to` (see the module doc);
-    nothing when it was handed over `MAX_HANDOVERS` times, or its claim is no longer `first`'s
-    agent's."""
+    """Hand `first`'s question (`question`, its deliveries) to `to`, its `n`-th hand-over (see
+    the module doc); nothing when its claim is no longer `first`'s agent's."""
     store, state = engine.store, engine.state
     now, ttl = engine.clock.now(), engine.workspace.settings.claim_ttl_ms
     stamp = format_time(now)
     owed, agent = first.decision, first.decision.agent
     root = question[0].decision.event_id
-    n = 1
-    while n <= MAX_HANDOVERS and await store.sequence_of(handover_id(root, n)) is not None:
-        n += 1
     handed_id = handover_id(root, n)
     event = await engine.event(root)
-    if event is None or n > MAX_HANDOVERS or not await store.hand_over(root, agent, to, now, ttl):
+    if event is None or not await store.hand_over(root, agent, to, now, ttl):
         return []
     data = await follow_up_data(store, question[0], handed_id, to, stamp)
     seq = await store.append(handed_id, HANDOVER_KIND, "system", data, stamp)
