@@ -1,5 +1,5 @@
 """What the delivery protocol allows a harness to receive twice, checked on a recording
-harness's records (`eventId`, `attempt`, `pid`), in the order it received them.
+harness's records (`eventId`, `attempt`, `pid`, `received`), in the order it received them.
 
 A delivery is sent again only as a higher attempt of the same event: after a timeout, by the
 same process; after the process stopped, by the next one, first, before anything new, the
@@ -16,11 +16,15 @@ from harness_bridge.delivery import DELIVERY_WINDOW
 def assert_only_allowed_repeats(
     records: list[dict[str, Any]], window: int = DELIVERY_WINDOW
 ) -> int:
-    """Fail unless every repeat in `records` is one the protocol allows; returns the repeats."""
+    """Fail unless every repeat in `records` is one the protocol allows; returns the repeats.
+    Each process's records are taken in the order it received them (`received`, where the
+    harness notes it: a record written after a reply is written late)."""
     last: dict[str, dict[str, Any]] = {}
     first_seen: dict[str, int] = {}
     repeats = 0
-    for _, run in itertools.groupby(enumerate(records), key=lambda r: r[1]["pid"]):
+    runs = itertools.groupby(records, key=lambda r: r["pid"])
+    received = [r for _, run in runs for r in sorted(run, key=lambda r: r.get("received", 0))]
+    for _, run in itertools.groupby(enumerate(received), key=lambda r: r[1]["pid"]):
         again: list[str] = []
         for position, (n, record) in enumerate(run):
             event_id = record["eventId"]

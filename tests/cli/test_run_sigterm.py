@@ -17,6 +17,7 @@ before anything newer (`redeliveries.py`).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import re
@@ -259,11 +260,11 @@ def pending_deliveries(data: Path) -> int:
 
 
 async def record_deliveries(record: Path, reply_every: int = 0) -> None:
-    """Speak the harness side over stdio: append each delivery's event id and attempt to
-    `record`, flushed, then acknowledge it. With `reply_every`, every that many-th mention of
-    the burst (`burst 0`, `burst <every>`, ...) is first answered in the channel with the text
-    `reply()` gives, under an idempotency key of its event, so a delivery made again (after a
-    crash) asks for the same post."""
+    """Speak the harness side over stdio: append each delivery's event id, attempt and place in
+    the order received to `record`, flushed, then acknowledge it. With `reply_every`, every
+    that many-th mention of the burst (`burst 0`, `burst <every>`, ...) is first answered in
+    the channel with the text `reply()` gives, under an idempotency key of its event, so a
+    delivery made again (after a crash) asks for the same post."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -278,6 +279,8 @@ async def record_deliveries(record: Path, reply_every: int = 0) -> None:
         Capabilities.model_validate({"delivery": {"ack": True}, "injection": {"buffered": True}}),
         versions=list(PROTOCOL_VERSIONS),
     )
+    received = itertools.count()  # the order deliveries came in; a line with a reply is
+    # written only once the reply is queued, after the lines of deliveries that came later
     with record.open("a", encoding="utf-8") as out:
 
         async def deliver(params: dict[str, Any] | None) -> dict[str, Any]:
@@ -286,6 +289,7 @@ async def record_deliveries(record: Path, reply_every: int = 0) -> None:
                 "eventId": params["eventId"],
                 "attempt": params["reliability"]["attempt"],
                 "pid": os.getpid(),
+                "received": next(received),
             }
             number = re.search(r"burst (\d+)", json.dumps(params.get("content")))
             if reply_every and number and int(number[1]) % reply_every == 0:
