@@ -231,7 +231,7 @@ async def reload_workspace(run: WorkspaceRun, path: str | Path) -> bool:
 async def _stop_harness(run: WorkspaceRun, agent: str) -> None:
     """Stop `agent`'s harness, removed or changed; what it was owed stays in the ledger."""
     run.harnesses.pop(agent, None)
-    run.host.engine.unavailable.pop(agent, None)
+    run.host.engine.unavailable.up(agent)
     task = run.harness_tasks.pop(agent, None)
     if task is not None:
         task.cancel()

@@ -76,9 +76,14 @@ async def sweep(
     engine: Engine,
     sink: Callable[[list[Emission]], Awaitable[None]],
 ) -> None:
-    """Every `SWEEP_EVERY` seconds the engine's follow-ups, committed, then given to `sink`."""
+    """Every `SWEEP_EVERY` seconds, and at once when an agent goes down or comes back
+    (`core.availability.Unavailable.changed`), the engine's follow-ups, committed, then given
+    to `sink`."""
     while True:
-        await asyncio.sleep(SWEEP_EVERY)
+        changed = engine.unavailable.changed
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), SWEEP_EVERY)
+        changed.clear()
         try:
             async with store.transaction():
                 emissions = await engine.sweep()

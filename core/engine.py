@@ -13,7 +13,6 @@ it.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Final
 
 from core.acknowledgement import BlockedMarks, acknowledged, acknowledgement
@@ -22,6 +21,7 @@ from core.actions import Action, redacted
 from core.approvals import Approvals
 from core.attention_context import Context
 from core.audience import Audience, in_channel, outside_thread
+from core.availability import Unavailable
 from core.changes import (
     delete_message,
     edit_of_deleted,
@@ -82,7 +82,7 @@ class Engine:
         self.deliveries = LedgerDeliveries(store, clock, self.framer)
         self.state = State(workspace)
         self.folded = 0  # the last ledger sequence number in `state`
-        self.unavailable: dict[str, datetime] = {}
+        self.unavailable = Unavailable()
         self.blocked = BlockedMarks()
         self.approvals = Approvals(clock, workspace.approvers())
         self.followup = FollowUp(
@@ -309,10 +309,10 @@ class Engine:
     def mark_unavailable(self, agent: str) -> None:
         """The agent's harness or model is down: must_respond events get `blocked`, and the
         people waiting get a short notice after `notice_after_ms`."""
-        self.unavailable.setdefault(agent, self.clock.now())
+        self.unavailable.down(agent, self.clock.now())
 
     def mark_available(self, agent: str) -> None:
-        self.unavailable.pop(agent, None)
+        self.unavailable.up(agent)
 
     async def sweep(self) -> list[Emission]:
         """Follow up on what nobody did, inside a transaction every few seconds; returns what

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from c2a.run_loops import OutboxLoop
+from c2a.run_loops import SWEEP_EVERY, OutboxLoop, sweep
+from core.availability import Unavailable
 from core.clock import VirtualClock
 from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
@@ -69,3 +70,45 @@ def test_a_round_that_outlasts_the_grace_is_cancelled_with_a_warning(
         task = asyncio.run(scenario())
     assert task is not None and task.cancelled()
     assert "the outbox did not finish in 0 s" in caplog.text
+
+
+def test_the_sweep_runs_at_once_when_an_agent_goes_down_or_comes_back() -> None:
+    """🚧 in place of 👀, and back, and a role question handed over, need not wait for the
+    next sweep: a change of who is down wakes it; finding a down agent down again does not."""
+
+    class Swept:
+        def __init__(self) -> None:
+            self.unavailable = Unavailable()
+            self.sweeps = 0
+
+        async def sweep(self) -> list[Any]:
+            self.sweeps += 1
+            return []
+
+    async def scenario() -> None:
+        engine: Any = Swept()
+        store = SQLiteStore(":memory:")
+        await store.open()
+        loop = asyncio.create_task(sweep("ws", store, engine, lambda _: asyncio.sleep(0)))
+        now = VirtualClock().now()
+
+        async def swept(sweeps: int) -> None:
+            while engine.sweeps < sweeps:
+                await asyncio.sleep(0)
+
+        async with asyncio.timeout(SWEEP_EVERY / 2):  # well before the timed sweep
+            engine.unavailable.down("worker-1", now)
+            await swept(1)
+            engine.unavailable.up("worker-1")
+            await swept(2)
+            engine.unavailable.down("worker-1", now)
+            await swept(3)
+            engine.unavailable.down("worker-1", now)  # already down: no change
+            for _ in range(50):
+                await asyncio.sleep(0)
+            assert engine.sweeps == 3
+        loop.cancel()
+        await asyncio.gather(loop, return_exceptions=True)
+        await store.close()
+
+    asyncio.run(scenario())
