@@ -98,7 +98,8 @@ class FakeAgent:
         known = {r["session_id"] for r in records() if r["kind"] == "new_session"}
         if session_id not in known:
             raise RequestError.resource_not_found(session_id)
-        record("load_session", session_id=session_id)
+        servers = [s.model_dump(mode="json", by_alias=True) for s in mcp_servers or []]
+        record("load_session", session_id=session_id, mcp_servers=servers)
         # Replaying the history, as the protocol asks: not progress of any turn.
         await self.conn.session_update(session_id, update_agent_message_text("(history)"))
         self._open(session_id, cwd, mcp_servers)

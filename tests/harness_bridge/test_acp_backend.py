@@ -440,6 +440,37 @@ def test_sessions_outlive_the_host(tmp_path: Path, load: bool) -> None:
     scenario(tmp_path, test, thanks())
 
 
+def test_a_restored_session_gets_the_new_host_s_endpoint_and_answers_through_it(
+    tmp_path: Path,
+) -> None:
+    """A host restart makes a new endpoint (a new token, and a port of its own): `session/load`
+    of the saved session passes it, and the agent's next answer goes through it."""
+    later = f"{BASE + 5}.000100"
+    env = {"FAKE_ACP_LOAD": "1", "FAKE_ACP_HTTP": "1"}
+
+    async def test(bed: Bed) -> None:
+        async with loop_for(bed, **env) as loop:
+            await loop.run(await turn_of(bed.engine, DM))
+        asked = slack_message(later, "and staging?", channel="D0LEAD", channel_type="im")
+        await bed.ingest(slack_body(asked, via="lead"))
+        again = f"slack:T0LOCAL:D0LEAD:{later}"
+        async with loop_for(bed, **env) as loop:  # a new host process
+            await loop.run(await turn_of(bed.engine, again))
+        (opened,) = bed.records("new_session")
+        (loaded,) = bed.records("load_session")
+        ((first,), (second,)) = opened["mcp_servers"], loaded["mcp_servers"]
+        assert loaded["session_id"] == opened["session_id"] == "s1"
+        assert first["type"] == second["type"] == "http"
+        assert first["headers"] != second["headers"]  # the new host's token
+        assert [(r["event_id"], r["error"]) for r in bed.records("send")] == [
+            (DM, False),
+            (again, False),
+        ]
+        assert bed.sends() == [DM, again]
+
+    scenario(tmp_path, test, dm())
+
+
 # ---- settings --------------------------------------------------------------------------------
 
 
