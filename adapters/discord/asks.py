@@ -23,7 +23,7 @@ import discord
 from adapters.discord.failures import Retry, raise_as
 from adapters.discord.interactions import Interactions, field
 from adapters.discord.normalise import PLATFORM
-from adapters.discord.places import Places, channel_id, sent
+from adapters.discord.places import Places, message_in, sent
 from adapters.discord.render import (
     MESSAGE_LIMIT,
     RenderedMessage,
@@ -84,10 +84,8 @@ class Asks:
         content = ask_content(action)
         none = discord.AllowedMentions.none()
         if action.message_id is not None:
-            where = channel_id(action.thread or action.conversation)
-            message = client.get_partial_messageable(where).get_partial_message(
-                channel_id(action.message_id)
-            )
+            where = action.thread or action.conversation
+            message = message_in(client, where, action.message_id)
             edit = functools.partial(
                 message.edit, content=content, view=None, allowed_mentions=none
             )

@@ -21,7 +21,7 @@ from adapters.discord.render import RenderedMessage, RenderedPart
 from core.actions import Post
 from core.errors import PermanentSendError, TransientSendError
 
-__all__ = ["Messageable", "Places", "channel_id", "own_id", "sent"]
+__all__ = ["Messageable", "Places", "channel_id", "message_in", "own_id", "sent"]
 
 Messageable = discord.PartialMessageable | discord.DMChannel
 
@@ -98,6 +98,14 @@ def channel_id(value: object) -> int:
     if isinstance(value, str) and value.isdecimal():
         return int(value)
     raise PermanentSendError(f"not a Discord channel or message id: {value!r}", {"id": value})
+
+
+def message_in(client: discord.Client, where: str, message_id: str) -> discord.PartialMessage:
+    """The message `message_id` in channel (or thread) `where`, for `client` to act on, read
+    from nothing; PermanentSendError when either is not a Discord id."""
+    return client.get_partial_messageable(channel_id(where)).get_partial_message(
+        channel_id(message_id)
+    )
 
 
 def _dm_recipient(mentions: tuple[str, ...]) -> int | None:

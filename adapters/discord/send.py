@@ -39,7 +39,7 @@ from adapters.discord.failures import Retry, describe, failure, raise_as
 from adapters.discord.files import fetch_file
 from adapters.discord.indicator import Typing
 from adapters.discord.manifest import DiscordWorkspace
-from adapters.discord.places import Places, channel_id, own_id, sent
+from adapters.discord.places import Places, channel_id, message_in, own_id, sent
 from adapters.discord.render import (
     AllowedMentionsPayload,
     RenderedMessage,
@@ -241,8 +241,7 @@ class DiscordSender:
         except RenderError as exc:
             raise PermanentSendError(str(exc), exc.details) from exc
         client = self._client(action.agent)
-        channel = client.get_partial_messageable(channel_id(action.conversation))
-        message = channel.get_partial_message(channel_id(action.message_id))
+        message = message_in(client, action.conversation, action.message_id)
         what = f"the {reaction.signal.value} reaction on message {message.id}"
         me = discord.Object(own_id(client))
         removed: list[str] = []
@@ -270,8 +269,7 @@ class DiscordSender:
     async def _unreact(self, action: Unreact) -> dict[str, Any]:
         """The agent's reaction of that signal taken off; done already when it is not there."""
         client = self._client(action.agent)
-        channel = client.get_partial_messageable(channel_id(action.conversation))
-        message = channel.get_partial_message(channel_id(action.message_id))
+        message = message_in(client, action.conversation, action.message_id)
         glyph = self.glyphs.native("discord", action.signal)
         remove = functools.partial(message.remove_reaction, glyph, discord.Object(own_id(client)))
         try:
@@ -289,10 +287,7 @@ class DiscordSender:
         """Edit (same rendering and allowed mentions as a post) or delete an agent's message.
         Both are harmless to repeat; deleting a message that is already gone is success."""
         client = self._client(action.agent)
-        where = channel_id(action.thread or action.conversation)
-        message = client.get_partial_messageable(where).get_partial_message(
-            channel_id(action.message_id)
-        )
+        message = message_in(client, action.thread or action.conversation, action.message_id)
         if isinstance(action, Delete):
             try:
                 await self._retrying(message.delete)
