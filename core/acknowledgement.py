@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Container
 from dataclasses import dataclass, field, replace
 
-from core.actions import React, Unreact, reaction_key
+from core.actions import Action, React, Unreact, reaction_key
 from core.decision import Decision, Directedness, InjectionMode
 from core.events import ChatEvent, EventKind
 from core.signals import GlyphMap, Signal
@@ -108,10 +108,10 @@ class BlockedMarks:
 
     _held: dict[str, list[tuple[str, int, React]]] = field(default_factory=dict)
 
-    def note(self, decision: Decision, action: React, outage: int = 0) -> None:
+    def note(self, decision: Decision, action: Action, outage: int = 0) -> None:
         """`action`, acknowledging `decision` in its agent's `outage`-th time down with it, went
         in the outbox: remembered when it is a `blocked`."""
-        if action.signal is Signal.BLOCKED:
+        if isinstance(action, React) and action.signal is Signal.BLOCKED:
             held = self._held.setdefault(action.agent, [])
             held.append((decision.idempotency_key, outage, action))
 

@@ -22,6 +22,7 @@ from core.approvals import Approvals
 from core.attention_context import Context
 from core.audience import Audience, in_channel, outside_thread
 from core.availability import Unavailable
+from core.budget_notice import budget_notice
 from core.changes import (
     delete_message,
     edit_of_deleted,
@@ -40,7 +41,7 @@ from core.emission import Cancel, Emission, Escalation, Outcome, Queued
 from core.events import ChatEvent, EventKind
 from core.followup import FollowUp
 from core.handover import while_down
-from core.intent import DEFAULT_RULES, IntentClassifier
+from core.intent import IntentClassifier, rules_for
 from core.ledger_fold import LEFT_KIND, few_collections, fold_entry, pages
 from core.manifest import Workspace
 from core.redact import Redactor
@@ -76,7 +77,7 @@ class Engine:
         self.redactor = redactor or Redactor(shapes=workspace.secrets)
         self.store = store
         self.clock = clock
-        self.classifier = classifier or _rules_for(workspace)
+        self.classifier = classifier or rules_for(workspace.intent_overrides, workspace.markup)
         self.glyphs = glyphs or workspace.glyphs
         self.framer = Framer(workspace, self.glyphs, self.classifier)
         self.deliveries = LedgerDeliveries(store, clock, self.framer)
@@ -271,14 +272,19 @@ class Engine:
         return typing_hints(resolved, targets, author)
 
     async def _signals(self, event: ChatEvent, decision: Decision, stamp: str) -> list[Emission]:
-        """The fast acknowledgement, once in the outbox (`core.acknowledgement`)."""
-        down = decision.agent in self.unavailable
-        seen = self.workspace.settings.seen_signal
-        action = acknowledgement(event, decision, self.glyphs, down=down, seen=seen)
-        if action is None or not await self.queue_action(action, stamp):
-            return []
-        self.blocked.note(decision, action)
-        return [Queued(decision.agent, action)]
+        """The fast acknowledgement (`core.acknowledgement`) and the notice of a turn budget
+        reached (`core.budget_notice`), each once in the outbox."""
+        down, seen = decision.agent in self.unavailable, self.workspace.settings.seen_signal
+        react = acknowledgement(event, decision, self.glyphs, down=down, seen=seen)
+        counted = self.state.turns.get((decision.agent, event.author.id), ())
+        budget = self.workspace.budget(decision.agent)
+        notice = budget_notice(event, decision, counted, budget, self.clock.now())
+        queued: list[Emission] = []
+        for action in (react, notice):
+            if action is not None and await self.queue_action(action, stamp):
+                self.blocked.note(decision, action)
+                queued.append(Queued(decision.agent, action))
+        return queued
 
     async def _escalate_loop(self, event: ChatEvent, stamp: str) -> list[Emission]:
         """A bot-to-bot loop that hit the limit is escalated to the lead once per run."""
@@ -390,11 +396,3 @@ class Engine:
         seq = await self.store.sequence_of(event_id)
         entry = await self.store.entry(seq) if seq is not None else None
         return event_from_data(entry.data) if entry is not None else None
-
-
-def _rules_for(workspace: Workspace) -> IntentClassifier:
-    overrides = {
-        name: override.model_dump() for name, override in workspace.manifest.intent.items()
-    }
-    rules = DEFAULT_RULES.with_overrides(overrides) if overrides else DEFAULT_RULES
-    return rules.with_markup(workspace.markup)

@@ -85,6 +85,7 @@ __all__ = [
     "Intent",
     "IntentClassifier",
     "IntentRules",
+    "rules_for",
     "topic",
 ]
 
@@ -356,3 +357,11 @@ def _closing(text: str) -> bool:
 
 
 DEFAULT_RULES = IntentRules()
+
+
+def rules_for(
+    overrides: Mapping[str, Mapping[str, Sequence[str]]], markups: Mapping[str, Markup]
+) -> IntentRules:
+    """The default rules with a manifest's `intent` overrides, reading its platforms' markup."""
+    rules = DEFAULT_RULES.with_overrides(overrides) if overrides else DEFAULT_RULES
+    return rules.with_markup(markups)

@@ -165,6 +165,11 @@ class Workspace:
     def settings(self) -> AttentionSettings:
         return self.manifest.attention
 
+    @property
+    def intent_overrides(self) -> dict[str, dict[str, Any]]:
+        """The manifest's changes to the intent word lists, by intent (`intent:`)."""
+        return {name: o.model_dump() for name, o in self.manifest.intent.items()}
+
     def agent_for(self, platform: str, user_id: str | None) -> str | None:
         """The agent bound to a platform user id, if any."""
         if user_id is None:

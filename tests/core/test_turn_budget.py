@@ -4,7 +4,7 @@ still stopped at the budget (`core.constraints`, `State.open_turns`)."""
 
 from __future__ import annotations
 
-from builders import LEAD, delivered, local_workspace, run
+from builders import HUMAN, LEAD, delivered, local_workspace, run
 from builders import flat_joined as joined
 from builders import flat_say as say
 
@@ -40,3 +40,51 @@ def test_a_burst_costs_one_turn_however_many_lines_it_has() -> None:
 
 def test_a_person_who_keeps_the_agent_answering_is_stopped_at_the_budget() -> None:
     assert reasons(2)[-4:] == ["conversation_partner", "same_burst", "same_burst", "over_budget"]
+
+
+def outbound(budget_lines: list[str]) -> list[dict[str, object]]:
+    workspace = local_workspace(budget={"turns": 2, "window_s": 3600})
+    records, _, _ = run(joined() + budget_lines, workspace)
+    return [r["outbound"] for r in records if "outbound" in r]
+
+
+def test_the_first_message_over_the_budget_tells_its_author_when_the_agent_answers_again() -> None:
+    asked = [say(60 * n, f"<@{LEAD}> question {n}?") for n in (1, 2, 3, 4)]
+    sent = outbound(asked)
+    assert [o.get("signal", o["action"]) for o in sent] == [
+        "seen",
+        "seen",
+        "queued",
+        "send",  # the notice, once
+        "queued",
+    ]
+    notice = sent[3]
+    # The turns of 00:01 and 00:02 fill the budget; the first leaves the hour at 01:01.
+    assert "2 of your messages in an hour" in str(notice["text"])
+    assert "again at 01:01 UTC (in 58 minutes)" in str(notice["text"])
+    assert notice["visibility"] == "ephemeral"  # for the person alone where the platform can
+    assert notice["mentions"] == []
+    assert notice["inReplyTo"] == f"slack:T0LOCAL:C0GEN:{1767225600 + 180}.000100"
+    assert notice["idempotencyKey"] == f"lead:budget:{HUMAN}:2026-01-01T01:01:00.000100Z"
+
+
+def test_a_person_still_over_the_budget_is_not_told_twice_and_is_told_again_next_time() -> None:
+    asked = [say(60 * n, f"<@{LEAD}> question {n}?") for n in (1, 2, 3, 4)]
+    # 01:01:40: the 00:01 turn has left the hour, a turn; 01:01:50: over again until 01:02.
+    later = [say(3700, f"<@{LEAD}> back again?"), say(3710, f"<@{LEAD}> and again?")]
+    sent = outbound(asked + later)
+    notices = [o for o in sent if o["action"] == "send"]
+    kinds = [o.get("signal", o["action"]) for o in sent]
+    assert kinds[3:] == ["send", "queued", "seen", "queued", "send"]
+    assert [o["idempotencyKey"] for o in notices] == [
+        f"lead:budget:{HUMAN}:2026-01-01T01:01:00.000100Z",
+        f"lead:budget:{HUMAN}:2026-01-01T01:02:00.000100Z",
+    ]
+    assert "again at 01:02 UTC (in 1 minute)" in str(notices[1]["text"])
+
+
+def test_a_line_the_agent_may_answer_gets_no_notice_over_the_budget() -> None:
+    assert reasons(2)[-1] == "over_budget"  # the partner's line: may_respond, no clock
+    workspace = local_workspace(budget={"turns": 2, "window_s": 3600})
+    records, _, _ = run(joined() + ASKED + BURST + [ANSWER, AGAIN], workspace)
+    assert [r["outbound"]["action"] for r in records if "outbound" in r] == ["react"]
