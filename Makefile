@@ -111,10 +111,13 @@ postgresql:
 test: lint browser postgresql $(LOCAL_STAMP)
 	$(BIN)/pytest
 
+# The replay beside its floor, one host and two on one ledger, memory at scale, then the live
+# path against the bare platform libraries (that part alone: seven to ten minutes).
 bench: $(STAMP) postgresql
 	$(BIN)/python bench/irc_replay.py
 	$(BIN)/python bench/ledger_hosts.py
 	$(BIN)/python bench/memory.py
+	$(BIN)/python bench/live_bench.py $(LIVE_ARGS)
 
 # `c2a run` against the bare slack-bolt / discord.py on the fake Slack and Discord, three agents,
 # open-loop load at fixed rates (docs/benchmarks.md). LIVE_ARGS: e.g. `--rates 200 --seconds 5`.

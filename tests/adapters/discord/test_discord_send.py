@@ -21,7 +21,7 @@ from fakes.discord import Call, FakeDiscord
 from adapters.discord.render import nonce_for
 from adapters.discord.send import DiscordSender
 from core.action_records import to_record
-from core.actions import Action, Delete, Edit, Post, React, Unreact, Working
+from core.actions import Action, Delete, Edit, Post, React, Unreact, Visibility, Working
 from core.clock import VirtualClock
 from core.errors import PermanentSendError, SendOutcomeUnknown
 from core.manifest import Workspace
@@ -221,12 +221,17 @@ def test_a_reply_in_a_thread_is_posted_in_the_thread(monkeypatch: pytest.MonkeyP
     run(scenario())
 
 
-def test_a_dm_reply_goes_to_the_asker_privately(monkeypatch: pytest.MonkeyPatch) -> None:
+# `ephemeral` (a turn budget's notice, `core.budget_notice`) too: a bot posts no ephemeral
+# message outside an interaction, so it is the asker's DM that keeps it to them.
+@pytest.mark.parametrize("visibility", ["dm", "ephemeral"])
+def test_a_dm_reply_goes_to_the_asker_privately(
+    monkeypatch: pytest.MonkeyPatch, visibility: Visibility
+) -> None:
     async def scenario() -> None:
         async with world(monkeypatch) as w:
             asked = await w.asks("can you send me the staging password policy?")
 
-            result = await w.sender.send(reply(asked, "sent you the link", visibility="dm"))
+            result = await w.sender.send(reply(asked, "sent you the link", visibility=visibility))
 
             opened = [c for c in w.fake.calls if c.path == "/users/@me/channels"]
             assert [c.json for c in opened] == [{"recipient_id": int(D_HUMAN)}]
