@@ -22,7 +22,6 @@ import hmac
 import ipaddress
 import logging
 import re
-import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from aiohttp.typedefs import Handler, Middleware
 
 from adapters.webchat.manifest import WebchatWorkspace
 from core.errors import AccessRefused, ManifestError
+from core.redact import new_token
 
 __all__ = [
     "TOKEN_ENV",
@@ -40,7 +40,6 @@ __all__ = [
     "RequestHost",
     "guard",
     "is_loopback",
-    "new_token",
     "secure_headers",
     "token_from",
     "url_host",
@@ -57,11 +56,6 @@ _SHOWN = 80  # characters of an untrusted header quoted in a refusal
 REFUSALS_LOGGED_EVERY = 60.0  # seconds; a stale tab or a hostile page retries without end
 
 
-def new_token() -> str:
-    """A fresh random token for one run."""
-    return secrets.token_urlsafe(32)
-
-
 def token_from(environ: Mapping[str, str]) -> str:
     """The run's token: `$C2A_WEBCHAT_TOKEN` when set (a fixed URL for scripts), else a new
     random one. Raises ManifestError when the variable is too short or not URL-safe."""
@@ -72,7 +66,7 @@ def token_from(environ: Mapping[str, str]) -> str:
         raise ManifestError(
             f"{TOKEN_ENV} must be 32 to 256 characters of A-Z, a-z, 0-9, '-' and '_'; "
             "unset it for a new token each run, or make one with "
-            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+            "`python -c 'import secrets; print(\"c2a_\" + secrets.token_urlsafe(32))'`"
         )
     return fixed
 

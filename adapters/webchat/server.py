@@ -40,7 +40,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from adapters import Receive
-from adapters.webchat.access import Access, guard, new_token, secure_headers, url_host
+from adapters.webchat.access import Access, guard, secure_headers, url_host
 from adapters.webchat.asks import Asks, press_handler
 from adapters.webchat.attention import attention_of_people
 from adapters.webchat.browser import answer_browser
@@ -52,7 +52,7 @@ from core.approvals import Approvals
 from core.clock import Clock, format_time
 from core.command_answers import Commands
 from core.manifest import Workspace
-from core.redact import Redactor
+from core.redact import Redactor, new_token
 from core.store import Store
 
 __all__ = ["WebChat"]
