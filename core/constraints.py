@@ -14,7 +14,7 @@ from core.decision import Decision, Directedness, InjectionMode, Policy
 from core.events import AuthorKind, ChatEvent, EventKind
 from core.manifest import Workspace
 
-__all__ = ["constrain", "select_responder"]
+__all__ = ["constrain", "over_budget", "select_responder"]
 
 TO_ME, TO_MY_ROLE = Directedness.TO_ME, Directedness.TO_MY_ROLE
 MUST, MAY, MUST_NOT = Policy.MUST_RESPOND, Policy.MAY_RESPOND, Policy.MUST_NOT_RESPOND
@@ -64,12 +64,18 @@ def constrain(assessment: Assessment, event: ChatEvent, agent: str, ctx: Context
         and event.author.kind is AuthorKind.HUMAN
         and decision.policy in (MUST, MAY)
         and decision.continues is None
+        and over_budget(agent, event, ctx)
     ):
-        budget = ws.budget(agent)
-        used = state.open_turns(agent, event.author.id, ctx.now, timedelta(seconds=budget.window_s))
-        if used >= budget.turns:
-            decision = replace(decision, mode=MAILBOX, reason="over_budget")
+        decision = replace(decision, mode=MAILBOX, reason="over_budget")
     return Assessment(decision, assessment.candidate)
+
+
+def over_budget(agent: str, event: ChatEvent, ctx: Context) -> bool:
+    """Whether `event`'s author has caused `agent` as many full turns as its budget allows in
+    the window ending now (`budget` in the manifest): a turn more for them would be over it."""
+    budget = ctx.workspace.budget(agent)
+    window = timedelta(seconds=budget.window_s)
+    return ctx.state.open_turns(agent, event.author.id, ctx.now, window) >= budget.turns
 
 
 def _quiet(decision: Decision, mode: InjectionMode, reason: str) -> Decision:

@@ -14,9 +14,9 @@ from core.attention import ChatterShape, assess, chatter_shape
 from core.attention_context import Context
 from core.clock import parse_time
 from core.codec import event_from_data
-from core.constraints import constrain, select_responder
+from core.constraints import constrain, over_budget, select_responder
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
-from core.events import ChatEvent, EventKind
+from core.events import AuthorKind, ChatEvent, EventKind
 from core.manifest import Workspace
 from core.revisions import answered_in_gap, is_late
 from core.state import State
@@ -31,6 +31,7 @@ catch-up after an outage. Past that the oldest is forgotten, and simply delivere
 
 _MESSAGE = EventKind.MESSAGE
 _MUST = Policy.MUST_RESPOND
+_BUFFERED, _MAILBOX = InjectionMode.BUFFERED, InjectionMode.TOOL_MAILBOX
 _Answer = tuple[Directedness, Policy, InjectionMode, str, Priority]
 
 
@@ -62,20 +63,22 @@ class Decider:
         candidates = [agent for agent, a in assessed.items() if a.candidate]
         decisions = {agent: a.decision for agent, a in assessed.items()}
         if candidates:
-            holder = await self._holder(event, candidates, ctx, state)
+            holder = await self._holder(event, [decisions[a] for a in candidates], ctx, state)
             for agent in candidates:
                 decision = decisions[agent]
-                if agent == holder:
-                    decisions[agent] = replace(
-                        decision, mode=InjectionMode.BUFFERED, claimed_by=agent
-                    )
-                else:
+                if agent != holder:
                     decisions[agent] = replace(
                         decision,
                         policy=Policy.MUST_NOT_RESPOND,
                         reason="claimed_by_other",
                         claimed_by=holder,
                     )
+                elif _over_budget(event, decision, ctx):  # as every candidate was: held
+                    decisions[agent] = replace(
+                        decision, mode=_MAILBOX, reason="over_budget", claimed_by=agent
+                    )
+                else:
+                    decisions[agent] = replace(decision, mode=_BUFFERED, claimed_by=agent)
         if event.content_withheld:
             # Without the text a model turn cannot answer it: knock, saying the text is missing.
             for agent, decision in decisions.items():
@@ -106,15 +109,17 @@ class Decider:
         return decision
 
     async def _holder(
-        self, event: ChatEvent, candidates: list[str], ctx: Context, state: State
+        self, event: ChatEvent, candidates: list[Decision], ctx: Context, state: State
     ) -> str:
         """The agent holding the event's claim, selecting and claiming one if nobody does:
-        among the candidates whose harness is up, when any is."""
+        among the candidates whose harness is up, when any is, and of those among the ones
+        the asker has not taken to their turn budget, when any is."""
         held = state.claim_holder(event.event_id, ctx.now)
         if held is not None:
             return held
         settings = self.workspace.settings
-        able = [agent for agent in candidates if agent not in self.unavailable] or candidates
+        up = [d for d in candidates if d.agent not in self.unavailable] or candidates
+        able = [d.agent for d in up if not _over_budget(event, d, ctx)] or [d.agent for d in up]
         chosen = select_responder(able, state.busy, settings.selection, self.workspace.agent_ids)
         result = await self.store.claim(event.event_id, chosen, ctx.now, settings.claim_ttl_ms)
         state.note_claim(event.event_id, result.holder, result.expires_at)
@@ -172,3 +177,13 @@ class Decider:
                     agents.discard(decision.agent)
             if not agents:
                 del state.late_questions[seq]
+
+
+def _over_budget(event: ChatEvent, decision: Decision, ctx: Context) -> bool:
+    """Whether a turn for `decision` would take its agent past the turn budget of `event`'s
+    author (`core.constraints.over_budget`): a person's message that continues no other."""
+    return (
+        event.author.kind is AuthorKind.HUMAN
+        and decision.continues is None
+        and over_budget(decision.agent, event, ctx)
+    )

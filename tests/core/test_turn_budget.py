@@ -88,3 +88,38 @@ def test_a_line_the_agent_may_answer_gets_no_notice_over_the_budget() -> None:
     workspace = local_workspace(budget={"turns": 2, "window_s": 3600})
     records, _, _ = run(joined() + ASKED + BURST + [ANSWER, AGAIN], workspace)
     assert [r["outbound"]["action"] for r in records if "outbound" in r] == ["react"]
+
+
+def test_a_role_question_goes_to_a_responder_within_the_asker_s_budget() -> None:
+    # Manifest order would pick worker-1 every time; the budget (one turn) must still hold,
+    # as it does for a mention: the second question goes to worker-2, and the third, with
+    # both at the budget, is held for the first in order, with its clock and notice.
+    workspace = local_workspace(
+        budget={"turns": 1, "window_s": 3600}, attention={"selection": "order"}
+    )
+    asked = [say(60 * n, f"<!subteam^S0BACK> can someone look at build {n}?") for n in (1, 2, 3)]
+    records, _, _ = run(joined() + asked, workspace)
+    held = {
+        agent: [(p["injection"]["mode"], p["attention"]["reason"]) for p in said[-3:]]
+        for agent, said in delivered(records).items()
+        if agent != "lead"
+    }
+    assert held == {
+        "worker-1": [
+            ("buffered", "role_mention"),
+            ("notify", "claimed_by_other"),
+            ("tool_mailbox", "over_budget"),
+        ],
+        "worker-2": [
+            ("notify", "claimed_by_other"),
+            ("buffered", "role_mention"),
+            ("notify", "claimed_by_other"),
+        ],
+    }
+    sent = [(r["agent"], r["outbound"].get("signal", "notice")) for r in records if "outbound" in r]
+    assert sent == [
+        ("worker-1", "seen"),
+        ("worker-2", "seen"),
+        ("worker-1", "queued"),
+        ("worker-1", "notice"),
+    ]
