@@ -27,7 +27,7 @@ SECRET = "not-a-real-signing-secret"
 ENV = {"SLACK_LEAD_BOT_TOKEN": BOT_TOKEN, "SLACK_LEAD_SIGNING_SECRET": SECRET}
 
 
-def write_manifest(directory: Path, api_url: str) -> Path:
+def write_manifest(directory: Path, api_url: str, **changes: Any) -> Path:
     manifest = {
         "version": 1,
         "workspace": "overhttp",
@@ -48,6 +48,7 @@ def write_manifest(directory: Path, api_url: str) -> Path:
             }
         },
         "channels": {"C0GEN": {}},
+        **changes,
     }
     path = directory / "overhttp.yaml"
     path.write_text(yaml.safe_dump(manifest))
@@ -109,3 +110,29 @@ def test_c2a_run_takes_a_signed_event_over_http_and_refuses_a_forged_one(tmp_pat
     assert (good_status, bad_status) == (200, 401)
     assert at_200 == [f"slack:{TEAM}:C0GEN:{taken}"]
     assert at_end == at_200, "the forged event was not stored"
+
+
+def test_a_person_past_the_turn_budget_is_told_by_an_ephemeral_message(tmp_path: Path) -> None:
+    """The notice of `core.budget_notice` through slack-sdk: `chat.postEphemeral` to the asker
+    alone, where they asked, and queued once for the two messages past the budget."""
+    data = tmp_path / "data"
+
+    async def scenario() -> list[dict[str, Any]]:
+        async with asyncio.timeout(30), FakeSlack() as slack:
+            slack.add_bot(BOT_TOKEN, LEAD, "B0LEAD", team_id=TEAM)
+            budget = {"turns": 1, "window_s": 3600}
+            manifest = write_manifest(tmp_path, slack.api_url, budget=budget)
+            async with serving(manifest, data) as run:
+                port = run.connections["slack"].connections.port  # type: ignore[attr-defined]
+                for n in range(3):
+                    said = slack_message(fresh_ts(), f"<@{LEAD}> deploy {n}?", user=HUMAN)
+                    assert await post(port, slack_body(said, via="lead"), SECRET) == 200
+                await wait_for(lambda: slack.calls_to("chat.postEphemeral"), "the notice")
+            return [call.params for call in slack.calls_to("chat.postEphemeral")]
+
+    (notice,) = asyncio.run(scenario())
+    assert (notice["channel"], notice["user"]) == ("C0GEN", HUMAN)
+    assert "so I can answer you again at" in notice["text"]
+    with sqlite3.connect(data / "overhttp.sqlite3") as db:
+        keys = [row[0] for row in db.execute("SELECT idempotency_key FROM outbox")]
+    assert len([key for key in keys if ":budget:" in key]) == 1
