@@ -61,21 +61,22 @@ def constrain(assessment: Assessment, event: ChatEvent, agent: str, ctx: Context
             decision = replace(decision, deadline_ms=ws.settings.deadline_ms)
     if (
         decision.mode in (BUFFERED, IMMEDIATE)
-        and event.author.kind is AuthorKind.HUMAN
         and decision.policy in (MUST, MAY)
-        and decision.continues is None
-        and over_budget(agent, event, ctx)
+        and over_budget(event, decision, ctx)
     ):
         decision = replace(decision, mode=MAILBOX, reason="over_budget")
     return Assessment(decision, assessment.candidate)
 
 
-def over_budget(agent: str, event: ChatEvent, ctx: Context) -> bool:
-    """Whether `event`'s author has caused `agent` as many full turns as its budget allows in
-    the window ending now (`budget` in the manifest): a turn more for them would be over it."""
-    budget = ctx.workspace.budget(agent)
+def over_budget(event: ChatEvent, decision: Decision, ctx: Context) -> bool:
+    """Whether a turn for `decision` would take its agent past the turn budget of `event`'s
+    author (`budget` in the manifest): a person's message that continues no other, when they
+    have caused the agent as many full turns as the budget allows in the window ending now."""
+    if event.author.kind is not AuthorKind.HUMAN or decision.continues is not None:
+        return False
+    budget = ctx.workspace.budget(decision.agent)
     window = timedelta(seconds=budget.window_s)
-    return ctx.state.open_turns(agent, event.author.id, ctx.now, window) >= budget.turns
+    return ctx.state.open_turns(decision.agent, event.author.id, ctx.now, window) >= budget.turns
 
 
 def _quiet(decision: Decision, mode: InjectionMode, reason: str) -> Decision:

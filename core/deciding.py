@@ -16,7 +16,7 @@ from core.clock import parse_time
 from core.codec import event_from_data
 from core.constraints import constrain, over_budget, select_responder
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
-from core.events import AuthorKind, ChatEvent, EventKind
+from core.events import ChatEvent, EventKind
 from core.manifest import Workspace
 from core.revisions import answered_in_gap, is_late
 from core.state import State
@@ -73,7 +73,7 @@ class Decider:
                         reason="claimed_by_other",
                         claimed_by=holder,
                     )
-                elif _over_budget(event, decision, ctx):  # as every candidate was: held
+                elif over_budget(event, decision, ctx):  # as every candidate was: held
                     decisions[agent] = replace(
                         decision, mode=_MAILBOX, reason="over_budget", claimed_by=agent
                     )
@@ -119,7 +119,7 @@ class Decider:
             return held
         settings = self.workspace.settings
         up = [d for d in candidates if d.agent not in self.unavailable] or candidates
-        able = [d.agent for d in up if not _over_budget(event, d, ctx)] or [d.agent for d in up]
+        able = [d.agent for d in up if not over_budget(event, d, ctx)] or [d.agent for d in up]
         chosen = select_responder(able, state.busy, settings.selection, self.workspace.agent_ids)
         result = await self.store.claim(event.event_id, chosen, ctx.now, settings.claim_ttl_ms)
         state.note_claim(event.event_id, result.holder, result.expires_at)
@@ -177,13 +177,3 @@ class Decider:
                     agents.discard(decision.agent)
             if not agents:
                 del state.late_questions[seq]
-
-
-def _over_budget(event: ChatEvent, decision: Decision, ctx: Context) -> bool:
-    """Whether a turn for `decision` would take its agent past the turn budget of `event`'s
-    author (`core.constraints.over_budget`): a person's message that continues no other."""
-    return (
-        event.author.kind is AuthorKind.HUMAN
-        and decision.continues is None
-        and over_budget(decision.agent, event, ctx)
-    )
