@@ -108,11 +108,10 @@ class Engine:
             return await self._fold()
 
     async def catch_up(self) -> int:
-        """Where other processes write the ledger too (`Store.shared`), hold it and fold in the
-        events they committed since the last one this engine folded, and their claims, so this
-        engine decides with the whole ledger, whichever process took each event. Call it in the
-        transaction that decides; returns events read."""
-        await self.store.hold()
+        """Where other processes write the ledger too (`Store.shared`), fold in the events they
+        committed since the last one this engine folded, and their claims, so this engine
+        decides with the whole ledger, whichever process took each event. Call it in the
+        transaction that decides (which holds the ledger: `Store.shared`); returns events read."""
         return await self._fold()
 
     async def _fold(self) -> int:

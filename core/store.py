@@ -64,13 +64,9 @@ class Ledger(Protocol):
 
     shared: bool
     """Whether other processes may write this ledger at once (PostgreSQL, not SQLite): an
-    engine then folds in what they committed before it decides (`Engine.catch_up`)."""
-
-    async def hold(self) -> None:
-        """Until the open transaction ends, append alone: other processes' appends and holds
-        wait, so events commit in sequence order and a read after the hold misses none. Does
-        nothing on a ledger that is not `shared`. Every `append` holds the ledger too."""
-        ...
+    engine then folds in what they committed before it decides (`Engine.catch_up`). A shared
+    ledger's transactions run one at a time across processes, each holding the ledger from its
+    start, so events commit in sequence order and a read in a transaction misses none."""
 
     async def append(
         self, event_id: str, kind: str, by: str, data: Mapping[str, Any], ts: str

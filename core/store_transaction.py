@@ -5,9 +5,15 @@ ends without an exception and rolled back when it raises.
 A block another task opened while the transaction was open ends only once that transaction
 has committed, and raises `StoreError` if it was rolled back instead: whoever leaves a block
 may count on what it wrote being durable (a harness's delivery attempt is noted before the
-delivery is sent), whichever task owns the transaction. The task that opened the transaction
-commits only once every other task's block has left it. `durable` waits the same way with no
-block: for whatever transaction is open or ending to be committed.
+delivery is sent), whichever task owns the transaction. Only a task's outermost block waits so;
+the blocks it opens inside it end at once, else the task would wait for a commit that waits
+for it to leave. The task that opened the transaction commits only once every other task's
+block has left it. `durable` waits the same way with no block: for whatever transaction is
+open or ending to be committed.
+
+Another task's block, and (on a backend that awaits its statements) its statements, wait for
+the transaction to have begun before they run, so nothing it writes comes before `BEGIN` or
+before what `_begin` takes first (PostgreSQL's lock on a shared ledger).
 
 Each backend's connection (`core.sqlite.connection`, `core.postgres.connection`) says how to
 begin, commit and roll back; the nesting is here, once.
@@ -38,6 +44,11 @@ class Nested:
     # While a transaction commits or rolls back (`_ends`): its outcome, once one is awaited.
     _ends = False
     _ending: asyncio.Future[None] | None = None
+    # While the open transaction begins (`_begins`): that it has, once it is awaited.
+    _begins = False
+    _beginning: asyncio.Future[None] | None = None
+    # The blocks each task other than the owner has open in the open transaction.
+    _blocks: dict[asyncio.Task[Any] | None, int] | None = None
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
@@ -47,6 +58,7 @@ class Nested:
             generation = self._generation
             self._depth += 1
             try:
+                await self._started()
                 yield
             finally:
                 self._leave(generation)
@@ -56,12 +68,15 @@ class Nested:
         self._depth = 1  # before the first await, so a task starting meanwhile joins
         self._generation += 1
         self._owner = asyncio.current_task()
+        self._begins = True
         try:
             await self._begin()
         except BaseException as exc:
             self._detach()
+            _settle(self._begun(), "could not begin", exc)
             _settle(self._ended(), "could not begin", exc)
             raise
+        _settle(self._begun(), None)
         try:
             yield
             await self._others_left()
@@ -95,10 +110,27 @@ class Nested:
         if ended is not None:
             await asyncio.shield(ended)
 
+    async def _started(self) -> None:
+        """In a task other than the one beginning the open transaction, wait until it has
+        begun (`StoreError` if it could not)."""
+        if not self._begins or asyncio.current_task() is self._owner:
+            return
+        if self._beginning is None:
+            self._beginning = _outcome()
+        await asyncio.shield(self._beginning)
+
     def _join(self) -> asyncio.Future[None] | None:
         """What a block joining the open transaction waits for at its end: nothing when the
-        task owning the transaction opened it, else the transaction's outcome."""
-        if asyncio.current_task() is self._owner:
+        task owning the transaction opened it, or when the task is inside a block of its own
+        already (its outermost block waits), else the transaction's outcome."""
+        task = asyncio.current_task()
+        if task is self._owner:
+            return None
+        if self._blocks is None:
+            self._blocks = {}
+        opened = self._blocks.get(task, 0)
+        self._blocks[task] = opened + 1
+        if opened:
             return None
         if self._joined is None:
             self._joined = _outcome()
@@ -109,6 +141,11 @@ class Nested:
         inside) changes nothing of the next one's."""
         if generation != self._generation or not self._depth:
             return
+        task = asyncio.current_task()
+        if self._blocks is not None and task in self._blocks:
+            self._blocks[task] -= 1
+            if not self._blocks[task]:
+                del self._blocks[task]
         self._depth -= 1
         if self._depth == 1 and self._left is not None:
             self._left.set()
@@ -128,8 +165,15 @@ class Nested:
         what joined it, and `durable` callers until it has ended, wait on `_ending`."""
         self._depth = 0
         self._owner = None
+        self._blocks = None
         self._ending, self._joined = self._joined, None
         self._ends = True
+
+    def _begun(self) -> asyncio.Future[None] | None:
+        """The transaction has begun (or could not): what waits for that, to be told it."""
+        beginning, self._beginning = self._beginning, None
+        self._begins = False
+        return beginning
 
     def _ended(self) -> asyncio.Future[None] | None:
         """The transaction has ended: what waits on its outcome, to be told it."""

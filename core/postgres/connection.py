@@ -31,6 +31,11 @@ __all__ = ["Args", "Connection", "channel", "where"]
 # A statement's parameters: by position (`%s`) or by name (`%(name)s`).
 Args = tuple[Any, ...] | Mapping[str, Any]
 
+# The transaction lock every transaction takes first (the first key; the second is the ledger's
+# channel): appends commit in sequence order, so a reader past a sequence number never misses a
+# smaller one, and no transaction that holds a row waits for it (see `Connection._hold`).
+_HOLD = 0x633262
+
 
 class Connection(Nested):
     """The shared connection. `url` is a libpq connection string (`postgresql://...`);
@@ -115,7 +120,11 @@ class Connection(Nested):
     ) -> psycopg.AsyncCursor[tuple[Any, ...]]:
         """Run one statement; outside a transaction on a connection made again if needed.
         A lost connection raises `StoreError`."""
-        db = self.db if self._depth else await self._usable()
+        if self._depth:
+            await self._started()
+            db = self.db
+        else:
+            db = await self._usable()
         try:
             return await db.execute(query, args)
         except psycopg.Error as exc:
@@ -143,6 +152,16 @@ class Connection(Nested):
                 await db.execute("BEGIN")
             except psycopg.Error as again:
                 raise self._lost(again) from None
+        await self._hold()
+
+    async def _hold(self) -> None:
+        """Take the ledger's transaction lock (`Ledger.shared`), at `BEGIN`, before the
+        transaction writes a row: one that wrote a row and then waited for the lock while
+        another, holding the lock, waited for that row would deadlock (two hosts queuing one
+        notice under one idempotency key did)."""
+        await self._execute(
+            "SELECT pg_advisory_xact_lock(%s::integer, hashtext(%s))", (_HOLD, channel(self.schema))
+        )
 
     async def _rollback(self) -> None:
         if _gone(self.db):
@@ -170,6 +189,7 @@ class Connection(Nested):
 
     async def _many(self, query: LiteralString, rows: list[tuple[Any, ...]]) -> None:
         """One statement for each of `rows`, pipelined."""
+        await self._started()
         try:
             async with self.db.cursor() as cursor:
                 await cursor.executemany(query, rows)

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from core.postgres.connection import Connection, channel
+from core.postgres.connection import Connection
 from core.store import ConversationMark, LedgerEntry
 from core.store_rows import (
     EVENT_COLUMNS,
@@ -34,9 +34,6 @@ _MESSAGE_EVENTS = (
     f"SELECT {EVENT_COLUMNS} FROM events WHERE conversation = %s AND kind IN (%s, %s) "
     "AND data ->> 'message_id' = %s AND data ->> 'platform' = %s ORDER BY seq"
 )
-# The transaction lock an append takes (the first key; the second is the ledger's channel), so
-# appends commit in sequence order: a reader past a sequence number never misses a smaller one.
-_HOLD = 0x633262
 
 
 class PostgresLedger(Connection):
@@ -47,18 +44,13 @@ class PostgresLedger(Connection):
 
     shared = True
 
-    async def hold(self) -> None:
-        await self._execute(
-            "SELECT pg_advisory_xact_lock(%s::integer, hashtext(%s))", (_HOLD, channel(self.schema))
-        )
-
     async def append(
         self, event_id: str, kind: str, by: str, data: Mapping[str, Any], ts: str
     ) -> int | None:
-        await self.hold()
         conversation = data.get("conversation") or {}
         place = (conversation.get("id", ""), conversation.get("thread_id") or "")
-        row = await self._one(_APPEND, (event_id, ts, kind, by, dumps(data), *place, event_id))
+        async with self.transaction():  # outside one, its own: it holds the ledger
+            row = await self._one(_APPEND, (event_id, ts, kind, by, dumps(data), *place, event_id))
         return None if row is None else int(row[0])
 
     async def sequence_of(self, event_id: str) -> int | None:

@@ -32,12 +32,9 @@ class SQLiteLedger(Connection):
     """Events keyed by `seq`, the rowid: SQLite gives max + 1, and the ledger never deletes a
     row, so sequence numbers only grow. The conversation and thread are copied out of `data`
     into their own columns, indexed for `seen_by` and `conversation_marks`. One process owns the
-    file, so the ledger is not `shared` and holding it is nothing."""
+    file, so the ledger is not `shared`."""
 
     shared = False
-
-    async def hold(self) -> None:
-        return None
 
     async def append(
         self, event_id: str, kind: str, by: str, data: Mapping[str, Any], ts: str

@@ -1,7 +1,8 @@
 """Several processes on one ledger decide as one: each engine folds in what the others
-committed before it decides (`Engine.catch_up`), and appends commit in sequence order
-(`Ledger.hold`), so a reader past a sequence number misses none before it. On SQLite, which
-one process owns, the ledger is not shared and nothing of this runs."""
+committed before it decides (`Engine.catch_up`), and appends commit in sequence order (each
+transaction on a shared ledger holds it from its start), so a reader past a sequence number
+misses none before it. On SQLite, which one process owns, the ledger is not shared and nothing
+of this runs."""
 
 from __future__ import annotations
 
@@ -114,14 +115,13 @@ def test_an_engine_takes_in_the_claims_another_process_granted(
     postgres.run_together(2, together)
 
 
-def test_an_append_waits_for_a_holding_transaction_and_commits_after_it(
+def test_an_append_waits_for_another_process_s_open_transaction_and_commits_after_it(
     postgres: PostgresBackend,
 ) -> None:
     async def together(stores: list[Store]) -> None:
         first, second = stores
         assert first.shared and second.shared
         async with first.transaction():
-            await first.hold()
             waiting = asyncio.create_task(second.append("late", "message", "x", {}, "t"))
             await asyncio.sleep(0.3)  # a real database's lock: no virtual clock can stand in
             assert not waiting.done()
@@ -132,14 +132,46 @@ def test_an_append_waits_for_a_holding_transaction_and_commits_after_it(
     postgres.run_together(2, together)
 
 
-def test_a_sqlite_ledger_is_not_shared_and_holding_it_is_nothing(tmp_path: Path) -> None:
+def test_two_processes_writing_one_row_before_and_after_an_append_do_not_deadlock(
+    postgres: PostgresBackend,
+) -> None:
+    """Each process queues the same notice (one idempotency key) and appends an event, in
+    opposite orders: were the ledger held only from the append on, the first would wait for the
+    second's lock while the second waited for the first's row."""
+    action = {"kind": "post", "text": "over budget"}
+
+    async def together(stores: list[Store]) -> None:
+        first, second = stores
+        row_written = asyncio.Event()
+
+        async def row_then_append() -> int | None:
+            async with first.transaction():
+                await first.put_outbox("lead:budget:U1", "lead", action, "t")
+                row_written.set()
+                await asyncio.sleep(0.3)  # the other is at its row meanwhile, or at BEGIN
+                return await first.append("one", "message", "x", {}, "t")
+
+        async def append_then_row() -> int | None:
+            await row_written.wait()
+            async with second.transaction():
+                seq = await second.append("two", "message", "x", {}, "t")
+                await second.put_outbox("lead:budget:U1", "lead", action, "t")
+                return seq
+
+        one, two = await asyncio.gather(row_then_append(), append_then_row())
+        assert one is not None and two is not None and one < two
+        assert await first.outbox_has("lead:budget:U1")
+
+    postgres.run_together(2, together)
+
+
+def test_a_sqlite_ledger_is_not_shared(tmp_path: Path) -> None:
     async def scenario() -> None:
         store = SQLiteStore(str(tmp_path / "ledger.sqlite3"))
         await store.open()
         try:
             assert not store.shared
             async with store.transaction():
-                await store.hold()
                 assert await store.append("e", "message", "x", {}, "t") == 1
         finally:
             await store.close()

@@ -266,3 +266,78 @@ def test_durable_called_while_a_commit_is_in_flight_waits_for_it_to_end() -> Non
         return steps
 
     assert asyncio.run(scenario()) == ["committed", "durable returned"]
+
+
+def test_another_tasks_nested_block_ends_with_it_not_at_the_commit(backend: Backend) -> None:
+    """Only a task's outermost block waits for the commit: were its inner block (an append
+    that opens one of its own) to wait too, the owner would wait for the task to leave and
+    the task for the owner to commit."""
+
+    async def scenario(store: Store) -> tuple[list[str], bool]:
+        steps: list[str] = []
+        inside = asyncio.Event()
+
+        async def owner() -> None:
+            async with store.transaction():
+                await write_one_of_each(store, "e1")
+                await inside.wait()
+            steps.append("owner committed")
+
+        async def joiner() -> None:
+            async with store.transaction():
+                inside.set()
+                async with store.transaction():
+                    await store.append("e2", "message", "human:u", {"text": "e2"}, AT)
+                steps.append("inner block left")
+            steps.append("joiner left its block")
+
+        owning = asyncio.create_task(owner())
+        await asyncio.sleep(0)
+        joining = asyncio.create_task(joiner())
+        async with asyncio.timeout(10):
+            await asyncio.gather(owning, joining)
+        return steps, await store.sequence_of("e2") is not None
+
+    steps, kept_e2 = backend.run(scenario)
+    assert steps == ["inner block left", "owner committed", "joiner left its block"]
+    assert kept_e2
+
+
+class SlowBegin(Nested):
+    """A transaction whose `BEGIN` takes as long as the test says; what ran, in order."""
+
+    def __init__(self) -> None:
+        self.beginning = asyncio.Event()
+        self.begin_done = asyncio.Event()
+        self.ran: list[str] = []
+
+    async def write(self, what: str) -> None:
+        async with self.transaction():
+            self.ran.append(what)
+
+    async def _begin(self) -> None:
+        self.beginning.set()
+        await self.begin_done.wait()
+        self.ran.append("BEGIN")
+
+    async def _commit(self) -> None:
+        self.ran.append("COMMIT")
+
+    async def _rollback(self) -> None:
+        pass
+
+
+def test_another_tasks_block_waits_until_the_transaction_has_begun() -> None:
+    async def scenario() -> list[str]:
+        store = SlowBegin()
+        owning = asyncio.create_task(store.write("the owner's write"))
+        await store.beginning.wait()
+        joining = asyncio.create_task(store.write("the joiner's write"))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert store.ran == []  # nothing of the joiner's runs before BEGIN
+        store.begin_done.set()
+        await asyncio.gather(owning, joining)
+        return store.ran
+
+    assert asyncio.run(scenario()) == ["BEGIN", "the owner's write", "the joiner's write", "COMMIT"]
