@@ -24,8 +24,10 @@ manifest's `discord.catch_up` window), before any dispatch of the new session is
 
 Durability and repeats are the host's: `receive` commits each event to the ledger before any
 harness sees it, and the ledger keeps one event per id, so the frames a gateway RESUME replays
-and the copies every bot gets of one guild message are each one event. A `receive` that raises
-is logged in one line and the connection goes on.
+and the copies every bot gets of one guild message are each one event. A dispatch the ledger
+cannot take yet (unreachable, a commit refused) is handed over again until it is taken, since
+Discord sends it once; a `receive` that raises anything else is logged in one line and the
+connection goes on.
 
 Sharding (`adapters.discord.clients`) changes none of this: every shard's frames come through
 the same hook into the same queue. Starting the bots of a workspace is `adapters.discord.bots`';
@@ -60,6 +62,8 @@ from adapters.discord.normalise import PLATFORM
 from adapters.discord.sessions import KeptSessions
 from adapters.discord.sharding import Sharding
 from core.clock import Clock, parse_time
+from core.errors import StoreError
+from core.postgres.outage import during_outage
 from core.store import GatewaySession, Store
 
 __all__ = [
@@ -80,6 +84,11 @@ NO_MESSAGE_CONTENT: Final = (
 """The one line logged (with the agent id) when a bot falls back to mention-only mode."""
 
 _READY_GRACE: Final = 10.0  # seconds past guild_ready_timeout a catch-up waits for the guild cache
+
+RETRY_FIRST: Final = 0.1
+RETRY_MOST: Final = 5.0
+"""Seconds before a dispatch the ledger could not take is handed over again: the first wait,
+doubled each time up to the last."""
 
 
 class DiscordAgentConnection:
@@ -260,22 +269,40 @@ class DiscordAgentConnection:
     # -- inside the task, again ------------------------------------------------------------------
 
     async def _hand_over(self, frame: dict[str, Any]) -> bool:
-        """Give one dispatch to `receive`; False (logged in one line) when that raised."""
+        """Give one dispatch to `receive`. While the ledger cannot take it (`StoreError`: out
+        of reach, a commit refused) try again, `RETRY_FIRST` seconds later and twice as long
+        each time up to `RETRY_MOST`, until it does or the connection closes: Discord sends a
+        dispatch once, and the session's mark waits behind this one meanwhile (a restart
+        RESUMEs from before it). Anything else is logged in one line and gives False."""
         if self._mode is ContentMode.MENTION_ONLY:
             frame = withheld(frame)
-        try:
-            await self._receive(PLATFORM, frame, self.agent)
-        except Exception as exc:
-            log.error(
-                "discord agent %s: %s (seq %s) was not received: %s: %s",
-                self.agent,
-                frame.get("t"),
-                frame.get("s"),
-                _kind(exc),
-                exc,
-            )
-            return False
-        return True
+        delay = RETRY_FIRST
+        while True:
+            try:
+                await self._receive(PLATFORM, frame, self.agent)
+            except StoreError as exc:
+                said = log.debug if during_outage(exc) or delay > RETRY_FIRST else log.warning
+                said(
+                    "discord agent %s: %s (seq %s) could not be stored yet, trying again: %s",
+                    self.agent,
+                    frame.get("t"),
+                    frame.get("s"),
+                    exc,
+                )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MOST)
+                continue
+            except Exception as exc:
+                log.error(
+                    "discord agent %s: %s (seq %s) was not received: %s: %s",
+                    self.agent,
+                    frame.get("t"),
+                    frame.get("s"),
+                    _kind(exc),
+                    exc,
+                )
+                return False
+            return True
 
     async def _catch_up_from(self, since: str) -> None:
         """The session that stood at `since` is lost: read what was missed from history."""

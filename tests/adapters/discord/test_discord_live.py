@@ -38,7 +38,7 @@ from c2a.host import Host
 from c2a.records import record_of
 from core.clock import VirtualClock
 from core.emission import Emission
-from core.errors import ManifestError
+from core.errors import ManifestError, StoreError
 from core.manifest import Workspace
 from core.sqlite_store import SQLiteStore
 
@@ -80,6 +80,8 @@ class World:
         self.arrivals: list[Arrival] = []
         self.emissions: list[Emission] = []
         self.fail: Callable[[Mapping[str, Any], str | None], bool] = lambda payload, via: False
+        # Times the ledger refuses the lead's copy of a message (by its text) before taking it.
+        self.refusals: dict[str, int] = {}
         self._changed = asyncio.Condition()
 
     async def sink(self, emissions: list[Emission]) -> None:
@@ -91,9 +93,13 @@ class World:
         try:
             if self.fail(payload, via):
                 raise RuntimeError("the ledger disk is full")
+            if via == "lead" and self.refusals.get(content, 0):
+                self.refusals[content] -= 1
+                raise StoreError("could not commit to the ledger: deadlock detected")
             outcome = await self.host.receive(platform, payload, via)
-        except RuntimeError:
-            self.arrivals.append(Arrival(event and event.event_id, via, "failed", content))
+        except (RuntimeError, StoreError) as exc:
+            status = "failed" if isinstance(exc, RuntimeError) else "refused"
+            self.arrivals.append(Arrival(event and event.event_id, via, status, content))
             raise
         finally:
             async with self._changed:
@@ -507,6 +513,36 @@ def test_a_failing_receive_is_logged_and_the_connection_goes_on(
     (line,) = [r.getMessage() for r in caplog.records if r.name == LOGGER]
     assert line.startswith("discord agent lead: MESSAGE_CREATE (seq ")
     assert line.endswith("was not received: RuntimeError: the ledger disk is full")
+
+
+def test_a_dispatch_the_ledger_refuses_is_handed_over_again_until_it_is_taken(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Discord sends a dispatch once: one a commit refused (a deadlock, the server out of
+    reach) is not dropped but tried again, and the lead decides it as if nothing happened."""
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+
+    seen: dict[str, Any] = {}
+
+    async def scenario() -> None:
+        async with live(monkeypatch) as world:
+            text = f"<@{D_LEAD}> one"
+            world.refusals[text] = 2
+            message = await world.fake.user_says(CHANNEL, D_HUMAN, text)
+            event_id = f"discord:{message['id']}"
+            await world.until(lambda: len(world.copies(event_id)) == 5)
+            seen["statuses"] = [a.status for a in world.copies(event_id) if a.via == "lead"]
+            seen["decision"] = (await world.decisions(event_id))["lead"]
+
+    run(scenario())
+    statuses, decision = seen["statuses"], seen["decision"]
+    assert statuses[:2] == ["refused", "refused"] and statuses[2] in ("new", "repeat")
+    assert decision == ("to_me", "must_respond", "buffered", "direct_mention")
+    (line,) = [r.getMessage() for r in caplog.records if r.name == LOGGER]
+    assert line.startswith("discord agent lead: MESSAGE_CREATE (seq ")
+    assert line.endswith(
+        "could not be stored yet, trying again: could not commit to the ledger: deadlock detected"
+    )
 
 
 def test_only_handled_dispatches_of_this_guild_are_forwarded(
