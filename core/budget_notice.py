@@ -4,8 +4,8 @@ A message over the budget gets the `queued` reaction and goes to the agent's mai
 (`core.constraints`, reason `over_budget`): the model sees it only if it looks. A person who
 keeps asking would see clocks and no answer, and no reason; so the first message over the
 budget also gets a short notice saying so and when the agent takes their messages again. It is
-for that person alone where the platform allows it (visibility `ephemeral`: Slack's ephemeral
-message, a DM on Discord; the web chat shows it as a reply) and pings nobody.
+for that person alone (visibility `ephemeral`: Slack's ephemeral message, a DM on Discord, on
+the web chat that person's open pages, as a `/c2a` answer is) and pings nobody.
 
 Its outbox key names the agent, the person and the moment the budget frees, which stays the
 same while the person is over it (nothing new is counted meanwhile): every later message of the

@@ -21,14 +21,16 @@ if TYPE_CHECKING:
 __all__ = ["answer_browser"]
 
 
-async def answer_browser(chat: WebChat, raw: str) -> dict[str, Any] | None:
-    """Do what one browser request asks; returns the frame for that browser alone, if any."""
+async def answer_browser(chat: WebChat, raw: str, speakers: set[str]) -> dict[str, Any] | None:
+    """Do what one browser request asks; returns the frame for that browser alone, if any.
+    `speakers` are the people the page has spoken as: each request adds its own."""
     try:
         request = BrowserRequest(raw)
         user = request.text("as")
         if user not in chat.config.humans:
             people = ", ".join(chat.config.humans)
             return _error(f"{user!r} is not one of the people here ({people})")
+        speakers.add(user)
         op = request.text("op")
         if op in ("post", "typing"):
             channel = request.text("channel")

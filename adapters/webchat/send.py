@@ -13,6 +13,9 @@ An edit marked `draft` is a reply being streamed as the model writes it: it is s
 only, never recorded or handed to the host, so the ledger keeps only the message as posted and
 its final edit. A draft, like any edit, changes only a message that exists; it never posts one.
 The final edit is recorded, but not shown as an edit (`adapters.webchat.history`).
+
+An `ephemeral` post (a turn budget's notice) is shown only on the pages of the person whose
+message it answers, as a `/c2a` answer is, and kept nowhere.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ class WebchatSender:
         if action.agent not in self.chat.agents:
             raise PermanentSendError(f"webchat: {action.agent!r} is not an agent here")
         match action:
+            case Post() if action.visibility == "ephemeral":
+                return await self._tell(action)
             case Post():
                 return await self._post(action)
             case Edit() | Delete():
@@ -98,6 +103,17 @@ class WebchatSender:
             mentions={"users": users, "roles": roles, "broadcast": []},
         )
         return {"messageId": message.id}
+
+    async def _tell(self, action: Post) -> dict[str, Any]:
+        """An ephemeral post: shown only to the author of the message it answers, on their
+        open pages (`WebChat.tell`), and kept nowhere, as Slack's ephemeral messages are."""
+        answered = self._answered(action.in_reply_to)
+        if answered is None:
+            raise PermanentSendError(
+                "webchat: an ephemeral post answers one of this chat's messages "
+                "(inReplyTo), whose author alone sees it"
+            )
+        return {"pages": await self.chat.tell(answered.user, action.text)}
 
     async def _react(self, action: React) -> dict[str, Any]:
         if action.signal is None:

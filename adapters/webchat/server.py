@@ -107,7 +107,8 @@ class WebChat:
         self.redactor = redactor or Redactor(shapes=workspace.secrets)
         self.port = self.config.port if port is None else port
         self.access = Access(token or new_token(), self.config)
-        self._sockets: set[web.WebSocketResponse] = set()
+        # Each open page's socket, and the people it has spoken as (whom `tell` reaches there).
+        self._sockets: dict[web.WebSocketResponse, set[str]] = {}
         self._lock = asyncio.Lock()
         self._shown: dict[str, list[dict[str, Any]]] = {}
         self._models: Models = models or (lambda: {})
@@ -271,7 +272,8 @@ class WebChat:
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         socket = web.WebSocketResponse(heartbeat=20)
         await socket.prepare(request)
-        self._sockets.add(socket)
+        people: set[str] = set()
+        self._sockets[socket] = people
         try:
             await socket.send_json(self._hello())
             for message_id, agents in list(self._shown.items()):
@@ -279,11 +281,11 @@ class WebChat:
             async for frame in socket:
                 if frame.type is not WSMsgType.TEXT:
                     continue
-                reply = await answer_browser(self, frame.data)
+                reply = await answer_browser(self, frame.data, people)
                 if reply is not None:
                     await socket.send_json(reply)
         finally:
-            self._sockets.discard(socket)
+            self._sockets.pop(socket, None)
         return socket
 
     def _hello(self) -> dict[str, Any]:
@@ -313,8 +315,18 @@ class WebChat:
         """Show an ask's buttons under its message on every open page, or clear them."""
         await self._broadcast(self.asks.shown(message_id, action))
 
+    async def tell(self, person: str, text: str) -> int:
+        """Show `text` to `person` alone, as a `/c2a` answer is shown: on the open pages that
+        have spoken as them, recording nothing. Returns how many pages it reached."""
+        pages = [socket for socket, people in list(self._sockets.items()) if person in people]
+        await self._send({"op": "notice", "text": text}, pages)
+        return len(pages)
+
     async def _broadcast(self, body: dict[str, Any]) -> None:
-        for socket in list(self._sockets):
+        await self._send(body, list(self._sockets))
+
+    async def _send(self, body: dict[str, Any], sockets: list[web.WebSocketResponse]) -> None:
+        for socket in sockets:
             with contextlib.suppress(ConnectionError, RuntimeError):
                 await socket.send_json(body)
 

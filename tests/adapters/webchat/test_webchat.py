@@ -7,7 +7,9 @@ does. Who may talk to it is tested in `test_access.py`.
 
 from __future__ import annotations
 
+import asyncio
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from live_webchat import Chat, run
 
 from adapters.webchat.normalise import event_id, find_mentions, normalise
 from core.action_records import from_record
-from core.actions import Action
+from core.actions import Action, Post
 from core.errors import PayloadError
 from core.events import Broadcast, ConversationKind, EventKind
 from core.outbox import PermanentSendError
@@ -435,3 +437,45 @@ def test_a_restart_reads_the_record_back_and_loses_nothing(tmp_path: Path) -> No
 
     run(tmp_path, first)
     run(tmp_path, second)
+
+
+def test_an_ephemeral_post_is_shown_to_the_person_it_answers_alone_and_kept_nowhere(
+    tmp_path: Path,
+) -> None:
+    """A turn budget's notice: on the pages that spoke as the asker, as a `/c2a` answer is;
+    not on another person's page, not in the record."""
+
+    async def scenario(chat: Chat) -> None:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(chat.chat.link("/ws"), origin=chat.chat.origin) as other,
+        ):
+            await other.send_json({"op": "typing", "as": "ben", "channel": "general"})
+            await chat.request("post", channel="general", text="@lead one more question")
+            asked = await chat.frame(lambda f: f["op"] == "message")
+            asked_id = f"webchat:{chat.chat.workspace}:{asked['message']['id']}"
+            notice = Post(
+                agent="lead",
+                platform="webchat",
+                conversation="general",
+                key="lead:budget:ana:2026-01-01T01:00:00Z",
+                text="I can answer you again at 01:00 UTC",
+                visibility="ephemeral",
+                in_reply_to=asked_id,
+            )
+            assert await chat.sender.send(notice) == {"pages": 1}
+            shown = await chat.frame(lambda f: f["op"] == "notice")
+            assert shown["text"] == "I can answer you again at 01:00 UTC"
+            await asyncio.sleep(0.2)  # a frame to ben's page would have come with ana's
+            other_frames = []
+            while not other.closed:
+                try:
+                    other_frames.append(await other.receive_json(timeout=0.1))
+                except TimeoutError:
+                    break
+            assert all(f["op"] != "notice" for f in other_frames)
+        assert [m.text for m in chat.chat.history] == ["@lead one more question"]
+        with pytest.raises(PermanentSendError, match="inReplyTo"):
+            await chat.sender.send(replace(notice, in_reply_to=None))
+
+    run(tmp_path, scenario)
