@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from adapters.discord.values import PLATFORM
 from core.clock import Clock, format_time
+from core.postgres.outage import during_outage
 from core.store import GatewaySession, Store
 
 __all__ = ["KeptSessions"]
@@ -51,7 +52,8 @@ class KeptSessions:
 
     async def keep(self, mark: GatewaySession) -> None:
         """Record in the ledger that the session stands at `mark` (its frame is handled); a
-        failure is logged in one line and the mark stays where it was."""
+        failure is logged in one line (quietly while the ledger is out of reach, which is said
+        once elsewhere) and the mark stays where it was."""
         if self.store is None:
             return
         mark = replace(mark, updated_at=format_time(self._clock.now()))
@@ -59,7 +61,8 @@ class KeptSessions:
             async with self.store.transaction():
                 await self.store.save_gateway_session(PLATFORM, mark)
         except Exception as exc:
-            log.error(
+            said = log.debug if during_outage(exc) else log.error  # said once already
+            said(
                 "discord agent %s: could not record gateway seq %d: %s: %s",
                 self.agent,
                 mark.seq,

@@ -9,25 +9,31 @@ left unacknowledged, and the fake Slack sends it again later, as Slack does (fas
 process says once that the ledger is unreachable and once that it answers again, with no
 traceback, and goes on by itself: after the stream every event is in the ledger once, every
 one reached the harness (a delivery whose acknowledgement the outage cut off is sent again,
-with a higher attempt), and every answer was posted once.
+with a higher attempt), and every answer was posted once. The same holds for one process on
+Discord, which sends each dispatch once and waits for no acknowledgement.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import hosts_on_postgres as hosts
 import pytest
+import test_run_two_hosts_discord as discord_hosts
+import yaml
+from fakes.discord import FakeDiscord
 from fakes.slack import FakeSlack
-from test_run_sigterm import burst, ended, read_records, reply
+from test_run_sigterm import burst, ended, exited, read_records, reply, start, until
 
 from harness_bridge.delivery import DELIVERY_WINDOW
 
 EVENTS = 300
+DISCORD_MESSAGES = 150
 STOP_AT = 100  # events pushed before the server is stopped
 DOWN = 3.0  # seconds the server stays down
 REDELIVERIES = (2.0, 4.0, 8.0, 16.0)  # Slack's 1, 5 and 30 minutes, shortened
@@ -108,4 +114,66 @@ def test_the_hosts_pause_while_the_database_restarts_and_resume_losing_nothing(
     records = read_records(record)
     assert acknowledged == {r["eventId"] for r in records}
     repeats_only_after_the_outage(records, 2)
+    hosts.assert_each_posted_once(answered, answers)
+
+
+def test_discord_dispatches_sent_while_the_database_restarts_are_taken_in_once_it_answers(
+    tmp_path: Path, cluster: hosts.Cluster
+) -> None:
+    """Discord sends a dispatch once and waits for no acknowledgement: what arrives while the
+    ledger is down is handed over again until the ledger takes it. One process, the lead's bot
+    on the fake Discord, `test_run_two_hosts_discord`'s harness answering every
+    `REPLY_EVERY`-th message."""
+    database = cluster.database()
+    record = tmp_path / "delivered.jsonl"
+    log = tmp_path / "run.log"
+    env = {**discord_hosts.ENV, "C2A_DATABASE_URL": database}
+
+    async def restart() -> None:
+        await asyncio.to_thread(cluster.stop_server, "fast")
+        await asyncio.sleep(DOWN)
+        await asyncio.to_thread(cluster.start_server)
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        async with FakeDiscord(guild_id=discord_hosts.GUILD) as fake:
+            discord_hosts.furnish(fake)
+            data = yaml.safe_load(discord_hosts.manifest(tmp_path, fake, record).read_text())
+            data["discord"].pop("shard_count")  # one shard, one process
+            path = tmp_path / "one.yaml"
+            path.write_text(yaml.safe_dump(data))
+            process = await start(path, tmp_path / "data", log, env)
+            try:
+                await until(lambda: "running 1 agent(s)" in log.read_text(), "the start")
+                said: list[str] = []
+                restarting: asyncio.Task[None] | None = None
+                for n in range(DISCORD_MESSAGES):
+                    if n == STOP_AT // 2:
+                        restarting = asyncio.create_task(restart())
+                    said.append(await discord_hosts.say(fake, n))
+                    await asyncio.sleep(0.02)
+                assert restarting is not None
+                await restarting
+                await until(
+                    lambda: (
+                        set(said) <= {r["eventId"] for r in read_records(record)}
+                        and hosts.pending(database) == 0
+                    ),
+                    "every message at the harness",
+                )
+                answered = {reply(e) for n, e in enumerate(said) if n % REPLY_EVERY == 0}
+                posted = discord_hosts.posted
+                await until(lambda: answered <= set(posted(fake)), "every answer posted")
+                process.send_signal(signal.SIGTERM)
+                assert await exited(process) == 0
+            finally:
+                await ended(process)
+            return said, discord_hosts.posted(fake)
+
+    said, answers = asyncio.run(scenario())
+    ids = [i for i in hosts.ledger_ids(database) if i in set(said)]
+    assert sorted(ids) == sorted(said)  # each message in the ledger once
+    said_once_each_way(log.read_text())
+    records = [r for r in read_records(record) if r["eventId"] in set(said)]
+    repeats_only_after_the_outage(records, 1)
+    answered = {reply(e) for n, e in enumerate(said) if n % REPLY_EVERY == 0}
     hosts.assert_each_posted_once(answered, answers)
