@@ -10,10 +10,12 @@ ends, so events that arrive while a commit runs share the next one; an event tha
 nothing committing is committed by its own receive, with those queued in the same turn of
 the loop, without the committer.
 
-A failure of the ledger (or of the engine) inside the transaction rolls the whole batch back
-and fails every waiter of that batch with that exception, as one event's failure failed its
-own receive before; the batch after it starts afresh. A failure of the sink fails only the
-waiter whose emissions it was handed, as before.
+A failure of the ledger (`StoreError`) inside the transaction rolls the whole batch back and
+fails every waiter of that batch with that exception, as one event's failure failed its own
+receive before; the batch after it starts afresh. Any other failure (the engine's, on one
+event) rolls the batch back too, and then each of its events is committed in a transaction of
+its own, so only the event it fails on fails. A failure of the sink fails only the waiter
+whose emissions it was handed, as before.
 """
 
 from __future__ import annotations
@@ -139,6 +141,10 @@ class GroupCommit:
             async with self.writer, self.store.transaction():
                 outcomes = [await self.ingest(w.event, w.via) for w in batch]
         except Exception as exc:
+            if len(batch) > 1 and not isinstance(exc, StoreError):
+                for waiting in batch:  # one event the engine fails on fails alone
+                    await self._commit([waiting])
+                return
             for waiting in batch:
                 waiting.done.set_exception(exc)
             return

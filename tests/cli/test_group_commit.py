@@ -1,6 +1,7 @@
 """Group commit on the host's receive path: events that arrive while a commit runs are written
 together in the next transaction, each receive returns only after its own event's commit, a
-ledger failure fails only the batch it struck, and the order of events is the order received."""
+ledger failure fails only the batch it struck (the engine's failure on one event, only that
+event), and the order of events is the order received."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from builders import LEAD, local_workspace, slack_body, slack_message
 
 from c2a.host import Host
 from core.clock import VirtualClock
-from core.emission import Delivery, Emission
+from core.emission import Delivery, Emission, Outcome
 from core.errors import StoreError
+from core.events import ChatEvent
 from core.sqlite_store import SQLiteStore
 
 
@@ -157,6 +159,36 @@ def test_a_refused_commit_fails_every_waiter_of_its_batch_and_the_next_batch_lan
         again = await asyncio.gather(*(host.receive("slack", message(n), "lead") for n in (1, 2)))
         assert [o and o.status for o in again] == ["new", "new"]
         assert await ledger.texts() == [f"<@{LEAD}> note {n}" for n in range(3)]
+
+    with_host(scenario)
+
+
+def test_an_event_the_engine_fails_on_fails_alone_and_its_batch_lands() -> None:
+    async def scenario(host: Host, ledger: Ledger, sunk: list[list[Emission]]) -> None:
+        ingest = host.engine.ingest
+
+        async def failing(event: ChatEvent, via: str | None = None) -> Outcome:
+            if event.text.endswith("note 2"):
+                raise RuntimeError("a bug deciding this one event")
+            return await ingest(event, via)
+
+        host.engine.ingest = failing  # type: ignore[method-assign]
+        ledger.release = asyncio.Event()
+        release = ledger.release
+        first = asyncio.create_task(host.receive("slack", message(0), "lead"))
+        await ledger.committing.wait()
+        batch = [asyncio.create_task(host.receive("slack", message(n), "lead")) for n in (1, 2, 3)]
+        await asyncio.sleep(0)
+        release.set()
+        await first
+        results = await asyncio.gather(*batch, return_exceptions=True)
+        assert [r.status if isinstance(r, Outcome) else type(r) for r in results] == [
+            "new",
+            RuntimeError,
+            "new",
+        ]
+        assert await ledger.texts() == [f"<@{LEAD}> note {n}" for n in (0, 1, 3)]
+        assert len(sunk) == 3  # the emissions of the three that landed, once each
 
     with_host(scenario)
 
