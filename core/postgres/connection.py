@@ -36,6 +36,9 @@ Args = tuple[Any, ...] | Mapping[str, Any]
 # smaller one, and no transaction that holds a row waits for it (see `Connection._hold`).
 _HOLD = 0x633262
 
+# SQLSTATE class 40, transaction rollback: a deadlock (40P01), a serialisation failure (40001).
+_ROLLED_BACK = "40"
+
 
 class Connection(Nested):
     """The shared connection. `url` is a libpq connection string (`postgresql://...`);
@@ -132,7 +135,11 @@ class Connection(Nested):
 
     def _lost(self, exc: psycopg.Error) -> Exception:
         """What a statement that failed with `exc` raises: a `StoreError` when the connection
-        is gone (every connection to the server is then made again), else `exc` itself."""
+        is gone (every connection to the server is then made again) or the server rolled the
+        transaction back to end a deadlock or a serialisation conflict (trying it again may
+        work), else `exc` itself."""
+        if (exc.sqlstate or "").startswith(_ROLLED_BACK):
+            return StoreError(f"the ledger rolled the transaction back: {_line(exc)}")
         if not _gone(self.db):
             return exc
         at = where(self.url)

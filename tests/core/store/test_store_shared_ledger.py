@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from builders import FLAT_BASE, HUMAN2, LEAD, W1, local_workspace, slack_body, slack_join
 from builders import slack_message as said
@@ -20,6 +21,8 @@ from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.decision import Decision
 from core.engine import Engine
+from core.errors import StoreError
+from core.postgres.connection import _HOLD, channel
 from core.sqlite_store import SQLiteStore
 from core.store import Store
 
@@ -177,3 +180,33 @@ def test_a_sqlite_ledger_is_not_shared(tmp_path: Path) -> None:
             await store.close()
 
     asyncio.run(scenario())
+
+
+def test_a_transaction_the_server_ends_to_break_a_deadlock_fails_as_the_ledger_s_error(
+    postgres: PostgresBackend,
+) -> None:
+    """c2a's own transactions cannot deadlock each other, but another client of the database
+    can deadlock one: PostgreSQL then rolls it back, and the write fails as a `StoreError`, the
+    error a platform's event is tried again on, not as an unknown one it is dropped on."""
+
+    async def scenario(store: Store) -> None:
+        await store.append("e", "message", "x", {}, "t")
+        async with await psycopg.AsyncConnection.connect(postgres.url, autocommit=True) as other:
+            await other.execute("SET deadlock_timeout = '10s'")  # the store's wait is the victim
+            await other.execute("BEGIN")
+            await other.execute("SELECT 1 FROM events WHERE id = 'e' FOR UPDATE")
+
+            async def erase() -> None:
+                async with store.transaction():  # holds the ledger, then waits for the row
+                    await store.tombstone(["e"])
+
+            erasing = asyncio.create_task(erase())
+            await asyncio.sleep(0.3)  # a real database's lock: no virtual clock can stand in
+            hold = "SELECT pg_advisory_xact_lock(%s::integer, hashtext(%s))"
+            waiting = asyncio.create_task(other.execute(hold, (_HOLD, channel(None))))
+            with pytest.raises(StoreError, match="rolled the transaction back: deadlock"):
+                await erasing
+            await waiting
+            await other.execute("ROLLBACK")
+
+    postgres.run(scenario)
