@@ -14,8 +14,9 @@ A failure of the ledger (`StoreError`) inside the transaction rolls the whole ba
 fails every waiter of that batch with that exception, as one event's failure failed its own
 receive before; the batch after it starts afresh. Any other failure (the engine's, on one
 event) rolls the batch back too, and then each of its events is committed in a transaction of
-its own, so only the event it fails on fails. A failure of the sink fails only the waiter
-whose emissions it was handed, as before.
+its own, so only the event it fails on fails, with `IngestFailed` (its cause the failure):
+nothing of that event is in the ledger, and taking it again would fail the same way. A
+failure of the sink fails only the waiter whose emissions it was handed, as before.
 """
 
 from __future__ import annotations
@@ -26,15 +27,21 @@ from dataclasses import dataclass
 from typing import Final
 
 from core.emission import Emission, Outcome
-from core.errors import StoreError
+from core.errors import C2AError, StoreError
 from core.events import ChatEvent
 from core.store import Store
 
-__all__ = ["BATCH_LIMIT", "GroupCommit"]
+__all__ = ["BATCH_LIMIT", "GroupCommit", "IngestFailed"]
 
 BATCH_LIMIT: Final = 64
 """The most events one transaction takes: enough for a burst, few enough that the first
 event of a batch is not kept waiting for the last one's decisions."""
+
+
+class IngestFailed(C2AError, code="ingest_failed"):
+    """The engine failed on one event, committed alone: rolled back, not in the ledger. A bug,
+    not the ledger's: its cause (`__cause__`) is what failed."""
+
 
 Ingest = Callable[[ChatEvent, str | None], Awaitable[Outcome]]
 Sink = Callable[[list[Emission]], Awaitable[None]]
@@ -140,13 +147,18 @@ class GroupCommit:
         try:
             async with self.writer, self.store.transaction():
                 outcomes = [await self.ingest(w.event, w.via) for w in batch]
+        except StoreError as exc:
+            for waiting in batch:
+                waiting.done.set_exception(exc)
+            return
         except Exception as exc:
-            if len(batch) > 1 and not isinstance(exc, StoreError):
+            if len(batch) > 1:
                 for waiting in batch:  # one event the engine fails on fails alone
                     await self._commit([waiting])
                 return
-            for waiting in batch:
-                waiting.done.set_exception(exc)
+            failed = IngestFailed(f"the engine failed on {batch[0].event.event_id}")
+            failed.__cause__ = exc
+            batch[0].done.set_exception(failed)
             return
         for waiting, outcome in zip(batch, outcomes, strict=True):
             if outcome.emissions:

@@ -9,7 +9,9 @@ commit runs are written together in the next one (`c2a.group_commit`).
 `receive` is the boundary every platform payload crosses: a payload a normaliser cannot read,
 whether it says so (`PayloadError`) or fails in a way nobody foresaw, is quarantined with its
 reason and logged in one line; the adapter is never handed the exception, so one bad payload
-never holds up the ones after it.
+never holds up the ones after it. So is a payload the engine fails on (`IngestFailed`, a bug:
+logged as an error with its traceback): the platform is acknowledged, since taking it again
+would fail again, and the payload is kept for a person to look at.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from c2a.group_commit import BATCH_LIMIT, GroupCommit
+from c2a.group_commit import BATCH_LIMIT, GroupCommit, IngestFailed
 from c2a.platforms import installed, normalisers
 from c2a.repeat_cache import RepeatCache, repeat_readers
 from core.clock import Clock, format_time
@@ -102,18 +104,34 @@ class Host:
         An unreadable payload (the normaliser raised anything at all) is quarantined with its
         reason, secrets blanked, and logged once: a warning without a traceback, and the
         traceback at debug level when the failure was not one of the project's own errors.
-        Raises only when the ledger itself fails."""
+        A payload the engine fails on is quarantined too, and logged as an error with the
+        traceback. Raises only when the ledger itself (or the sink) fails."""
         normalise = self.normalisers[platform]
         try:
             event = self.repeats.read(platform, payload, normalise)
         except Exception as exc:  # the last line of defence: no payload reaches the adapter's loop
             if not isinstance(exc, C2AError):
                 log.debug("%s normaliser failed on a payload", platform, exc_info=True)
-            await self._quarantine(platform, failure_reason(exc), payload)
+            reason = self.redactor.text(failure_reason(exc))
+            log.warning("unreadable %s payload: %s", platform, reason)
+            await self._quarantine(platform, reason, payload)
             return None
         if event is None:
             return None
-        return await self._commits.submit(event, via)
+        try:
+            return await self._commits.submit(event, via)
+        except IngestFailed as failed:
+            cause = failed.__cause__ or failed
+            reason = self.redactor.text(f"the engine failed on it: {failure_reason(cause)}")
+            log.error(
+                "%s event %s kept in the quarantine: %s",
+                platform,
+                event.event_id,
+                reason,
+                exc_info=cause,
+            )
+            await self._quarantine(platform, reason, payload)
+            return None
 
     async def _ingest(self, event: ChatEvent, via: str | None) -> Outcome:
         return await self.engine.ingest(event, via)  # the engine and sink of the moment
@@ -122,10 +140,8 @@ class Host:
         await self.sink(emissions)
 
     async def _quarantine(self, platform: str, reason: str, payload: Mapping[str, Any]) -> None:
-        """Keep an unreadable payload for a person to look at, with its secrets redacted (the
-        reason too: a normaliser's message may quote the value it could not read)."""
-        reason = self.redactor.text(reason)
-        log.warning("unreadable %s payload: %s", platform, reason)
+        """Keep a payload for a person to look at, with its secrets redacted (`reason` comes
+        redacted: a normaliser's message may quote the value it could not read)."""
         text = quarantine_text(payload, self.redactor)
         async with self._writer, self.store.transaction():
             await self.store.quarantine(platform, reason, text, format_time(self.clock.now()))

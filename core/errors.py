@@ -17,6 +17,7 @@
     │   └── SessionError          no session agreed in `initialize` (harness_bridge/session.py)
     ├── ToolError             a chat tool call refused or malformed; the model reads why
     ├── ModelError            the model server failed or answered no chat completion
+    ├── IngestFailed          the engine failed on one event, rolled back (c2a/group_commit.py)
     ├── AccessRefused         a web chat request not from the web chat's own page
     └── HarnessUnreachable    an agent's harness cannot be started (c2a/probes.py)
 
