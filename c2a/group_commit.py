@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Final
 
 from core.emission import Emission, Outcome
 from core.errors import C2AError, StoreError
 from core.events import ChatEvent
-from core.store import Store
 
 __all__ = ["BATCH_LIMIT", "GroupCommit", "IngestFailed"]
 
@@ -43,6 +43,7 @@ class IngestFailed(C2AError, code="ingest_failed"):
     not the ledger's: its cause (`__cause__`) is what failed."""
 
 
+Transaction = Callable[[], AbstractAsyncContextManager[None]]
 Ingest = Callable[[ChatEvent, str | None], Awaitable[Outcome]]
 Sink = Callable[[list[Emission]], Awaitable[None]]
 
@@ -57,14 +58,15 @@ class _Waiting:
 
 
 class GroupCommit:
-    """Writes queued events in shared transactions, serialised with `writer`.
+    """Writes queued events in shared transactions (`transaction`: the engine's, so that one
+    rolled back has the engine fold its memory again), serialised with `writer`.
 
     `ingest` and `sink` are called through, not held: whoever owns them may swap what they
     reach (a reload replaces the engine's parts) between two batches."""
 
     def __init__(
         self,
-        store: Store,
+        transaction: Transaction,
         writer: asyncio.Lock,
         ingest: Ingest,
         sink: Sink,
@@ -73,7 +75,7 @@ class GroupCommit:
     ) -> None:
         if limit < 1:
             raise ValueError("a batch holds at least one event")
-        self.store = store
+        self.transaction = transaction
         self.writer = writer
         self.ingest = ingest
         self.sink = sink
@@ -145,7 +147,7 @@ class GroupCommit:
 
     async def _commit(self, batch: list[_Waiting]) -> None:
         try:
-            async with self.writer, self.store.transaction():
+            async with self.writer, self.transaction():
                 outcomes = [await self.ingest(w.event, w.via) for w in batch]
         except StoreError as exc:
             for waiting in batch:

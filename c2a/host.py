@@ -79,7 +79,7 @@ class Host:
         self.sink = sink
         self._writer = asyncio.Lock()
         self._commits = GroupCommit(
-            store,
+            self.engine.transaction,
             self._writer,
             self._ingest,
             self._sink,

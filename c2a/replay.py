@@ -207,7 +207,7 @@ async def _run_chunk(
     source: str,
 ) -> None:
     """One transaction: every line of the chunk is durable before any of its output is sent."""
-    async with engine.store.transaction():
+    async with engine.transaction():
         for number, line in chunk:
             stats.lines += 1
             try:

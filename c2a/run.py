@@ -216,7 +216,7 @@ class WorkspaceRun:
         await self.outbox.recover()
         if not self.store.shared:  # else another process may be writing the reply
             built_in = [a for a, h in self.harnesses.items() if isinstance(h, MailboxInMemory)]
-            async with self.store.transaction():
+            async with self.host.engine.transaction():
                 cut = await finish_cut_replies(self.host.engine)
                 told = await tell_again(self.host.engine, built_in)
                 await blocked_again(self.host.engine)
@@ -228,7 +228,7 @@ class WorkspaceRun:
             await self.leases.begin()
             self._loops.append(asyncio.create_task(self.leases.run(), name=f"leases-{self.name}"))
         self.outbox_loop.start()
-        swept = sweep(self.name, self.store, self.host.engine, self.dispatch)
+        swept = sweep(self.name, self.host.engine, self.dispatch)
         self._loops.append(asyncio.create_task(swept, name=f"sweep-{self.name}"))
         for name, connection in self.connections.items():
             await connection.start()

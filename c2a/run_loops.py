@@ -16,7 +16,6 @@ from core.emission import Emission
 from core.engine import Engine
 from core.outbox import Outbox
 from core.postgres.outage import during_outage
-from core.store import Store
 from harness_bridge.backends.registry import Harness
 
 __all__ = ["OUTBOX_EVERY", "RESTART_AFTER", "SWEEP_EVERY", "OutboxLoop", "supervise", "sweep"]
@@ -72,7 +71,6 @@ class OutboxLoop:
 
 async def sweep(
     name: str,
-    store: Store,
     engine: Engine,
     sink: Callable[[list[Emission]], Awaitable[None]],
 ) -> None:
@@ -85,7 +83,7 @@ async def sweep(
             await asyncio.wait_for(changed.wait(), SWEEP_EVERY)
         changed.clear()
         try:
-            async with store.transaction():
+            async with engine.transaction():
                 emissions = await engine.sweep()
             if emissions:
                 await sink(emissions)

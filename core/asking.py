@@ -96,11 +96,11 @@ async def _close(engine: Engine, question: Ask, verdict: Verdict) -> None:
 
 
 async def _queue(engine: Engine, action: Ask) -> None:
-    async with engine.store.transaction():
+    async with engine.transaction():
         await engine.queue_action(action, format_time(engine.clock.now()))
 
 
 async def _audit(engine: Engine, agent: str, outcome: str, detail: Mapping[str, object]) -> None:
     clean = engine.redactor.data(detail)
-    async with engine.store.transaction():
+    async with engine.transaction():
         await engine.store.audit(agent, "approval", outcome, clean, format_time(engine.clock.now()))

@@ -197,7 +197,7 @@ class Commands:
         """End every event `agent` owes an answer (`Engine.end_work`), then cancel it in its
         harness; returns how many."""
         engine = self.engine
-        async with engine.store.transaction():
+        async with engine.transaction():
             cancels = await engine.end_work(agent, f"stopped by {user}")
         if cancels and self.sink is not None:
             await self.sink(cancels)
@@ -220,14 +220,14 @@ class Commands:
 
     async def _mute(self, agent: str, until: datetime | None, *, muted: bool) -> None:
         engine = self.engine
-        async with engine.store.transaction():
+        async with engine.transaction():
             now = engine.clock.now()
             await record_mute(engine.store, engine.state, agent, now, until, muted=muted)
 
     async def _audit(self, agent: str, outcome: str, detail: dict[str, str]) -> None:
         engine = self.engine
         clean = engine.redactor.data(detail)
-        async with engine.store.transaction():
+        async with engine.transaction():
             stamp = format_time(engine.clock.now())
             await engine.store.audit(agent, "command", outcome, clean, stamp)
 

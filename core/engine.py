@@ -5,6 +5,12 @@ it durable in the ledger (deduplicated by event id), decides it for every agent 
 and has not had it yet, and returns the emissions for the harnesses and the outbox. The caller
 owns the transaction: emissions may be sent only after it commits.
 
+The engine's memory (`State`, what it has decided) is a fold of the ledger, changed with it in
+the caller's transaction, opened with `Engine.transaction`: when one is rolled back, what it
+changed in memory is not undone, so the memory no longer matches the ledger (a message taken
+again would count twice, or be read as the continuation of itself), and the next `ingest`
+folds the ledger afresh first.
+
 The engine is where text crosses into the host and out of it, so its `redactor` stands at both
 doors: every event's text loses its secrets in `ingest`, before the ledger, a delivery or a
 prompt sees it, and every outbound action's text in `queue_action`, before the outbox holds
@@ -13,6 +19,8 @@ it.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Final
 
 from core.acknowledgement import BlockedMarks, acknowledged, acknowledgement
@@ -42,7 +50,7 @@ from core.events import ChatEvent, EventKind
 from core.followup import FollowUp
 from core.handover import while_down
 from core.intent import IntentClassifier, rules_for
-from core.ledger_fold import LEFT_KIND, few_collections, fold_entry, pages
+from core.ledger_fold import LEFT_KIND, few_collections, fold_ledger
 from core.manifest import Workspace
 from core.redact import Redactor
 from core.signals import GlyphMap
@@ -83,6 +91,7 @@ class Engine:
         self.deliveries = LedgerDeliveries(store, clock, self.framer)
         self.state = State(workspace)
         self.folded = 0  # the last ledger sequence number in `state`
+        self._stale = False  # a transaction that may have changed the memory was rolled back
         self.unavailable = Unavailable()
         self.blocked = BlockedMarks()
         self.approvals = Approvals(clock, workspace.approvers())
@@ -101,32 +110,40 @@ class Engine:
         self.copies = DecidedCopies()
 
     async def rebuild(self) -> int:
-        """Fold the whole ledger into a fresh state (after a restart); returns events read."""
-        self.state = State(self.workspace)
-        self.folded = 0
+        """Fold the whole ledger into fresh memory (after a start, or once the memory stopped
+        matching the ledger); returns events read. Who is in which channel, as the platforms'
+        lookups said (not in the ledger), is kept. The new memory replaces the old only once
+        it is whole, so nothing deciding or answering meanwhile reads half of it."""
+        state = State(self.workspace)
+        for scope, agents in self.state.members.items():
+            state.members[scope] = set(agents)
         with few_collections():
-            return await self._fold()
+            count, folded = await self._fold(state, 0)
+        self.state, self.folded, self.copies, self._stale = state, folded, DecidedCopies(), False
+        return count
 
     async def catch_up(self) -> int:
         """Where other processes write the ledger too (`Store.shared`), fold in the events they
         committed since the last one this engine folded, and their claims, so this engine
         decides with the whole ledger, whichever process took each event. Call it in the
         transaction that decides (which holds the ledger: `Store.shared`); returns events read."""
-        return await self._fold()
-
-    async def _fold(self) -> int:
-        """Fold the ledger after `folded` and every unexpired claim into the state."""
-        count = 0
-        async for page in pages(self.store, self.folded):
-            for entry in page.entries:
-                received, stored = page.receipts_of(entry), page.deliveries_of(entry)
-                count += fold_entry(
-                    entry, received, stored, self.state, self.followup, self.decider
-                )
-                self.folded = entry.seq
-        for item, (agent, expires) in (await self.store.claims(self.clock.now())).items():
-            self.state.note_claim(item, agent, expires)
+        count, self.folded = await self._fold(self.state, self.folded)
         return count
+
+    async def _fold(self, state: State, after: int) -> tuple[int, int]:
+        now = self.clock.now()
+        return await fold_ledger(self.store, state, self.followup, self.decider, after, now)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """The store's transaction, for whatever changes the engine's memory with the ledger:
+        if it does not commit, the next `ingest` folds the memory afresh (`rebuild`)."""
+        try:
+            async with self.store.transaction():
+                yield
+        except BaseException:
+            self._stale = True
+            raise
 
     # ---- inbound -----------------------------------------------------------------------------
 
@@ -136,7 +153,9 @@ class Engine:
         event = self.redactor.event(event)
         if event.kind is _TYPING:
             return Outcome("transient", self._typing(event, via))
-        if self.store.shared:
+        if self._stale:
+            await self.rebuild()
+        elif self.store.shared:
             await self.catch_up()
         if event.batch:
             return await self._ingest_batch(event.batch, via)

@@ -142,7 +142,7 @@ class EnginePort:
             in_reply_to=message.in_reply_to,
         )
         why = f"answered with message {key}"
-        async with engine.store.transaction():
+        async with engine.transaction():
             queued = await engine.queue_action(post, self._now())
             # A repeat answers a question given back as failed: its answer was cut short, and
             # the new one, begun alike, is drawn over the same message (`core.restart`).
@@ -176,7 +176,7 @@ class EnginePort:
             event_id=in_reply_to,
             eta=eta,
         )
-        async with engine.store.transaction():
+        async with engine.transaction():
             queued = await engine.queue_action(action, self._now())
             disposition = reaction_disposition(delivery.decision.policy, signal)
             if queued and disposition is not None:
@@ -185,7 +185,7 @@ class EnginePort:
 
     async def claim(self, event_id: str) -> ClaimResult:
         delivery = await self._delivery(event_id)
-        async with self._engine.store.transaction():
+        async with self._engine.transaction():
             result, _ = await self._engine.claim(self._agent, event_id)
             if result.granted:
                 await self._dispose(delivery, Disposition.CLAIMED, "claimed")
@@ -199,7 +199,7 @@ class EnginePort:
 
     async def leave(self, conversation: str, thread: str | None = None) -> str:
         place = f"{conversation}/{thread}" if thread else conversation
-        async with self._engine.store.transaction():
+        async with self._engine.transaction():
             await self._engine.leave(self._agent, place)
         return place
 
@@ -272,7 +272,7 @@ class EnginePort:
 
     async def fail(self, event_ids: Sequence[str], reason: str) -> list[str]:
         recorded: list[str] = []
-        async with self._engine.store.transaction():
+        async with self._engine.transaction():
             for event_id in event_ids:
                 delivery = await self._mine(event_id)
                 if delivery is not None and delivery.disposition is None:
@@ -292,7 +292,7 @@ class EnginePort:
     async def record_call(self, call: ToolCall) -> None:
         """Redacted (`core.call_audit`)."""
         detail = audit_detail(call, self._engine.redactor)
-        async with self._engine.store.transaction():
+        async with self._engine.transaction():
             await self._engine.store.audit(
                 self._agent, call.tool, call.outcome, detail, self._now()
             )
@@ -319,18 +319,18 @@ class EnginePort:
 
     async def _settle(self, event_id: str, disposition: Disposition, why: str) -> Disposition:
         delivery = await self._delivery(event_id)
-        async with self._engine.store.transaction():
+        async with self._engine.transaction():
             await self._dispose(delivery, disposition, why)
         return disposition
 
     async def _queue(self, action: Edit | Delete) -> Queued:
-        async with self._engine.store.transaction():
+        async with self._engine.transaction():
             queued = await self._engine.queue_action(action, self._now())
         return Queued(action.key, queued)
 
     async def _queue_all(self, actions: Sequence[Action]) -> None:
         stamp = self._now()
-        async with self._engine.store.transaction():
+        async with self._engine.transaction():
             for action in actions:
                 await self._engine.queue_action(action, stamp)
 

@@ -1,8 +1,9 @@
 """Folding ledger records into the engine's memory, a page at a time, in sequence order.
 
-`Engine.rebuild` folds the whole ledger this way after a start, and `Engine.catch_up` folds the
-records other processes committed since its last one (where several share the ledger), so each
-record reaches the memory by the same path, whoever appended it. The ledger is read in pages
+`Engine.rebuild` folds the whole ledger this way (`fold_ledger`) after a start and whenever the
+memory stopped matching the ledger, and `Engine.catch_up` folds the records other processes
+committed since its last one (where several share the ledger), so each record reaches the
+memory by the same path, whoever appended it. The ledger is read in pages
 (`PAGE` records), each with the receipts and deliveries of all its events in one read apiece,
 not three reads a record; a record is then folded with what its page read for it: who received
 the event, the decisions made for it, and how each agent has ended it so far.
@@ -18,6 +19,7 @@ import gc
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from core.clock import parse_time
@@ -26,9 +28,18 @@ from core.deciding import Decider
 from core.followup import DIGEST_KIND, HANDOVER_KIND, FollowUp
 from core.mutes import MUTED_KIND, fold_mute
 from core.state import State
-from core.store import Deliveries, Ledger, LedgerEntry, StoredDelivery
+from core.store import Claims, Deliveries, Ledger, LedgerEntry, StoredDelivery
 
-__all__ = ["FOLD_THRESHOLDS", "LEFT_KIND", "PAGE", "Page", "few_collections", "fold_entry", "pages"]
+__all__ = [
+    "FOLD_THRESHOLDS",
+    "LEFT_KIND",
+    "PAGE",
+    "Page",
+    "few_collections",
+    "fold_entry",
+    "fold_ledger",
+    "pages",
+]
 
 LEFT_KIND = "x.c2a.left"
 PAGE = 1000
@@ -41,6 +52,10 @@ _CHAT_KINDS = frozenset(LEDGER_KINDS.values())
 
 class _Reads(Ledger, Deliveries, Protocol):
     """What a page is read from: the ledger and the deliveries of one database."""
+
+
+class _Folded(_Reads, Claims, Protocol):
+    """What the memory is folded from: the pages, and the claims held."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +113,27 @@ def few_collections() -> Iterator[None]:
         before = _folding.pop()
         if not _folding:
             gc.set_threshold(*before)
+
+
+async def fold_ledger(
+    store: _Folded,
+    state: State,
+    followup: FollowUp,
+    decider: Decider,
+    after: int,
+    now: datetime,
+) -> tuple[int, int]:
+    """Fold the records after sequence `after` and every claim unexpired at `now` into
+    `state`; returns the chat events read and the last sequence folded."""
+    count = 0
+    async for page in pages(store, after):
+        for entry in page.entries:
+            received, stored = page.receipts_of(entry), page.deliveries_of(entry)
+            count += fold_entry(entry, received, stored, state, followup, decider)
+            after = entry.seq
+    for item, (agent, expires) in (await store.claims(now)).items():
+        state.note_claim(item, agent, expires)
+    return count, after
 
 
 def fold_entry(

@@ -17,6 +17,7 @@ from core.clock import VirtualClock
 from core.emission import Delivery, Emission, Outcome
 from core.errors import StoreError
 from core.events import ChatEvent
+from core.manifest import Workspace
 from core.sqlite_store import SQLiteStore
 
 
@@ -59,7 +60,7 @@ def message(n: int) -> dict[str, Any]:
 Scenario = Callable[[Host, Ledger, list[list[Emission]]], Awaitable[None]]
 
 
-def with_host(scenario: Scenario, batch: int = 64) -> None:
+def with_host(scenario: Scenario, batch: int = 64, workspace: Workspace | None = None) -> None:
     async def main() -> None:
         sunk: list[list[Emission]] = []
 
@@ -69,7 +70,7 @@ def with_host(scenario: Scenario, batch: int = 64) -> None:
             sunk.append(emissions)
             ledger.sunk_after.append(ledger.commits)
 
-        host = Host(local_workspace(), ledger, VirtualClock(), sink, batch=batch)
+        host = Host(workspace or local_workspace(), ledger, VirtualClock(), sink, batch=batch)
         await host.start()
         ledger.commits = ledger.attempts = 0
         try:
@@ -215,6 +216,31 @@ def test_an_unreadable_payload_in_a_burst_is_quarantined_alone() -> None:
     with_host(scenario)
 
 
+def test_a_message_taken_again_after_a_refused_commit_is_decided_as_the_first_time() -> None:
+    """The engine's memory changed with the rolled-back transaction (a turn counted in the
+    person's budget): it is folded again from the ledger before the next event is decided,
+    so the retried message is not counted twice and the next one is not held over a budget
+    the person has not reached."""
+
+    async def scenario(host: Host, ledger: Ledger, sunk: list[list[Emission]]) -> None:
+        async def reason(n: int) -> str:
+            outcome = await host.receive("slack", message(n), "lead")
+            assert outcome is not None and outcome.status == "new"
+            (decided,) = [e.decision for e in outcome.emissions if isinstance(e, Delivery)]
+            return decided.reason
+
+        ledger.refuse_at = 1
+        with pytest.raises(StoreError):
+            await host.receive("slack", message(0), "lead")
+        assert [await reason(n) for n in (0, 1, 2)] == [
+            "direct_message",
+            "direct_message",
+            "over_budget",  # the third turn of a budget of two
+        ]
+
+    with_host(scenario, workspace=local_workspace(budget={"turns": 2, "window_s": 3600}))
+
+
 @pytest.mark.parametrize("limit", [0, -1])
 def test_a_batch_limit_below_one_is_refused(limit: int) -> None:
     from c2a.group_commit import GroupCommit
@@ -226,7 +252,7 @@ def test_a_batch_limit_below_one_is_refused(limit: int) -> None:
         raise AssertionError
 
     with pytest.raises(ValueError, match="at least one event"):
-        GroupCommit(SQLiteStore(":memory:"), asyncio.Lock(), ingest, sink, limit=limit)
+        GroupCommit(SQLiteStore(":memory:").transaction, asyncio.Lock(), ingest, sink, limit=limit)
 
 
 def test_a_leader_cancelled_mid_commit_fails_the_rest_of_its_batch_and_the_next_lands() -> None:

@@ -89,7 +89,8 @@ def test_the_sweep_runs_at_once_when_an_agent_goes_down_or_comes_back() -> None:
         engine: Any = Swept()
         store = SQLiteStore(":memory:")
         await store.open()
-        loop = asyncio.create_task(sweep("ws", store, engine, lambda _: asyncio.sleep(0)))
+        engine.transaction = store.transaction
+        loop = asyncio.create_task(sweep("ws", engine, lambda _: asyncio.sleep(0)))
         now = VirtualClock().now()
 
         async def swept(sweeps: int) -> None:

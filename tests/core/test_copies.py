@@ -52,13 +52,15 @@ async def started(members: tuple[str, ...] = ()) -> tuple[Engine, CountingStore]
 
 async def arrive(engine: Engine, via: str) -> Outcome:
     """`via`'s copy of the message, in a transaction of its own."""
-    async with engine.store.transaction():
+    async with engine.transaction():
         return await engine.ingest(copy_for(via), via)
 
 
 async def rolled_back(engine: Engine) -> None:
-    """`lead`'s copy ingested in a transaction that fails before it commits."""
-    async with engine.store.transaction():
+    """`lead`'s copy ingested in a transaction that fails before it commits (the engine's
+    memory is folded again before the next event: who is in the channel, which a platform's
+    lookup said and the ledger does not hold, is kept)."""
+    async with engine.transaction():
         await engine.ingest(copy_for("lead"), "lead")
         raise RuntimeError("the commit failed")
 
