@@ -8,7 +8,7 @@ nor handed to the host.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from adapters.webchat.normalise import PLATFORM, dm_channel
 from adapters.webchat.request import BrowserRequest
@@ -18,7 +18,9 @@ from core.commands import after_command
 if TYPE_CHECKING:
     from adapters.webchat.server import WebChat
 
-__all__ = ["answer_browser"]
+__all__ = ["BINARY_REFUSED", "answer_browser"]
+
+_OPS = ("post", "typing", "edit", "delete", "react", "unreact")
 
 
 async def answer_browser(chat: WebChat, raw: str, speakers: set[str]) -> dict[str, Any] | None:
@@ -26,12 +28,14 @@ async def answer_browser(chat: WebChat, raw: str, speakers: set[str]) -> dict[st
     `speakers` are the people the page has spoken as: each request adds its own."""
     try:
         request = BrowserRequest(raw)
+        op = request.text("op")
+        if op not in _OPS:
+            return _error(f"unknown op {op!r}: one of {', '.join(_OPS)}")
         user = request.text("as")
         if user not in chat.config.humans:
             people = ", ".join(chat.config.humans)
             return _error(f"{user!r} is not one of the people here ({people})")
         speakers.add(user)
-        op = request.text("op")
         if op in ("post", "typing"):
             channel = request.text("channel")
             if not _may_post(chat, user, channel):
@@ -54,11 +58,9 @@ async def answer_browser(chat: WebChat, raw: str, speakers: set[str]) -> dict[st
                 return _error(f"only the author of message {message_id} can {op} it")
             fields = {"text": request.said()} if op == "edit" else {}
             await chat.change(op, user, message_id, **fields)
-        elif op in ("react", "unreact"):
+        else:  # react, unreact
             kind = "reaction_added" if op == "react" else "reaction_removed"
             await chat.change(kind, user, request.text("id"), emoji=request.emoji())
-        else:
-            return _error(f"unknown op {op!r}")
     except (ValueError, LookupError) as exc:
         return _error(str(exc))
     return None
@@ -66,6 +68,9 @@ async def answer_browser(chat: WebChat, raw: str, speakers: set[str]) -> dict[st
 
 def _error(problem: str) -> dict[str, Any]:
     return {"op": "error", "text": problem}
+
+
+BINARY_REFUSED: Final = _error("a request is a JSON text frame, not a binary one")
 
 
 def _may_post(chat: WebChat, user: str, channel: str) -> bool:

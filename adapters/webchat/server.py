@@ -43,7 +43,7 @@ from adapters import Receive
 from adapters.webchat.access import Access, guard, secure_headers, url_host
 from adapters.webchat.asks import Asks, press_handler
 from adapters.webchat.attention import attention_of_people
-from adapters.webchat.browser import answer_browser
+from adapters.webchat.browser import BINARY_REFUSED, answer_browser
 from adapters.webchat.history import History, Message
 from adapters.webchat.manifest import WebchatWorkspace
 from adapters.webchat.normalise import PLATFORM, dm_channel, find_mentions
@@ -279,9 +279,12 @@ class WebChat:
             for message_id, agents in list(self._shown.items()):
                 await socket.send_json({"op": "attention", "id": message_id, "agents": agents})
             async for frame in socket:
-                if frame.type is not WSMsgType.TEXT:
+                if frame.type is WSMsgType.BINARY:
+                    reply: dict[str, Any] | None = BINARY_REFUSED
+                elif frame.type is WSMsgType.TEXT:
+                    reply = await answer_browser(self, frame.data, people)
+                else:
                     continue
-                reply = await answer_browser(self, frame.data, people)
                 if reply is not None:
                     await socket.send_json(reply)
         finally:

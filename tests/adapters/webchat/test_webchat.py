@@ -323,21 +323,25 @@ def test_bad_requests_get_an_error_and_the_socket_stays_open(tmp_path: Path) -> 
         await chat.request("post", channel="general")
         await chat.request("post", channel="dm:ben:lead", text="not my DM")
         await chat.request("fly", channel="general")
+        await chat.socket.send_str('{"op": "drop_tables"}')  # said before any missing field
+        await chat.socket.send_bytes(b'{"op": "post"}')
         # Half of a UTF-16 pair: JSON, but not Unicode text; before, the history's write failed
         # and the socket closed with a traceback in the log.
         await chat.socket.send_str(
             '{"op": "post", "as": "ana", "channel": "general", "text": "hi \\ud800 there"}'
         )
         errors = []
-        for _ in range(5):
+        for _ in range(7):
             frame = await chat.frame(lambda f: f["op"] == "error" and f not in errors)
             errors.append(frame)
         texts = [e["text"] for e in errors]
         assert "not JSON" in texts[0]
         assert "text must be a non-empty string" in texts[1]
         assert "cannot post in 'dm:ben:lead'" in texts[2]
-        assert "unknown op 'fly'" in texts[3]
-        assert texts[4].startswith("not JSON") and "surrogate" in texts[4]
+        assert texts[3] == "unknown op 'fly': one of post, typing, edit, delete, react, unreact"
+        assert texts[4].startswith("unknown op 'drop_tables'")
+        assert texts[5] == "a request is a JSON text frame, not a binary one"
+        assert texts[6].startswith("not JSON") and "surrogate" in texts[6]
         await chat.request("post", channel="general", text="still here")
         await chat.frame(lambda f: f["op"] == "message")
 
