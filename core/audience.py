@@ -56,6 +56,13 @@ class Audience:
             and (agent in members or agent in receivers or agent == author or agent in seen_before)
         ]
 
+    def typing_targets(self, event: ChatEvent, state: State, via: str | None) -> list[str]:
+        """Who a person's typing is told to: each agent's own connection reports it, so only
+        the agent whose connection received it (everyone who can see the conversation when
+        none is named)."""
+        receivers = self.receivers(event, via)
+        return receivers or self.seeing(event, state, receivers, set())
+
     def principal(self, event: ChatEvent) -> str:
         """Who the ledger records as the event's author: `agent:<id>` or `<platform>:<id>`."""
         agent = self.workspace.agent_for(event.platform, event.author.id)

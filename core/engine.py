@@ -5,11 +5,9 @@ it durable in the ledger (deduplicated by event id), decides it for every agent 
 and has not had it yet, and returns the emissions for the harnesses and the outbox. The caller
 owns the transaction: emissions may be sent only after it commits.
 
-The engine's memory (`State`, what it has decided) is a fold of the ledger, changed with it in
-the caller's transaction, opened with `Engine.transaction`: when one is rolled back, what it
-changed in memory is not undone, so the memory no longer matches the ledger (a message taken
-again would count twice, or be read as the continuation of itself), and the next `ingest`
-folds the ledger afresh first.
+The engine's memory (`State`) is a fold of the ledger, changed in the caller's transaction
+(`Engine.transaction`); a rollback does not undo it, so the next `ingest` after one folds the
+ledger afresh first (else a message taken again would count twice, or follow itself).
 
 The engine is where text crosses into the host and out of it, so its `redactor` stands at both
 doors: every event's text loses its secrets in `ingest`, before the ledger, a delivery or a
@@ -45,7 +43,7 @@ from core.copies import DecidedCopies
 from core.deciding import Decider
 from core.decision import Decision, Disposition, Policy
 from core.deliveries import Framer, LedgerDeliveries
-from core.emission import Cancel, Emission, Escalation, Outcome, Queued
+from core.emission import Cancel, Emission, Outcome, Queued
 from core.events import ChatEvent, EventKind
 from core.followup import FollowUp
 from core.handover import while_down
@@ -115,8 +113,7 @@ class Engine:
         lookups said (not in the ledger), is kept. The new memory replaces the old only once
         it is whole, so nothing deciding or answering meanwhile reads half of it."""
         state = State(self.workspace)
-        for scope, agents in self.state.members.items():
-            state.members[scope] = set(agents)
+        state.members = {scope: set(agents) for scope, agents in self.state.members.items()}
         with few_collections():
             count, folded = await self._fold(state, 0)
         self.state, self.folded, self.copies, self._stale = state, folded, DecidedCopies(), False
@@ -272,7 +269,7 @@ class Engine:
                 emissions.extend(await self.end_work(decision.agent, why, event.conversation.key))
             looped = looped or decision.reason == "loop_limit"
         if looped:
-            emissions.extend(await self._escalate_loop(event, stamp))
+            emissions.extend(await self.followup.escalate_loop(event, self.state.escalated, stamp))
         return emissions
 
     async def _delete(self, event: ChatEvent, stamp: str) -> list[Emission]:
@@ -280,13 +277,10 @@ class Engine:
         return await delete_message(event, self.state, self.store, self.workspace.agent_ids, stamp)
 
     def _typing(self, event: ChatEvent, via: str | None) -> list[Emission]:
-        """Typing is a passing hint, not a chat event: forwarded, never put in the ledger. Each
-        agent's own connection reports typing to it, so a copy goes only to the agent whose
-        connection received it (to everyone who can see the conversation when none is named)."""
+        """Typing is a passing hint, not a chat event: forwarded, never put in the ledger."""
         resolved = self.state.resolve(event)
-        receivers = self.audience.receivers(resolved, via)
+        targets = self.audience.typing_targets(resolved, self.state, via)
         author = self.workspace.agent_for(resolved.platform, resolved.author.id)
-        targets = receivers or self.audience.seeing(resolved, self.state, receivers, set())
         return typing_hints(resolved, targets, author)
 
     async def _signals(self, event: ChatEvent, decision: Decision, stamp: str) -> list[Emission]:
@@ -303,16 +297,6 @@ class Engine:
                 self.blocked.note(decision, action)
                 queued.append(Queued(decision.agent, action))
         return queued
-
-    async def _escalate_loop(self, event: ChatEvent, stamp: str) -> list[Emission]:
-        """A bot-to-bot loop that hit the limit is escalated to the lead once per run."""
-        key = event.conversation.key
-        if key in self.state.escalated:
-            return []
-        lead = self.workspace.lead
-        if not await self.store.record_escalation(lead, "loop_limit", key, event.event_id, stamp):
-            return []
-        return [Escalation(lead, "loop_limit", key, event.event_id)]
 
     # ---- out ---------------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The host's follow-ups on what nobody did: reminders and escalations of unanswered
-`must_respond` events, notices to people while an agent's harness is down, and digests. A
-reminder, like a hand-over (`core.handover`), is a record that stands for an earlier event
-under an id of its own (`follow_up_data`, `follows_up`).
+`must_respond` events, the escalation of a bot loop (`escalate_loop`), notices to people while
+an agent's harness is down, and digests. A reminder, like a hand-over (`core.handover`), is a
+record that stands for an earlier event under an id of its own (`follow_up_data`,
+`follows_up`).
 
 Everything here runs from `Engine.sweep`, on the engine's clock, inside the caller's
 transaction, and keeps its progress in the ledger (reminder and digest records, delivery
@@ -248,6 +249,19 @@ class FollowUp:
         if not await self.store.record_escalation(lead, "unanswered", where, original, stamp):
             return []
         return [Escalation(lead, "unanswered", where, original, f"agent:{reminder.agent}")]
+
+    async def escalate_loop(
+        self, event: ChatEvent, escalated: set[str], stamp: str
+    ) -> list[Emission]:
+        """A bot-to-bot loop that hit the limit in `event`'s conversation is escalated to the
+        lead once per run (`escalated`: the conversations already escalated)."""
+        key = event.conversation.key
+        if key in escalated:
+            return []
+        lead = self.workspace.lead
+        if not await self.store.record_escalation(lead, "loop_limit", key, event.event_id, stamp):
+            return []
+        return [Escalation(lead, "loop_limit", key, event.event_id)]
 
 
 async def follow_up_data(
