@@ -11,8 +11,7 @@ ledger afresh first (else a message taken again would count twice, or follow its
 
 The engine is where text crosses into the host and out of it, so its `redactor` stands at both
 doors: every event's text loses its secrets in `ingest`, before the ledger, a delivery or a
-prompt sees it, and every outbound action's text in `queue_action`, before the outbox holds
-it.
+prompt sees it, and every outbound action's text in `queue_action`, before the outbox does.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from typing import Final
 from core.acknowledgement import BlockedMarks, acknowledged, acknowledgement
 from core.action_records import to_record
 from core.actions import Action, redacted
+from core.agent_records import disposed, left
 from core.approvals import Approvals
 from core.attention_context import Context
 from core.audience import Audience, in_channel, outside_thread
@@ -48,11 +48,12 @@ from core.events import ChatEvent, EventKind
 from core.followup import FollowUp
 from core.handover import while_down
 from core.intent import IntentClassifier, rules_for
-from core.ledger_fold import LEFT_KIND, few_collections, fold_ledger
+from core.ledger_fold import few_collections, fold_ledger
 from core.manifest import Workspace
 from core.redact import Redactor
 from core.signals import GlyphMap
 from core.state import State
+from core.state_records import message_of
 from core.store import ClaimResult, Store
 
 __all__ = ["Engine"]
@@ -362,7 +363,9 @@ class Engine:
         recorded = await self.store.set_disposition(event_id, agent, disposition, reason, stamp)
         event = await self.event(event_id) if recorded else None
         if event is not None:
-            self.state.note_disposition(event, agent, disposition)
+            self.state.note_disposition(event_id, message_of(event), agent, disposition)
+            if self.store.shared:  # for the other processes' memories (`catch_up`)
+                await self.store.append(*disposed(event, agent, disposition, stamp))
         return recorded
 
     def owed(self, agent: str) -> list[str]:
@@ -387,10 +390,7 @@ class Engine:
     async def leave(self, agent: str, place: str) -> None:
         """The agent leaves a conversation (`<channel>` or `<channel>/<thread>`) until it is
         named or DMed there again; kept in the ledger, so it outlasts a restart."""
-        now = self.clock.now()
-        record_id = f"left:{agent}:{place}@{format_time(now)}"
-        data = {"agent": agent, "place": place}
-        await self.store.append(record_id, LEFT_KIND, f"agent:{agent}", data, format_time(now))
+        await self.store.append(*left(agent, place, self.clock.now()))
         self.state.left.add((agent, place))
 
     async def event(self, event_id: str) -> ChatEvent | None:

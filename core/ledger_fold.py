@@ -22,17 +22,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from core.agent_records import DISPOSED_KIND, LEFT_KIND
 from core.clock import parse_time
 from core.codec import LEDGER_KINDS, event_from_data
 from core.deciding import Decider
+from core.decision import Disposition
 from core.followup import DIGEST_KIND, HANDOVER_KIND, FollowUp
 from core.mutes import MUTED_KIND, fold_mute
 from core.state import State
+from core.state_records import message_of
 from core.store import Claims, Deliveries, Ledger, LedgerEntry, StoredDelivery
 
 __all__ = [
     "FOLD_THRESHOLDS",
-    "LEFT_KIND",
     "PAGE",
     "Page",
     "few_collections",
@@ -41,7 +43,6 @@ __all__ = [
     "pages",
 ]
 
-LEFT_KIND = "x.c2a.left"
 PAGE = 1000
 # Young objects per collection, young collections per middle one, middle per full one, while a
 # whole ledger is folded (as `c2a run` sets them once it has started).
@@ -150,6 +151,11 @@ def fold_entry(
     if entry.kind == LEFT_KIND:
         state.left.add((entry.data["agent"], entry.data["place"]))
         return False
+    if entry.kind == DISPOSED_KIND:  # another process's (`Engine.dispose`)
+        data = entry.data
+        disposition = Disposition(data["disposition"])
+        state.note_disposition(data["event"], data["message"], data["agent"], disposition)
+        return False
     if entry.kind == MUTED_KIND:
         fold_mute(state, entry.data)
         return False
@@ -171,5 +177,6 @@ def fold_entry(
         decider.note_question(event, entry.seq, waiting, parse_time(entry.ts), state)
     for delivery in stored:
         if delivery.disposition is not None:
-            state.note_disposition(event, delivery.decision.agent, delivery.disposition)
+            agent, disposition = delivery.decision.agent, delivery.disposition
+            state.note_disposition(event.event_id, message_of(event), agent, disposition)
     return True

@@ -39,6 +39,7 @@ from core.state_records import (
     ThreadRecord,
     kept_decision,
     message_key,
+    message_of,
     root_thread,
 )
 
@@ -148,11 +149,8 @@ class State:
 
     def target(self, event: ChatEvent) -> MessageRecord | None:
         """The message an edit, delete or reaction is about (or the message itself)."""
-        if event.message_id is None:
-            return None
-        return self.messages.get(
-            message_key(event.platform, event.conversation.id, event.message_id)
-        )
+        key = message_of(event)
+        return self.messages.get(key) if key is not None else None
 
     def replied_message(self, event: ChatEvent) -> MessageRecord | None:
         if event.reply_to is None:
@@ -254,24 +252,22 @@ class State:
         """Fold a message in; returns its record (None: no native id, or not held)."""
         conversation = event.conversation
         author_agent = self.workspace.agent_for(event.platform, event.author.id)
-        target = None
-        if event.message_id is not None:
-            key = message_key(event.platform, conversation.id, event.message_id)
-            target = self.messages.get(key)
-            if target is None:  # held once, when first seen: the first evicted
-                self.messages.hold(
-                    key,
-                    MessageRecord(
-                        event_id=event.event_id,
-                        latest=event.event_id,
-                        author_id=event.author.id,
-                        author_agent=author_agent,
-                        conversation=conversation,
-                        text=event.text,
-                        versions=[event.event_id],
-                    ),
-                )
-                target = self.messages.get(key)  # None only past a limit of nothing
+        key = message_of(event)
+        target = self.messages.get(key) if key is not None else None
+        if key is not None and target is None:  # held once, when first seen: the first evicted
+            self.messages.hold(
+                key,
+                MessageRecord(
+                    event_id=event.event_id,
+                    latest=event.event_id,
+                    author_id=event.author.id,
+                    author_agent=author_agent,
+                    conversation=conversation,
+                    text=event.text,
+                    versions=[event.event_id],
+                ),
+            )
+            target = self.messages.get(key)  # None only past a limit of nothing
         if conversation.kind is _THREAD:
             self._note_thread_post(event, author_agent)
         if author_agent is not None:
@@ -392,9 +388,12 @@ class State:
         if self.obligations.pop((event_id, agent), False):
             self.busy[agent] = max(0, self.busy.get(agent, 0) - 1)
 
-    def note_disposition(self, event: ChatEvent, agent: str, disposition: Disposition) -> None:
-        """An agent ended an event: its obligation closes, and an answer marks the message."""
-        self.close_obligation(event.event_id, agent)
-        target = self.target(event)
+    def note_disposition(
+        self, event_id: str, message: str | None, agent: str, disposition: Disposition
+    ) -> None:
+        """An agent ended an event (about the message keyed `message`): its obligation
+        closes, and an answer marks the message."""
+        self.close_obligation(event_id, agent)
+        target = self.messages.get(message) if message is not None else None
         if target is not None and disposition in _ANSWERED:
             target.answered.add(agent)

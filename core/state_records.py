@@ -18,6 +18,7 @@ __all__ = [
     "ThreadRecord",
     "kept_decision",
     "message_key",
+    "message_of",
     "root_thread",
 ]
 
@@ -25,6 +26,13 @@ __all__ = [
 def message_key(platform: str, conversation_id: str, message_id: str) -> str:
     """The key of a native message: platform, channel and native id (an id may be per channel)."""
     return f"{platform}:{conversation_id}:{message_id}"
+
+
+def message_of(event: ChatEvent) -> str | None:
+    """The key of the message an event is about (`message_key`), if it is about one."""
+    if event.message_id is None:
+        return None
+    return message_key(event.platform, event.conversation.id, event.message_id)
 
 
 def kept_decision(decision: Decision, event: ChatEvent) -> Decision:

@@ -140,5 +140,7 @@ def pending(url: str) -> int:
 
 
 def ledger_ids(url: str) -> list[str]:
+    """The ids of the chat events in the ledger (not the host's own `x.c2a.*` records)."""
     with psycopg.connect(url) as db:
-        return [str(r[0]) for r in db.execute("SELECT id FROM burst.events")]
+        rows = db.execute("SELECT id FROM burst.events WHERE kind NOT LIKE 'x.c2a.%'")
+        return [str(r[0]) for r in rows]

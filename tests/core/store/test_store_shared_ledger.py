@@ -13,13 +13,22 @@ from typing import Any
 
 import psycopg
 import pytest
-from builders import FLAT_BASE, HUMAN2, LEAD, W1, local_workspace, slack_body, slack_join
+from builders import (
+    FLAT_BASE,
+    HUMAN2,
+    LEAD,
+    W1,
+    local_workspace,
+    slack_body,
+    slack_edit,
+    slack_join,
+)
 from builders import slack_message as said
 from store_backends import PostgresBackend
 
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
-from core.decision import Decision
+from core.decision import Decision, Disposition
 from core.engine import Engine
 from core.errors import StoreError
 from core.postgres.connection import _HOLD, channel
@@ -116,6 +125,49 @@ def test_an_engine_takes_in_the_claims_another_process_granted(
         assert second.folded == first.folded
 
     postgres.run_together(2, together)
+
+
+def test_an_engine_takes_in_the_answers_another_process_recorded(
+    postgres: PostgresBackend,
+) -> None:
+    """The lead's harness runs in the first process, which records its answer; the question's
+    edit reaches the second. It is decided as one engine would: edited after the answer, so
+    the lead may clarify but is not asked the same question again, and it owes no answer to
+    the question it answered (a responder chosen by fewest obligations sees it so)."""
+
+    async def together(stores: list[Store]) -> Decision:
+        clock = VirtualClock(START + timedelta(seconds=11))
+        first, second = (Engine(local_workspace(), store, clock) for store in stores)
+        joined = normalise(slack_body(slack_join(LEAD)))
+        question = normalise(slack_body(said(QUESTION, f"<@{LEAD}> restart nginx?")))
+        assert joined is not None and question is not None
+        async with first.transaction():
+            await first.ingest(joined)
+            await first.ingest(question)
+        async with second.transaction():
+            await second.catch_up()
+        assert second.owed("lead") == [question.event_id]
+        async with first.transaction():
+            await first.dispose("lead", question.event_id, Disposition.RESPONDED, "answered")
+        edited = f"{FLAT_BASE + 30}.000100"
+        fixed = slack_edit(
+            QUESTION, edited, f"<@{LEAD}> restart nginx?", f"<@{LEAD}> restart nginx!"
+        )
+        edit = normalise(slack_body(fixed))
+        assert edit is not None
+        clock.set(START + timedelta(seconds=31))
+        async with second.transaction():
+            outcome = await second.ingest(edit)
+        assert second.owed("lead") == []
+        (decision,) = [
+            e.decision
+            for e in outcome.emissions
+            if getattr(e, "agent", None) == "lead" and hasattr(e, "decision")
+        ]
+        return decision
+
+    decision = postgres.run_together(2, together)
+    assert (decision.reason, decision.policy.value) == ("edited_after_response", "may_respond")
 
 
 def test_an_append_waits_for_another_process_s_open_transaction_and_commits_after_it(

@@ -1,0 +1,47 @@
+"""The ledger records of what an agent did that the engine's memory must know at its next fold:
+it left a conversation (`x.c2a.left`), and, where several processes share the ledger, it
+ended an event (`x.c2a.disposed`: the delivery row says so too, but another process's memory
+folds only records, `Engine.catch_up`). Pure: each function gives the `Ledger.append`
+arguments; `core.ledger_fold` folds them back.
+
+An ended event's record names the event and its message (`message_of`), never its text, so a
+delete that blanks the text leaves nothing of it here.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Final
+
+from core.clock import format_time
+from core.decision import Disposition
+from core.events import ChatEvent
+from core.state_records import message_of
+
+__all__ = ["DISPOSED_KIND", "LEFT_KIND", "Record", "disposed", "left"]
+
+LEFT_KIND: Final = "x.c2a.left"
+DISPOSED_KIND: Final = "x.c2a.disposed"
+
+Record = tuple[str, str, str, dict[str, Any], str]
+"""`Ledger.append`'s arguments: the record's id, kind, author, data and time."""
+
+
+def left(agent: str, place: str, now: datetime) -> Record:
+    """`agent` left `place` (`<channel>` or `<channel>/<thread>`) at `now`."""
+    stamp = format_time(now)
+    data = {"agent": agent, "place": place}
+    return f"left:{agent}:{place}@{stamp}", LEFT_KIND, f"agent:{agent}", data, stamp
+
+
+def disposed(event: ChatEvent, agent: str, disposition: Disposition, stamp: str) -> Record:
+    """`agent` ended `event` with `disposition` (one record a disposition: a second of the
+    same is the same record)."""
+    data = {
+        "agent": agent,
+        "event": event.event_id,
+        "message": message_of(event),
+        "disposition": disposition.value,
+    }
+    record_id = f"disposed:{agent}:{event.event_id}:{disposition.value}"
+    return record_id, DISPOSED_KIND, f"agent:{agent}", data, stamp
