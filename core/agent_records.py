@@ -1,7 +1,8 @@
-"""The ledger records of what an agent did that the engine's memory must know at its next fold:
-it left a conversation (`x.c2a.left`), and, where several processes share the ledger, it
-ended an event (`x.c2a.disposed`: the delivery row says so too, but another process's memory
-folds only records, `Engine.catch_up`). Pure: each function gives the `Ledger.append`
+"""The ledger records the engine's memory must know at its next fold: an agent left a
+conversation (`x.c2a.left`), and, where several processes share the ledger, an agent ended an
+event (`x.c2a.disposed`) and a later copy of an event was decided for more agents
+(`x.c2a.decided`): the delivery rows say so too, but another process's memory folds only
+records after its last (`Engine.catch_up`). Pure: each function gives the `Ledger.append`
 arguments; `core.ledger_fold` folds them back.
 
 An ended event's record names the event and its message (`message_of`), never its text, so a
@@ -18,10 +19,19 @@ from core.decision import Disposition
 from core.events import ChatEvent
 from core.state_records import message_of
 
-__all__ = ["DISPOSED_KIND", "LEFT_KIND", "Record", "disposed", "left"]
+__all__ = [
+    "DECIDED_KIND",
+    "DISPOSED_KIND",
+    "LEFT_KIND",
+    "Record",
+    "decided_later",
+    "disposed",
+    "left",
+]
 
 LEFT_KIND: Final = "x.c2a.left"
 DISPOSED_KIND: Final = "x.c2a.disposed"
+DECIDED_KIND: Final = "x.c2a.decided"
 
 Record = tuple[str, str, str, dict[str, Any], str]
 """`Ledger.append`'s arguments: the record's id, kind, author, data and time."""
@@ -45,3 +55,10 @@ def disposed(event: ChatEvent, agent: str, disposition: Disposition, stamp: str)
     }
     record_id = f"disposed:{agent}:{event.event_id}:{disposition.value}"
     return record_id, DISPOSED_KIND, f"agent:{agent}", data, stamp
+
+
+def decided_later(event_id: str, agents: list[str], stamp: str) -> Record:
+    """A copy of `event_id` that came later was decided for `agents` (never decided for them
+    before, so one record a copy)."""
+    data = {"event": event_id, "agents": agents}
+    return f"decided:{event_id}:{'+'.join(agents)}", DECIDED_KIND, "host", data, stamp

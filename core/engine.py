@@ -12,6 +12,10 @@ ledger afresh first (else a message taken again would count twice, or follow its
 The engine is where text crosses into the host and out of it, so its `redactor` stands at both
 doors: every event's text loses its secrets in `ingest`, before the ledger, a delivery or a
 prompt sees it, and every outbound action's text in `queue_action`, before the outbox does.
+
+It is the one module of the core over 400 lines, as the place where the ledger, the memory
+and the decisions meet; what can stand alone is in its own module (`core.ledger_fold`,
+`core.deciding`, `core.changes`, `core.followup`, `core.handover`, `core.agent_records`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Final
 from core.acknowledgement import BlockedMarks, acknowledged, acknowledgement
 from core.action_records import to_record
 from core.actions import Action, redacted
-from core.agent_records import disposed, left
+from core.agent_records import decided_later, disposed, left
 from core.approvals import Approvals
 from core.attention_context import Context
 from core.audience import Audience, in_channel, outside_thread
@@ -234,12 +238,25 @@ class Engine:
             await self.store.record_decisions(seq, decisions, stamp, reserve=True)
             copies = dict.fromkeys(outside, channel) if outside else {}
             emissions.extend(await self._tell(resolved, copies, decisions, seq, ctx, stamp))
-        state.apply(resolved, decisions, first=first)
-        if first:
-            self.copies.note(resolved.event_id, [d.agent for d in decisions])
-        self.decider.note_question(resolved, seq, decisions, now, state)
-        await self.decider.answered_in_gap(resolved, ctx, first, state)
+        await self._remember(resolved, decisions, first, seq, ctx)
         return first, emissions
+
+    async def _remember(
+        self, event: ChatEvent, decisions: list[Decision], first: bool, seq: int, ctx: Context
+    ) -> None:
+        """Fold an event and its decisions into the memory. Where other processes share the
+        ledger, decisions on a later copy are also recorded for their memories (`catch_up`;
+        this one has them, so it folds past the record)."""
+        state = self.state
+        state.apply(event, decisions, first=first)
+        agents = [d.agent for d in decisions]
+        if first:
+            self.copies.note(event.event_id, agents)
+        elif agents and self.store.shared:
+            later = decided_later(event.event_id, agents, format_time(ctx.now))
+            self.folded = await self.store.append(*later) or self.folded
+        self.decider.note_question(event, seq, decisions, ctx.now, state)
+        await self.decider.answered_in_gap(event, ctx, first, state)
 
     async def _tell(
         self,

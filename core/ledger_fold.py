@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from core.agent_records import DISPOSED_KIND, LEFT_KIND
+from core.agent_records import DECIDED_KIND, DISPOSED_KIND, LEFT_KIND
 from core.clock import parse_time
 from core.codec import LEDGER_KINDS, event_from_data
 from core.deciding import Decider
@@ -126,15 +126,38 @@ async def fold_ledger(
 ) -> tuple[int, int]:
     """Fold the records after sequence `after` and every claim unexpired at `now` into
     `state`; returns the chat events read and the last sequence folded."""
-    count = 0
+    count, start = 0, after
     async for page in pages(store, after):
         for entry in page.entries:
-            received, stored = page.receipts_of(entry), page.deliveries_of(entry)
-            count += fold_entry(entry, received, stored, state, followup, decider)
+            if entry.kind == DECIDED_KIND:
+                await _fold_decided(store, entry, start, state, decider)
+            else:
+                received, stored = page.receipts_of(entry), page.deliveries_of(entry)
+                count += fold_entry(entry, received, stored, state, followup, decider)
             after = entry.seq
     for item, (agent, expires) in (await store.claims(now)).items():
         state.note_claim(item, agent, expires)
     return count, after
+
+
+async def _fold_decided(
+    store: _Folded, entry: LedgerEntry, start: int, state: State, decider: Decider
+) -> None:
+    """Another process decided a later copy of an event for more agents (`x.c2a.decided`).
+    Folded only when this memory took the event in before (at or before `start`, where this
+    fold began); an event folded in the same fold came with every decision made for it."""
+    event_id, agents = entry.data["event"], set(entry.data["agents"])
+    seq = await store.sequence_of(event_id)
+    original = await store.entry(seq) if seq is not None and seq <= start else None
+    if original is None:
+        return
+    event = event_from_data(original.data)
+    state.note_vias(event, await store.receipts(event_id))
+    stored = [d for d in await store.deliveries(event_id) if d.decision.agent in agents]
+    state.apply(event, [d.decision for d in stored], first=False)
+    waiting = [d.decision for d in stored if d.status == "pending"]
+    if waiting:
+        decider.note_question(event, original.seq, waiting, parse_time(entry.ts), state)
 
 
 def fold_entry(

@@ -170,6 +170,57 @@ def test_an_engine_takes_in_the_answers_another_process_recorded(
     assert (decision.reason, decision.policy.value) == ("edited_after_response", "may_respond")
 
 
+def test_an_engine_takes_in_what_another_process_decided_on_a_later_copy(
+    postgres: PostgresBackend,
+) -> None:
+    """Slack sends a channel message to each agent's app. The first process takes the lead's
+    copy while nothing says worker-1 is in the channel, and decides it for the lead alone; the
+    second takes worker-1's copy and decides it for worker-1, whom it asks. The first process
+    then knows worker-1 is in the channel and owes the question, as one engine that took both
+    copies knows, and decides the asker's next line for worker-1 as that engine does."""
+    question = said(QUESTION, f"<@{W1}> is the deploy done?")
+    follow = said(f"{FLAT_BASE + 14}.000100", "it was started an hour ago")
+
+    async def decide(engines: list[Engine]) -> tuple[list[str], list[Decision]]:
+        first, second = engines[0], engines[-1]
+        copies = [(first, "lead", question), (second, "worker-1", question), (first, "", follow)]
+        for engine, via, body in copies:
+            event = normalise(slack_body(body, via=via or None))
+            assert event is not None
+            async with engine.transaction():
+                await engine.ingest(event, via or None)
+        last = normalise(slack_body(follow))
+        assert last is not None
+        return first.owed("worker-1"), [
+            d.decision for d in await first.store.deliveries(last.event_id)
+        ]
+
+    async def one() -> tuple[list[str], list[Decision]]:
+        store = SQLiteStore(":memory:")
+        await store.open()
+        try:
+            return await decide(
+                [Engine(local_workspace(), store, VirtualClock(START + timedelta(seconds=15)))]
+            )
+        finally:
+            await store.close()
+
+    async def together(stores: list[Store]) -> tuple[list[str], list[Decision]]:
+        clock = VirtualClock(START + timedelta(seconds=15))
+        engines = [Engine(local_workspace(), store, clock) for store in stores]
+        decided = await decide(engines)
+        # A start folds the record's decisions once, with the event they were made for.
+        restarted = Engine(local_workspace(), stores[0], clock)
+        await restarted.rebuild()
+        assert restarted.owed("worker-1") == decided[0]
+        assert restarted.state.turns == engines[0].state.turns
+        return decided
+
+    expected = asyncio.run(one())
+    assert len(expected[0]) == 1 and "worker-1" in [d.agent for d in expected[1]]
+    assert postgres.run_together(2, together) == expected
+
+
 def test_an_append_waits_for_another_process_s_open_transaction_and_commits_after_it(
     postgres: PostgresBackend,
 ) -> None:
