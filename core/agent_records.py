@@ -1,7 +1,8 @@
 """The ledger records the engine's memory must know at its next fold: an agent left a
 conversation (`x.c2a.left`), and, where several processes share the ledger, an agent ended an
-event (`x.c2a.disposed`) and a later copy of an event was decided for more agents
-(`x.c2a.decided`): the delivery rows say so too, but another process's memory folds only
+event (`x.c2a.disposed`), a later copy of an event was decided for more agents
+(`x.c2a.decided`) and a waiting question was found answered in the gap (`x.c2a.revised`):
+the delivery rows say so too, but another process's memory folds only
 records after its last (`Engine.catch_up`). Pure: each function gives the `Ledger.append`
 arguments; `core.ledger_fold` folds them back.
 
@@ -23,15 +24,18 @@ __all__ = [
     "DECIDED_KIND",
     "DISPOSED_KIND",
     "LEFT_KIND",
+    "REVISED_KIND",
     "Record",
     "decided_later",
     "disposed",
     "left",
+    "revised",
 ]
 
 LEFT_KIND: Final = "x.c2a.left"
 DISPOSED_KIND: Final = "x.c2a.disposed"
 DECIDED_KIND: Final = "x.c2a.decided"
+REVISED_KIND: Final = "x.c2a.revised"
 
 Record = tuple[str, str, str, dict[str, Any], str]
 """`Ledger.append`'s arguments: the record's id, kind, author, data and time."""
@@ -62,3 +66,10 @@ def decided_later(event_id: str, agents: list[str], stamp: str) -> Record:
     before, so one record a copy)."""
     data = {"event": event_id, "agents": agents}
     return f"decided:{event_id}:{'+'.join(agents)}", DECIDED_KIND, "host", data, stamp
+
+
+def revised(event_id: str, agent: str, stamp: str) -> Record:
+    """`agent`'s waiting delivery of `event_id` was revised (`core.revisions.answered_in_gap`);
+    the revised decision is in its delivery row."""
+    data = {"event": event_id, "agent": agent}
+    return f"revised:{agent}:{event_id}", REVISED_KIND, "host", data, stamp

@@ -10,9 +10,10 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Final
 
+from core.agent_records import revised as revised_record
 from core.attention import ChatterShape, assess, chatter_shape
 from core.attention_context import Context
-from core.clock import parse_time
+from core.clock import format_time, parse_time
 from core.codec import event_from_data
 from core.constraints import constrain, over_budget, select_responder
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
@@ -175,5 +176,8 @@ class Decider:
                 if revised is not None and await store.revise_pending(seq, revised):
                     state.note_revised(question, revised)
                     agents.discard(decision.agent)
+                    if store.shared:  # for the other processes' memories (`catch_up`)
+                        stamp = format_time(ctx.now)
+                        await store.append(*revised_record(question.event_id, revised.agent, stamp))
             if not agents:
                 del state.late_questions[seq]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from core.agent_records import DECIDED_KIND, DISPOSED_KIND, LEFT_KIND
+from core.agent_records import DECIDED_KIND, DISPOSED_KIND, LEFT_KIND, REVISED_KIND
 from core.clock import parse_time
 from core.codec import LEDGER_KINDS, event_from_data
 from core.deciding import Decider
@@ -131,6 +131,8 @@ async def fold_ledger(
         for entry in page.entries:
             if entry.kind == DECIDED_KIND:
                 await _fold_decided(store, entry, start, state, decider)
+            elif entry.kind == REVISED_KIND:
+                await _fold_revised(store, entry, state)
             else:
                 received, stored = page.receipts_of(entry), page.deliveries_of(entry)
                 count += fold_entry(entry, received, stored, state, followup, decider)
@@ -158,6 +160,17 @@ async def _fold_decided(
     waiting = [d.decision for d in stored if d.status == "pending"]
     if waiting:
         decider.note_question(event, original.seq, waiting, parse_time(entry.ts), state)
+
+
+async def _fold_revised(store: _Folded, entry: LedgerEntry, state: State) -> None:
+    """A waiting delivery another process revised (`x.c2a.revised`): the revised decision, read
+    back from the ledger, replaces the one held. Folding it twice changes nothing."""
+    event_id, agent = entry.data["event"], entry.data["agent"]
+    seq = await store.sequence_of(event_id)
+    original = await store.entry(seq) if seq is not None else None
+    mine = [d.decision for d in await store.deliveries(event_id) if d.decision.agent == agent]
+    if original is not None and mine:
+        state.note_revised(event_from_data(original.data), mine[0])
 
 
 def fold_entry(

@@ -221,6 +221,45 @@ def test_an_engine_takes_in_what_another_process_decided_on_a_later_copy(
     assert postgres.run_together(2, together) == expected
 
 
+def test_an_engine_takes_in_a_question_another_process_found_answered_in_the_gap(
+    postgres: PostgresBackend,
+) -> None:
+    """After an outage the processes read what was missed. The first takes a late question to
+    the lead; the second a late reply from another person that answers it, which makes the
+    lead's waiting `must_respond` a `may_respond`. The first then no longer holds the lead as
+    owing the question, as one engine that took both does not."""
+    asked = said("1767225600.000100", f"<@{LEAD}> is the deploy blocked?")
+    answered = said("1767225660.000100", "yes, CI is red", user=HUMAN2, thread_ts=asked["ts"])
+
+    async def decide(engines: list[Engine]) -> list[str]:
+        first, second = engines[0], engines[-1]
+        for engine, body in ((first, asked), (second, answered)):
+            event = normalise(slack_body(body, via="lead"))
+            assert event is not None
+            async with engine.transaction():
+                await engine.ingest(event, "lead")
+        async with first.transaction():
+            await first.catch_up()
+        return first.owed("lead")
+
+    late = START + timedelta(minutes=4)  # read late, within the question's deadline
+
+    async def one() -> list[str]:
+        store = SQLiteStore(":memory:")
+        await store.open()
+        try:
+            return await decide([Engine(local_workspace(), store, VirtualClock(late))])
+        finally:
+            await store.close()
+
+    async def together(stores: list[Store]) -> list[str]:
+        clock = VirtualClock(late)
+        return await decide([Engine(local_workspace(), store, clock) for store in stores])
+
+    assert asyncio.run(one()) == []
+    assert postgres.run_together(2, together) == []
+
+
 def test_an_append_waits_for_another_process_s_open_transaction_and_commits_after_it(
     postgres: PostgresBackend,
 ) -> None:
