@@ -24,7 +24,7 @@ from builders import (
     slack_join,
 )
 from builders import slack_message as said
-from store_backends import PostgresBackend
+from store_backends import PostgresBackend, in_memory
 
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
@@ -77,12 +77,9 @@ async def decide_all(engines: list[Engine]) -> list[list[Decision]]:
 
 
 async def alone() -> list[list[Decision]]:
-    store = SQLiteStore(":memory:")
-    await store.open()
-    try:
-        return await decide_all([Engine(local_workspace(), store, VirtualClock(START))])
-    finally:
-        await store.close()
+    return await in_memory(
+        lambda store: decide_all([Engine(local_workspace(), store, VirtualClock(START))])
+    )
 
 
 @pytest.fixture
@@ -196,14 +193,8 @@ def test_an_engine_takes_in_what_another_process_decided_on_a_later_copy(
         ]
 
     async def one() -> tuple[list[str], list[Decision]]:
-        store = SQLiteStore(":memory:")
-        await store.open()
-        try:
-            return await decide(
-                [Engine(local_workspace(), store, VirtualClock(START + timedelta(seconds=15)))]
-            )
-        finally:
-            await store.close()
+        clock = VirtualClock(START + timedelta(seconds=15))
+        return await in_memory(lambda store: decide([Engine(local_workspace(), store, clock)]))
 
     async def together(stores: list[Store]) -> tuple[list[str], list[Decision]]:
         clock = VirtualClock(START + timedelta(seconds=15))
@@ -245,12 +236,8 @@ def test_an_engine_takes_in_a_question_another_process_found_answered_in_the_gap
     late = START + timedelta(minutes=4)  # read late, within the question's deadline
 
     async def one() -> list[str]:
-        store = SQLiteStore(":memory:")
-        await store.open()
-        try:
-            return await decide([Engine(local_workspace(), store, VirtualClock(late))])
-        finally:
-            await store.close()
+        clock = VirtualClock(late)
+        return await in_memory(lambda store: decide([Engine(local_workspace(), store, clock)]))
 
     async def together(stores: list[Store]) -> list[str]:
         clock = VirtualClock(late)
