@@ -443,6 +443,9 @@ def test_a_restart_reads_the_record_back_and_loses_nothing(tmp_path: Path) -> No
     run(tmp_path, second)
 
 
+TYPING = {"op": "typing", "channel": "general", "thread": None, "on": True}
+
+
 def test_an_ephemeral_post_is_shown_to_the_person_it_answers_alone_and_kept_nowhere(
     tmp_path: Path,
 ) -> None:
@@ -470,13 +473,13 @@ def test_an_ephemeral_post_is_shown_to_the_person_it_answers_alone_and_kept_nowh
             assert await chat.sender.send(notice) == {"pages": 1}
             shown = await chat.frame(lambda f: f["op"] == "notice")
             assert shown["text"] == "I can answer you again at 01:00 UTC"
-            await asyncio.sleep(0.2)  # a frame to ben's page would have come with ana's
+            # Then ana types, which every page is shown: ben's page has had whatever came
+            # before it, and a notice sent there would have come first.
+            await chat.request("typing", channel="general")
             other_frames = []
-            while not other.closed:
-                try:
-                    other_frames.append(await other.receive_json(timeout=0.1))
-                except TimeoutError:
-                    break
+            async with asyncio.timeout(5):
+                while not other_frames or other_frames[-1] != {**TYPING, "user": "ana"}:
+                    other_frames.append(await other.receive_json())
             assert all(f["op"] != "notice" for f in other_frames)
         assert [m.text for m in chat.chat.history] == ["@lead one more question"]
         with pytest.raises(PermanentSendError, match="inReplyTo"):
