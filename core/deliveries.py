@@ -39,7 +39,7 @@ from core.intent import Intent, IntentClassifier, topic
 from core.manifest import Workspace
 from core.revisions import is_late
 from core.signals import GlyphMap
-from core.store import Store, StoredDelivery
+from core.store import Store, StoredDelivery, entry_of
 
 __all__ = [
     "CONTENT_UNAVAILABLE",
@@ -249,8 +249,7 @@ class LedgerDeliveries:
         entry = await store.entry(stored.seq)
         reminds = entry.data.get("reminds") if entry and entry.kind in FOLLOW_UP_KINDS else None
         if reminds is not None:
-            seq = await store.sequence_of(reminds)
-            entry = await store.entry(seq) if seq is not None else None
+            entry = await entry_of(store, reminds)
         if entry is None:
             raise StoreError(
                 f"delivery {stored.decision.idempotency_key} names seq {stored.seq}, "

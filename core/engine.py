@@ -58,7 +58,7 @@ from core.redact import Redactor
 from core.signals import GlyphMap
 from core.state import State
 from core.state_records import message_of
-from core.store import ClaimResult, Store
+from core.store import ClaimResult, Store, entry_of
 
 __all__ = ["Engine"]
 
@@ -412,6 +412,5 @@ class Engine:
 
     async def event(self, event_id: str) -> ChatEvent | None:
         """An event as the ledger holds it (tombstoned text stays erased)."""
-        seq = await self.store.sequence_of(event_id)
-        entry = await self.store.entry(seq) if seq is not None else None
+        entry = await entry_of(self.store, event_id)
         return event_from_data(entry.data) if entry is not None else None

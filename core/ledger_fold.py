@@ -31,7 +31,7 @@ from core.followup import DIGEST_KIND, HANDOVER_KIND, FollowUp
 from core.mutes import MUTED_KIND, fold_mute
 from core.state import State
 from core.state_records import message_of
-from core.store import Claims, Deliveries, Ledger, LedgerEntry, StoredDelivery
+from core.store import Claims, Deliveries, Ledger, LedgerEntry, StoredDelivery, entry_of
 
 __all__ = [
     "FOLD_THRESHOLDS",
@@ -149,9 +149,8 @@ async def _fold_decided(
     Folded only when this memory took the event in before (at or before `start`, where this
     fold began); an event folded in the same fold came with every decision made for it."""
     event_id, agents = entry.data["event"], set(entry.data["agents"])
-    seq = await store.sequence_of(event_id)
-    original = await store.entry(seq) if seq is not None and seq <= start else None
-    if original is None:
+    original = await entry_of(store, event_id)
+    if original is None or original.seq > start:
         return
     event = event_from_data(original.data)
     state.note_vias(event, await store.receipts(event_id))
@@ -166,8 +165,7 @@ async def _fold_revised(store: _Folded, entry: LedgerEntry, state: State) -> Non
     """A waiting delivery another process revised (`x.c2a.revised`): the revised decision, read
     back from the ledger, replaces the one held. Folding it twice changes nothing."""
     event_id, agent = entry.data["event"], entry.data["agent"]
-    seq = await store.sequence_of(event_id)
-    original = await store.entry(seq) if seq is not None else None
+    original = await entry_of(store, event_id)
     mine = [d.decision for d in await store.deliveries(event_id) if d.decision.agent == agent]
     if original is not None and mine:
         state.note_revised(event_from_data(original.data), mine[0])

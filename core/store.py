@@ -49,6 +49,7 @@ __all__ = [
     "SeenWhere",
     "Store",
     "StoredDelivery",
+    "entry_of",
 ]
 
 
@@ -362,3 +363,9 @@ class Store(Ledger, Deliveries, Claims, OutboxStore, AuditLog, GatewaySessions, 
         open, else when the open one ends (`StoreError` if it was rolled back). Inside the
         open transaction's own task, at once: it commits only after the task leaves it."""
         ...
+
+
+async def entry_of(ledger: Ledger, event_id: str) -> LedgerEntry | None:
+    """The ledger record of the event with this id, None when it is not stored."""
+    seq = await ledger.sequence_of(event_id)
+    return await ledger.entry(seq) if seq is not None else None
