@@ -53,7 +53,8 @@ class EventFilter:
 class EventView:
     """An event as its agent may see it: the ledger's record of it (`conversation` and
     `author` as the ledger holds them; `text` empty once the message was deleted; the files
-    on it, `attachments`) and what the host decided for this agent."""
+    on it, `attachments`; `message_id`, the platform's id of the message it is about, which
+    a message shares with its edits) and what the host decided for this agent."""
 
     event_id: str
     sequence: int
@@ -68,6 +69,7 @@ class EventView:
     reason: str
     disposition: Disposition | None
     attachments: tuple[Attachment, ...] = ()
+    message_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -76,4 +76,5 @@ def view(entry: LedgerEntry, delivery: StoredDelivery) -> EventView:
         reason=decision.reason,
         disposition=delivery.disposition,
         attachments=attachments_from_data(data.get("attachments", ())),
+        message_id=data.get("message_id"),
     )

@@ -12,7 +12,7 @@ The model is never asked to choose a tool. The host's policy decides what a turn
 
 For an answer the model gets a short prompt (`harness_bridge.prompt.text_messages`): the
 recent messages this agent was shown in that conversation (the ledger's deliveries to it,
-which is what the attention policy let it see) and the new ones. Its text is streamed into the
+which is what the attention policy let it see), each once as it reads now, and the new ones. Its text is streamed into the
 chat (`StreamedReply`) through the guarded send path. Every turn completes with no `text`: the
 reply is already posted, so the harness posts nothing more. An answer the model stops writing
 halfway (it fails, or the runtime stops the turn: `STOPPED`) is finished at once with what was
@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Final, Protocol
 
+from core.agent_port import EventView
 from core.decision import Policy
 from core.drafts import MODEL_FAILED, STOPPED
 from core.errors import ModelError
@@ -43,6 +44,9 @@ __all__ = ["FALLBACK", "TextModel", "TextReplyLoop"]
 log = logging.getLogger(__name__)
 
 RECENT_LINES: Final = 6
+READ_BACK: Final = 4 * RECENT_LINES
+"""Events read back for them: a question and its answer are often four (the question, its
+`seen` reaction, the answer's post and the edit that finished it)."""
 MAX_ANSWER_TOKENS: Final = 120
 FALLBACK: Final = "Sorry, I have no answer to that."
 _SAID: Final = frozenset({"message", "edit"})
@@ -176,17 +180,28 @@ class TextReplyLoop:
     async def _lines(self, turn: Turn) -> tuple[list[str], list[str]]:
         """The recent lines this agent was shown where the turn is, and the turn's own."""
         first = turn.events[0]["conversation"]
-        seen = await self.port.read_thread(
-            first["id"], thread=first.get("threadId"), limit=RECENT_LINES + len(turn.events)
-        )
-        ids = set(turn.event_ids)
-        recent = [
-            plain_line(_name(event.author), event.text)
-            for event in seen
-            if event.event_id not in ids and event.kind in _SAID and not event.deleted
-        ][-RECENT_LINES:]
+        limit = READ_BACK + len(turn.events)
+        seen = await self.port.read_thread(first["id"], thread=first.get("threadId"), limit=limit)
         new = [_event_line(params) for params in turn.events]
-        return recent, new
+        return said_lines(seen, turn.events)[-RECENT_LINES:], new
+
+
+def said_lines(seen: Sequence[EventView], turn: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each message in `seen` once, as it reads now: its newest edit, where it was first said
+    (a streamed answer is posted, then edited into its final words: two events, one message).
+    Deleted messages are left out, and so is what the `turn` (deliver params) holds: its own
+    lines follow as the new ones."""
+    ids = {params["eventId"] for params in turn}
+    in_turn = {(params.get("source") or {}).get("messageId") for params in turn} - {None}
+    newest: dict[str, EventView] = {}  # a later version replaces an earlier in its place
+    for event in seen:
+        if event.kind in _SAID and event.event_id not in ids:
+            newest[event.message_id or event.event_id] = event
+    return [
+        plain_line(_name(event.author), event.text)
+        for message, event in newest.items()
+        if not event.deleted and message not in in_turn
+    ]
 
 
 def _policy(params: Mapping[str, Any]) -> Policy:

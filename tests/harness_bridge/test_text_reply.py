@@ -19,8 +19,9 @@ from world import BASE, DM, ROLE, THANKS, harness_context, scenario
 
 from adapters.slack import normalise
 from core.actions import Action
+from core.agent_port import EventView
 from core.clock import SystemClock, VirtualClock
-from core.decision import Disposition
+from core.decision import Directedness, Disposition, Policy
 from core.drafts import MODEL_FAILED, STOPPED
 from core.engine import Engine
 from core.errors import ModelError
@@ -30,7 +31,7 @@ from harness_bridge.backends.builtin import BuiltinHarness, loop_harness
 from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.local import LocalSettings
 from harness_bridge.backends.registry import validate
-from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop
+from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop, said_lines
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.streamed_reply import WRITING, StreamedReply
 from harness_bridge.tools import ChatTools
@@ -227,6 +228,41 @@ def test_a_streamed_reply_whose_edits_fail_still_posts_exactly_one_message(
 
     with caplog.at_level(logging.WARNING, logger="harness_bridge.streamed_reply"):
         scenario(test)
+
+
+def said(event_id: str, kind: str, message: str, text: str, deleted: bool = False) -> EventView:
+    """A line of the conversation as the agent was shown it."""
+    return EventView(
+        event_id=event_id,
+        sequence=0,
+        kind=kind,
+        conversation={"id": "general"},
+        author={"id": "ana", "display_name": "ana"},
+        created_at="2026-01-01T00:00:00Z",
+        text=text,
+        deleted=deleted,
+        directedness=Directedness.AMBIENT,
+        policy=Policy.MAY_RESPOND,
+        reason="ambient",
+        disposition=None,
+        message_id=message,
+    )
+
+
+def test_the_recent_lines_hold_each_message_once_as_it_reads_now() -> None:
+    """A streamed answer is a post and its final edit: the prompt shows its final words once,
+    where it was said; a deleted message is gone, and the message the turn holds an edit of is
+    left to the turn's own lines."""
+    seen = [
+        said("e1", "message", "m1", "The deploy is …"),
+        said("e2", "message", "m2", "lunch?"),
+        said("e3", "edit", "m1", "The deploy is green."),
+        said("e4", "message", "m3", "", deleted=True),
+        said("e5", "message", "m4", "what about the tests?"),
+        said("e6", "edit", "m4", "what about the tests, lead?"),
+    ]
+    turn = [{"eventId": "e6", "source": {"messageId": "m4"}}]
+    assert said_lines(seen, turn) == ["ana: The deploy is green.", "ana: lunch?"]
 
 
 class Halting(Scripted):
