@@ -17,6 +17,7 @@
     │   └── SessionError          no session agreed in `initialize` (harness_bridge/session.py)
     ├── ToolError             a chat tool call refused or malformed; the model reads why
     ├── ModelError            the model server failed or answered no chat completion
+    │   └── ModelRefusedTurn      it is up, but fails this turn (HTTP 400, a broken answer)
     ├── IngestFailed          the engine failed on one event, rolled back (c2a/group_commit.py)
     ├── AccessRefused         a web chat request not from the web chat's own page
     └── HarnessUnreachable    an agent's harness cannot be started (c2a/probes.py)
@@ -37,6 +38,7 @@ __all__ = [
     "LinkError",
     "ManifestError",
     "ModelError",
+    "ModelRefusedTurn",
     "PayloadError",
     "PermanentSendError",
     "RenderError",
@@ -121,6 +123,13 @@ class ModelError(C2AError, code="model_unavailable"):
     """The model server failed or answered something that is not a chat completion (HTTP
     error, timeout, refused connection, unreadable body). The turn's events stay pending: this
     says the model is unavailable, not that the events failed."""
+
+
+class ModelRefusedTurn(ModelError, code="model_refused_turn"):
+    """The model answered, but not this turn: the server refused the request (HTTP 400, 413,
+    422: too long for its context, say), wrote something that is no chat completion, or the
+    model in this process failed on it. Tried again the same way it may fail the same way, so
+    a turn is tried a few times and then fails, rather than holding its agent down."""
 
 
 class AccessRefused(C2AError, code="access_refused"):

@@ -32,7 +32,7 @@ from core.agent_port import AgentPort
 from core.clock import Clock
 from core.deliveries import DeliveryPort
 from core.drafts import STOPPED
-from core.errors import ModelError
+from core.errors import ModelError, ModelRefusedTurn
 from harness_bridge.backends.openai import TurnResult, record_failure, session_of
 from harness_bridge.backends.stdio import HOST_CAPABILITIES, HOST_INFO
 from harness_bridge.delivery import Deliverer
@@ -52,6 +52,11 @@ log = logging.getLogger(__name__)
 
 RETRY_S: Final = 5.0  # the first wait before a turn whose model failed is tried again
 RETRY_MAX_S: Final = 60.0
+REFUSED_TRIES: Final = 3  # a turn the model refuses (`ModelRefusedTurn`) this often fails
+GAVE_UP: Final = (
+    "I couldn't answer this: my model failed on it three times in a row. Asking again in "
+    "other words, or more briefly, may help."
+)
 RESULTS_KEPT: Final = 64  # the latest finished turns kept to look at; `outcomes` counts all
 
 
@@ -246,15 +251,17 @@ class InProcessHarness:
 
     async def _until_the_model_answers(self, turn: Turn) -> TurnResult | None:
         """Run the turn; while its model fails (`ModelError`: unreachable, or answering with
-        something that is not an answer) and the turn still owes an answer, try again after a
-        wait that doubles up to `RETRY_MAX_S`, the agent marked unavailable meanwhile (its new
-        questions get `blocked`, and its people a notice: `core.followup`). None when nothing
-        is owed any more; a failure then marks nothing (a model that failed halfway through an
-        answer, which was then finished as cut short, is tried by the next turn, not held
-        down with no turn to find it up again). For the same reason, a turn that marked the
-        agent unavailable and ends owing nothing (handed over, deleted, stopped) marks it
-        available again unless another of its turns is still trying: the next turn finds out."""
-        wait = self.retry_after
+        something that is not an answer) and the turn still owes an answer, try again after a wait
+        that doubles up to `RETRY_MAX_S`, the agent marked unavailable meanwhile (its new questions
+        get `blocked`, and its people a notice: `core.followup`). A model that is up but refuses
+        this turn (`ModelRefusedTurn`, `REFUSED_TRIES` times in a row) fails it instead
+        (`_give_up`): one question the model cannot take never holds its agent down. None when
+        nothing is owed any more; a failure then marks nothing (a model that failed halfway through
+        an answer, which was then finished as cut short, is tried by the next turn, not held down
+        with no turn to find it up again). For the same reason, a turn that marked the agent
+        unavailable and ends owing nothing (handed over, deleted, stopped) marks it available again
+        unless another of its turns is still trying: the next turn finds out."""
+        wait, refused = self.retry_after, 0
         try:
             while True:
                 await working(self.port, turn.events, on=True)
@@ -266,6 +273,9 @@ class InProcessHarness:
                     if not await self.port.owed(turn.event_ids):
                         log.warning("turn for %s did not run: %s", self.agent, exc)
                         return None
+                    refused = refused + 1 if isinstance(exc, ModelRefusedTurn) else 0
+                    if refused >= REFUSED_TRIES:
+                        return await self._give_up(turn, exc)
                     self._failing.add(id(turn))
                     self.port.mark_unavailable()
                     log.warning("turn for %s: %s; trying again in %.0f s", self.agent, exc, wait)
@@ -282,6 +292,22 @@ class InProcessHarness:
                 self._failing.discard(id(turn))
                 if not self._failing:
                     self.port.mark_available()
+
+    async def _give_up(self, turn: Turn, exc: ModelError) -> TurnResult:
+        """The model refused the turn `REFUSED_TRIES` times: its people are told where they
+        asked (`GAVE_UP`, a post that answers nothing), and it fails with the model's reason."""
+        log.warning("turn for %s: %s; given up after %d tries", self.agent, exc, REFUSED_TRIES)
+        ids = tuple(turn.event_ids)
+        place = await self.port.final_reply(ids, GAVE_UP)
+        if place is not None:
+            target = {"conversation": place.conversation, "thread": place.thread}
+            key = f"gave-up:{self.agent}:{ids[-1]}"
+            arguments = {"target": target, "text": GAVE_UP, "idempotencyKey": key}
+            try:
+                await self.tools.call("chat_send_message", arguments)
+            except ToolError as refusal:
+                log.warning("%s could not say it gave up: %s", self.agent, refusal)
+        return TurnResult(session_of(turn.events[0]), "failed", ids, ids, str(exc))
 
     async def _reply(self, result: TurnResult) -> None:
         """A completed turn's final text is its reply when the turn still owes one; otherwise

@@ -18,11 +18,12 @@ platform's sender drops a draft the platform answered 429: the next redraw repla
 the pace, down to one redraw per `SLOWEST_EVERY_S`, counted from then; each draft that lands in
 time brings it back towards `every`. The final edit keeps the same distance from the last draft.
 
-On a platform with a message limit (`limit`, from `core.platform.Platform.draft_limit`) a
-message is never drawn past it: when the text outgrows it, the message is finished with the
-text up to the last line or word end that fits (`cut`), and the rest continues in a new
-message (`chat_send_message` in the same conversation and thread, keyed after the first
-message, so a retry is recognised), which is streamed the same way.
+A message is never drawn past its platform's limit (`limit`, from
+`core.platform.Platform.draft_limit`), nor past what the tools take (`MAX_MESSAGE_CHARS`, for a
+platform with no limit of its own, or a model server that writes on past the tokens asked): when the
+text outgrows it, the message is finished with the text up to the last line or word end that fits
+(`cut`), and the rest continues in a new message (`chat_send_message` in the same conversation and
+thread, keyed after the first message, so a retry is recognised), which is streamed the same way.
 
 A reply is never drawn over more messages than the workspace allows an answer before it goes
 as a file (`parts`, else `AgentPort.answer_parts`, the rule of `core.post_files.long_answer`):
@@ -56,7 +57,7 @@ from typing import Final
 from core.drafts import WRITING
 from core.post_files import ANSWER_NAME
 from harness_bridge.repetition import loop_start
-from harness_bridge.tools import ChatTools, ToolError
+from harness_bridge.tools import MAX_MESSAGE_CHARS, ChatTools, ToolError
 
 __all__ = [
     "AS_FILE",
@@ -114,7 +115,7 @@ class StreamedReply:
         self.on_posted = on_posted
         self.event_ids = list(event_ids)
         self.live = live
-        self.limit = limit
+        self.limit = min(limit or MAX_MESSAGE_CHARS, MAX_MESSAGE_CHARS)
         self.parts = parts if parts is not None else tools.port.answer_parts
         self.as_file = False  # the reply stopped at `parts` messages; it goes as a file
         self.every = every
@@ -156,8 +157,9 @@ class StreamedReply:
     async def finish(self, fallback: str) -> str | None:
         """Post or complete the reply with the whole text (`fallback` if the model wrote
         nothing); returns its first message's idempotency key, None when nothing was posted."""
-        if self.live:
-            await self._continue_past_limit()
+        if not self.keys:
+            self.live = True  # nothing is shown yet: what is too long is split as if streamed
+        await self._continue_past_limit()
         if self.as_file:
             return await self._as_file()
         rest = self.text[self._start :].strip()
@@ -176,14 +178,14 @@ class StreamedReply:
         if self.key is None:
             return
         written = self.text[self._start :].strip()
-        if self.limit is not None and len(written) + len(note) > self.limit:
+        if len(written) + len(note) > self.limit:
             written = cut(written, self.limit - len(note))[0]
         await self._final_edit(written + note)
 
     async def _continue_past_limit(self) -> None:
         """While the message being drawn has outgrown the limit: finish it with what fits,
         and go on with the rest in a new message."""
-        while self.live and self.limit is not None:
+        while self.live:
             current = self.text[self._start :]
             if len(current.strip()) <= self.limit:
                 return

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
@@ -30,7 +30,11 @@ from core.post_files import MAX_FILE_BYTES, MAX_FILES, PostFile
 from core.redact import well_formed_data
 from core.signals import Signal
 
-__all__ = ["TOOL_NAMES", "ChatTools", "ToolError"]
+__all__ = ["MAX_MESSAGE_CHARS", "TOOL_NAMES", "ChatTools", "ToolError"]
+
+MAX_MESSAGE_CHARS: Final = 40_000
+"""The most characters of text a message sent or edited through the tools may have (the
+largest any platform takes); a longer answer goes as a file (`core.post_files.long_answer`)."""
 
 # Tools whose results are long lists of events: the audit log keeps only their count.
 _READS = frozenset({"chat_list_events", "chat_read_thread"})
@@ -102,7 +106,7 @@ class SendMessage(_Args):
     as a file with a summary by itself."""
 
     target: Target
-    text: str = Field(min_length=1, max_length=40_000)
+    text: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     in_reply_to: str | None = None
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
     visibility: Literal["dm", "thread", "channel", "ephemeral"] = "thread"
@@ -144,7 +148,7 @@ class EditMessage(_Args):
     """Change the text of a message you sent, named by the idempotency key it was sent with."""
 
     idempotency_key: str
-    text: str = Field(min_length=1, max_length=40_000)  # as much as a send
+    text: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)  # as much as a send
 
 
 class DeleteMessage(_Args):

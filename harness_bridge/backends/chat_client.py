@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import aiohttp
 from aiohttp.http_exceptions import HttpProcessingError
 
-from core.errors import ModelError
+from core.errors import ModelError, ModelRefusedTurn
 from harness_bridge.backends.chat_completions import (
     Messages,
     ModelReply,
@@ -30,6 +30,10 @@ from harness_bridge.backends.chat_completions import (
 )
 
 __all__ = ["ChatClient"]
+
+_REFUSED: Final = frozenset({400, 413, 422})
+"""The HTTP statuses that refuse one request (`ModelRefusedTurn`); any other error, 401, 404,
+429 and 5xx included, says the server is not there for anyone (`ModelError`)."""
 
 
 class ChatClient:
@@ -136,19 +140,21 @@ class ChatClient:
             async with self._http.post(self.url, json=body, headers=self._headers) as response:
                 if response.status >= 400:
                     text = (await response.text())[:500]
-                    raise ModelError(
+                    # The request itself refused (too long, malformed): not the server down.
+                    error = ModelRefusedTurn if response.status in _REFUSED else ModelError
+                    raise error(
                         f"the model server answered HTTP {response.status}: {text}",
                         {"status": response.status, "url": self.url},
                     )
                 if not stream:
                     return parse_completion(await response.json(content_type=None))
                 return await _read_stream(response, on_text)
-        except (
-            aiohttp.ClientError,
-            HttpProcessingError,
-            TimeoutError,
-            json.JSONDecodeError,
-        ) as exc:
+        except json.JSONDecodeError as exc:
+            raise ModelRefusedTurn(
+                f"the model server at {self.url} answered what is not JSON: {exc}",
+                {"url": self.url},
+            ) from exc
+        except (aiohttp.ClientError, HttpProcessingError, TimeoutError) as exc:
             raise ModelError(
                 f"the model server at {self.url} failed: {exc or type(exc).__name__}",
                 {"url": self.url},

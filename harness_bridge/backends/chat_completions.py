@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from core.errors import ModelError
+from core.errors import ModelError, ModelRefusedTurn
 
 __all__ = [
     "EVENT_ID_FIELDS",
@@ -132,15 +132,16 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
 
 
 def parse_completion(body: Any) -> ModelReply:
-    """Read a (non-streamed) chat completion; raises ModelError when it has no message."""
+    """Read a (non-streamed) chat completion; raises ModelRefusedTurn when it has no
+    message."""
     try:
         message = body["choices"][0]["message"]
     except (KeyError, IndexError, TypeError):
-        raise ModelError(
+        raise ModelRefusedTurn(
             "the model server's answer has no choices[0].message", {"body": _excerpt(body)}
         ) from None
     if not isinstance(message, Mapping):
-        raise ModelError("choices[0].message is not an object", {"body": _excerpt(body)})
+        raise ModelRefusedTurn("choices[0].message is not an object", {"body": _excerpt(body)})
     calls = []
     for number, item in enumerate(message.get("tool_calls") or ()):
         call = item if isinstance(item, Mapping) else {}
@@ -174,12 +175,12 @@ class StreamAssembler:
 
     def feed(self, chunk: Any) -> str:
         """Take one decoded `data:` chunk; returns the text it adds (may be empty). Raises
-        ModelError for a chunk that is not a completion chunk."""
+        ModelRefusedTurn for a chunk that is not a completion chunk."""
         if isinstance(chunk, Mapping) and "error" in chunk:
-            raise ModelError("the model server reported an error mid-stream", {"body": chunk})
+            raise ModelRefusedTurn("the model server reported an error mid-stream", {"body": chunk})
         choices = chunk.get("choices") if isinstance(chunk, Mapping) else None
         if not isinstance(choices, list):
-            raise ModelError("a streamed chunk has no choices", {"body": _excerpt(chunk)})
+            raise ModelRefusedTurn("a streamed chunk has no choices", {"body": _excerpt(chunk)})
         if not choices:  # usage-only chunks
             return ""
         delta = choices[0].get("delta") if isinstance(choices[0], Mapping) else None

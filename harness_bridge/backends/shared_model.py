@@ -15,6 +15,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Final
 
+from core.errors import ModelRefusedTurn
 from harness_bridge.backends.chat_completions import ModelError
 
 if TYPE_CHECKING:
@@ -93,8 +94,8 @@ class SharedModel:
                 raise
             except ModelError:
                 raise
-            except Exception as exc:
-                raise ModelError(
+            except Exception as exc:  # loaded, it failed on this request (too long, say)
+                raise ModelRefusedTurn(
                     f"the local model {self.path.name} failed: {str(exc) or type(exc).__name__}"
                 ) from exc
             finally:

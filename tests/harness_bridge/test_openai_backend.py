@@ -12,6 +12,7 @@ import pytest
 from builders import slack_body, slack_message
 from fakes.openai_server import (
     FakeOpenAI,
+    Reply,
     call,
     call_chunk,
     completion,
@@ -23,6 +24,7 @@ from world import BASE, CHATTER, DM, THANKS, scenario
 
 from adapters.slack import normalise
 from core.engine import Engine
+from core.errors import ModelRefusedTurn
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends import ModelError, OpenAIModelLoop, Progress, record_failure
 from harness_bridge.envelope import deliver_request
@@ -247,6 +249,35 @@ def test_a_server_error_raises_and_leaves_the_events_pending() -> None:
                 await loop.run(await turn_of(engine, DM))
             assert loop.sessions == {}
         assert disposition(store, DM) == (None, None)
+
+    scenario(test)
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "refused"),
+    [
+        (400, {"error": {"message": "the request exceeds the context size"}}, True),
+        (413, {"error": "too large"}, True),
+        (200, {"no": "choices"}, True),
+        (503, {"error": "loading model"}, False),
+        (401, {"error": "bad key"}, False),
+    ],
+)
+def test_a_request_the_server_refuses_is_told_from_a_server_that_is_not_there(
+    status: int, body: dict[str, Any], refused: bool
+) -> None:
+    """`ModelRefusedTurn` (this turn: tried a few times, then failed) only when the server
+    answered and refused this request or answered no completion; an error that says the
+    server is not there for anyone stays a plain `ModelError` (tried until it is back)."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        async with (
+            FakeOpenAI([Reply(body=body, status=status)]) as server,
+            OpenAIModelLoop(server.base_url, "fake-model", tools["lead"]) as loop,
+        ):
+            with pytest.raises(ModelError) as raised:
+                await loop.run(await turn_of(engine, DM))
+        assert isinstance(raised.value, ModelRefusedTurn) is refused
 
     scenario(test)
 

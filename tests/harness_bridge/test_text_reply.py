@@ -24,7 +24,7 @@ from core.clock import SystemClock, VirtualClock
 from core.decision import Directedness, Disposition, Policy
 from core.drafts import MODEL_FAILED, STOPPED
 from core.engine import Engine
-from core.errors import ModelError
+from core.errors import ModelError, ModelRefusedTurn
 from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.builtin import BuiltinHarness, loop_harness
@@ -32,9 +32,9 @@ from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.local import LocalSettings
 from harness_bridge.backends.registry import validate
 from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop, said_lines
-from harness_bridge.runtime import InProcessHarness
+from harness_bridge.runtime import GAVE_UP, InProcessHarness
 from harness_bridge.streamed_reply import WRITING, StreamedReply
-from harness_bridge.tools import ChatTools
+from harness_bridge.tools import MAX_MESSAGE_CHARS, ChatTools
 from harness_bridge.working import working
 
 
@@ -230,6 +230,45 @@ def test_a_streamed_reply_whose_edits_fail_still_posts_exactly_one_message(
         scenario(test)
 
 
+@pytest.mark.parametrize("streaming", [frozenset(), frozenset({"slack"})])
+@pytest.mark.parametrize("words", [12_000, 20_000])
+def test_an_answer_longer_than_a_message_may_be_is_split_or_sent_as_a_file(
+    streaming: frozenset[str], words: int
+) -> None:
+    """A model server that writes on past the tokens asked, on a platform with no message
+    limit of its own: no message is drawn past what the tools take (it was refused, and the
+    answer left unfinished or never posted); 12,000 words take two messages, 20,000 (more
+    than the workspace's three) go as a file."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        model = Scripted(" ".join(f"w{i}" for i in range(words)))
+        async with pumped(Outbox(store, engine.clock, {"slack": Landing()})):
+            await run_agent(engine, tools["lead"], model, streaming)
+        texts = [text for text in replies(store) if text is not None]
+        assert texts and max(map(len, texts)) <= MAX_MESSAGE_CHARS
+        # Each message as it ends: its post, or the last (not draft) edit finishing it.
+        finals = [
+            text
+            for text, draft in store.db.execute(
+                "SELECT json_extract(action, '$.text'), json_extract(action, '$.draft') "
+                "FROM outbox WHERE agent = 'lead' AND json_extract(action, '$.action') "
+                "IN ('send', 'edit') ORDER BY rowid"
+            )
+            if not draft and not text.endswith(WRITING)
+        ]
+        file = store.db.execute(
+            "SELECT json_extract(action, '$.files[0].content') FROM outbox "
+            "WHERE agent = 'lead' AND json_extract(action, '$.files') IS NOT NULL"
+        ).fetchall()
+        if words == 12_000:
+            assert len(finals) == 2 and not file  # 77,000 characters
+            assert " ".join(finals).split() == model.answer.split()
+        else:
+            assert [row[0].split() for row in file] == [model.answer.split()]
+
+    scenario(test)
+
+
 def said(event_id: str, kind: str, message: str, text: str, deleted: bool = False) -> EventView:
     """A line of the conversation as the agent was shown it."""
     return EventView(
@@ -333,6 +372,47 @@ def test_a_turn_whose_model_is_unreachable_is_tried_again_until_it_answers() -> 
         assert [row for row in answers(store, "lead") if row[0] == "send"] == [
             ("send", DM, "It is green.")
         ]
+
+    scenario(test)
+
+
+class Refusing(Unreachable):
+    """Up, but fails the lead's question the same way each time, as a server answering HTTP
+    400 (too long for its context) does."""
+
+    async def stream_text(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        on_text: Callable[[str], Awaitable[None]],
+        *,
+        max_tokens: int,
+    ) -> str:
+        try:
+            return await super().stream_text(messages, on_text, max_tokens=max_tokens)
+        except ModelError as exc:
+            raise ModelRefusedTurn(f"the model server answered HTTP 400: {exc}") from None
+
+
+@pytest.mark.parametrize("failures", [2, 99])
+def test_a_turn_the_model_refuses_three_times_fails_and_its_agent_goes_on(failures: int) -> None:
+    """Refused twice, the third try answers; refused for good, the third refusal ends the
+    turn: the lead says so where it was asked (a post answering nothing), the question is
+    recorded `failed`, and the lead is available for the next one (it was held down for good,
+    every later question `blocked`)."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        model = Refusing(engine, failures=failures)
+        await run_agent(engine, tools["lead"], model, retry_after=0.01)
+        assert model.down == [False, True, True]
+        assert "lead" not in engine.unavailable
+        sent = [row for row in outbox(store, "lead") if row[0] == "send"]
+        [delivery] = [d for d in await store.deliveries(DM) if d.decision.agent == "lead"]
+        if failures == 2:
+            assert sent == [("send", DM, "It is green.")]
+            assert delivery.disposition is Disposition.RESPONDED
+        else:
+            assert sent == [("send", None, GAVE_UP)]
+            assert delivery.disposition is Disposition.FAILED
 
     scenario(test)
 
