@@ -337,6 +337,8 @@ class Unreachable(Scripted):
     """Fails its first `failures` answers before writing a word, as a model server that is
     down does; notes for each call whether the engine held the lead as unavailable."""
 
+    error: type[ModelError] = ModelError
+
     def __init__(self, engine: Engine, failures: int) -> None:
         super().__init__("It is green.")
         self.engine, self.failures = engine, failures
@@ -355,7 +357,7 @@ class Unreachable(Scripted):
         await self.before_try()
         self.down.append("lead" in self.engine.unavailable)
         if len(self.down) <= self.failures:
-            raise ModelError("the model server at http://127.0.0.1:9 failed: connect refused")
+            raise self.error("the model server at http://127.0.0.1:9 failed: connect refused")
         return await super().stream_text(messages, on_text, max_tokens=max_tokens)
 
 
@@ -380,17 +382,7 @@ class Refusing(Unreachable):
     """Up, but fails the lead's question the same way each time, as a server answering HTTP
     400 (too long for its context) does."""
 
-    async def stream_text(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        on_text: Callable[[str], Awaitable[None]],
-        *,
-        max_tokens: int,
-    ) -> str:
-        try:
-            return await super().stream_text(messages, on_text, max_tokens=max_tokens)
-        except ModelError as exc:
-            raise ModelRefusedTurn(f"the model server answered HTTP 400: {exc}") from None
+    error = ModelRefusedTurn
 
 
 @pytest.mark.parametrize("failures", [2, 99])
