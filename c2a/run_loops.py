@@ -103,7 +103,7 @@ async def supervise(name: str, agent: str, harness: Harness, engine: Engine) -> 
                 "%s: harness of %s stopped (%s); restarting in %.0f s",
                 name,
                 agent,
-                exc or type(exc).__name__,
+                str(exc) or type(exc).__name__,
                 RESTART_AFTER,
             )
             engine.mark_unavailable(agent)

@@ -156,9 +156,16 @@ class ChatClient:
             ) from exc
         except (aiohttp.ClientError, HttpProcessingError, TimeoutError) as exc:
             raise ModelError(
-                f"the model server at {self.url} failed: {exc or type(exc).__name__}",
+                f"the model server at {self.url} failed: {_why(exc, self.timeout.total)}",
                 {"url": self.url},
             ) from exc
+
+
+def _why(exc: Exception, timeout: float | None) -> str:
+    """What went wrong, for a log line: a timeout's own text is empty."""
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {timeout:g} s" if timeout else "timed out"
+    return str(exc) or type(exc).__name__
 
 
 async def _read_stream(response: aiohttp.ClientResponse, on_text: OnText | None) -> ModelReply:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from builders import slack_body, slack_message
-from fakes.openai_server import FakeOpenAI, completion
+from fakes.openai_server import FakeOpenAI, completion, hang
 from outbox_pump import pumped
 from world import BASE, DM, ROLE, THANKS, harness_context, scenario
 
@@ -541,5 +541,21 @@ def test_a_model_server_chooses_under_a_schema_and_anything_else_counts_as_the_l
         schema = server.requests[0]["response_format"]["json_schema"]["schema"]
         assert schema["properties"]["answer"]["enum"] == ["yes", "no"]
         assert "tools" not in server.requests[0]
+
+    asyncio.run(test())
+
+
+def test_a_model_server_that_stops_writing_is_given_up_on_with_a_reason_that_says_so() -> None:
+    """A stream that starts and then hangs ends at the client's timeout, as a plain
+    `ModelError` (the server may be overloaded: tried again) whose text says what happened
+    (a timeout's own text is empty)."""
+
+    async def test() -> None:
+        async with FakeOpenAI([hang()]) as server:
+            client = ChatClient(server.base_url, "m", timeout=0.2)
+            with pytest.raises(ModelError, match=r"no answer within 0\.2 s") as raised:
+                await client.choose([{"role": "user", "content": "well?"}], ("yes", "no"))
+            await client.aclose()
+        assert not isinstance(raised.value, ModelRefusedTurn)
 
     asyncio.run(test())
