@@ -67,8 +67,14 @@ _ASSETS = {
     "/page.js": "page.js",
     "/text.js": "text.js",
     "/page.css": "page.css",
+    "/favicon.ico": "icon.svg",  # asked for by every browser, whatever the page links
 }
-_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+_TYPES = {
+    ".html": "text/html",
+    ".js": "text/javascript",
+    ".css": "text/css",
+    ".svg": "image/svg+xml",
+}
 
 Models = Callable[[], Mapping[str, Mapping[str, Any]]]
 """Which model answers each agent, and whether it is ready: agent → its description."""

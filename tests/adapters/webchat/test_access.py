@@ -193,6 +193,9 @@ def test_the_printed_url_leaves_a_strict_cookie_and_the_clean_page(tmp_path: Pat
             async with http.get(f"{chat.chat.origin}/") as page:
                 assert page.status == 200
                 assert "<title>c2a web chat</title>" in await page.text()
+            async with http.get(f"{chat.chat.origin}/favicon.ico") as icon:
+                assert icon.status == 200  # not a 404 in the console of every page
+                assert icon.content_type == "image/svg+xml"
             origin = chat.chat.origin
             async with http.ws_connect(f"{origin}/ws", origin=origin) as socket:
                 assert (await socket.receive_json())["op"] == "hello"
