@@ -25,6 +25,7 @@ from core.manifest_schema import (
     Budget,
     ChannelConfig,
     Manifest,
+    Misreference,
     RoleConfig,
     manifest_model,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "AttentionSettings",
     "ChannelConfig",
     "Manifest",
+    "Misreference",
     "RoleConfig",
     "Workspace",
     "load_manifest",
@@ -83,7 +85,8 @@ def load_manifest(
 
 
 def _describe(source: str, error: Mapping[str, Any]) -> str:
-    path = key_path(error["loc"])
+    cause = (error.get("ctx") or {}).get("error")
+    path = key_path(cause.path if isinstance(cause, Misreference) else error["loc"])
     kind = error["type"]
     if kind == "extra_forbidden":
         return f"{source}: {path}: unknown key"

@@ -37,11 +37,23 @@ __all__ = [
     "Budget",
     "ChannelConfig",
     "Manifest",
+    "Misreference",
     "RoleConfig",
     "manifest_model",
 ]
 
 AGENT_ID = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+
+
+class Misreference(ValueError):
+    """A check across the manifest failed at `path` (its keys from the top), which the error
+    names: a whole-manifest check has no place of its own to point at."""
+
+    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 AmbientMode = Literal["tool_mailbox", "digest", "silent"]
 _Part = TypeVar("_Part", bound=BaseModel)
 
@@ -193,21 +205,27 @@ class Manifest(_Strict):
 
         for agent_id, agent in self.agents.items():
             if not re.match(AGENT_ID, agent_id):
-                raise ValueError(
-                    f"agent id {agent_id!r} must be lowercase letters, digits, '-' or '_'"
+                raise Misreference(
+                    ("agents", agent_id),
+                    "an agent id must be lowercase letters, digits, '-' or '_'",
                 )
             for role in agent.roles:
                 if role not in self.roles:
-                    raise ValueError(f"agent {agent_id!r} has role {role!r}, which roles: lacks")
+                    raise Misreference(
+                        ("agents", agent_id, "roles"),
+                        f"role {role!r} is not under roles:; add it there or remove it here",
+                    )
         leads = [name for name, agent in self.agents.items() if agent.lead]
         if len(leads) > 1:
-            raise ValueError(f"only one agent may be lead, found {', '.join(leads)}")
+            raise Misreference(("agents",), f"only one agent may be lead, found {', '.join(leads)}")
         for check in self.platform_checks:
             check(self)
         for channel_id, channel in self.channels.items():
             for agent_id in channel.agents:
                 if agent_id not in self.agents:
-                    raise ValueError(f"channels.{channel_id} names unknown agent {agent_id!r}")
+                    raise Misreference(
+                        ("channels", channel_id, "agents"), f"no agent is called {agent_id!r}"
+                    )
         return self
 
     def section(self, platform: str, kind: type[_Part]) -> _Part | None:

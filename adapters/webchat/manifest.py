@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
-from core.manifest import AGENT_ID
+from core.manifest import AGENT_ID, Misreference
 from core.manifest_sections import ManifestSection, PlatformSettings
 
 __all__ = ["SECTION", "WebchatWorkspace"]
@@ -67,7 +67,9 @@ def _people_are_not_agents(manifest: Any) -> None:
     if settings is not None:
         taken = sorted(set(settings.humans) & set(manifest.agents))
         if taken:
-            raise ValueError(f"webchat.humans {taken} are agent ids; name people otherwise")
+            raise Misreference(
+                ("webchat", "humans"), f"{taken} are agent ids; name people otherwise"
+            )
 
 
 SECTION = ManifestSection(settings=WebchatWorkspace, check=_people_are_not_agents)

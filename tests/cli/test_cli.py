@@ -31,7 +31,14 @@ def test_check_prints_what_the_manifest_means(capsys: pytest.CaptureFixture[str]
         ("version: 1\nworkspace: w\nagents: {a: {slak: {}}}\n", "agents.a.slak: unknown key"),
         ("version: 1\nagents: {a: {}}\n", "workspace: required key is missing"),
         ("version: 2\nworkspace: w\nagents: {a: {}}\n", "version: Input should be 1"),
-        ("version: 1\nworkspace: w\nagents: {a: {roles: [x]}}\n", "has role 'x'"),
+        (
+            "version: 1\nworkspace: w\nagents: {a: {roles: [x]}}\n",
+            "agents.a.roles: role 'x' is not under roles:",
+        ),
+        (
+            "version: 1\nworkspace: w\nagents: {a: {lead: true}, b: {lead: true}}\n",
+            "agents: only one agent may be lead, found a, b",
+        ),
         (
             "version: 1\nworkspace: w\nagents: {a: {slack: {user_id: lower}}}\n",
             "agents.a.slack.user_id",
