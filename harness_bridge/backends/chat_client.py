@@ -5,8 +5,9 @@ streamed reply (server-sent events) when asked and handing its text to a callbac
 For the text reply path it also asks for a plain answer, always streamed (`stream_text`), and
 for one of a few fixed answers, constrained by a JSON schema the server enforces (`choose`).
 Everything that can go wrong on the wire (refused connection, timeout, HTTP error, a body that
-is not a completion) is raised as `ModelError`. Cancelling a call closes its connection rather
-than draining it, so a held or streaming request stops at once.
+is not a completion, or one over `MAX_ANSWER_BYTES`) is raised as `ModelError`. Cancelling a
+call closes its connection rather than draining it, so a held or streaming request stops at
+once.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import aiohttp
-from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.http_exceptions import HttpProcessingError, LineTooLong
 
 from core.errors import ModelError, ModelRefusedTurn
 from harness_bridge.backends.chat_completions import (
@@ -30,6 +31,10 @@ from harness_bridge.backends.chat_completions import (
 )
 
 __all__ = ["ChatClient"]
+
+MAX_ANSWER_BYTES: Final = 8 << 20
+"""The most a model server's answer may be, streamed or not (a long answer is tens of KB): one
+that writes on, a runaway or a hostile one, would fill the host's memory until the timeout."""
 
 _REFUSED: Final = frozenset({400, 413, 422})
 """The HTTP statuses that refuse one request (`ModelRefusedTurn`); any other error, 401, 404,
@@ -139,7 +144,7 @@ class ChatClient:
         try:
             async with self._http.post(self.url, json=body, headers=self._headers) as response:
                 if response.status >= 400:
-                    text = (await response.text())[:500]
+                    text = (await _read_up_to(response, 500)).decode("utf-8", "replace")
                     # The request itself refused (too long, malformed): not the server down.
                     error = ModelRefusedTurn if response.status in _REFUSED else ModelError
                     raise error(
@@ -147,11 +152,11 @@ class ChatClient:
                         {"status": response.status, "url": self.url},
                     )
                 if not stream:
-                    return parse_completion(await response.json(content_type=None))
+                    return parse_completion(json.loads(await _read_whole(response)))
                 return await _read_stream(response, on_text)
-        except json.JSONDecodeError as exc:
+        except (ValueError, LineTooLong) as exc:  # not JSON, not text, or not SSE lines
             raise ModelRefusedTurn(
-                f"the model server at {self.url} answered what is not JSON: {exc}",
+                f"the model server at {self.url} answered what is not a completion: {exc}",
                 {"url": self.url},
             ) from exc
         except (aiohttp.ClientError, HttpProcessingError, TimeoutError) as exc:
@@ -168,10 +173,37 @@ def _why(exc: Exception, timeout: float | None) -> str:
     return str(exc) or type(exc).__name__
 
 
+async def _read_up_to(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """At most `limit` bytes of the body, and no more read from the wire."""
+    body = bytearray()
+    async for chunk in response.content.iter_chunked(1 << 16):
+        body += chunk
+        if len(body) >= limit:
+            break
+    return bytes(body[:limit])
+
+
+async def _read_whole(response: aiohttp.ClientResponse) -> bytes:
+    """The whole body of an answer, refused past `MAX_ANSWER_BYTES`."""
+    body = await _read_up_to(response, MAX_ANSWER_BYTES + 1)
+    if len(body) > MAX_ANSWER_BYTES:
+        raise _too_long()
+    return body
+
+
+def _too_long() -> ModelRefusedTurn:
+    return ModelRefusedTurn(f"the model server's answer is over {MAX_ANSWER_BYTES:,} bytes")
+
+
 async def _read_stream(response: aiohttp.ClientResponse, on_text: OnText | None) -> ModelReply:
-    """Server-sent events: `data: <chunk>` lines until `data: [DONE]` or the end."""
+    """Server-sent events: `data: <chunk>` lines until `data: [DONE]` or the end, refused past
+    `MAX_ANSWER_BYTES` in all (a line longer than aiohttp's buffer is `LineTooLong`)."""
     assembler = StreamAssembler()
+    read = 0
     async for raw in response.content:
+        read += len(raw)
+        if read > MAX_ANSWER_BYTES:
+            raise _too_long()
         line = raw.decode("utf-8", "replace").strip()
         if not line.startswith("data:"):
             continue

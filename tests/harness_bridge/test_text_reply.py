@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from builders import slack_body, slack_message
-from fakes.openai_server import FakeOpenAI, completion, hang
+from fakes.openai_server import FakeOpenAI, Reply, completion, hang, streamed, text_chunk
 from outbox_pump import pumped
 from world import BASE, DM, ROLE, THANKS, harness_context, scenario
 
@@ -28,7 +28,7 @@ from core.errors import ModelError, ModelRefusedTurn
 from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.builtin import BuiltinHarness, loop_harness
-from harness_bridge.backends.chat_client import ChatClient
+from harness_bridge.backends.chat_client import MAX_ANSWER_BYTES, ChatClient
 from harness_bridge.backends.local import LocalSettings
 from harness_bridge.backends.registry import validate
 from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop, said_lines
@@ -559,3 +559,40 @@ def test_a_model_server_that_stops_writing_is_given_up_on_with_a_reason_that_say
         assert not isinstance(raised.value, ModelRefusedTurn)
 
     asyncio.run(test())
+
+
+@pytest.mark.parametrize("how", ["whole", "streamed", "error"])
+def test_a_model_server_that_writes_on_and_on_is_cut_off_not_read_into_memory(how: str) -> None:
+    """A server that ignores the tokens asked and sends more than a model ever answers (over
+    `MAX_ANSWER_BYTES`): the answer is refused at the cap (the host read 7 GB in 20 s of one
+    such answer before); an error's body is read only as far as the log line shows it."""
+    piece = "x" * (1 << 16)
+    pieces = MAX_ANSWER_BYTES // len(piece) + 2
+    reply = {
+        "whole": completion(piece * pieces),
+        "streamed": streamed(*(text_chunk(piece) for _ in range(pieces))),
+        "error": Reply(body={"error": piece * pieces}, status=500),
+    }[how]
+
+    async def test() -> None:
+        async with FakeOpenAI([reply]) as server:
+            client = ChatClient(server.base_url, "m")
+            ask = [{"role": "user", "content": "well?"}]
+            if how == "whole":
+                asked = client.choose(ask, ("yes", "no"))
+            else:
+                asked = client.stream_text(ask, _ignore, max_tokens=10)
+            with pytest.raises(ModelError) as raised:
+                await asked
+            await client.aclose()
+        if how == "error":
+            assert "HTTP 500" in str(raised.value) and len(str(raised.value)) < 1_000
+        else:
+            assert isinstance(raised.value, ModelRefusedTurn)
+            assert f"over {MAX_ANSWER_BYTES:,} bytes" in str(raised.value)
+
+    asyncio.run(test())
+
+
+async def _ignore(text: str) -> None:
+    return None
