@@ -8,8 +8,10 @@ turn is running, is injected into that turn, and any other waits for its own pat
 digest); a completed turn that ends in text while it still owes an answer posts that text as
 its reply (`ChatTools.reply_with_text`: the guarded `chat_send_message` path), and one that owes
 none posts nothing and logs it; a finished turn that failed records the `failed` disposition
-with its reason. A turn whose model fails (unreachable, or broken) is tried again, with a
-growing wait, for as long as it owes an answer, the agent marked unavailable meanwhile. A
+with its reason, and where it owed an answer, says so in chat (`FAILED`). A turn whose model
+fails (unreachable, or broken) is tried again, with a growing wait, for as long as it owes an
+answer, the agent marked unavailable meanwhile; one the model refuses fails after
+`REFUSED_TRIES`. A
 running turn whose every event was cancelled (deleted, claimed by another agent, left) is
 stopped: nothing is left for it to answer. An edit's cancellation (`superseded`) does not stop
 one: the edited text joins the turn or starts the next. A `stop` (someone told the agent to
@@ -26,6 +28,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter, deque
+from collections.abc import Sequence
 from typing import Any, Final, Protocol
 
 from core.agent_port import AgentPort
@@ -53,9 +56,9 @@ log = logging.getLogger(__name__)
 RETRY_S: Final = 5.0  # the first wait before a turn whose model failed is tried again
 RETRY_MAX_S: Final = 60.0
 REFUSED_TRIES: Final = 3  # a turn the model refuses (`ModelRefusedTurn`) this often fails
-GAVE_UP: Final = (
-    "I couldn't answer this: my model failed on it three times in a row. Asking again in "
-    "other words, or more briefly, may help."
+FAILED: Final = (
+    "I couldn't answer this: my model failed on it. Asking again in other words, or more "
+    "briefly, may help."
 )
 RESULTS_KEPT: Final = 64  # the latest finished turns kept to look at; `outcomes` counts all
 
@@ -247,7 +250,10 @@ class InProcessHarness:
         self.results.append(result)
         self.outcomes[result.status] += 1
         if result.status == "failed":
+            owed = await self.port.owed(result.failed)
             await record_failure(self.port, result)
+            if owed:
+                await self._say_it_failed(owed)
 
     async def _until_the_model_answers(self, turn: Turn) -> TurnResult | None:
         """Run the turn; while its model fails (`ModelError`: unreachable, or answering with
@@ -294,20 +300,24 @@ class InProcessHarness:
                     self.port.mark_available()
 
     async def _give_up(self, turn: Turn, exc: ModelError) -> TurnResult:
-        """The model refused the turn `REFUSED_TRIES` times: its people are told where they
-        asked (`GAVE_UP`, a post that answers nothing), and it fails with the model's reason."""
+        """The model refused the turn `REFUSED_TRIES` times: it fails with the model's reason."""
         log.warning("turn for %s: %s; given up after %d tries", self.agent, exc, REFUSED_TRIES)
         ids = tuple(turn.event_ids)
-        place = await self.port.final_reply(ids, GAVE_UP)
-        if place is not None:
-            target = {"conversation": place.conversation, "thread": place.thread}
-            key = f"gave-up:{self.agent}:{ids[-1]}"
-            arguments = {"target": target, "text": GAVE_UP, "idempotencyKey": key}
-            try:
-                await self.tools.call("chat_send_message", arguments)
-            except ToolError as refusal:
-                log.warning("%s could not say it gave up: %s", self.agent, refusal)
         return TurnResult(session_of(turn.events[0]), "failed", ids, ids, str(exc))
+
+    async def _say_it_failed(self, owed: Sequence[str]) -> None:
+        """A failed turn owed these answers: its people are told where they asked (`FAILED`,
+        a post that answers nothing), rather than left waiting for what will not come."""
+        place = await self.port.final_reply(owed, FAILED)
+        if place is None:
+            return
+        target = {"conversation": place.conversation, "thread": place.thread}
+        key = f"failed:{self.agent}:{owed[-1]}"
+        arguments = {"target": target, "text": FAILED, "idempotencyKey": key}
+        try:
+            await self.tools.call("chat_send_message", arguments)
+        except ToolError as refusal:
+            log.warning("%s could not say its turn failed: %s", self.agent, refusal)
 
     async def _reply(self, result: TurnResult) -> None:
         """A completed turn's final text is its reply when the turn still owes one; otherwise

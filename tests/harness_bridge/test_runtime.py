@@ -97,6 +97,39 @@ class Recording:
         return True
 
 
+class Failing:
+    """A model loop whose every turn fails, as one still calling tools after its last round."""
+
+    async def run(self, turn: Turn) -> TurnResult:
+        ids = tuple(turn.event_ids)
+        reason = "the model was still calling tools after 8 rounds"
+        return TurnResult(session_of(turn.events[0]), "failed", ids, ids, reason)
+
+    def inject(self, params: dict[str, Any]) -> bool:
+        return False
+
+
+def test_a_failed_turn_that_owed_an_answer_says_so_where_it_was_asked() -> None:
+    """The DM is owed an answer: its turn failing records `failed` and tells the asker (a post
+    in the DM answering nothing); the thanks owed none, and its failing posts nothing."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        harness = lead_harness(engine, tools, Failing())
+        async with running(harness) as deliverer:
+            assert await deliverer.resume() >= 2
+            async with asyncio.timeout(10):
+                await harness.idle()
+        sends = store.db.execute(
+            "SELECT json_extract(action, '$.conversation'), json_extract(action, '$.inReplyTo'), "
+            "json_extract(action, '$.text') FROM outbox "
+            "WHERE json_extract(action, '$.action') = 'send'"
+        ).fetchall()
+        assert sends == [("D0LEAD", None, runtime.FAILED)]
+        assert await disposition(store, DM, "lead") == "failed"
+
+    scenario(test)
+
+
 def test_only_events_that_start_a_turn_are_injected_into_a_running_one() -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         loop = Recording()

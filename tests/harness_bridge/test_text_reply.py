@@ -32,7 +32,7 @@ from harness_bridge.backends.chat_client import MAX_ANSWER_BYTES, ChatClient
 from harness_bridge.backends.local import LocalSettings
 from harness_bridge.backends.registry import validate
 from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop, said_lines
-from harness_bridge.runtime import GAVE_UP, InProcessHarness
+from harness_bridge.runtime import FAILED, InProcessHarness
 from harness_bridge.streamed_reply import WRITING, StreamedReply
 from harness_bridge.tools import MAX_MESSAGE_CHARS, ChatTools
 from harness_bridge.working import working
@@ -403,7 +403,7 @@ def test_a_turn_the_model_refuses_three_times_fails_and_its_agent_goes_on(failur
             assert sent == [("send", DM, "It is green.")]
             assert delivery.disposition is Disposition.RESPONDED
         else:
-            assert sent == [("send", None, GAVE_UP)]
+            assert sent == [("send", None, FAILED)]
             assert delivery.disposition is Disposition.FAILED
 
     scenario(test)
