@@ -39,6 +39,16 @@ def lead_harness(engine: Engine, tools: dict[str, ChatTools], loop: Any) -> InPr
     return InProcessHarness(tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=50)
 
 
+async def until_idle(harness: InProcessHarness) -> int:
+    """Start `harness`, deliver what waits, run until nothing is left, stop; returns how many
+    deliveries were made."""
+    async with running(harness) as deliverer:
+        delivered = await deliverer.resume()
+        async with asyncio.timeout(10):
+            await harness.idle()
+    return delivered
+
+
 @asynccontextmanager
 async def running(harness: InProcessHarness) -> AsyncIterator[Deliverer]:
     """`harness` started, as its deliverer, and stopped when the block ends."""
@@ -63,10 +73,7 @@ def test_a_dm_becomes_one_turn_and_one_reply() -> None:
             OpenAIModelLoop(server.base_url, "fake-model", tools["lead"]) as loop,
         ):
             harness = lead_harness(engine, tools, loop)
-            async with running(harness) as deliverer:
-                assert await deliverer.resume() >= 2
-                async with asyncio.timeout(10):
-                    await harness.idle()
+            assert await until_idle(harness) >= 2
         sends = store.db.execute(
             "SELECT json_extract(action, '$.inReplyTo') FROM outbox "
             "WHERE json_extract(action, '$.action') = 'send'"
@@ -114,11 +121,7 @@ def test_a_failed_turn_that_owed_an_answer_says_so_where_it_was_asked() -> None:
     in the DM answering nothing); the thanks owed none, and its failing posts nothing."""
 
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        harness = lead_harness(engine, tools, Failing())
-        async with running(harness) as deliverer:
-            assert await deliverer.resume() >= 2
-            async with asyncio.timeout(10):
-                await harness.idle()
+        assert await until_idle(lead_harness(engine, tools, Failing())) >= 2
         sends = store.db.execute(
             "SELECT json_extract(action, '$.conversation'), json_extract(action, '$.inReplyTo'), "
             "json_extract(action, '$.text') FROM outbox "
@@ -184,11 +187,7 @@ def test_a_plain_text_answer_is_the_reply_and_a_turn_owing_none_posts_nothing(
             FakeOpenAI(script) as server,
             OpenAIModelLoop(server.base_url, "fake-model", tools["lead"]) as loop,
         ):
-            harness = lead_harness(engine, tools, loop)
-            async with running(harness) as deliverer:
-                await deliverer.resume()
-                async with asyncio.timeout(10):
-                    await harness.idle()
+            await until_idle(lead_harness(engine, tools, loop))
         answered = [DM in r["messages"][-1]["content"] for r in server.requests]
         dm_text = texts[answered.index(True)]
         sends = store.db.execute(
