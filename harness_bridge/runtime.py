@@ -2,24 +2,23 @@
 
 It is a real C2A harness on an in-memory link, so the host treats it exactly like an external
 one: `initialize`, `chat/deliver` acknowledged only once stored in its mailbox,
-`notifications/cancelled` and `notifications/typing`. Stored events go through turn assembly
-on the host's clock; a new event that starts a turn (`starts_turn`), for a conversation whose
-turn is running, is injected into that turn, and any other waits for its own path (mailbox,
-digest); a completed turn that ends in text while it still owes an answer posts that text as
-its reply (`ChatTools.reply_with_text`: the guarded `chat_send_message` path), and one that owes
-none posts nothing and logs it; a finished turn that failed records the `failed` disposition
-with its reason, and where it owed an answer, says so in chat (`FAILED`). A turn whose model
-fails (unreachable, or broken) is tried again, with a growing wait, for as long as it owes an
-answer, the agent marked unavailable meanwhile; one the model refuses fails after
-`REFUSED_TRIES`. A
+`notifications/cancelled` and `notifications/typing`. Stored events go through turn assembly on
+the host's clock; a new event that starts a turn (`starts_turn`), for a conversation whose turn
+is running, is injected into that turn, and any other waits for its own path (mailbox, digest);
+a completed turn that ends in text while it still owes an answer posts that text as its reply
+(`ChatTools.reply_with_text`: the guarded `chat_send_message` path), and one that owes none
+posts nothing and logs it; a finished turn that failed records the `failed` disposition with its
+reason, and where it owed an answer, says so in chat (`FAILED`). A turn whose model fails
+(unreachable, or broken) is tried again, with a growing wait, for as long as it owes an answer,
+the agent marked unavailable meanwhile; one the model refuses fails after `REFUSED_TRIES`. A
 running turn whose every event was cancelled (deleted, claimed by another agent, left) is
 stopped: nothing is left for it to answer. An edit's cancellation (`superseded`) does not stop
 one: the edited text joins the turn or starts the next. A `stop` (someone told the agent to
 stop) stops every turn of its conversation, an answer being written included. Such a turn is
 cancelled with `STOPPED`, so that an answer it was writing ends as stopped on the page; a turn
-the host's shutdown cancels is not (`core.restart` finishes it at the next start).
-Everything the harness does in chat, the working indicator included, goes through the agent's
-port (`core.agent_port`); what it is told comes through a `core.deliveries.DeliveryPort`.
+the host's shutdown cancels is not (`core.restart` finishes it at the next start). Everything
+the harness does in chat, the working indicator included, goes through the agent's port
+(`core.agent_port`); what it is told comes through a `core.deliveries.DeliveryPort`.
 """
 
 from __future__ import annotations
@@ -281,7 +280,7 @@ class InProcessHarness:
                         return None
                     refused = refused + 1 if isinstance(exc, ModelRefusedTurn) else 0
                     if refused >= REFUSED_TRIES:
-                        return await self._give_up(turn, exc)
+                        return self._give_up(turn, exc)
                     self._failing.add(id(turn))
                     self.port.mark_unavailable()
                     log.warning("turn for %s: %s; trying again in %.0f s", self.agent, exc, wait)
@@ -299,7 +298,7 @@ class InProcessHarness:
                 if not self._failing:
                     self.port.mark_available()
 
-    async def _give_up(self, turn: Turn, exc: ModelError) -> TurnResult:
+    def _give_up(self, turn: Turn, exc: ModelError) -> TurnResult:
         """The model refused the turn `REFUSED_TRIES` times: it fails with the model's reason."""
         log.warning("turn for %s: %s; given up after %d tries", self.agent, exc, REFUSED_TRIES)
         ids = tuple(turn.event_ids)

@@ -20,10 +20,11 @@ time brings it back towards `every`. The final edit keeps the same distance from
 
 A message is never drawn past its platform's limit (`limit`, from
 `core.platform.Platform.draft_limit`), nor past what the tools take (`MAX_MESSAGE_CHARS`, for a
-platform with no limit of its own, or a model server that writes on past the tokens asked): when the
-text outgrows it, the message is finished with the text up to the last line or word end that fits
-(`cut`), and the rest continues in a new message (`chat_send_message` in the same conversation and
-thread, keyed after the first message, so a retry is recognised), which is streamed the same way.
+platform with no limit of its own, or a model server that writes on past the tokens asked): when
+the text outgrows it, the message is finished with the text up to the last line or word end that
+fits (`cut`), and the rest continues in a new message (`chat_send_message` in the same
+conversation and thread, keyed after the first message, so a retry is recognised), which is
+streamed the same way.
 
 A reply is never drawn over more messages than the workspace allows an answer before it goes
 as a file (`parts`, else `AgentPort.answer_parts`, the rule of `core.post_files.long_answer`):

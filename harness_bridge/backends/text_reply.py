@@ -11,13 +11,13 @@ The model is never asked to choose a tool. The host's policy decides what a turn
 - an `ack_only` event gets a `seen` reaction; anything else (ambient, `must_not_respond`) nothing.
 
 For an answer the model gets a short prompt (`harness_bridge.prompt.text_messages`): the recent
-messages this agent was shown in that conversation (the ledger's deliveries to it, which is what the
-attention policy let it see), each once as it reads now, and the new ones. Its text is streamed into
-the chat (`StreamedReply`) through the guarded send path. Every turn completes with no `text`: the
-reply is already posted, so the harness posts nothing more. An answer the model stops writing
-halfway (it fails, or the runtime stops the turn: `STOPPED`) is finished at once with what was
-written and a note saying why (`StreamedReply.cut_short`); a turn cancelled by the host's
-shutdown is left to the next start (`core.restart`).
+messages this agent was shown in that conversation (the ledger's deliveries to it, which is what
+the attention policy let it see), each once as it reads now, and the new ones. Its text is
+streamed into the chat (`StreamedReply`) through the guarded send path. Every turn completes
+with no `text`: the reply is already posted, so the harness posts nothing more. An answer the
+model stops writing halfway (it fails, or the runtime stops the turn: `STOPPED`) is finished at
+once with what was written and a note saying why (`StreamedReply.cut_short`); a turn cancelled
+by the host's shutdown is left to the next start (`core.restart`).
 """
 
 from __future__ import annotations
