@@ -154,7 +154,7 @@ class ChatClient:
                 if not stream:
                     return parse_completion(json.loads(await _read_whole(response)))
                 return await _read_stream(response, on_text)
-        except (ValueError, LineTooLong) as exc:  # not JSON, not text, or not SSE lines
+        except (json.JSONDecodeError, UnicodeDecodeError, LineTooLong) as exc:  # no SSE lines
             raise ModelRefusedTurn(
                 f"the model server at {self.url} answered what is not a completion: {exc}",
                 {"url": self.url},
