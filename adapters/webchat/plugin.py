@@ -60,7 +60,8 @@ class WebchatConnection:
             where = f"{self.chat.config.host}:{self.chat.port}"
             raise ManifestError(
                 f"{self.name}: the web chat cannot listen on {where} ({exc.strerror}); "
-                "stop what uses that port, or set webchat.port in the manifest"
+                "stop what uses that port, or pick another: webchat.port in the manifest, or "
+                "`c2a run --webchat-port 0` for any free one"
             ) from None
         log.info(
             "%s: web chat ready at %s/ (open the URL printed with its token)",

@@ -8,6 +8,7 @@ import dataclasses
 import itertools
 import json
 import logging
+import socket
 import sys
 import time
 from pathlib import Path
@@ -201,6 +202,24 @@ def test_a_model_server_nobody_runs_exits_2_saying_what_to_do(
     assert len(err) == 1
     assert "agents.lead.harness.base_url" in err[0]
     assert "start the model server" in err[0]
+
+
+def test_a_web_chat_port_in_use_exits_2_saying_how_to_pick_another(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second `make run` beside the first: one line naming the port and both ways out."""
+    manifest = tmp_path / "chat.yaml"
+    manifest.write_text("version: 1\nworkspace: w\nwebchat: {}\nagents: {lead: {lead: true}}\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = ["run", "-m", str(manifest), "--data-dir", str(tmp_path / "d")]
+        status = main([*argv, "--webchat-port", str(port)])
+    [said] = [line for line in capsys.readouterr().err.splitlines() if line.startswith("c2a:")]
+    assert status == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in said
+    assert "webchat.port in the manifest" in said and "--webchat-port 0" in said
 
 
 @pytest.mark.parametrize("drafting", ["webchat", "slack"])
