@@ -34,7 +34,7 @@ from core.markup import Markup
 from core.platform import Platform
 from core.redact import SecretShape
 from core.signals import GlyphMap, glyph_map
-from core.yaml_safe import key_path, read_yaml
+from core.yaml_safe import Lines, key_path, line_of, read_placed
 
 __all__ = [
     "AGENT_ID",
@@ -57,16 +57,18 @@ def parse_manifest(
     *,
     backends: Collection[str] | None = None,
     platforms: Mapping[str, Platform] | None = None,
+    lines: Lines | None = None,
 ) -> Manifest:
-    """Validate already-parsed YAML; raises ManifestError naming source, key path and problem.
-    With `backends` (the installed harness backends' names), each agent's must be one of them;
-    `platforms` (the installed adapters, `c2a.platforms`) bring their sections."""
+    """Validate already-parsed YAML; raises ManifestError naming source, line (from `lines`,
+    when the text was read with them), key path and problem. With `backends` (the installed
+    harness backends' names), each agent's must be one of them; `platforms` (the installed
+    adapters, `c2a.platforms`) bring their sections."""
     if not isinstance(data, Mapping):
         raise ManifestError(f"{source}: a manifest must be a mapping of keys", {"file": source})
     try:
         return manifest_model(platforms).model_validate(data, context={"backends": backends})
     except ValidationError as exc:
-        problems = [_describe(source, error) for error in exc.errors()]
+        problems = [_describe(source, error, lines or {}) for error in exc.errors()]
         raise ManifestError(
             "\n".join(problems), {"file": source, "errors": len(problems)}
         ) from None
@@ -81,19 +83,25 @@ def load_manifest(
     """Read and validate a manifest file (core/yaml_safe.py bounds the reading); raises
     ManifestError for every problem a person makes. `backends` and `platforms` as for
     `parse_manifest`."""
-    return parse_manifest(read_yaml(path), str(path), backends=backends, platforms=platforms)
+    read = read_placed(path)
+    return parse_manifest(
+        read.data, str(path), backends=backends, platforms=platforms, lines=read.lines
+    )
 
 
-def _describe(source: str, error: Mapping[str, Any]) -> str:
+def _describe(source: str, error: Mapping[str, Any], lines: Lines) -> str:
     cause = (error.get("ctx") or {}).get("error")
-    path = key_path(cause.path if isinstance(cause, Misreference) else error["loc"])
+    parts = cause.path if isinstance(cause, Misreference) else error["loc"]
+    line = line_of(lines, parts)
+    where = f"{source}: line {line}: " if line else f"{source}: "
+    path = key_path(parts)
     kind = error["type"]
     if kind == "extra_forbidden":
-        return f"{source}: {path}: unknown key"
+        return f"{where}{path}: unknown key"
     if kind == "missing":
-        return f"{source}: {path}: required key is missing"
+        return f"{where}{path}: required key is missing"
     message = str(error["msg"]).removeprefix("Value error, ")
-    return f"{source}: {path}: {message}"
+    return f"{where}{path}: {message}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,14 @@ PyYAML's SafeLoader builds only plain data, yet it accepts what a manifest must 
 
 Each is refused while the document is composed, before any value is built, so the work done on
 a hostile file is bounded by `MAX_BYTES` and `MAX_NODES` (well under a second here).
+
+`read_placed` also says on which line each value stands, by its key path, so that a problem
+found later (a manifest that does not validate) can name the line too (`line_of`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
@@ -30,7 +33,21 @@ from yaml.nodes import Node
 
 from core.errors import ManifestError
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "key_path", "parse_yaml", "read_yaml"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "Placed",
+    "key_path",
+    "line_of",
+    "parse_placed",
+    "parse_yaml",
+    "read_placed",
+    "read_yaml",
+]
+
+Lines = Mapping[tuple[object, ...], int]
+"""The 1-based line each value starts on, by its key path (`()` for the document)."""
 
 # The example team.yaml (three agents) is 2 KB; a file past this is a mistake or an attack.
 MAX_BYTES = 1 << 20
@@ -67,9 +84,32 @@ def _end_of(text: str) -> _At:
     return _At(text.count("\n"), len(text) - (text.rfind("\n") + 1))
 
 
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A YAML document's plain data and the line each of its values starts on."""
+
+    data: Any
+    lines: Lines
+
+
+def line_of(lines: Lines, path: Sequence[object]) -> int | None:
+    """The line of the value at `path`, or of the nearest mapping or list holding it (a key
+    that is missing, or a value a check looked at as a whole); None when that is the whole
+    document, or nothing is known."""
+    parts = tuple(path)
+    while parts not in lines and parts:
+        parts = parts[:-1]
+    return lines.get(parts) if parts else None
+
+
 def read_yaml(path: str | Path) -> Any:
     """The plain data in a YAML file of at most MAX_BYTES; raises ManifestError (file, line,
     column, key path and why) for anything unreadable or refused (see the module docstring)."""
+    return read_placed(path).data
+
+
+def read_placed(path: str | Path) -> Placed:
+    """`read_yaml`, with the line each value starts on."""
     source = str(path)
     try:
         with open(path, "rb") as handle:
@@ -78,12 +118,17 @@ def read_yaml(path: str | Path) -> Any:
         raise ManifestError(
             f"{source}: cannot read: {exc.strerror or exc}", {"file": source}
         ) from None
-    return parse_yaml(data, source)
+    return parse_placed(data, source)
 
 
 def parse_yaml(data: bytes, source: str) -> Any:
     """The plain data in one YAML document given as UTF-8 bytes; raises ManifestError like
     `read_yaml`. The work is linear in `len(data)`, which is refused past MAX_BYTES."""
+    return parse_placed(data, source).data
+
+
+def parse_placed(data: bytes, source: str) -> Placed:
+    """`parse_yaml`, with the line each value starts on."""
     if len(data) > MAX_BYTES:
         raise ManifestError(
             f"{source}: larger than {MAX_BYTES} bytes; a manifest is a few KiB",
@@ -98,7 +143,7 @@ def parse_yaml(data: bytes, source: str) -> Any:
     try:
         loader = _Loader(text, source)
         try:
-            return loader.get_single_data()
+            return Placed(loader.get_single_data(), loader.lines)
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
@@ -126,6 +171,7 @@ class _Loader(yaml.SafeLoader):
         self.source = source
         self.path: list[object] = []  # keys and indexes from the root to the node composed
         self.keys: list[dict[str, Mark]] = []  # per open mapping, where each key was first
+        self.lines: dict[tuple[object, ...], int] = {}  # each value's line, by its path
         self.nodes = 0
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
@@ -137,6 +183,8 @@ class _Loader(yaml.SafeLoader):
             return self.compose_key(parent, event)
         if parent is not None:
             self.path.append(index.value if isinstance(index, Node) else index)
+        if event.start_mark is not None:
+            self.lines[tuple(self.path)] = event.start_mark.line + 1
         if isinstance(event, yaml.AliasEvent):
             self.refuse(
                 event.start_mark,

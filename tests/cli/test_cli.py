@@ -28,12 +28,15 @@ def test_check_prints_what_the_manifest_means(capsys: pytest.CaptureFixture[str]
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("version: 1\nworkspace: w\nagents: {a: {slak: {}}}\n", "agents.a.slak: unknown key"),
+        (
+            "version: 1\nworkspace: w\nagents: {a: {slak: {}}}\n",
+            "line 3: agents.a.slak: unknown key",
+        ),
         ("version: 1\nagents: {a: {}}\n", "workspace: required key is missing"),
-        ("version: 2\nworkspace: w\nagents: {a: {}}\n", "version: Input should be 1"),
+        ("version: 2\nworkspace: w\nagents: {a: {}}\n", "line 1: version: Input should be 1"),
         (
             "version: 1\nworkspace: w\nagents: {a: {roles: [x]}}\n",
-            "agents.a.roles: role 'x' is not under roles:",
+            "line 3: agents.a.roles: role 'x' is not under roles:",
         ),
         (
             "version: 1\nworkspace: w\nagents: {a: {lead: true}, b: {lead: true}}\n",

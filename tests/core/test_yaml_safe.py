@@ -9,7 +9,15 @@ import yaml
 from hostile_yaml import BILLION_LAUGHS, BILLION_LAUGHS_REFUSAL
 
 from core.errors import ManifestError
-from core.yaml_safe import MAX_BYTES, MAX_DEPTH, MAX_NODES, parse_yaml, read_yaml
+from core.yaml_safe import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    MAX_NODES,
+    line_of,
+    parse_placed,
+    parse_yaml,
+    read_yaml,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -169,3 +177,13 @@ def test_several_documents_are_refused() -> None:
 @pytest.mark.parametrize("path", sorted((ROOT / "manifests").rglob("*.yaml")), ids=str)
 def test_the_shipped_yaml_files_read_as_before(path: Path) -> None:
     assert read_yaml(path) == yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def test_each_value_s_line_is_known_by_its_path_and_a_missing_key_by_its_mapping() -> None:
+    text = b"version: 1\nagents:\n  lead:\n    roles: [a,\n      b]\n  w: {x: 1}\n"
+    placed = parse_placed(text, "m.yaml")
+    assert placed.data["agents"]["lead"]["roles"] == ["a", "b"]
+    assert line_of(placed.lines, ("agents", "lead", "roles", 1)) == 5
+    assert line_of(placed.lines, ("agents", "w", "x")) == 6
+    assert line_of(placed.lines, ("agents", "lead", "harness", "model")) == 4  # lead's keys
+    assert line_of(placed.lines, ("workspace",)) is None  # the whole document: no one line
