@@ -20,7 +20,7 @@ the agent owes an answer gets the `ignored` disposition (so no reminder chases i
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -83,23 +83,40 @@ class Commands:
         `may_read`, every conversation but a direct message is open to anyone."""
         command = parse(text)
         agent = command.agent if isinstance(command, AgentCommand) else ""
+        named = self._named(command)
+        agent = named or agent
         if isinstance(command, Unreadable):
             reply, outcome = say.unreadable_text(command.problem), "unreadable"
-        elif agent and agent not in self.engine.workspace.manifest.agents:
+        elif agent and named is None:
             reply, outcome = (
                 say.unknown_agent_text(agent, self.engine.workspace.agent_ids),
                 "unknown",
             )
-        elif agent and not may_decide(
-            approvers := self.engine.approvals.approvers.get(agent, ()), user, groups
-        ):
-            reply, outcome = say.not_approver_text(agent, approvers), "refused"
+        elif named and not may_decide(approvers := self._approvers(named), user, groups):
+            reply, outcome = say.not_approver_text(named, approvers), "refused"
         else:
+            if isinstance(command, AgentCommand) and named:
+                command = replace(command, agent=named)
             reader = _Reader(user, may_read)
             reply, outcome = await self._run(command, platform, reader, locate), "answered"
         detail = {"platform": platform, "user": user, "text": text}
         await self._audit(agent, outcome, detail)
         return reply
+
+    def approvers_of(self, text: str) -> tuple[str, ...]:
+        """Who may run `/c2a <text>`: the approvers of the agent it names, for a platform to
+        look up which of their groups the person is in; () when it names none."""
+        named = self._named(parse(text))
+        return self._approvers(named) if named else ()
+
+    def _named(self, command: Command | Unreadable) -> str | None:
+        """The agent a command is about, as people name it (id or short name, `@` or not)."""
+        if not isinstance(command, AgentCommand):
+            return None
+        return self.engine.workspace.agent_named(command.agent)
+
+    def _approvers(self, agent: str) -> tuple[str, ...]:
+        return tuple(self.engine.approvals.approvers.get(agent, ()))
 
     async def _run(
         self, command: Command, platform: str, reader: _Reader, locate: Locate | None

@@ -8,10 +8,10 @@
     /c2a claims                    open claims
     /c2a help
 
-`parse` is pure; a text it cannot read is `Unreadable`, saying why. An agent is named by its id,
-with or without `@` (`/c2a mute @lead`), in any case. A duration is one or more
-`<number><unit>` (`s`, `m`, `h`, `d`): `90s`, `30m`, `1h30m`, `2d`. What each command answers
-is `core.command_answers`; how the answer reads, `core.command_text`.
+`parse` is pure; a text it cannot read is `Unreadable`, saying why. An agent is named as people
+name it (`core.manifest.Workspace.agent_named`: `/c2a mute @lead`, `/c2a mute worker1`). A
+duration is one or more `<number><unit>` (`s`, `m`, `h`, `d`): `90s`, `30m`, `1h30m`, `2d`. What
+each command answers is `core.command_answers`; how the answer reads, `core.command_text`.
 """
 
 from __future__ import annotations
@@ -132,17 +132,12 @@ def parse(text: str) -> Command | Unreadable:
         duration = parse_duration(args[1]) if len(args) == 2 else None
         if len(args) == 2 and duration is None:
             return Unreadable(f"{args[1]!r} is not a duration (say 30m, 2h, 1d or 1h30m)")
-        return Mute(_agent(args[0]), duration)
+        return Mute(args[0], duration)
     if name in _AGENT_COMMANDS:
         if len(args) != 1:
             return Unreadable(f"`{name}` takes one agent")
-        return _AGENT_COMMANDS[name](_agent(args[0]))
+        return _AGENT_COMMANDS[name](args[0])
     return Unreadable(f"no command {name!r}")
-
-
-def _agent(word: str) -> str:
-    """An agent as people name it: its id, with or without `@`, in any case (ids are lower)."""
-    return word.removeprefix("@").lower()
 
 
 def parse_duration(text: str) -> timedelta | None:

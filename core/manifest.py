@@ -187,6 +187,15 @@ class Workspace:
             return None
         return self.by_user.get((platform, user_id))
 
+    def agent_named(self, word: str) -> str | None:
+        """The agent a person means by `word`: its id or one of its short names (`names`), in
+        any case, with or without `@`; None for no agent."""
+        wanted = word.removeprefix("@").lower()
+        for name, agent in self.manifest.agents.items():
+            if wanted == name or wanted in (n.lower() for n in agent.names):
+                return name
+        return None
+
     def user_id(self, platform: str, agent: str) -> str | None:
         """The agent's own platform user id: its id where agents are named by their ids."""
         section = self.sections.get(platform)

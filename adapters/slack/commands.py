@@ -26,7 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.asks import groups_of
 from adapters.slack.normalise import PLATFORM
 from core.command_answers import Commands
-from core.commands import COMMAND, parse
+from core.commands import COMMAND
 
 __all__ = ["listen_for_commands", "message_link"]
 
@@ -48,9 +48,8 @@ def listen_for_commands(
     async def command(ack: Any, body: dict[str, Any], respond: Any, client: AsyncWebClient) -> None:
         await ack()
         user, text = str(body["user_id"]), str(body.get("text") or "")
-        agent = getattr(parse(text), "agent", None)
-        approvers = commands.engine.approvals.approvers.get(agent or "", ())
-        groups = await groups_of(client, user, approvers) if agent else ()
+        approvers = commands.approvers_of(text)
+        groups = await groups_of(client, user, approvers) if approvers else ()
 
         async def may_read(channel: str) -> bool:
             return user in await members(channel)

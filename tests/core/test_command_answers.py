@@ -201,6 +201,10 @@ def test_only_an_approver_may_mute_and_an_unknown_agent_is_named(tmp_path: Path)
         assert text == "No agent 'nobody'; the agents are lead, worker-1, worker-2."
         # An approver by group: the platform says the person is in S0OPS.
         assert (await w.run("mute worker-1", HUMAN2, "S0OPS")).startswith("worker-1 is muted")
+        # As people name it: `@`, any case, or a short name from the manifest.
+        assert await w.run("unmute @Worker-1", HUMAN2) == "Only worker-1's approvers can do that."
+        assert w.commands.approvers_of("unmute @Worker-1") == (APPROVER, "group:S0OPS")
+        assert w.commands.approvers_of("status") == ()
         outcomes = [(a, o) for a, o, _ in w.audited()]
         assert outcomes == [
             ("worker-1", "refused"),
@@ -208,6 +212,7 @@ def test_only_an_approver_may_mute_and_an_unknown_agent_is_named(tmp_path: Path)
             ("lead", "refused"),
             ("nobody", "unknown"),
             ("worker-1", "answered"),
+            ("worker-1", "refused"),
         ]
 
     scenario(tmp_path, test)

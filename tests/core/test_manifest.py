@@ -9,7 +9,7 @@ import pytest
 
 from c2a.platforms import installed
 from core.errors import ManifestError
-from core.manifest import parse_manifest
+from core.manifest import Workspace, parse_manifest
 
 
 def manifest(**agent: Any) -> dict[str, Any]:
@@ -65,3 +65,16 @@ def test_a_hostile_unknown_key_is_escaped_and_cut_in_the_message() -> None:
     message = str(caught.value)
     assert "\n" not in message and "\x1b" not in message
     assert message == f"m.yaml: agents.a.'\\x1b[2Jsl\\nak{'x' * 31}...': unknown key"
+
+
+def test_an_agent_is_found_as_people_name_it() -> None:
+    """By its id or a short name, in any case, with or without `@` (the `/c2a` commands)."""
+    data = {
+        "version": 1,
+        "workspace": "w",
+        "agents": {"lead": {"lead": True}, "worker-1": {"names": ["Worker1", "w1"]}},
+    }
+    workspace = Workspace.from_manifest(parse_manifest(data, "m.yaml"))
+    named = {word: workspace.agent_named(word) for word in ("@lead", "LEAD", "worker1", "@W1")}
+    assert named == {"@lead": "lead", "LEAD": "lead", "worker1": "worker-1", "@W1": "worker-1"}
+    assert workspace.agent_named("worker") is None
