@@ -59,6 +59,7 @@ def to_record(action: Action) -> dict[str, Any]:
                 "directedness": action.directedness,
                 "mentions": list(action.mentions),
                 "inReplyTo": action.in_reply_to,
+                "writing": action.writing,
                 **files_record(action.files),
             }
         case Edit():
@@ -143,6 +144,7 @@ def from_record(record: Mapping[str, Any]) -> Action:
                     mentions=_mentions(record),
                     in_reply_to=_optional(record, "inReplyTo"),
                     files=files_from_record(record.get("files")),
+                    writing=bool(record.get("writing")),
                 )
             case "edit":
                 return Edit(

@@ -70,7 +70,8 @@ class _Addressed:
 class Post(_Addressed):
     """A new message. `mentions` are the recipients the agent chose to address
     (`agent:<id>`, `role:<name>`, `user:<platform id>`); nobody else is ever pinged. `files`
-    go with it (`core.post_files`); its record holds them only when there are some."""
+    go with it (`core.post_files`); its record holds them only when there are some. `writing`
+    marks the first words of a reply still being written (`core.drafts`)."""
 
     kind: ClassVar[str] = "send"
 
@@ -81,6 +82,7 @@ class Post(_Addressed):
     mentions: tuple[str, ...] = ()
     in_reply_to: str | None = None
     files: tuple[PostFile, ...] = ()
+    writing: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

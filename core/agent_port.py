@@ -80,7 +80,9 @@ class Outgoing:
     (`agent:<id>`, `role:<name>`, `user:<platform id>`). `also_answers` are events the same
     message answers besides `in_reply_to` (a turn's final text, owed to several). `files` go
     with it, within `core.post_files`'s limits; with none, an answer too long for the
-    platform's messages goes as a file with a summary (`core.post_files.long_answer`)."""
+    platform's messages goes as a file with a summary (`core.post_files.long_answer`). `writing`
+    marks the first words of a reply the host is still drawing (`core.drafts`); a model's own
+    send never is."""
 
     conversation: str
     text: str
@@ -92,6 +94,7 @@ class Outgoing:
     recipients: tuple[str, ...] = ()
     also_answers: tuple[str, ...] = ()
     files: tuple[PostFile, ...] = ()
+    writing: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,20 +3,22 @@ replies a stopped process left marked.
 
 A reply shown as the model writes it (`harness_bridge.streamed_reply`) ends its message with
 `WRITING` from its first post through every redraw; its final edit, with the whole text, takes
-the mark away. A platform may read the mark too: the web chat shows an agent's edit of a
-message still marked as a finish, not as an edit (`adapters.webchat.history`). A message left
-marked was cut short (a crash, a kill of the process) and never passes for a whole answer:
-`cut_replies` finds such replies among the outbox's newest actions, for the next start to
-finish them honestly (`core.restart`). A reply the running process stops itself is finished at
-once with what was written and why it ends there: `STOPPED` (the turn was told to stop, or
-every question it answered was withdrawn) or `MODEL_FAILED`.
+the mark away. A platform may read the mark too: the web chat shows an agent's edit of a message
+still marked as a finish, not as an edit (`adapters.webchat.history`). A message left marked was
+cut short (a crash, a kill of the process) and never passes for a whole answer: `cut_replies`
+finds such replies among the outbox's newest actions, for the next start to finish them honestly
+(`core.restart`). It goes by the post's record (`Post.writing`), not its text: a model's whole
+answer may end with the same characters, and taken for a cut one it would be finished as cut and
+asked again, answered twice. A reply the running process stops itself is finished at once with
+what was written and why it ends there: `STOPPED` (the turn was told to stop, or every question
+it answered was withdrawn) or `MODEL_FAILED`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from core.actions import Edit, Post
 from core.store_records import OutboxEntry
@@ -51,7 +53,7 @@ class CutReply:
 
 
 def cut_replies(entries: Sequence[OutboxEntry]) -> list[CutReply]:
-    """The replies among `entries` (oldest first) whose post was marked `WRITING`, landed or
+    """The replies among `entries` (oldest first) whose post was recorded `writing`, landed or
     still waiting to go, and has no final edit. A post whose sending may have landed
     (`ambiguous`, `sending`) is left to the outbox, which finds out first."""
     finished: set[str] = set()
@@ -70,13 +72,20 @@ def cut_replies(entries: Sequence[OutboxEntry]) -> list[CutReply]:
         text = str(entry.action.get("text", ""))
         if (
             entry.action.get("action") == _POST
-            and text.endswith(WRITING)
+            and _writing(entry.action, text)
             and entry.key not in finished
             and entry.status in ("sent", "pending")
         ):
             last = drawn.get(entry.key, text).removesuffix(WRITING)
             cut.append(CutReply(entry, last, shown=entry.status == "sent"))
     return cut
+
+
+def _writing(record: Mapping[str, Any], text: str) -> bool:
+    """Whether a post is the first words of a reply being written: as its record says, or, for
+    one recorded before posts said so, as its mark says (a model's own text may end with
+    `WRITING` too: only the record tells the two apart)."""
+    return bool(record["writing"]) if "writing" in record else text.endswith(WRITING)
 
 
 def _finished_post(key: str) -> str:

@@ -140,6 +140,7 @@ class EnginePort:
             directedness=message.directedness.value,
             mentions=named,
             in_reply_to=message.in_reply_to,
+            writing=message.writing,
         )
         why = f"answered with message {key}"
         async with engine.transaction():

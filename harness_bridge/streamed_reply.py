@@ -33,7 +33,8 @@ reply stops showing, and once the model is done the whole answer is sent as `ans
 (`chat_send_message` with a file, keyed after the first message, in its place).
 
 While a message is still being written, what the page shows of it (its first post and each
-draft) ends with `WRITING` (`core.drafts`), a mark its final edit takes away: a reply cut
+draft) ends with `WRITING` (`core.drafts`), a mark its final edit takes away, and its post is
+recorded as `writing`: a reply cut
 short, by a crash or a kill of the process, is left on the page marked as unfinished, never
 passing for a whole answer, until the next start finishes it as cut and asks again
 (`core.restart`). One the running process stops (the model failed, the turn was stopped) is
@@ -214,10 +215,10 @@ class StreamedReply:
         `writing`."""
         shown = text + WRITING if writing else text
         if self.keys:
-            sent = await self._more(shown)
+            sent = await self._more(shown, writing=writing)
         else:
             self._place = await self._where(text)
-            sent = await self._first(shown)
+            sent = await self._first(shown, writing=writing)
         if sent is None:
             self.live = False  # nothing to redraw; `finish` will try once more, whole
             return
@@ -232,16 +233,21 @@ class StreamedReply:
         reply = await self.port.final_reply(self.event_ids, text)
         return None if reply is None else (reply.conversation, reply.thread)
 
-    async def _first(self, text: str) -> str | None:
+    async def _first(self, text: str, *, writing: bool) -> str | None:
         try:
-            sent = await self.tools.reply_with_text(self.event_ids, text)
+            sent = await self.tools.reply_with_text(self.event_ids, text, writing=writing)
         except ToolError as exc:
             log.warning("reply of %s refused: %s", self.tools.agent, exc)
             return None
         return None if sent is None else str(sent["idempotencyKey"])
 
     async def _more(
-        self, text: str, *, key: str | None = None, files: list[dict[str, str]] | None = None
+        self,
+        text: str,
+        *,
+        key: str | None = None,
+        files: list[dict[str, str]] | None = None,
+        writing: bool = False,
     ) -> str | None:
         """A continuation (or the answer as a file, `files`, under `key`): in the conversation
         and thread the first message landed in."""
@@ -259,7 +265,7 @@ class StreamedReply:
         if files:
             arguments["files"] = files
         try:
-            await self.tools.call("chat_send_message", arguments)
+            await self.tools.send_part(arguments, writing=writing)
         except ToolError as exc:
             log.warning("the reply of %s was cut short: %s", self.tools.agent, exc)
             return None

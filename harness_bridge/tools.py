@@ -227,23 +227,35 @@ class ChatTools:
 
         return await self._audited(name, arguments, run)
 
-    async def reply_with_text(self, event_ids: Sequence[str], text: str) -> dict[str, Any] | None:
+    async def reply_with_text(
+        self, event_ids: Sequence[str], text: str, *, writing: bool = False
+    ) -> dict[str, Any] | None:
         """A turn's final model text as its reply, sent as a `chat_send_message` call (the same
         validation, guards, send budget, idempotency key and audit): in reply to the last of
         `event_ids` that still owes an answer (`AgentPort.owed`), in that event's conversation
         and thread, answering the others owed there too. Returns the call's result, or None,
         having done nothing, when nothing is owed or the text is blank; raises ToolError when
-        the send is refused."""
+        the send is refused. `writing`: the first words of a reply still being drawn
+        (`harness_bridge.streamed_reply`)."""
         reply = await self.port.final_reply(event_ids, text)
         if reply is None:
             return None
         target = {"conversation": reply.conversation, "thread": reply.thread}
         arguments = {"target": target, "text": reply.text, "inReplyTo": reply.in_reply_to}
+        return await self._send(arguments, also_answers=reply.also_answers, writing=writing)
+
+    async def send_part(self, arguments: dict[str, Any], *, writing: bool) -> dict[str, Any]:
+        """A further message of a reply the host is drawing: `chat_send_message` with these
+        `arguments`, the first words of one still being written when `writing`."""
+        return await self._send(arguments, writing=writing)
+
+    async def _send(self, arguments: dict[str, Any], **changes: Any) -> dict[str, Any]:
+        """`chat_send_message` as the host makes it for the agent, with `changes` to the
+        message its arguments make (fields of `Outgoing` no model sets)."""
 
         async def run() -> dict[str, Any]:
             args = _parsed("chat_send_message", SendMessage, arguments)
-            message = replace(_outgoing(args), also_answers=reply.also_answers)
-            return await self._sent(self.port.send(message))
+            return await self._sent(self.port.send(replace(_outgoing(args), **changes)))
 
         return await self._audited("chat_send_message", arguments, run)
 

@@ -29,7 +29,7 @@ def test_a_cut_reply_is_finished_as_cut_and_its_question_given_back_once() -> No
     async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
         async with store.transaction():
             await store.mark_delivered(DM, "lead", 1)  # the harness took it
-        begun = Outgoing(conversation="D0LEAD", text="Gre" + WRITING, in_reply_to=DM)
+        begun = Outgoing(conversation="D0LEAD", text="Gre" + WRITING, in_reply_to=DM, writing=True)
         sent = await ports["lead"].send(begun)
         async with store.transaction():
             await store.outbox_mark(sent.key, "sent", "2026-01-01T00:00:11Z", {"messageId": "9.0"})
@@ -47,6 +47,25 @@ def test_a_cut_reply_is_finished_as_cut_and_its_question_given_back_once() -> No
         again = await ports["lead"].send(begun)  # the new answer begins as the cut one did
         assert (again.key, again.new) == (sent.key, False)
         assert await owed(store, DM) == ("pending", Disposition.RESPONDED)
+
+    port_scenario(test)
+
+
+def test_a_whole_answer_that_ends_like_a_reply_being_written_is_left_answered() -> None:
+    """The model's own answer ends with ` …`: before posts said whether they were being
+    written, a start took it for a cut reply, marked it cut short and asked the question
+    again, which the lead then answered a second time."""
+
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        whole = Outgoing(
+            conversation="D0LEAD", text="Let me look into it" + WRITING, in_reply_to=DM
+        )
+        sent = await ports["lead"].send(whole)
+        async with store.transaction():
+            await store.outbox_mark(sent.key, "sent", "2026-01-01T00:00:11Z", {"messageId": "9.0"})
+            assert await finish_cut_replies(engine) == 0
+        assert (await owed(store, DM))[1] is Disposition.RESPONDED
+        assert await ports["lead"].owed([DM]) == []
 
     port_scenario(test)
 
