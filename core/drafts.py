@@ -28,6 +28,7 @@ __all__ = [
     "CUT_SHORT",
     "MODEL_FAILED",
     "STOPPED",
+    "TURN_FAILED",
     "WRITING",
     "CutReply",
     "cut_replies",
@@ -37,6 +38,12 @@ WRITING: Final = " …"
 CUT_SHORT: Final = " [cut short: the host stopped before this answer was finished]"
 STOPPED: Final = " [stopped]"  # the turn was stopped while it wrote: told to, or nothing left
 MODEL_FAILED: Final = " [cut short: the model failed; ask again]"
+TURN_FAILED: Final = (
+    "I couldn't answer this: my model failed on it. Asking again in other words, or more "
+    "briefly, may help."
+)
+"""What an agent says where it was asked when its turn failed before it answered a word
+(`harness_bridge.runtime`)."""
 CUT_KEY: Final = ":cut"  # the key of the edit finishing a cut reply: its post's, and this
 _POST, _EDIT = Post.kind, Edit.kind  # how the outbox names an action's kind
 

@@ -8,17 +8,17 @@ is running, is injected into that turn, and any other waits for its own path (ma
 a completed turn that ends in text while it still owes an answer posts that text as its reply
 (`ChatTools.reply_with_text`: the guarded `chat_send_message` path), and one that owes none
 posts nothing and logs it; a finished turn that failed records the `failed` disposition with its
-reason, and where it owed an answer, says so in chat (`FAILED`). A turn whose model fails
-(unreachable, or broken) is tried again, with a growing wait, for as long as it owes an answer,
-the agent marked unavailable meanwhile; one the model refuses fails after `REFUSED_TRIES`. A
-running turn whose every event was cancelled (deleted, claimed by another agent, left) is
-stopped: nothing is left for it to answer. An edit's cancellation (`superseded`) does not stop
-one: the edited text joins the turn or starts the next. A `stop` (someone told the agent to
-stop) stops every turn of its conversation, an answer being written included. Such a turn is
-cancelled with `STOPPED`, so that an answer it was writing ends as stopped on the page; a turn
-the host's shutdown cancels is not (`core.restart` finishes it at the next start). Everything
-the harness does in chat, the working indicator included, goes through the agent's port
-(`core.agent_port`); what it is told comes through a `core.deliveries.DeliveryPort`.
+reason, and where it owed an answer, says so in chat (`core.drafts.TURN_FAILED`). A turn whose
+model fails (unreachable, or broken) is tried again, with a growing wait, for as long as it owes
+an answer, the agent marked unavailable meanwhile; one the model refuses fails after
+`REFUSED_TRIES`. A running turn whose every event was cancelled (deleted, claimed by another
+agent, left) is stopped: nothing is left for it to answer. An edit's cancellation (`superseded`)
+does not stop one: the edited text joins the turn or starts the next. A `stop` (someone told the
+agent to stop) stops every turn of its conversation, an answer being written included. Such a
+turn is cancelled with `STOPPED`, so that an answer it was writing ends as stopped on the page;
+a turn the host's shutdown cancels is not (`core.restart` finishes it at the next start).
+Everything the harness does in chat, the working indicator included, goes through the agent's
+port (`core.agent_port`); what it is told comes through a `core.deliveries.DeliveryPort`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any, Final, Protocol
 from core.agent_port import AgentPort
 from core.clock import Clock
 from core.deliveries import DeliveryPort
-from core.drafts import STOPPED
+from core.drafts import STOPPED, TURN_FAILED
 from core.errors import ModelError, ModelRefusedTurn
 from harness_bridge.backends.openai import TurnResult, record_failure, session_of
 from harness_bridge.backends.stdio import HOST_CAPABILITIES, HOST_INFO
@@ -55,10 +55,6 @@ log = logging.getLogger(__name__)
 RETRY_S: Final = 5.0  # the first wait before a turn whose model failed is tried again
 RETRY_MAX_S: Final = 60.0
 REFUSED_TRIES: Final = 3  # a turn the model refuses (`ModelRefusedTurn`) this often fails
-FAILED: Final = (
-    "I couldn't answer this: my model failed on it. Asking again in other words, or more "
-    "briefly, may help."
-)
 RESULTS_KEPT: Final = 64  # the latest finished turns kept to look at; `outcomes` counts all
 
 
@@ -305,14 +301,14 @@ class InProcessHarness:
         return TurnResult(session_of(turn.events[0]), "failed", ids, ids, str(exc))
 
     async def _say_it_failed(self, owed: Sequence[str]) -> None:
-        """A failed turn owed these answers: its people are told where they asked (`FAILED`,
+        """A failed turn owed these answers: its people are told where they asked (`TURN_FAILED`,
         a post that answers nothing), rather than left waiting for what will not come."""
-        place = await self.port.final_reply(owed, FAILED)
+        place = await self.port.final_reply(owed, TURN_FAILED)
         if place is None:
             return
         target = {"conversation": place.conversation, "thread": place.thread}
         key = f"failed:{self.agent}:{owed[-1]}"
-        arguments = {"target": target, "text": FAILED, "idempotencyKey": key}
+        arguments = {"target": target, "text": TURN_FAILED, "idempotencyKey": key}
         try:
             await self.tools.call("chat_send_message", arguments)
         except ToolError as refusal:

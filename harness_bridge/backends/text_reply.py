@@ -30,8 +30,9 @@ from typing import Any, Final, Protocol
 
 from core.agent_port import EventView
 from core.decision import Policy
-from core.drafts import MODEL_FAILED, STOPPED
+from core.drafts import MODEL_FAILED, STOPPED, TURN_FAILED
 from core.errors import ModelError
+from core.followup import UNAVAILABLE_NOTICE
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.prompt import choice_messages, plain_line, text_messages
 from harness_bridge.streamed_reply import StreamedReply
@@ -50,6 +51,7 @@ READ_BACK: Final = 4 * RECENT_LINES
 MAX_ANSWER_TOKENS: Final = 120
 FALLBACK: Final = "Sorry, I have no answer to that."
 _SAID: Final = frozenset({"message", "edit"})
+_HOST_LINES: Final = frozenset({UNAVAILABLE_NOTICE, TURN_FAILED})
 
 
 class TextModel(Protocol):
@@ -190,12 +192,14 @@ def said_lines(seen: Sequence[EventView], turn: Sequence[Mapping[str, Any]]) -> 
     """Each message in `seen` once, as it reads now: its newest edit, where it was first said
     (a streamed answer is posted, then edited into its final words: two events, one message).
     Deleted messages are left out, and so is what the `turn` (deliver params) holds: its own
-    lines follow as the new ones."""
+    lines follow as the new ones. So are the host's notices posted as the agent (its harness
+    is down, its turn failed): the model did not write them, and a small one copies what it
+    sees itself say."""
     ids = {params["eventId"] for params in turn}
     in_turn = {(params.get("source") or {}).get("messageId") for params in turn} - {None}
     newest: dict[str, EventView] = {}  # a later version replaces an earlier in its place
     for event in seen:
-        if event.kind in _SAID and event.event_id not in ids:
+        if event.kind in _SAID and event.event_id not in ids and event.text not in _HOST_LINES:
             newest[event.message_id or event.event_id] = event
     return [
         plain_line(_name(event.author), event.text)

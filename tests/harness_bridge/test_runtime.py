@@ -16,6 +16,7 @@ from world import BASE, DM, THANKS, scenario
 
 from adapters.slack import normalise
 from core.clock import SystemClock
+from core.drafts import TURN_FAILED
 from core.emission import Cancel
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
@@ -127,7 +128,7 @@ def test_a_failed_turn_that_owed_an_answer_says_so_where_it_was_asked() -> None:
             "json_extract(action, '$.text') FROM outbox "
             "WHERE json_extract(action, '$.action') = 'send'"
         ).fetchall()
-        assert sends == [("D0LEAD", None, runtime.FAILED)]
+        assert sends == [("D0LEAD", None, TURN_FAILED)]
         assert await disposition(store, DM, "lead") == "failed"
 
     scenario(test)

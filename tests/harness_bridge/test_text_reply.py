@@ -22,7 +22,7 @@ from core.actions import Action
 from core.agent_port import EventView
 from core.clock import SystemClock, VirtualClock
 from core.decision import Directedness, Disposition, Policy
-from core.drafts import MODEL_FAILED, STOPPED
+from core.drafts import MODEL_FAILED, STOPPED, TURN_FAILED
 from core.engine import Engine
 from core.errors import ModelError, ModelRefusedTurn
 from core.outbox import Outbox
@@ -32,7 +32,7 @@ from harness_bridge.backends.chat_client import MAX_ANSWER_BYTES, ChatClient
 from harness_bridge.backends.local import LocalSettings
 from harness_bridge.backends.registry import validate
 from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop, said_lines
-from harness_bridge.runtime import FAILED, InProcessHarness
+from harness_bridge.runtime import InProcessHarness
 from harness_bridge.streamed_reply import WRITING, StreamedReply
 from harness_bridge.tools import MAX_MESSAGE_CHARS, ChatTools
 from harness_bridge.working import working
@@ -290,8 +290,9 @@ def said(event_id: str, kind: str, message: str, text: str, deleted: bool = Fals
 
 def test_the_recent_lines_hold_each_message_once_as_it_reads_now() -> None:
     """A streamed answer is a post and its final edit: the prompt shows its final words once,
-    where it was said; a deleted message is gone, and the message the turn holds an edit of is
-    left to the turn's own lines."""
+    where it was said; a deleted message is gone, the message the turn holds an edit of is
+    left to the turn's own lines, and a notice the host posted as the agent is no line of its
+    own."""
     seen = [
         said("e1", "message", "m1", "The deploy is …"),
         said("e2", "message", "m2", "lunch?"),
@@ -299,6 +300,7 @@ def test_the_recent_lines_hold_each_message_once_as_it_reads_now() -> None:
         said("e4", "message", "m3", "", deleted=True),
         said("e5", "message", "m4", "what about the tests?"),
         said("e6", "edit", "m4", "what about the tests, lead?"),
+        said("e7", "message", "m5", TURN_FAILED),  # the host's words, not the model's
     ]
     turn = [{"eventId": "e6", "source": {"messageId": "m4"}}]
     assert said_lines(seen, turn) == ["ana: The deploy is green.", "ana: lunch?"]
@@ -403,7 +405,7 @@ def test_a_turn_the_model_refuses_three_times_fails_and_its_agent_goes_on(failur
             assert sent == [("send", DM, "It is green.")]
             assert delivery.disposition is Disposition.RESPONDED
         else:
-            assert sent == [("send", None, FAILED)]
+            assert sent == [("send", None, TURN_FAILED)]
             assert delivery.disposition is Disposition.FAILED
 
     scenario(test)
