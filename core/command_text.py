@@ -107,7 +107,7 @@ def status_text(agents: Sequence[AgentLine], *, bold: str) -> str:
     for line in agents:
         marks = [f"{len(line.working)} open", f"{line.queued} queued"]
         if line.muted:
-            until = format_time(line.muted_until) if line.muted_until else "unmuted"
+            until = _when(line.muted_until) if line.muted_until else "unmuted"
             marks.append(f"muted until {until}")
         if not line.harness:
             marks.append("no harness")
@@ -143,12 +143,12 @@ def claims_text(claims: Sequence[ClaimLine], *, bold: str) -> str:
     lines = []
     for claim in claims:
         what = snippet(claim.text) if claim.text is not None else f"`{claim.item}`"
-        lines.append(f"{bold}{claim.agent}{bold} holds {what} until {format_time(claim.until)}")
+        lines.append(f"{bold}{claim.agent}{bold} holds {what} until {_when(claim.until)}")
     return "\n".join(lines)
 
 
 def muted_text(agent: str, until: datetime | None) -> str:
-    when = f"until {format_time(until)}" if until else "until someone unmutes it"
+    when = f"until {_when(until)}" if until else "until someone unmutes it"
     return f"{agent} is muted {when}: it gets no new turns."
 
 
@@ -191,3 +191,8 @@ def closed_conversation_text() -> str:
 
 def unknown_message_text() -> str:
     return "The ledger has no message at that link (it may predate c2a, or be elsewhere)."
+
+
+def _when(at: datetime) -> str:
+    """A time as an answer shows it: to the second (the clock's microseconds are noise)."""
+    return format_time(at.replace(microsecond=0))

@@ -9,7 +9,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from builders import HUMAN, HUMAN2, LEAD, W1, W2, local_workspace, slack_body, slack_join
@@ -18,7 +18,7 @@ from builders import slack_message as message
 from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.command_answers import Commands
-from core.command_text import AgentLine, status_text
+from core.command_text import AgentLine, muted_text, status_text
 from core.decision import Decision, Disposition, Policy
 from core.emission import Cancel, Delivery, Emission
 from core.engine import Engine
@@ -282,3 +282,11 @@ def test_leave_ends_the_agent_s_open_work_and_cancels_its_turn(tmp_path: Path) -
         assert "*worker-1*: 0 open" in await w.run("status")
 
     scenario(tmp_path, test)
+
+
+def test_an_answer_shows_a_time_to_the_second() -> None:
+    """On the system clock a mute ends at some microsecond; the answer shows the second."""
+    until = datetime(2026, 11, 27, 17, 4, 3, 273652, tzinfo=UTC)
+    assert muted_text("worker-1", until) == (
+        "worker-1 is muted until 2026-11-27T17:04:03Z: it gets no new turns."
+    )
