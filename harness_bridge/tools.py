@@ -249,13 +249,20 @@ class ChatTools:
         `arguments`, the first words of one still being written when `writing`."""
         return await self._send(arguments, writing=writing)
 
-    async def _send(self, arguments: dict[str, Any], **changes: Any) -> dict[str, Any]:
-        """`chat_send_message` as the host makes it for the agent, with `changes` to the
-        message its arguments make (fields of `Outgoing` no model sets)."""
+    async def _send(
+        self,
+        arguments: dict[str, Any],
+        *,
+        also_answers: tuple[str, ...] = (),
+        writing: bool = False,
+    ) -> dict[str, Any]:
+        """`chat_send_message` as the host makes it for the agent, with the two fields of
+        `Outgoing` no model sets."""
 
         async def run() -> dict[str, Any]:
             args = _parsed("chat_send_message", SendMessage, arguments)
-            return await self._sent(self.port.send(replace(_outgoing(args), **changes)))
+            message = replace(_outgoing(args), also_answers=also_answers, writing=writing)
+            return await self._sent(self.port.send(message))
 
         return await self._audited("chat_send_message", arguments, run)
 
