@@ -120,13 +120,13 @@ class EnginePort:
         where = message.in_reply_to or f"{message.conversation}/{message.thread or ''}"
         key = message.key or derived_key(self._agent, message.text, where)
         repeat = await engine.store.outbox_has(key)  # a retry of a queued call is always fine
+        platform = await self._platform(message.conversation, message.in_reply_to)
         if delivery is not None and not repeat:
             check_reply(delivery, self._holder(delivery), self._agent, message.text)
         if not repeat:
             self._budget.spend(message.conversation, engine.clock.now())
         manifest = engine.workspace.manifest
         named = mentions(message.directedness, message.recipients, manifest)
-        platform = await self._platform(message.conversation, message.in_reply_to)
         text, files = self._contents(message, platform)
         post = Post(
             agent=self._agent,
@@ -378,10 +378,18 @@ class EnginePort:
         return self._engine.state.claim_holder(delivery.decision.event_id, self._engine.clock.now())
 
     async def _platform(self, conversation: str, in_reply_to: str | None) -> str:
-        """Which platform a conversation is on, from what the agent has seen there."""
+        """Which platform a conversation is on, from what the agent has seen there. A reply goes
+        where the message it answers was posted (its channel, or the channel its thread is in):
+        an answer elsewhere would reach people who never asked, and leave the asker waiting."""
         if in_reply_to is not None:
             event = await self._engine.event(in_reply_to)
             if event is not None:
+                place = event.conversation
+                if conversation not in (place.id, place.parent_id):
+                    raise ToolError(
+                        f"refused: {in_reply_to} was posted in {place.id}; a reply to it goes "
+                        f"there, not in {conversation}"
+                    )
                 return event.platform
         seen = await self._engine.store.seen_by(self._agent, conversation=conversation, limit=1)
         if not seen:

@@ -293,7 +293,7 @@ async def record_deliveries(record: Path, reply_every: int = 0) -> None:
             }
             number = re.search(r"burst (\d+)", json.dumps(params.get("content")))
             if reply_every and number and int(number[1]) % reply_every == 0:
-                line["reply"] = await send_reply(connection, params["eventId"])
+                line["reply"] = await send_reply(connection, params)
             out.write(json.dumps(line) + "\n")
             out.flush()
             await asyncio.sleep(HARNESS_DELAY)
@@ -309,10 +309,12 @@ def reply(event_id: str) -> str:
     return f"answer to {event_id}"
 
 
-async def send_reply(connection: Connection, event_id: str) -> str:
-    """Answer the event in the channel; the tool's answer (`queued`, `duplicate`, a refusal)."""
+async def send_reply(connection: Connection, delivery: dict[str, Any]) -> str:
+    """Answer the delivered event where it was posted; the tool's answer (`queued`,
+    `duplicate`, a refusal)."""
+    event_id = delivery["eventId"]
     arguments = {
-        "target": {"conversation": "C0GEN"},
+        "target": {"conversation": delivery["conversation"]["id"]},
         "text": reply(event_id),
         "inReplyTo": event_id,
         "idempotencyKey": f"answer:{event_id}",

@@ -24,7 +24,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import test_run_sigterm
@@ -38,7 +37,6 @@ from test_run_sigterm import ended, exited, read_records, reply, start, until
 from test_run_two_hosts import at_least_once_across_a_kill
 
 from c2a.run_leases import LEASE_TTL_MS
-from harness_bridge.rpc import Connection
 
 DM = "830000000000000001"  # the person's DM channel with the lead's bot
 MESSAGES = 400
@@ -189,22 +187,5 @@ def posted(fake: FakeDiscord) -> list[str]:
     ]
 
 
-async def send_reply(connection: Connection, event_id: str) -> str:
-    """`test_run_sigterm.send_reply`, in the Discord channel."""
-    arguments = {
-        "target": {"conversation": CHANNEL},
-        "text": reply(event_id),
-        "inReplyTo": event_id,
-        "idempotencyKey": f"answer:{event_id}",
-    }
-    result: dict[str, Any] = await connection.request(
-        "tools/call", {"name": "chat_send_message", "arguments": arguments}
-    )
-    if result["isError"]:
-        return f"refused: {result['content'][0]['text']}"
-    return str(result["structuredContent"]["status"])
-
-
 if __name__ == "__main__":
-    test_run_sigterm.send_reply = send_reply  # the recording harness, answering on Discord
     asyncio.run(test_run_sigterm.record_deliveries(Path(sys.argv[1]), int(sys.argv[2])))

@@ -64,6 +64,11 @@ def others(engine: Engine) -> tuple[str, str]:
         ),
         ("worker-1", answer(DM, "x"), f"no event {DM!r} was delivered to you"),
         ("lead", Outgoing(conversation="C0NOWHERE", text="x"), "you have seen nothing"),
+        (  # an answer to a DM posted in a channel the agent is in: the asker would never see it
+            "lead",
+            Outgoing(conversation=CHATTER.split(":")[2], text="x", in_reply_to=DM),
+            f"{DM} was posted in .*; a reply to it goes there",
+        ),
     ],
 )
 def test_a_refused_message_says_why_and_queues_nothing(
