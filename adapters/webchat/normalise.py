@@ -37,7 +37,7 @@ from core.events import (
     Mentions,
 )
 
-__all__ = ["PLATFORM", "dm_channel", "event_id", "find_mentions", "normalise"]
+__all__ = ["PLATFORM", "dm_channel", "event_id", "find_mentions", "is_dm", "normalise"]
 
 PLATFORM: Final = "webchat"
 
@@ -62,6 +62,11 @@ def event_id(workspace: str, message_id: str) -> str:
 def dm_channel(person: str, agent: str) -> str:
     """The channel of a person's direct messages with an agent."""
     return f"dm:{person}:{agent}"
+
+
+def is_dm(channel: str) -> bool:
+    """Whether `channel` is a person's direct messages with an agent (`dm_channel`)."""
+    return channel.startswith("dm:")
 
 
 def find_mentions(text: str, users: Collection[str], roles: Collection[str]) -> Mentions:
@@ -137,7 +142,7 @@ def normalise(payload: Mapping[str, Any]) -> ChatEvent | None:
 def _conversation(payload: Mapping[str, Any]) -> Conversation:
     channel = _text(payload, "channel")
     thread = _optional(payload, "thread")
-    if channel.startswith("dm:"):
+    if is_dm(channel):
         return Conversation(channel, ConversationKind.DM, thread_id=thread)
     kind = ConversationKind.CHANNEL if thread is None else ConversationKind.THREAD
     return Conversation(channel, kind, thread_id=thread)

@@ -24,6 +24,7 @@ from typing import Any
 
 from adapters.webchat.file_blocks import with_files
 from adapters.webchat.history import Message
+from adapters.webchat.normalise import dm_channel, is_dm
 from adapters.webchat.server import WebChat
 from core.actions import Action, Ask, Delete, Edit, Post, React, Unreact, Working
 from core.errors import PermanentSendError
@@ -83,9 +84,12 @@ class WebchatSender:
         earlier = await self.find(action)
         if earlier is not None:
             return earlier
-        thread = action.thread
+        conversation, thread = action.conversation, action.thread
         answered = self._answered(action.in_reply_to)
-        if answered is not None and thread is None:
+        if isinstance(action, Post) and action.visibility == "dm" and not is_dm(conversation):
+            conversation, thread = self._dm_with(action, answered), None
+            answered = None  # the message answered is elsewhere, in a channel
+        elif answered is not None and thread is None:
             thread = answered.thread
         users: list[str] = []
         roles: list[str] = []
@@ -95,7 +99,7 @@ class WebchatSender:
         text = with_files(action.text, action.files) if isinstance(action, Post) else action.text
         message = await self.chat.say(
             action.agent,
-            action.conversation,
+            conversation,
             text,
             thread=thread,
             reply_to=answered.id if answered is not None else None,
@@ -103,6 +107,19 @@ class WebchatSender:
             mentions={"users": users, "roles": roles, "broadcast": []},
         )
         return {"messageId": message.id}
+
+    def _dm_with(self, action: Post, answered: Message | None) -> str:
+        """The DM a `dm` post from a channel goes to, as on Slack and Discord: with its `user:`
+        recipient, else with the author of the message it answers; never posted where it was
+        asked, since the agent chose to say it privately."""
+        users = [r.partition(":")[2] for r in action.mentions if r.startswith("user:")]
+        person = users[0] if users else answered.user if answered is not None else None
+        if person not in self.chat.config.humans:
+            raise PermanentSendError(
+                "webchat: a DM goes to one of the people here: name them as the user: "
+                "recipient, or answer their message"
+            )
+        return dm_channel(person, action.agent)
 
     async def _tell(self, action: Post) -> dict[str, Any]:
         """An ephemeral post: shown only to the author of the message it answers, on their

@@ -46,7 +46,7 @@ from adapters.webchat.attention import attention_of_people
 from adapters.webchat.browser import BINARY_REFUSED, answer_browser
 from adapters.webchat.history import History, Message
 from adapters.webchat.manifest import WebchatWorkspace
-from adapters.webchat.normalise import PLATFORM, dm_channel, find_mentions
+from adapters.webchat.normalise import PLATFORM, dm_channel, find_mentions, is_dm
 from core.actions import Ask
 from core.approvals import Approvals
 from core.clock import Clock, format_time
@@ -264,7 +264,7 @@ class WebChat:
     def _via(self, payload: Mapping[str, Any]) -> str | None:
         """The agent whose DM this is: that agent's connection received it."""
         channel = str(payload.get("channel", ""))
-        agent = channel.rsplit(":", 1)[-1] if channel.startswith("dm:") else None
+        agent = channel.rsplit(":", 1)[-1] if is_dm(channel) else None
         return agent if agent in self.agents else None
 
     # -- the page -----------------------------------------------------------------------------

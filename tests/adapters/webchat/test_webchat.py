@@ -486,3 +486,35 @@ def test_an_ephemeral_post_is_shown_to_the_person_it_answers_alone_and_kept_nowh
             await chat.sender.send(replace(notice, in_reply_to=None))
 
     run(tmp_path, scenario)
+
+
+def test_a_dm_post_from_a_channel_goes_to_the_persons_dm_never_the_channel(
+    tmp_path: Path,
+) -> None:
+    """Visibility `dm` is the agent choosing to say it privately, as on Slack and Discord: to
+    the `user:` recipient, else to the author of the message answered; nobody else's DM, and
+    never the channel it was asked in."""
+
+    async def scenario(chat: Chat) -> None:
+        asked = await chat.chat.say("ana", "general", "@lead a private word?")
+        answer = Post(
+            agent="lead",
+            platform="webchat",
+            conversation="general",
+            key="k-dm",
+            text="here, privately",
+            visibility="dm",
+            in_reply_to=event_id("local", asked.id),
+        )
+        await chat.sender.send(answer)
+        await chat.sender.send(replace(answer, key="k-ben", mentions=("user:ben",)))
+        posted = [(m.channel, m.text, m.reply_to) for m in chat.chat.history if m.user == "lead"]
+        assert posted == [
+            ("dm:ana:lead", "here, privately", None),
+            ("dm:ben:lead", "here, privately", None),
+        ]
+        for stranger in (("user:mallory",), ("user:worker-1",)):
+            with pytest.raises(PermanentSendError, match="a DM goes to one of the people here"):
+                await chat.sender.send(replace(answer, key="k-x", mentions=stranger))
+
+    run(tmp_path, scenario)
