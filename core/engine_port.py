@@ -45,6 +45,7 @@ from core.guards import (
     derived_key,
     is_owed,
     mentions,
+    own_key,
     reaction_disposition,
 )
 from core.indicator import progress_actions, working_actions
@@ -118,7 +119,11 @@ class EnginePort:
         engine = self._engine
         delivery = await self._delivery(message.in_reply_to) if message.in_reply_to else None
         where = message.in_reply_to or f"{message.conversation}/{message.thread or ''}"
-        key = message.key or derived_key(self._agent, message.text, where)
+        key = (
+            own_key(self._agent, message.key)
+            if message.key
+            else derived_key(self._agent, message.text, where)
+        )
         repeat = await engine.store.outbox_has(key)  # a retry of a queued call is always fine
         platform = await self._platform(message.conversation, message.in_reply_to)
         if delivery is not None and not repeat:
@@ -205,7 +210,7 @@ class EnginePort:
         return place
 
     async def edit(self, key: str, text: str, *, draft: int | None = None) -> Queued:
-        original, landed = await self._own_message(key)
+        key, original, landed = await self._own_message(key)
         if draft is None:
             digest = hashlib.sha256(text.encode()).hexdigest()[:16]
             change_key = f"{key}:edit:{digest}"
@@ -221,12 +226,12 @@ class EnginePort:
         return await self._queue(edit)
 
     async def delete(self, key: str) -> Queued:
-        _, landed = await self._own_message(key)
+        key, _, landed = await self._own_message(key)
         return await self._queue(Delete(**landed, key=f"{key}:delete"))
 
     async def message(self, key: str) -> MessageState | None:
-        entry = await self._engine.store.outbox_get(key)
-        if entry is None or entry.agent != self._agent:
+        entry = await self._sent_by_me(key)
+        if entry is None:
             return None
         thread = (entry.result or {}).get("thread")
         return MessageState(entry.status, _message_id(entry), str(thread) if thread else None)
@@ -335,11 +340,20 @@ class EnginePort:
             for action in actions:
                 await self._engine.queue_action(action, stamp)
 
-    async def _own_message(self, key: str) -> tuple[Post, _Landed]:
-        """A message this agent sent that has landed, and where it landed (what an edit or a
-        delete of it names)."""
-        entry = await self._engine.store.outbox_get(key)
-        if entry is None or entry.agent != self._agent or entry.action.get("action") != "send":
+    async def _sent_by_me(self, key: str) -> OutboxEntry | None:
+        """This agent's outbox entry under `key`: the key it chose (`own_key`), as returned,
+        or one the host made for it."""
+        for stored in dict.fromkeys((own_key(self._agent, key), key)):
+            entry = await self._engine.store.outbox_get(stored)
+            if entry is not None and entry.agent == self._agent:
+                return entry
+        return None
+
+    async def _own_message(self, key: str) -> tuple[str, Post, _Landed]:
+        """A message this agent sent that has landed: its outbox key, the post, and where it
+        landed (what an edit or a delete of it names)."""
+        entry = await self._sent_by_me(key)
+        if entry is None or entry.action.get("action") != "send":
             raise ToolError(f"you sent no message with idempotency key {key!r}")
         message_id = _message_id(entry)
         if entry.status != "sent" or not message_id:
@@ -353,7 +367,7 @@ class EnginePort:
             thread=original.thread,
             message_id=message_id,
         )
-        return original, landed
+        return entry.key, original, landed
 
     async def _delivery(self, event_id: str) -> StoredDelivery:
         delivery = await self._mine(event_id)

@@ -32,6 +32,7 @@ __all__ = [
     "derived_key",
     "is_owed",
     "mentions",
+    "own_key",
     "reaction_disposition",
 ]
 
@@ -147,6 +148,15 @@ def mentions(
                 "user:<platform id>"
             )
     return tuple(recipients)
+
+
+def own_key(agent: str, key: str) -> str:
+    """A key an agent chose for its message, in that agent's own part of the outbox
+    (`<agent>/<key>`): outbox keys are one namespace, and a key already taken counts as a retry,
+    so without this one agent could take the key another's answer will have and keep that
+    answer from being posted. The key as returned maps to itself."""
+    prefix = f"{agent}/"
+    return key if key.startswith(prefix) else prefix + key
 
 
 def derived_key(agent: str, text: str, where: str) -> str:

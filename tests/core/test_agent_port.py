@@ -18,6 +18,7 @@ from core.decision import Directedness, Disposition, Policy
 from core.engine import Engine
 from core.engine_port import EnginePort
 from core.errors import ToolError
+from core.guards import derived_key
 from core.post_files import PostFile
 from core.signals import Signal
 from core.sqlite_store import SQLiteStore
@@ -115,6 +116,23 @@ def test_a_second_different_answer_is_refused_but_a_retry_is_a_duplicate() -> No
     port_scenario(test)
 
 
+def test_no_agent_can_take_the_key_another_agents_answer_will_have() -> None:
+    """A key an agent chooses is its own (`lead/<key>`): the lead, given the key the worker's
+    answer will have (derived from the question and the answer's words), cannot post under it
+    first and so keep that answer from ever being posted."""
+
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        holder, _ = others(engine)
+        squat = derived_key(holder, "On it.", ROLE)
+        place = ROLE.split(":")[2]
+        taken = await ports["lead"].send(Outgoing(conversation=place, text="x", key=squat))
+        assert await ports[holder].send(answer(ROLE, "On it.")) == Queued(squat, True)
+        assert await disposition(store, ROLE, holder) is Disposition.RESPONDED
+        assert taken == Queued(f"lead/{squat}", True)
+
+    port_scenario(test)
+
+
 def test_ack_only_takes_only_an_acknowledging_reaction() -> None:
     async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
         with pytest.raises(ToolError, match="acknowledge it with seen or agree, not done"):
@@ -172,18 +190,20 @@ def test_only_the_agents_own_landed_message_can_be_edited_or_deleted() -> None:
         with pytest.raises(ToolError, match="'k-1' has not been posted yet"):
             await ports["lead"].edit("k-1", "Red.")
         async with store.transaction():
-            await store.outbox_mark("k-1", "sent", "2026-01-01T00:00:11Z", {"messageId": "171.0"})
+            await store.outbox_mark(
+                "lead/k-1", "sent", "2026-01-01T00:00:11Z", {"messageId": "171.0"}
+            )
         with pytest.raises(ToolError, match="you sent no message with idempotency key 'k-1'"):
             await ports["worker-1"].delete("k-1")
         draft = await ports["lead"].edit("k-1", "Re", draft=1)
         edit = await ports["lead"].edit("k-1", "Red.")
         delete = await ports["lead"].delete("k-1")
-        assert draft.key == "k-1:draft:1" and edit.key.startswith("k-1:edit:")
-        assert delete == Queued("k-1:delete", True)
+        assert draft.key == "lead/k-1:draft:1" and edit.key.startswith("lead/k-1:edit:")
+        assert delete == Queued("lead/k-1:delete", True)
         rows = store.db.execute(
             "SELECT json_extract(action, '$.action'), json_extract(action, '$.draft'), "
-            "json_extract(action, '$.messageId') FROM outbox WHERE idempotency_key LIKE 'k-1:%' "
-            "ORDER BY rowid"
+            "json_extract(action, '$.messageId') FROM outbox "
+            "WHERE idempotency_key LIKE 'lead/k-1:%' ORDER BY rowid"
         ).fetchall()
         assert rows == [("edit", 1, "171.0"), ("edit", 0, "171.0"), ("delete", None, "171.0")]
 

@@ -150,10 +150,10 @@ def test_send_message_twice_with_one_key_queues_once() -> None:
             first = await session.call_tool("chat_send_message", args)
             again = await session.call_tool("chat_send_message", args)
         assert not first.is_error and not again.is_error
-        assert first.structured_content == {"status": "queued", "idempotencyKey": "k-1"}
-        assert again.structured_content == {"status": "duplicate", "idempotencyKey": "k-1"}
+        assert first.structured_content == {"status": "queued", "idempotencyKey": "lead/k-1"}
+        assert again.structured_content == {"status": "duplicate", "idempotencyKey": "lead/k-1"}
         assert '"status": "queued"' in text_of(first)
-        assert outbox_keys(store) == [("lead", "k-1")]
+        assert outbox_keys(store) == [("lead", "lead/k-1")]
         assert disposition(store, DM, "lead") == "responded"
 
     scenario(test)
@@ -259,9 +259,9 @@ def test_the_tools_work_over_streamable_http_on_loopback_with_the_endpoint_s_tok
         finally:
             await endpoint.aclose()
         assert [t.name for t in listed] == list(TOOL_NAMES)
-        assert first.structured_content == {"status": "queued", "idempotencyKey": "k-http"}
-        assert again.structured_content == {"status": "duplicate", "idempotencyKey": "k-http"}
-        assert outbox_keys(store) == [("lead", "k-http")]
+        assert first.structured_content == {"status": "queued", "idempotencyKey": "lead/k-http"}
+        assert again.structured_content == {"status": "duplicate", "idempotencyKey": "lead/k-http"}
+        assert outbox_keys(store) == [("lead", "lead/k-http")]
 
     scenario(test)
 

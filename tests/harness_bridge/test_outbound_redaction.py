@@ -39,7 +39,9 @@ def test_a_model_echoing_secrets_posts_and_stores_only_their_labels(tmp_path: Pa
         said = {"target": {"conversation": "D0LEAD"}, "inReplyTo": DM, "idempotencyKey": "k-1"}
         await lead.call("chat_send_message", {**said, "text": message_with_every_secret()})
         async with store.transaction():
-            await store.outbox_mark("k-1", "sent", "2026-01-01T00:00:11Z", {"messageId": "171.0"})
+            await store.outbox_mark(
+                "lead/k-1", "sent", "2026-01-01T00:00:11Z", {"messageId": "171.0"}
+            )
         token = SECRETS["openai-key"][0]
         await lead.call("chat_edit_message", {"idempotencyKey": "k-1", "text": f"key {token}"})
         await tools["worker-1"].call(

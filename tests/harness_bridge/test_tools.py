@@ -47,7 +47,7 @@ def test_send_message_twice_with_one_key_queues_once() -> None:
         first = await tools["lead"].call("chat_send_message", args)
         again = await tools["lead"].call("chat_send_message", args)
         assert (first["status"], again["status"]) == ("queued", "duplicate")
-        assert outbox(store) == [("lead", "k-1")]
+        assert outbox(store) == [("lead", "lead/k-1")]
         assert await disposition(store, DM, "lead") == "responded"
 
     scenario(test)
@@ -257,7 +257,9 @@ def test_an_agent_edits_and_deletes_only_its_own_posted_messages() -> None:
         with pytest.raises(ToolError, match="not been posted yet"):
             await tools["lead"].call("chat_edit_message", {"idempotencyKey": "k-1", "text": "Red."})
         async with store.transaction():
-            await store.outbox_mark("k-1", "sent", "2026-01-01T00:00:11Z", {"messageId": "171.0"})
+            await store.outbox_mark(
+                "lead/k-1", "sent", "2026-01-01T00:00:11Z", {"messageId": "171.0"}
+            )
         with pytest.raises(ToolError, match="you sent no message"):
             await tools["worker-1"].call("chat_delete_message", {"idempotencyKey": "k-1"})
         edited = await tools["lead"].call(
@@ -267,7 +269,7 @@ def test_an_agent_edits_and_deletes_only_its_own_posted_messages() -> None:
         assert (edited["status"], deleted["status"]) == ("queued", "queued")
         rows = store.db.execute(
             "SELECT json_extract(action, '$.action'), json_extract(action, '$.messageId'), "
-            "json_extract(action, '$.text') FROM outbox WHERE idempotency_key LIKE 'k-1:%'"
+            "json_extract(action, '$.text') FROM outbox WHERE idempotency_key LIKE 'lead/k-1:%'"
         ).fetchall()
         assert rows == [("edit", "171.0", "Red."), ("delete", "171.0", None)]
 
