@@ -53,6 +53,7 @@ class LoopSettings(BaseModel):
 
     max_tool_rounds: int = Field(default=8, ge=1)
     quiet_ms: int = Field(default=3000, ge=0)
+    timeout_s: float = Field(default=120.0, gt=0)  # each request to a model server
     instructions: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
@@ -64,7 +65,6 @@ class OpenAISettings(LoopSettings):
     base_url: str = Field(pattern=r"^https?://")
     model: str = Field(min_length=1)
     api_key_env: str | None = None
-    timeout_s: float = Field(default=120.0, gt=0)
 
 
 class ClosingLoop(ModelLoop, Protocol):

@@ -127,7 +127,7 @@ def _on_server(
     where: str,
     hint: str,
 ) -> InProcessHarness:
-    client = ChatClient(url, model, options=parsed.options)
+    client = ChatClient(url, model, timeout=parsed.timeout_s, options=parsed.options)
     status = ModelStatus(model, where, hint=hint)
     tools = parsed.tools or TOOL_NAMES
     return loop_harness(context, parsed, client, tools, "text", status)

@@ -29,9 +29,11 @@ from core.engine import Engine
 from core.errors import ManifestError
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends.builtin import BuiltinHarness
+from harness_bridge.backends.chat_client import ChatClient
 from harness_bridge.backends.chat_completions import ModelReply
 from harness_bridge.backends.local import IN_PROCESS_INSTRUCTIONS, IN_PROCESS_TOOLS
 from harness_bridge.backends.local_model import INSTALL_HINT, LocalModelClient
+from harness_bridge.backends.openai import OpenAIModelLoop
 from harness_bridge.backends.registry import build
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.tools import TOOL_NAMES
@@ -288,9 +290,12 @@ def test_an_endpoint_in_the_environment_answers_instead_of_the_model(
         async with FakeOpenAI(script) as server:
             monkeypatch.setenv("C2A_MODEL_URL", server.base_url)
             monkeypatch.setenv("C2A_MODEL", "tiny")
-            settings = {"backend": "local", "quiet_ms": 0, "reply": "tools"}
+            settings = {"backend": "local", "quiet_ms": 0, "reply": "tools", "timeout_s": 300}
             harness = build(harness_context(engine, "lead"), settings)
             assert isinstance(harness, InProcessHarness)
+            assert isinstance(harness.loop, OpenAIModelLoop)
+            assert isinstance(harness.loop.client, ChatClient)
+            assert harness.loop.client.timeout.total == 300  # a slow model's own bound
             await run_harness(harness)
         assert [r["model"] for r in server.requests] == ["tiny", "tiny"]
         offered = [t["function"]["name"] for t in server.requests[0]["tools"]]
