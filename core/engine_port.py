@@ -36,10 +36,12 @@ from core.decision import Disposition, Policy
 from core.engine import Engine
 from core.errors import ToolError
 from core.event_views import events_seen, thread_seen
+from core.events import ConversationKind
 from core.file_reading import FileContent, read_attachment
 from core.followup import follows_up
 from core.guards import (
     SendBudget,
+    check_audience,
     check_reaction,
     check_reply,
     derived_key,
@@ -125,14 +127,14 @@ class EnginePort:
             else derived_key(self._agent, message.text, where)
         )
         repeat = await engine.store.outbox_has(key)  # a retry of a queued call is always fine
-        platform = await self._platform(message.conversation, message.in_reply_to)
+        platform, in_dm = await self._where(message.conversation, message.in_reply_to)
+        named = mentions(message.directedness, message.recipients, engine.workspace.manifest)
+        check_audience(message, in_dm)
         if delivery is not None and not repeat:
             check_reply(delivery, self._holder(delivery), self._agent, message.text)
-        if not repeat:
-            self._budget.spend(message.conversation, engine.clock.now())
-        manifest = engine.workspace.manifest
-        named = mentions(message.directedness, message.recipients, manifest)
         text, files = self._contents(message, platform)
+        if not repeat:  # last: a message refused for any reason counts against nothing
+            self._budget.spend(message.conversation, engine.clock.now())
         post = Post(
             agent=self._agent,
             platform=platform,
@@ -391,8 +393,9 @@ class EnginePort:
         """Who holds the claim on the delivery's event now, if anyone."""
         return self._engine.state.claim_holder(delivery.decision.event_id, self._engine.clock.now())
 
-    async def _platform(self, conversation: str, in_reply_to: str | None) -> str:
-        """Which platform a conversation is on, from what the agent has seen there. A reply goes
+    async def _where(self, conversation: str, in_reply_to: str | None) -> tuple[str, bool]:
+        """Which platform a conversation is on, and whether it is a DM, from what the agent
+        has seen there. A reply goes
         where the message it answers was posted (its channel, or the channel its thread is in):
         an answer elsewhere would reach people who never asked, and leave the asker waiting."""
         if in_reply_to is not None:
@@ -404,11 +407,12 @@ class EnginePort:
                         f"refused: {in_reply_to} was posted in {place.id}; a reply to it goes "
                         f"there, not in {conversation}"
                     )
-                return event.platform
+                return event.platform, place.kind is ConversationKind.DM
         seen = await self._engine.store.seen_by(self._agent, conversation=conversation, limit=1)
         if not seen:
             raise ToolError(f"you have seen nothing in conversation {conversation!r}")
-        return str(seen[0][0].data["platform"])
+        data = seen[0][0].data
+        return str(data["platform"]), data["conversation"]["kind"] == ConversationKind.DM
 
     async def _dispose(self, delivery: StoredDelivery, disposition: Disposition, why: str) -> None:
         await self._engine.dispose(self._agent, delivery.decision.event_id, disposition, why)

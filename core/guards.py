@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from core.agent_port import Outgoing
 from core.decision import Directedness, Disposition, Policy
 from core.errors import ToolError
 from core.manifest import Manifest
@@ -27,6 +28,7 @@ __all__ = [
     "UNANSWERED",
     "SendBudget",
     "check_answerable",
+    "check_audience",
     "check_reaction",
     "check_reply",
     "derived_key",
@@ -148,6 +150,20 @@ def mentions(
                 "user:<platform id>"
             )
     return tuple(recipients)
+
+
+def check_audience(message: Outgoing, in_dm: bool) -> None:
+    """A post only one person is to see (`ephemeral`, or `dm` from outside a DM) must say who:
+    the author of the message it answers, or its `user:` recipient. Refused here rather than
+    queued, since no platform could deliver it and the agent would never know."""
+    private = message.visibility == "ephemeral" or (message.visibility == "dm" and not in_dm)
+    named = any(recipient.startswith("user:") for recipient in message.recipients)
+    if private and message.in_reply_to is None and not named:
+        raise ToolError(
+            f"a post marked {message.visibility} is for one person: answer their message "
+            "(inReplyTo), "
+            'or name them (directedness to_me, recipients ["user:<id>"])'
+        )
 
 
 def own_key(agent: str, key: str) -> str:

@@ -4,6 +4,7 @@ queues nothing; what is allowed is queued as a typed action and recorded as a di
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -70,6 +71,16 @@ def others(engine: Engine) -> tuple[str, str]:
             Outgoing(conversation=CHATTER.split(":")[2], text="x", in_reply_to=DM),
             f"{DM} was posted in .*; a reply to it goes there",
         ),
+        (  # no platform could tell whom these are for: refused, not queued to fail later
+            "lead",
+            Outgoing(conversation=CHATTER.split(":")[2], text="x", visibility="ephemeral"),
+            "a post marked ephemeral is for one person",
+        ),
+        (
+            "lead",
+            Outgoing(conversation=CHATTER.split(":")[2], text="x", visibility="dm"),
+            "a post marked dm is for one person",
+        ),
     ],
 )
 def test_a_refused_message_says_why_and_queues_nothing(
@@ -79,6 +90,25 @@ def test_a_refused_message_says_why_and_queues_nothing(
         with pytest.raises(ToolError, match=refusal):
             await ports[agent].send(message)
         assert outbox(store) == []
+
+    port_scenario(test)
+
+
+def test_a_refused_message_counts_against_no_send_budget() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        bad = Outgoing(conversation="D0LEAD", text="x", recipients=("agent:worker-1",))
+        for n in range(engine.workspace.settings.sends_per_minute + 1):
+            with pytest.raises(ToolError, match="mentions nobody"):
+                await ports["lead"].send(replace(bad, text=f"x{n}"))
+        assert (await ports["lead"].send(Outgoing(conversation="D0LEAD", text="Green."))).new
+
+    port_scenario(test)
+
+
+def test_a_dm_post_in_the_dm_itself_needs_nobody_named() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        said = Outgoing(conversation="D0LEAD", text="Also: the deploy is green.", visibility="dm")
+        assert (await ports["lead"].send(said)).new
 
     port_scenario(test)
 
