@@ -237,9 +237,9 @@ class InProcessHarness:
         try:
             async with lock:
                 result = await self._until_the_model_answers(turn)
-        except Exception as exc:
-            log.warning("turn for %s did not run: %s", self.agent, exc)
-            return
+        except Exception as exc:  # a bug, or what nothing foresaw: failed, and the asker told
+            log.error("turn for %s failed on %s", self.agent, _named(exc), exc_info=True)
+            result = _failed(turn, _named(exc))
         if result is None:
             return
         self.results.append(result)
@@ -297,8 +297,7 @@ class InProcessHarness:
     def _give_up(self, turn: Turn, exc: ModelError) -> TurnResult:
         """The model refused the turn `REFUSED_TRIES` times: it fails with the model's reason."""
         log.warning("turn for %s: %s; given up after %d tries", self.agent, exc, REFUSED_TRIES)
-        ids = tuple(turn.event_ids)
-        return TurnResult(session_of(turn.events[0]), "failed", ids, ids, str(exc))
+        return _failed(turn, str(exc))
 
     async def _say_it_failed(self, owed: Sequence[str]) -> None:
         """A failed turn owed these answers: its people are told where they asked (`TURN_FAILED`,
@@ -339,3 +338,14 @@ class InProcessHarness:
 
     def _poke(self) -> None:
         self._changed.set()
+
+
+def _failed(turn: Turn, reason: str) -> TurnResult:
+    """`turn` failed, every event of it, for `reason`."""
+    ids = tuple(turn.event_ids)
+    return TurnResult(session_of(turn.events[0]), "failed", ids, ids, reason)
+
+
+def _named(exc: Exception) -> str:
+    """An exception as a reason: its type, and its text when it has one."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

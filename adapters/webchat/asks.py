@@ -50,7 +50,7 @@ def press_handler(
         try:
             body = await request.json()
             user, asked, choice = (str(body[k]) for k in ("as", "request", "choice"))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, RecursionError, KeyError, TypeError):
             return web.json_response(
                 {"refused": "a press names as, request and choice"}, status=400
             )

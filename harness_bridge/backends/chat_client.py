@@ -126,7 +126,7 @@ class ChatClient:
         reply = await self._post(body, None, stream=False)
         try:
             chosen = json.loads(reply.content).get("answer")
-        except (json.JSONDecodeError, AttributeError):
+        except (json.JSONDecodeError, RecursionError, AttributeError):
             chosen = None
         return chosen if chosen in options else options[-1]
 
@@ -154,7 +154,7 @@ class ChatClient:
                 if not stream:
                     return parse_completion(json.loads(await _read_whole(response)))
                 return await _read_stream(response, on_text)
-        except (json.JSONDecodeError, UnicodeDecodeError, LineTooLong) as exc:  # no SSE lines
+        except (json.JSONDecodeError, RecursionError, UnicodeDecodeError, LineTooLong) as exc:
             raise ModelRefusedTurn(
                 f"the model server at {self.url} answered what is not a completion: {exc}",
                 {"url": self.url},

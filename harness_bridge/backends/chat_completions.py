@@ -126,6 +126,8 @@ def decode_arguments(raw: Any) -> dict[str, Any]:
         raise ValueError(
             f"arguments are not valid JSON ({exc.msg} at character {exc.pos})"
         ) from None
+    except RecursionError:
+        raise ValueError("arguments are nested too deeply to read") from None
     if not isinstance(value, dict):
         raise ValueError(f"arguments must be one JSON object, not {type(value).__name__}")
     return value

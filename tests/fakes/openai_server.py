@@ -50,6 +50,7 @@ class Reply:
     after: asyncio.Event | None = None
     hang: bool = False
     pause: float = 0.0
+    raw: str | None = None  # the body as written, when it is no JSON a server would make
 
 
 def call(name: str, arguments: Json | str, call_id: str = "call_1") -> Json:
@@ -199,6 +200,10 @@ class FakeOpenAI:
             self.closed.append(index)
             self._changed.set()
             raise
+        if reply.raw is not None:
+            return web.Response(
+                text=reply.raw, status=reply.status, content_type="application/json"
+            )
         if not reply.stream:
             return web.json_response(reply.body, status=reply.status)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})

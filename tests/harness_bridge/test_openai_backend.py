@@ -150,7 +150,7 @@ def test_a_malformed_call_retried_three_times_fails_the_turn_with_the_reason() -
             completion(calls=[call("chat_send_message", '{"text": "Green.",')]),
             completion(calls=[call("chat_send_mesage", reply_to(DM, "Green."))]),
             completion(calls=[call("chat_send_message", "[1, 2]")]),
-            completion(calls=[call("chat_send_message", "{target: D0LEAD}")]),
+            completion(calls=[call("chat_send_message", "[" * 100_000 + "]" * 100_000)]),
             completion("never asked for"),
         ]
         async with (
@@ -161,7 +161,7 @@ def test_a_malformed_call_retried_three_times_fails_the_turn_with_the_reason() -
         assert len(server.requests) == 4  # the first try and three retries
         assert result.status == "failed" and result.failed == (DM,)
         assert "4 malformed tool calls in a row" in result.reason
-        assert "not valid JSON" in result.reason
+        assert "nested too deeply" in result.reason
         answers = [tool_answers(r)[-1] for r in server.requests[1:]]
         assert "not valid JSON" in answers[0]
         assert "unknown tool 'chat_send_mesage'" in answers[1]
@@ -259,12 +259,13 @@ def test_a_server_error_raises_and_leaves_the_events_pending() -> None:
         (400, {"error": {"message": "the request exceeds the context size"}}, True),
         (413, {"error": "too large"}, True),
         (200, {"no": "choices"}, True),
+        (200, "[" * 100_000 + "]" * 100_000, True),  # nested past what a reader follows
         (503, {"error": "loading model"}, False),
         (401, {"error": "bad key"}, False),
     ],
 )
 def test_a_request_the_server_refuses_is_told_from_a_server_that_is_not_there(
-    status: int, body: dict[str, Any], refused: bool
+    status: int, body: dict[str, Any] | str, refused: bool
 ) -> None:
     """`ModelRefusedTurn` (this turn: tried a few times, then failed) only when the server
     answered and refused this request or answered no completion; an error that says the
@@ -272,7 +273,9 @@ def test_a_request_the_server_refuses_is_told_from_a_server_that_is_not_there(
 
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
         async with (
-            FakeOpenAI([Reply(body=body, status=status)]) as server,
+            FakeOpenAI(
+                [Reply(body=body, status=status) if isinstance(body, dict) else Reply(raw=body)]
+            ) as server,
             OpenAIModelLoop(server.base_url, "fake-model", tools["lead"]) as loop,
         ):
             with pytest.raises(ModelError) as raised:

@@ -117,12 +117,21 @@ class Failing:
         return False
 
 
-def test_a_failed_turn_that_owed_an_answer_says_so_where_it_was_asked() -> None:
-    """The DM is owed an answer: its turn failing records `failed` and tells the asker (a post
-    in the DM answering nothing); the thanks owed none, and its failing posts nothing."""
+class Crashing(Failing):
+    """A model loop that raises what nothing foresaw (a bug, an input no rule caught)."""
+
+    async def run(self, turn: Turn) -> TurnResult:
+        raise RuntimeError("something no rule foresaw")
+
+
+@pytest.mark.parametrize("loop", [Failing(), Crashing()], ids=["failed", "crashed"])
+def test_a_failed_turn_that_owed_an_answer_says_so_where_it_was_asked(loop: Failing) -> None:
+    """The DM is owed an answer: its turn failing (or crashing) records `failed` and tells the
+    asker (a post in the DM answering nothing); the thanks owed none, and its failing posts
+    nothing."""
 
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        assert await until_idle(lead_harness(engine, tools, Failing())) >= 2
+        assert await until_idle(lead_harness(engine, tools, loop)) >= 2
         sends = store.db.execute(
             "SELECT json_extract(action, '$.conversation'), json_extract(action, '$.inReplyTo'), "
             "json_extract(action, '$.text') FROM outbox "

@@ -518,3 +518,19 @@ def test_a_dm_post_from_a_channel_goes_to_the_persons_dm_never_the_channel(
                 await chat.sender.send(replace(answer, key="k-x", mentions=stranger))
 
     run(tmp_path, scenario)
+
+
+@pytest.mark.parametrize(
+    "body", ["not json", '{"as": "ana"}', "[" * 100_000 + "]" * 100_000], ids=str.__len__
+)
+def test_a_press_that_is_not_one_is_refused_with_400(tmp_path: Path, body: str) -> None:
+    async def scenario(chat: Chat) -> None:
+        headers = {"Origin": chat.chat.origin, "Content-Type": "application/json"}
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(chat.chat.link("/approve"), data=body, headers=headers) as answer,
+        ):
+            assert answer.status == 400
+            assert await answer.json() == {"refused": "a press names as, request and choice"}
+
+    run(tmp_path, scenario)
