@@ -145,7 +145,7 @@ def parse_completion(body: Any) -> ModelReply:
     if not isinstance(message, Mapping):
         raise ModelRefusedTurn("choices[0].message is not an object", {"body": _excerpt(body)})
     calls = []
-    for number, item in enumerate(message.get("tool_calls") or ()):
+    for number, item in enumerate(_tool_calls(message, body)):
         call = item if isinstance(item, Mapping) else {}
         function = call.get("function")
         function = function if isinstance(function, Mapping) else {}
@@ -190,13 +190,18 @@ class StreamAssembler:
         text = str(delta.get("content") or "")
         if text:
             self._content.append(text)
-        for position, piece in enumerate(delta.get("tool_calls") or ()):
+        for position, piece in enumerate(_tool_calls(delta, chunk)):
             if not isinstance(piece, Mapping):
                 continue
             index = piece.get("index", position)
+            if not isinstance(index, int):
+                raise ModelRefusedTurn(
+                    "a streamed tool call's index is not a number", {"body": _excerpt(chunk)}
+                )
             partial = self._calls.setdefault(index, _PartialCall())
             partial.id = partial.id or str(piece.get("id") or "")
-            function = piece.get("function") or {}
+            function = piece.get("function")
+            function = function if isinstance(function, Mapping) else {}
             partial.name += str(function.get("name") or "")
             arguments = function.get("arguments")
             if isinstance(arguments, str):
@@ -217,6 +222,15 @@ class StreamAssembler:
             for index, partial in sorted(self._calls.items())
         )
         return ModelReply("".join(self._content), calls)
+
+
+def _tool_calls(message: Mapping[str, Any], body: Any) -> list[Any]:
+    """The `tool_calls` of a message or a delta (none when absent); ModelRefusedTurn when
+    they are not a list."""
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise ModelRefusedTurn("tool_calls is not a list", {"body": _excerpt(body)})
+    return calls
 
 
 def _excerpt(body: Any) -> str:
