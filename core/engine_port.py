@@ -395,9 +395,9 @@ class EnginePort:
 
     async def _where(self, conversation: str, in_reply_to: str | None) -> tuple[str, bool]:
         """Which platform a conversation is on, and whether it is a DM, from what the agent
-        has seen there. A reply goes
-        where the message it answers was posted (its channel, or the channel its thread is in):
-        an answer elsewhere would reach people who never asked, and leave the asker waiting."""
+        has seen there. A reply goes where the message it answers was posted (its channel, or
+        the channel its thread is in): an answer elsewhere would reach people who never asked,
+        and leave the asker waiting."""
         if in_reply_to is not None:
             event = await self._engine.event(in_reply_to)
             if event is not None:

@@ -161,8 +161,7 @@ def check_audience(message: Outgoing, in_dm: bool) -> None:
     if private and message.in_reply_to is None and not named:
         raise ToolError(
             f"a post marked {message.visibility} is for one person: answer their message "
-            "(inReplyTo), "
-            'or name them (directedness to_me, recipients ["user:<id>"])'
+            '(inReplyTo), or name them (directedness to_me, recipients ["user:<id>"])'
         )
 
 
