@@ -40,7 +40,7 @@ async def answer_browser(chat: WebChat, raw: str, speakers: set[str]) -> dict[st
             channel = request.text("channel")
             if not _may_post(chat, user, channel):
                 return _error(f"{user} cannot post in {channel!r}")
-            thread = _thread_in(chat, channel, request.optional("thread"))
+            thread = chat.history.thread_in(channel, request.optional("thread"))
             if op == "typing":
                 await chat.typing(user, channel, thread, True)
                 return None
@@ -78,17 +78,6 @@ def _may_post(chat: WebChat, user: str, channel: str) -> bool:
     if channel in chat.config.channels:
         return True
     return any(channel == dm_channel(user, agent) for agent in chat.agents)
-
-
-def _thread_in(chat: WebChat, channel: str, thread: str | None) -> str | None:
-    """The thread a person's post or typing goes to: the thread of the message `thread` names,
-    which must be one of `channel`'s (a reply's id names its thread)."""
-    if thread is None:
-        return None
-    root = chat.history.messages.get(thread)
-    if root is None or root.channel != channel:
-        raise LookupError(f"no message {thread!r} in {channel!r} to reply to in a thread")
-    return root.thread or root.id
 
 
 def _located(chat: WebChat) -> Locate:

@@ -100,6 +100,17 @@ class History:
             payloads.append(payload)
         return payloads
 
+    def thread_in(self, channel: str, thread: str | None) -> str | None:
+        """The thread a post (or typing) naming `thread` goes to: the thread of that message,
+        which must be one of `channel`'s (a reply's id names its thread). LookupError when
+        there is no such message there."""
+        if thread is None:
+            return None
+        root = self.messages.get(thread)
+        if root is None or root.channel != channel:
+            raise LookupError(f"no message {thread!r} in {channel!r} to reply to in a thread")
+        return root.thread or root.id
+
     def has_member(self, channel: str, user: str) -> bool:
         return (channel, user) in self.members
 

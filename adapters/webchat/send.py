@@ -4,7 +4,10 @@ It implements `core.outbox.Sender` on a running `WebChat`. Sending is idempotent
 action's key: a retried post finds the message it already posted (`find`, and the post itself
 checks first), so the page never shows one answer twice. Mentions are only those the agent
 chose (`agent:<id>`, `role:<name>`, `user:<name>`), never names its text happens to contain.
-A reply stays where the message it answers is (its thread, if any) and points at it. A status
+A reply stays where the message it answers is (its thread, if any) and points at it; a post
+into a thread names any message of it, which must be in its conversation, as a person's post
+must. A post marked `dm` from a channel goes to the DM of its `user:` recipient or of the
+person it answers, as on Slack and Discord. A status
 signal replaces the agent's earlier status reaction on the same message, as on Slack. The
 working indicator is typing. A post's files are shown in the message, each a block the page
 folds away (`adapters.webchat.file_blocks`).
@@ -91,6 +94,10 @@ class WebchatSender:
             answered = None  # the message answered is elsewhere, in a channel
         elif answered is not None and thread is None:
             thread = answered.thread
+        try:  # a thread that is not there would hide the post: refused, as a person's is
+            thread = self.chat.history.thread_in(conversation, thread)
+        except LookupError as missing:
+            raise PermanentSendError(f"webchat: {missing}") from None
         users: list[str] = []
         roles: list[str] = []
         for recipient in action.mentions if isinstance(action, Post) else ():

@@ -534,3 +534,24 @@ def test_a_press_that_is_not_one_is_refused_with_400(tmp_path: Path, body: str) 
             assert await answer.json() == {"refused": "a press names as, request and choice"}
 
     run(tmp_path, scenario)
+
+
+def test_an_agent_posts_only_into_a_thread_that_is_there_as_a_person_does(
+    tmp_path: Path,
+) -> None:
+    """A thread is named by any message of it (the reply's id names its root's thread); one
+    that is not in the conversation is refused, where it would have hidden the post."""
+
+    async def scenario(chat: Chat) -> None:
+        root = await chat.chat.say("ana", "general", "deploy notes")
+        reply = await chat.chat.say("ben", "general", "first", thread=root.id)
+        post = Post(agent="lead", platform="webchat", conversation="general", key="t", text="x")
+        await chat.sender.send(replace(post, thread=reply.id))
+        assert [m.thread for m in chat.chat.history if m.user == "lead"] == [root.id]
+        for ghost in ("9999", root.id):
+            with pytest.raises(PermanentSendError, match="to reply to in a thread"):
+                await chat.sender.send(
+                    replace(post, key=f"t{ghost}", conversation="ops", thread=ghost)
+                )
+
+    run(tmp_path, scenario)
