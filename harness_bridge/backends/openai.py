@@ -19,7 +19,8 @@ is answered with an error saying what is wrong, and the model tries again: the f
 `malformed_retries` (3, A2ACP's rule) retries; one more malformed response in a row ends the
 turn `failed` with the reason. A tool's own refusal (a `ToolError`, such as replying to a
 `must_not_respond` event) is a normal answer, fed back and never counted as malformed;
-`max_tool_rounds` bounds those. `record_failure` writes the `failed` disposition.
+`max_tool_rounds` bounds those. At most `MAX_CALLS_PER_REPLY` (16) calls of one reply run.
+`record_failure` writes the `failed` disposition.
 
 Events that arrive for a conversation whose turn is running are given to `inject` and shown
 to the model before its next call, as one more user message. Cancelling the task that runs a
@@ -40,7 +41,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal, Protocol, Self
+from typing import Any, Final, Literal, Protocol, Self
 
 from core.agent_port import AgentPort
 from harness_bridge.backends.chat_client import ChatClient
@@ -59,6 +60,7 @@ from harness_bridge.turns import Turn
 from harness_bridge.wire import parse_deliver
 
 __all__ = [
+    "MAX_CALLS_PER_REPLY",
     "ModelError",
     "OpenAIModelLoop",
     "Progress",
@@ -67,6 +69,12 @@ __all__ = [
     "record_failure",
     "session_of",
 ]
+
+MAX_CALLS_PER_REPLY: Final = 16
+"""The most tool calls of one model reply that run. A small model can repeat a call until its
+tokens run out, and a hostile server can write thousands; each would run and its result be fed
+back in the next request. The rest are left out of the session, the model told, and the reply
+counted as malformed (so a runaway ends the turn as malformed calls do)."""
 
 Message = dict[str, Any]
 
@@ -217,19 +225,23 @@ class OpenAIModelLoop:
                 running.ids += [p["eventId"] for p in injected]
                 messages.append(_user(injected))
             reply = await self._complete(messages, key, running)
-            messages.append(_assistant(reply))
-            if not reply.calls:
+            calls = reply.calls[:MAX_CALLS_PER_REPLY]
+            messages.append(_assistant(ModelReply(reply.content, calls)))
+            if not calls:
                 if running.queue:
                     continue
                 self.sessions[key] = messages  # no await since the check: nothing slips in
                 return TurnResult(key, "completed", tuple(running.ids), text=reply.content)
             rounds += 1
             malformed = False
-            for call in reply.calls:
+            for call in calls:
                 answer, bad = await self._execute(call, key, running)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": answer})
                 if bad:
                     malformed, error = True, answer
+            if len(reply.calls) > len(calls):  # a runaway: counted as malformed, and said
+                malformed, error = True, _dropped(len(reply.calls) - len(calls))
+                messages.append({"role": "user", "content": error})
             streak = streak + 1 if malformed else 0
             reason = ""
             if streak > self.malformed_retries:
@@ -285,6 +297,13 @@ async def record_failure(port: AgentPort, result: TurnResult) -> list[str]:
 
 def _user(events: Sequence[Mapping[str, Any]]) -> Message:
     return {"role": "user", "content": render_turn([parse_deliver(p) for p in events])}
+
+
+def _dropped(count: int) -> str:
+    return (
+        f"{count} more tool calls of your last reply were not run: at most "
+        f"{MAX_CALLS_PER_REPLY} run a reply. Call again only what is still needed."
+    )
 
 
 def _assistant(reply: ModelReply) -> Message:

@@ -27,6 +27,7 @@ from core.engine import Engine
 from core.errors import ModelRefusedTurn
 from core.sqlite_store import SQLiteStore
 from harness_bridge.backends import ModelError, OpenAIModelLoop, Progress, record_failure
+from harness_bridge.backends.openai import MAX_CALLS_PER_REPLY
 from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import RESPONSE_RULES, render_turn
 from harness_bridge.tools import TOOL_NAMES, ChatTools
@@ -170,6 +171,32 @@ def test_a_malformed_call_retried_three_times_fails_the_turn_with_the_reason() -
         assert await record_failure(tools["lead"].port, result) == [DM]
         assert disposition(store, DM) == ("failed", result.reason)
         assert sends(store) == []
+
+    scenario(test)
+
+
+def test_a_runaway_reply_runs_its_first_calls_and_the_model_is_told_of_the_rest() -> None:
+    """A small model repeating a read until its tokens run out (or a server writing thousands
+    of calls): the first `MAX_CALLS_PER_REPLY` run, the rest are left out of the session."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        reads = [call("chat_list_events", {}, f"c{n}") for n in range(1000)]
+        script = [completion(calls=reads), completion("Nothing new.")]
+        async with (
+            FakeOpenAI(script) as server,
+            OpenAIModelLoop(server.base_url, "fake-model", tools["lead"]) as loop,
+        ):
+            result = await loop.run(await turn_of(engine, DM))
+        assert result.status == "completed"
+        second = server.requests[1]["messages"]
+        assert len(second[-MAX_CALLS_PER_REPLY - 2]["tool_calls"]) == MAX_CALLS_PER_REPLY
+        assert [m["role"] for m in second[-MAX_CALLS_PER_REPLY - 1 :]] == [
+            *["tool"] * MAX_CALLS_PER_REPLY,
+            "user",
+        ]
+        assert second[-1]["content"].startswith("984 more tool calls of your last reply")
+        audited = store.db.execute("SELECT count(*) FROM audit").fetchone()[0]
+        assert audited == MAX_CALLS_PER_REPLY
 
     scenario(test)
 
