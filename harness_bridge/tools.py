@@ -30,11 +30,17 @@ from core.post_files import MAX_FILE_BYTES, MAX_FILES, PostFile
 from core.redact import well_formed_data
 from core.signals import Signal
 
-__all__ = ["MAX_MESSAGE_CHARS", "TOOL_NAMES", "ChatTools", "ToolError"]
+__all__ = ["MAX_MESSAGE_CHARS", "MAX_READ_CHARS", "TOOL_NAMES", "ChatTools", "ToolError"]
 
 MAX_MESSAGE_CHARS: Final = 40_000
 """The most characters of text a message sent or edited through the tools may have (the
 largest any platform takes); a longer answer goes as a file (`core.post_files.long_answer`)."""
+
+MAX_READ_CHARS: Final = 200_000
+"""The most characters of message text one read (`chat_list_events`, `chat_read_thread`)
+returns: the newest events that fit, and how many older ones did not. Two hundred messages of
+40,000 characters would otherwise be 8 MB in the model's next request, past any model's
+context."""
 
 # Tools whose results are long lists of events: the audit log keeps only their count.
 _READS = frozenset({"chat_list_events", "chat_read_thread"})
@@ -300,14 +306,12 @@ class ChatTools:
             before_sequence=args.before_sequence,
             limit=args.limit,
         )
-        events = await self.port.list_events(which)
-        return {"events": [_view(e) for e in events]}
+        return _views(await self.port.list_events(which))
 
     async def read_thread(self, args: ReadThread) -> dict[str, Any]:
-        events = await self.port.read_thread(
-            args.conversation, thread=args.thread, limit=args.limit
+        return _views(
+            await self.port.read_thread(args.conversation, thread=args.thread, limit=args.limit)
         )
-        return {"events": [_view(e) for e in events]}
 
     async def read_file(self, args: ReadFile) -> dict[str, Any]:
         found = await self.port.read_file(args.event_id, args.file_id)
@@ -386,6 +390,26 @@ def _outgoing(args: SendMessage) -> Outgoing:
         recipients=tuple(args.recipients),
         files=tuple(PostFile(f.name, f.content) for f in args.files),
     )
+
+
+def _views(events: Sequence[EventView]) -> dict[str, Any]:
+    """A read's result: the newest of `events` whose text fits in `MAX_READ_CHARS` (at least
+    one), oldest first, and `omitted`, how many older ones did not fit, when any."""
+    shown: list[dict[str, Any]] = []
+    room = MAX_READ_CHARS
+    for event in reversed(events):
+        room -= len(event.text)
+        if room < 0 and shown:
+            break
+        shown.append(_view(event))
+    result: dict[str, Any] = {"events": shown[::-1]}
+    if len(shown) < len(events):
+        result["omitted"] = len(events) - len(shown)
+        result["note"] = (
+            f"{result['omitted']} older events left out: a read returns at most "
+            f"{MAX_READ_CHARS:,} characters of text; list them with beforeSequence"
+        )
+    return result
 
 
 def _view(event: EventView) -> dict[str, Any]:

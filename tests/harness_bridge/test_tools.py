@@ -9,6 +9,7 @@ import pytest
 from builders import (
     slack_body,
     slack_delete,
+    slack_message,
 )
 from world import BASE, CHATTER, DM, ROLE, THANKS, scenario
 
@@ -16,7 +17,7 @@ from adapters.slack import normalise
 from core.engine import Engine
 from core.errors import ToolError
 from core.sqlite_store import SQLiteStore
-from harness_bridge.tools import ChatTools
+from harness_bridge.tools import MAX_READ_CHARS, ChatTools
 
 
 def reply(event_id: str, text: str, **extra: Any) -> dict[str, Any]:
@@ -143,6 +144,24 @@ def test_reads_show_only_what_was_delivered_to_the_agent() -> None:
         ]
         with pytest.raises(ToolError, match="no event"):
             await tools["worker-1"].call("chat_defer", {"eventId": DM, "reason": "x"})
+
+    scenario(test)
+
+
+def test_a_read_returns_the_newest_events_that_fit_and_says_how_many_did_not() -> None:
+    """Eight messages of 40,000 characters: five fit in `MAX_READ_CHARS`; the three older
+    ones and the two short ones before them are counted, not shown."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        for n in range(8):
+            text = f"{n} " + "x" * (MAX_READ_CHARS // 5 - 2)
+            event = normalise(slack_body(slack_message(f"{BASE + 10 + n}.000100", text)))
+            assert event is not None
+            async with store.transaction():
+                await engine.ingest(event)
+        thread = await tools["worker-1"].call("chat_read_thread", {"conversation": "C0GEN"})
+        assert [e["text"][:1] for e in thread["events"]] == ["3", "4", "5", "6", "7"]
+        assert thread["omitted"] == 5 and "5 older events left out" in thread["note"]
 
     scenario(test)
 
