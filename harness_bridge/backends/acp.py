@@ -130,8 +130,10 @@ class AcpModelLoop:
         cwd: str | None = None,
         sessions_path: str | Path | None = None,
         progress_every_s: float = 10.0,
+        turn_timeout_s: float | None = None,
     ) -> None:
         self.agent = port.agent
+        self.turn_timeout_s = turn_timeout_s
         self.port = port
         self.policy = PermissionPolicy(list(allow or []))
         self.progress_every_s = progress_every_s
@@ -206,8 +208,16 @@ class AcpModelLoop:
             raise RuntimeError(f"a turn is already running in session {key}")
         running = _Running(key, list(turn.events), set(turn.event_ids))
         self._running[key] = running
+        deadline = asyncio.timeout(self.turn_timeout_s)
         try:
-            return await self._turn(running)
+            async with deadline:  # on expiry the prompt is cancelled, which tells the agent
+                return await self._turn(running)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            ids = tuple(e["eventId"] for e in running.events)
+            reason = f"the agent did not end its turn within {self.turn_timeout_s:g} s"
+            return TurnResult(key, "failed", ids, ids, reason, "".join(running.said))
         finally:
             del self._running[key]
 
@@ -363,5 +373,6 @@ def from_settings(context: HarnessContext, settings: Mapping[str, Any]) -> AcpHa
         cwd=parsed.cwd,
         sessions_path=sessions_file(stem, agent) if stem else None,
         progress_every_s=parsed.progress_every_s,
+        turn_timeout_s=parsed.turn_timeout_s,
     )
     return AcpHarness(port, context.deliveries, loop, port.clock, quiet_ms=parsed.quiet_ms)

@@ -33,6 +33,7 @@ class AcpSettings(BaseModel):
     allow: list[str] = Field(default_factory=list)
     quiet_ms: int = Field(default=3000, ge=0)
     progress_every_s: float = Field(default=10.0, ge=0)
+    turn_timeout_s: float | None = Field(default=None, gt=0)
 
     _pass_env = field_validator("pass_env")(variable_names)
 

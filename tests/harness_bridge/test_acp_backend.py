@@ -366,6 +366,24 @@ def test_cancelling_a_turn_sends_session_cancel(tmp_path: Path) -> None:
     scenario(tmp_path, test, dm())
 
 
+def test_a_turn_past_its_timeout_is_cancelled_and_fails_saying_why(tmp_path: Path) -> None:
+    """`turn_timeout_s`: an agent that never ends its prompt holds its conversation no longer
+    than that; the prompt is cancelled in the agent and the turn fails (the runtime then tells
+    the asker)."""
+
+    async def test(bed: Bed) -> None:
+        loop = loop_for(bed, FAKE_ACP_HANG=DM_TEXT)
+        async with loop:
+            await loop.run(await turn_of(bed.engine, THANKS))  # the agent up, its session open
+            loop.turn_timeout_s = 0.5
+            result = await loop.run(await turn_of(bed.engine, DM))
+            await until(lambda: bool(bed.records("cancel")))
+        assert result.status == "failed" and result.failed == (DM,)
+        assert result.reason == "the agent did not end its turn within 0.5 s"
+
+    scenario(tmp_path, test, dm(), thanks())
+
+
 # ---- permissions -----------------------------------------------------------------------------
 
 
@@ -482,6 +500,7 @@ def test_settings_are_validated(tmp_path: Path) -> None:
         )
         assert harness.loop.policy.allow == {"chat_react"}
         assert harness.loop.sessions_path == Path("d/t.acp-lead.json")
+        assert harness.loop.turn_timeout_s is None  # a long task is no fault: none by default
         await harness.loop.aclose()
         with pytest.raises(ManifestError, match=r"agents\.lead\.harness\.allow"):
             from_settings(harness_context(bed.engine, "lead"), {**good, "allow": ["*"]})
