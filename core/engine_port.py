@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import TypedDict
 
-from core.action_records import from_record
 from core.actions import Action, Delete, Edit, Post, React, reaction_key
 from core.agent_port import (
     EventFilter,
@@ -52,20 +50,11 @@ from core.guards import (
 )
 from core.indicator import progress_actions, working_actions
 from core.post_files import PostFile, checked_files, long_answer
+from core.sent_messages import landed_message, message_id, sent_by
 from core.signals import Signal
-from core.store import ClaimResult, OutboxEntry, StoredDelivery
+from core.store import ClaimResult, StoredDelivery
 
 __all__ = ["EnginePort"]
-
-
-class _Landed(TypedDict):
-    """Where a message the agent sent landed: what an edit or a delete of it names."""
-
-    agent: str
-    platform: str
-    conversation: str
-    thread: str | None
-    message_id: str
 
 
 class EnginePort:
@@ -212,7 +201,7 @@ class EnginePort:
         return place
 
     async def edit(self, key: str, text: str, *, draft: int | None = None) -> Queued:
-        key, original, landed = await self._own_message(key)
+        key, original, landed = await landed_message(self._engine.store, self._agent, key)
         if draft is None:
             digest = hashlib.sha256(text.encode()).hexdigest()[:16]
             change_key = f"{key}:edit:{digest}"
@@ -228,15 +217,15 @@ class EnginePort:
         return await self._queue(edit)
 
     async def delete(self, key: str) -> Queued:
-        key, _, landed = await self._own_message(key)
+        key, _, landed = await landed_message(self._engine.store, self._agent, key)
         return await self._queue(Delete(**landed, key=f"{key}:delete"))
 
     async def message(self, key: str) -> MessageState | None:
-        entry = await self._sent_by_me(key)
+        entry = await sent_by(self._engine.store, self._agent, key)
         if entry is None:
             return None
         thread = (entry.result or {}).get("thread")
-        return MessageState(entry.status, _message_id(entry), str(thread) if thread else None)
+        return MessageState(entry.status, message_id(entry), str(thread) if thread else None)
 
     # ---- around a turn -----------------------------------------------------------------------
 
@@ -342,35 +331,6 @@ class EnginePort:
             for action in actions:
                 await self._engine.queue_action(action, stamp)
 
-    async def _sent_by_me(self, key: str) -> OutboxEntry | None:
-        """This agent's outbox entry under `key`: the key it chose (`own_key`), as returned,
-        or one the host made for it."""
-        for stored in dict.fromkeys((own_key(self._agent, key), key)):
-            entry = await self._engine.store.outbox_get(stored)
-            if entry is not None and entry.agent == self._agent:
-                return entry
-        return None
-
-    async def _own_message(self, key: str) -> tuple[str, Post, _Landed]:
-        """A message this agent sent that has landed: its outbox key, the post, and where it
-        landed (what an edit or a delete of it names)."""
-        entry = await self._sent_by_me(key)
-        if entry is None or entry.action.get("action") != "send":
-            raise ToolError(f"you sent no message with idempotency key {key!r}")
-        message_id = _message_id(entry)
-        if entry.status != "sent" or not message_id:
-            raise ToolError(f"message {key!r} has not been posted yet ({entry.status}); try later")
-        original = from_record(entry.action)
-        assert isinstance(original, Post)  # its record says `send`
-        landed = _Landed(
-            agent=self._agent,
-            platform=original.platform,
-            conversation=original.conversation,
-            thread=original.thread,
-            message_id=message_id,
-        )
-        return entry.key, original, landed
-
     async def _delivery(self, event_id: str) -> StoredDelivery:
         delivery = await self._mine(event_id)
         if delivery is None:
@@ -419,8 +379,3 @@ class EnginePort:
 
     def _now(self) -> str:
         return format_time(self._engine.clock.now())
-
-
-def _message_id(entry: OutboxEntry) -> str | None:
-    message_id = (entry.result or {}).get("messageId")
-    return str(message_id) if message_id else None

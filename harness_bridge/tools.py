@@ -1,10 +1,10 @@
 """The chat tools of spec 000, plus `leave` from spec 001: the names, the JSON Schemas and the
 JSON results of one agent's `AgentPort` (`core.agent_port`).
 
-This module only translates. A call's arguments are validated against its schema (the pydantic
-models below, which are the wire schema), become one port call, and its typed result becomes
-the tool's JSON; whether the agent may do it at all is the port's to decide, and a refusal is
-the port's `ToolError`, passed on unchanged. Every call, done or refused, is kept in the audit
+This module only translates. A call's arguments are validated against its schema (the
+pydantic models of `harness_bridge.tool_args`, which are the wire schema), become one port
+call, and its typed result becomes the tool's JSON; whether the agent may do it at all is the
+port's to decide, and a refusal is the port's `ToolError`, passed on unchanged. Every call, done or refused, is kept in the audit
 log through the port. A turn's final model text reaches chat only through `reply_with_text`,
 which is a `chat_send_message` call.
 
@@ -17,24 +17,31 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any, Final, Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pydantic.alias_generators import to_camel
+from typing import Any, Final
 
 from core.agent_port import AgentPort, EventFilter, EventView, Outgoing, Queued, ToolCall
 from core.clock import format_time
-from core.decision import Directedness, Policy
 from core.errors import ToolError
-from core.post_files import MAX_FILE_BYTES, MAX_FILES, PostFile
-from core.redact import well_formed_data
-from core.signals import Signal
+from core.post_files import PostFile
+from harness_bridge.tool_args import (
+    ARGS,
+    MAX_MESSAGE_CHARS,
+    TOOL_NAMES,
+    Claim,
+    Defer,
+    DeleteMessage,
+    EditMessage,
+    Leave,
+    ListEvents,
+    React,
+    ReadFile,
+    ReadThread,
+    Resolve,
+    SendMessage,
+    parsed,
+)
 
 __all__ = ["MAX_MESSAGE_CHARS", "MAX_READ_CHARS", "TOOL_NAMES", "ChatTools", "ToolError"]
-
-MAX_MESSAGE_CHARS: Final = 40_000
-"""The most characters of text a message sent or edited through the tools may have (the
-largest any platform takes); a longer answer goes as a file (`core.post_files.long_answer`)."""
 
 MAX_READ_CHARS: Final = 200_000
 """The most characters of message text one read (`chat_list_events`, `chat_read_thread`)
@@ -44,147 +51,6 @@ context."""
 
 # Tools whose results are long lists of events: the audit log keeps only their count.
 _READS = frozenset({"chat_list_events", "chat_read_thread"})
-
-
-class _Args(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-
-class ListEvents(_Args):
-    """List chat events delivered to you, newest last; filter by conversation or policy."""
-
-    conversation: str | None = None
-    policy: Policy | None = None
-    before_sequence: int | None = None
-    limit: int = Field(default=20, ge=1, le=200)
-
-
-class ReadThread(_Args):
-    """Read a conversation or one thread of it (the text of deleted messages is gone)."""
-
-    conversation: str
-    thread: str | None = None
-    limit: int = Field(default=50, ge=1, le=200)
-
-
-class Target(_Args):
-    """Where to post: a conversation id and optional thread, or the delivery's own
-    `conversation` object (`{"id", "kind", "threadId"}`), as the target or as its
-    `conversation`."""
-
-    conversation: str
-    thread: str | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _conversation_object(cls, value: Any) -> Any:
-        if not isinstance(value, dict):
-            return value
-        if "conversation" not in value and "id" in value:
-            value = {"conversation": value}
-        named = value.get("conversation")
-        if not isinstance(named, dict) or "id" not in named:
-            return value
-        thread = value.get("thread", named.get("threadId", named.get("thread_id")))
-        return {"conversation": named["id"], "thread": thread}
-
-
-class ReadFile(_Args):
-    """Read a file attached to a message delivered to you, by the event's id and the file's
-    id as the delivery lists it: text comes back as text, an image as base64; files above the
-    workspace's size limit, and other kinds, are refused."""
-
-    event_id: str
-    file_id: str
-
-
-class File(_Args):
-    """A text file to attach: its name (no path) and its content."""
-
-    name: str = Field(min_length=1, max_length=255)
-    content: str = Field(max_length=MAX_FILE_BYTES)
-
-
-class SendMessage(_Args):
-    """Send a chat message, idempotently. Mention (directedness to_me, exactly one recipient)
-    only to create an obligation; post without recipients to share context. Attach up to 4
-    text files (`files`, each at most 1 MB); an answer too long for a few messages is sent
-    as a file with a summary by itself."""
-
-    target: Target
-    text: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-    in_reply_to: str | None = None
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
-    visibility: Literal["dm", "thread", "channel", "ephemeral"] = "thread"
-    directedness: Directedness = Directedness.AMBIENT
-    recipients: list[str] = Field(default_factory=list, max_length=20)
-    files: list[File] = Field(default_factory=list, max_length=MAX_FILES)
-
-
-class React(_Args):
-    """Answer with a typed reaction signal instead of a message (a zero-turn disposition)."""
-
-    in_reply_to: str
-    signal: Signal
-    eta: str | None = None
-
-
-class Claim(_Args):
-    """Claim responsibility for an event before a substantive reply."""
-
-    event_id: str
-
-
-class Defer(_Args):
-    """Accept a must-respond event but answer later, saying why."""
-
-    event_id: str
-    reason: str = Field(min_length=1, max_length=2000)
-    eta: str | None = None
-
-
-class Resolve(_Args):
-    """Mark an event resolved."""
-
-    event_id: str
-    note: str | None = None
-
-
-class EditMessage(_Args):
-    """Change the text of a message you sent, named by the idempotency key it was sent with."""
-
-    idempotency_key: str
-    text: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)  # as much as a send
-
-
-class DeleteMessage(_Args):
-    """Delete a message you sent, named by the idempotency key it was sent with."""
-
-    idempotency_key: str
-
-
-class Leave(_Args):
-    """Leave a channel or thread you were asked to leave; you return only when mentioned."""
-
-    conversation: str
-    thread: str | None = None
-
-
-_ARGS: dict[str, type[_Args]] = {
-    "chat_list_events": ListEvents,
-    "chat_read_thread": ReadThread,
-    "chat_send_message": SendMessage,
-    "chat_react": React,
-    "chat_claim": Claim,
-    "chat_defer": Defer,
-    "chat_resolve": Resolve,
-    "chat_leave": Leave,
-    "chat_edit_message": EditMessage,
-    "chat_delete_message": DeleteMessage,
-    "chat_read_file": ReadFile,
-}
-TOOL_NAMES: tuple[str, ...] = tuple(_ARGS)
-_A = TypeVar("_A", bound=_Args)
 
 
 class ChatTools:
@@ -219,17 +85,17 @@ class ChatTools:
                 "description": (model.__doc__ or "").strip(),
                 "inputSchema": model.model_json_schema(by_alias=True),
             }
-            for name, model in _ARGS.items()
+            for name, model in ARGS.items()
         ]
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Run one tool; raises ToolError for an unknown tool, bad arguments or a refusal."""
-        model = _ARGS.get(name)
+        model = ARGS.get(name)
         if model is None:
             raise ToolError(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
 
         async def run() -> dict[str, Any]:
-            return await self._run[name](_parsed(name, model, arguments))
+            return await self._run[name](parsed(name, model, arguments))
 
         return await self._audited(name, arguments, run)
 
@@ -266,7 +132,7 @@ class ChatTools:
         `Outgoing` no model sets."""
 
         async def run() -> dict[str, Any]:
-            args = _parsed("chat_send_message", SendMessage, arguments)
+            args = parsed("chat_send_message", SendMessage, arguments)
             message = replace(_outgoing(args), also_answers=also_answers, writing=writing)
             return await self._sent(self.port.send(message))
 
@@ -363,19 +229,6 @@ class ChatTools:
     async def _sent(queuing: Awaitable[Queued]) -> dict[str, Any]:
         queued = await queuing
         return {"status": "queued" if queued.new else "duplicate", "idempotencyKey": queued.key}
-
-
-def _parsed(name: str, model: type[_A], arguments: dict[str, Any] | None) -> _A:
-    """The call's arguments read by its schema, their text made storable first (a model may
-    write a lone `\\ud800` escape: it is replaced, not refused); ToolError naming each
-    problem."""
-    try:
-        return model.model_validate(well_formed_data(arguments or {}))
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
-        )
-        raise ToolError(f"invalid arguments for {name}: {problems}") from None
 
 
 def _outgoing(args: SendMessage) -> Outgoing:
