@@ -4,9 +4,9 @@ JSON results of one agent's `AgentPort` (`core.agent_port`).
 This module only translates. A call's arguments are validated against its schema (the
 pydantic models of `harness_bridge.tool_args`, which are the wire schema), become one port
 call, and its typed result becomes the tool's JSON; whether the agent may do it at all is the
-port's to decide, and a refusal is the port's `ToolError`, passed on unchanged. Every call, done or refused, is kept in the audit
-log through the port. A turn's final model text reaches chat only through `reply_with_text`,
-which is a `chat_send_message` call.
+port's to decide, and a refusal is the port's `ToolError`, passed on unchanged. Every call,
+done or refused, is kept in the audit log through the port. A turn's final model text reaches
+chat only through `reply_with_text`, which is a `chat_send_message` call.
 
 The same tools are offered as an MCP server (`harness_bridge.mcp_server`), as function-tool
 schemas for the built-in model loop (`ChatTools.specs`), and over the C2A link itself
