@@ -195,6 +195,7 @@ class EnginePort:
         return await self._settle(event_id, Disposition.RESPONDED, note or "resolved")
 
     async def leave(self, conversation: str, thread: str | None = None) -> str:
+        await self._where(conversation, None)  # only a place it is in: else nothing to leave
         place = f"{conversation}/{thread}" if thread else conversation
         async with self._engine.transaction():
             await self._engine.leave(self._agent, place)

@@ -94,6 +94,15 @@ def test_a_refused_message_says_why_and_queues_nothing(
     port_scenario(test)
 
 
+def test_an_agent_leaves_only_a_conversation_it_has_seen() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        with pytest.raises(ToolError, match="you have seen nothing in conversation 'C0NOWHERE'"):
+            await ports["lead"].leave("C0NOWHERE")
+        assert await ports["lead"].leave("D0LEAD") == "D0LEAD"
+
+    port_scenario(test)
+
+
 def test_a_refused_message_counts_against_no_send_budget() -> None:
     async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
         bad = Outgoing(conversation="D0LEAD", text="x", recipients=("agent:worker-1",))
