@@ -84,6 +84,12 @@ class Post(_Addressed):
     files: tuple[PostFile, ...] = ()
     writing: bool = False
 
+    @property
+    def users(self) -> tuple[str, ...]:
+        """The platform ids of the people it mentions (its `user:` recipients), in order: whom
+        a DM or an ephemeral post is for, where the platform needs to be told."""
+        return tuple(m.partition(":")[2] for m in self.mentions if m.startswith("user:"))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Edit(_Addressed):

@@ -37,6 +37,7 @@ __all__ = [
     "MAX_BYTES",
     "MAX_DEPTH",
     "MAX_NODES",
+    "Lines",
     "Placed",
     "key_path",
     "line_of",

@@ -45,7 +45,7 @@ class Places:
         where = channel_id(action.thread or action.conversation)
         channel = client.get_partial_messageable(where)
         if action.visibility in _PRIVATE and not await self._is_dm(client, where):
-            recipient = _dm_recipient(action.mentions)
+            recipient = _dm_recipient(action.users)
             answered = rendered.reply_to
             if recipient is None and answered is not None:
                 message = await self._retrying(lambda: channel.fetch_message(int(answered)))
@@ -108,12 +108,9 @@ def message_in(client: discord.Client, where: str, message_id: str) -> discord.P
     )
 
 
-def _dm_recipient(mentions: tuple[str, ...]) -> int | None:
-    for recipient in mentions:
-        kind, _, user_id = recipient.partition(":")
-        if kind == "user" and user_id.isdecimal():
-            return int(user_id)
-    return None
+def _dm_recipient(users: tuple[str, ...]) -> int | None:
+    """The first of a post's `user:` recipients that is a Discord user id."""
+    return next((int(user) for user in users if user.isdecimal()), None)
 
 
 def own_id(client: discord.Client) -> int:

@@ -260,5 +260,5 @@ def _audience(action: Post, replied: ChatEvent | None) -> str | None:
     `user:` recipient."""
     if replied is not None:
         return replied.author.id
-    users = [m.partition(":")[2] for m in action.mentions if m.startswith("user:")]
+    users = action.users
     return users[0] if len(users) == 1 else None

@@ -119,7 +119,7 @@ class WebchatSender:
         """The DM a `dm` post from a channel goes to, as on Slack and Discord: with its `user:`
         recipient, else with the author of the message it answers; never posted where it was
         asked, since the agent chose to say it privately."""
-        users = [r.partition(":")[2] for r in action.mentions if r.startswith("user:")]
+        users = action.users
         person = users[0] if users else answered.user if answered is not None else None
         if person not in self.chat.config.humans:
             raise PermanentSendError(
