@@ -34,7 +34,6 @@ from core.decision import Disposition, Policy
 from core.engine import Engine
 from core.errors import ToolError
 from core.event_views import events_seen, thread_seen
-from core.events import ConversationKind
 from core.file_reading import FileContent, read_attachment
 from core.followup import follows_up
 from core.guards import (
@@ -42,6 +41,7 @@ from core.guards import (
     check_audience,
     check_reaction,
     check_reply,
+    check_text,
     derived_key,
     is_owed,
     mentions,
@@ -50,6 +50,7 @@ from core.guards import (
 )
 from core.indicator import progress_actions, working_actions
 from core.post_files import PostFile, checked_files, long_answer
+from core.post_places import check_thread, post_place
 from core.sent_messages import landed_message, message_id, sent_by
 from core.signals import Signal
 from core.store import ClaimResult, StoredDelivery
@@ -108,6 +109,7 @@ class EnginePort:
 
     async def send(self, message: Outgoing) -> Queued:
         engine = self._engine
+        check_text(message.text)
         delivery = await self._delivery(message.in_reply_to) if message.in_reply_to else None
         where = message.in_reply_to or f"{message.conversation}/{message.thread or ''}"
         key = (
@@ -116,17 +118,20 @@ class EnginePort:
             else derived_key(self._agent, message.text, where)
         )
         repeat = await engine.store.outbox_has(key)  # a retry of a queued call is always fine
-        platform, in_dm = await self._where(message.conversation, message.in_reply_to)
+        place = await post_place(engine, self._agent, message.conversation, message.in_reply_to)
+        await check_thread(
+            engine, self._agent, place.platform, message.conversation, message.thread
+        )
         named = mentions(message.directedness, message.recipients, engine.workspace.manifest)
-        check_audience(message, in_dm)
+        check_audience(message, place.in_dm, place.asker)
         if delivery is not None and not repeat:
             check_reply(delivery, self._holder(delivery), self._agent, message.text)
-        text, files = self._contents(message, platform)
+        text, files = self._contents(message, place.platform)
         if not repeat:  # last: a message refused for any reason counts against nothing
             self._budget.spend(message.conversation, engine.clock.now())
         post = Post(
             agent=self._agent,
-            platform=platform,
+            platform=place.platform,
             conversation=message.conversation,
             key=key,
             text=text,
@@ -195,7 +200,7 @@ class EnginePort:
         return await self._settle(event_id, Disposition.RESPONDED, note or "resolved")
 
     async def leave(self, conversation: str, thread: str | None = None) -> str:
-        await self._where(conversation, None)  # only a place it is in: else nothing to leave
+        await post_place(self._engine, self._agent, conversation, None)  # else nothing to leave
         place = f"{conversation}/{thread}" if thread else conversation
         async with self._engine.transaction():
             await self._engine.leave(self._agent, place)
@@ -204,6 +209,7 @@ class EnginePort:
     async def edit(self, key: str, text: str, *, draft: int | None = None) -> Queued:
         key, original, landed = await landed_message(self._engine.store, self._agent, key)
         if draft is None:
+            check_text(text)
             digest = hashlib.sha256(text.encode()).hexdigest()[:16]
             change_key = f"{key}:edit:{digest}"
         else:
@@ -353,27 +359,6 @@ class EnginePort:
     def _holder(self, delivery: StoredDelivery) -> str | None:
         """Who holds the claim on the delivery's event now, if anyone."""
         return self._engine.state.claim_holder(delivery.decision.event_id, self._engine.clock.now())
-
-    async def _where(self, conversation: str, in_reply_to: str | None) -> tuple[str, bool]:
-        """Which platform a conversation is on, and whether it is a DM, from what the agent
-        has seen there. A reply goes where the message it answers was posted (its channel, or
-        the channel its thread is in): an answer elsewhere would reach people who never asked,
-        and leave the asker waiting."""
-        if in_reply_to is not None:
-            event = await self._engine.event(in_reply_to)
-            if event is not None:
-                place = event.conversation
-                if conversation not in (place.id, place.parent_id):
-                    raise ToolError(
-                        f"refused: {in_reply_to} was posted in {place.id}; a reply to it goes "
-                        f"there, not in {conversation}"
-                    )
-                return event.platform, place.kind is ConversationKind.DM
-        seen = await self._engine.store.seen_by(self._agent, conversation=conversation, limit=1)
-        if not seen:
-            raise ToolError(f"you have seen nothing in conversation {conversation!r}")
-        data = seen[0][0].data
-        return str(data["platform"]), data["conversation"]["kind"] == ConversationKind.DM
 
     async def _dispose(self, delivery: StoredDelivery, disposition: Disposition, why: str) -> None:
         await self._engine.dispose(self._agent, delivery.decision.event_id, disposition, why)

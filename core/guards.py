@@ -4,7 +4,8 @@ Each `check_*` raises `ToolError`, whose words the model reads, for what is refu
 (message or reaction) to what the policy or another agent's claim keeps the agent out of, a
 long answer or a non-acknowledging reaction to an `ack_only` event, a second, different answer
 to an event already answered, too many messages in one conversation in a minute, a mention
-the directedness does not call for or of nobody known. The rest say what an answer records:
+the directedness does not call for or of nobody known, a private answer to anyone but the
+asker, a message with no text. The rest say what an answer records:
 only a visible answer closes a question (`reaction_disposition`), and what a turn still owes
 (`is_owed`).
 """
@@ -31,6 +32,7 @@ __all__ = [
     "check_audience",
     "check_reaction",
     "check_reply",
+    "check_text",
     "derived_key",
     "is_owed",
     "mentions",
@@ -152,17 +154,33 @@ def mentions(
     return tuple(recipients)
 
 
-def check_audience(message: Outgoing, in_dm: bool) -> None:
+def check_audience(message: Outgoing, in_dm: bool, asker: str | None) -> None:
     """A post only one person is to see (`ephemeral`, or `dm` from outside a DM) must say who:
-    the author of the message it answers, or its `user:` recipient. Refused here rather than
-    queued, since no platform could deliver it and the agent would never know."""
+    the author of the message it answers (`asker`), or its `user:` recipient; and an answer
+    said privately goes to the person who asked, whom every platform takes as the first `user:`
+    recipient when there is one. Refused here rather than queued: no platform could deliver the
+    first, and the second would leave the asker with nothing while their question counts as
+    answered."""
     private = message.visibility == "ephemeral" or (message.visibility == "dm" and not in_dm)
-    named = any(recipient.startswith("user:") for recipient in message.recipients)
-    if private and message.in_reply_to is None and not named:
+    if not private:
+        return
+    users = [r.partition(":")[2] for r in message.recipients if r.startswith("user:")]
+    if message.in_reply_to is None and not users:
         raise ToolError(
             f"a post marked {message.visibility} is for one person: answer their message "
             '(inReplyTo), or name them (directedness to_me, recipients ["user:<id>"])'
         )
+    if asker is not None and users and users[0] != asker:
+        raise ToolError(
+            f"refused: a {message.visibility} answer to {message.in_reply_to} goes to its "
+            f"author, user:{asker}, not to user:{users[0]}"
+        )
+
+
+def check_text(text: str) -> None:
+    """Refuse a message with nothing to show: every platform turns blank text away."""
+    if not text.strip():
+        raise ToolError("a message needs some text: it was empty or only white space")
 
 
 def own_key(agent: str, key: str) -> str:

@@ -29,6 +29,7 @@ from c2a.run import WorkspaceRun, run_workspaces
 from harness_bridge.runtime import InProcessHarness
 
 CHANNEL = "820000000000000001"
+ADMINS = "820000000000000002"
 TOKEN = "lead-token-not-a-secret"
 ENV = {"DISCORD_LEAD_TOKEN": TOKEN}
 LIVE_LOGGER = "adapters.discord.live"
@@ -114,8 +115,11 @@ def message_posts(calls: list[Call]) -> list[Call]:
     return [c for c in calls if c.method == "POST" and c.path.endswith("/messages")]
 
 
-def run_a_mention(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, granted: int) -> Outcome:
-    """Start `c2a run` for the lead's bot, have a person mention it, wait for the answer, stop."""
+def run_a_mention(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, granted: int, thread: str | None = None
+) -> Outcome:
+    """Start `c2a run` for the lead's bot, have a person mention it, wait for the answer (in
+    `thread` when given), stop."""
     result: list[Outcome] = []
 
     async def scenario() -> None:
@@ -132,6 +136,7 @@ def run_a_mention(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, granted: i
             fake.add_member(D_HUMAN, "ada.l")
             fake.add_member(D_HUMAN2, "grace.h")
             fake.add_channel(CHANNEL, "general")
+            fake.add_channel(ADMINS, "admins")  # the bot is in it, but nothing was asked there
 
             async with fake_openai.FakeOpenAI([]) as model:
                 manifest = write_manifest(tmp_path, fake, model.base_url)
@@ -158,7 +163,7 @@ def run_a_mention(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, granted: i
                     # model is first asked (a request past the script would get HTTP 500).
                     event_id = f"discord:{message['id']}"
                     reply = {
-                        "target": {"conversation": CHANNEL},
+                        "target": {"conversation": CHANNEL, "thread": thread},
                         "text": ANSWER,
                         "inReplyTo": event_id,
                     }
@@ -171,7 +176,6 @@ def run_a_mention(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, granted: i
                         ]
                     )
 
-                    await wait_for(lambda: message_posts(fake.calls), "the reply to be posted")
                     await wait_for(lambda: len(model.requests) == 2, "the model's second call")
                     await settled(runs[0])
                 finally:
@@ -288,4 +292,20 @@ def test_without_message_content_the_run_says_so_in_one_line_and_still_answers_o
         "policy": "must_respond",
         "reason": "direct_mention",
     }.items() <= lead_decision(caplog.records, outcome.event_id).items()
+    assert_a_clean_stop(outcome, caplog.records)
+
+
+def test_a_reply_naming_another_channel_as_its_thread_is_refused_and_posts_nothing_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Discord thread is a channel of its own, so a thread id taken on trust would post the
+    answer to a question in #general into any channel the bot is in."""
+    caplog.set_level(logging.INFO)
+    outcome = run_a_mention(tmp_path, monkeypatch, granted=MESSAGE_CONTENT, thread=ADMINS)
+
+    # Only the turn's final text is posted, where the question was asked.
+    assert [c.path for c in message_posts(outcome.calls)] == [f"/channels/{CHANNEL}/messages"]
+    assert [m["content"] for m in outcome.lead_messages] == ["Done."]
+    [result] = [m for m in outcome.model_requests[1]["messages"] if m.get("role") == "tool"]
+    assert f"you have seen no thread or message '{ADMINS}' in {CHANNEL}" in result["content"]
     assert_a_clean_stop(outcome, caplog.records)

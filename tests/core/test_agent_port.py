@@ -81,6 +81,23 @@ def others(engine: Engine) -> tuple[str, str]:
             Outgoing(conversation=CHATTER.split(":")[2], text="x", visibility="dm"),
             "a post marked dm is for one person",
         ),
+        (  # the asker would get nothing while their question counted as answered
+            "lead",
+            answer(
+                CHATTER,
+                "x",
+                visibility="dm",
+                directedness=Directedness.TO_ME,
+                recipients=("user:U0ALICE",),
+            ),
+            f"a dm answer to {CHATTER} goes to its author, user:{HUMAN2}, not to user:U0ALICE",
+        ),
+        (  # a platform takes a thread's id on trust: on Discord it could name any channel
+            "lead",
+            Outgoing(conversation="C0GEN", text="x", thread="C0ADMINS"),
+            "you have seen no thread or message 'C0ADMINS' in C0GEN",
+        ),
+        ("lead", Outgoing(conversation="D0LEAD", text=" \n\t"), "a message needs some text"),
     ],
 )
 def test_a_refused_message_says_why_and_queues_nothing(
@@ -110,6 +127,23 @@ def test_a_refused_message_counts_against_no_send_budget() -> None:
             with pytest.raises(ToolError, match="mentions nobody"):
                 await ports["lead"].send(replace(bad, text=f"x{n}"))
         assert (await ports["lead"].send(Outgoing(conversation="D0LEAD", text="Green."))).new
+
+    port_scenario(test)
+
+
+def test_a_post_names_a_thread_it_was_shown_or_a_message_to_start_one_under() -> None:
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        root = ROLE.rsplit(":", 1)[1]
+        reply = slack_message(f"{BASE + 5}.000100", "still red", user=HUMAN2, thread_ts=root)
+        async with store.transaction():
+            await engine.ingest(normalise(slack_body(reply)))
+        holder, _ = others(engine)
+        in_thread = Outgoing(conversation="C0GEN", text="Looking.", thread=root)
+        assert (await ports[holder].send(in_thread)).new
+        chatter = CHATTER.rsplit(":", 1)[1]  # a message with no thread yet
+        assert (await ports["lead"].send(replace(in_thread, thread=chatter))).new
+        with pytest.raises(ToolError, match="you have seen no thread or message"):
+            await ports["lead"].send(replace(in_thread, thread=f"{BASE + 9}.000100"))
 
     port_scenario(test)
 
