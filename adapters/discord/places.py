@@ -3,16 +3,17 @@
 A post goes to its thread or conversation, replying (`message_reference`) to the message
 answered; visibility `dm` (and `ephemeral`, which a bot cannot post outside an interaction)
 goes to a DM with the `user:` recipient or the author answered, unless the conversation is
-that DM. An earlier attempt is looked for in the channel's history (after the message
-answered, else the latest messages): this bot's messages holding the rendered parts in order,
-a message whose `nonce` Discord returned by that nonce, any other by its content (history
-does not return nonces).
+that DM. A `thread` naming a message that no thread was started from is a reply to that
+message in the conversation. An earlier attempt is looked for in the channel's history (after
+the message answered, else the latest messages): this bot's messages holding the rendered
+parts in order, a message whose `nonce` Discord returned by that nonce, any other by its
+content (history does not return nonces).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import discord
 
@@ -26,6 +27,7 @@ __all__ = ["Messageable", "Places", "channel_id", "message_in", "own_id", "sent"
 Messageable = discord.PartialMessageable | discord.DMChannel
 
 _PRIVATE: Final = frozenset({"dm", "ephemeral"})
+_Kind = Literal["dm", "channel", "none"]
 
 
 class Places:
@@ -36,15 +38,15 @@ class Places:
     def __init__(self, retrying: Retry, history_limit: int) -> None:
         self._retrying = retrying
         self._history_limit = history_limit
-        self._dm: dict[int, bool] = {}  # channel id -> is a DM
+        self._kind: dict[int, _Kind] = {}  # channel id -> its kind (a channel's never changes)
 
     async def destination(
         self, client: discord.Client, action: Post, rendered: RenderedMessage
     ) -> tuple[Messageable, discord.MessageReference | None]:
         """The channel to post in and the reference of the first part."""
-        where = channel_id(action.thread or action.conversation)
+        where, under = await self._channel(client, action)
         channel = client.get_partial_messageable(where)
-        if action.visibility in _PRIVATE and not await self._is_dm(client, where):
+        if action.visibility in _PRIVATE and await self._kind_of(client, where) != "dm":
             recipient = _dm_recipient(action.users)
             answered = rendered.reply_to
             if recipient is None and answered is not None:
@@ -57,18 +59,35 @@ class Places:
                 )
             user = discord.Object(recipient)
             return await self._retrying(lambda: client.create_dm(user)), None
-        if rendered.reply_to is None:
+        reply_to = rendered.reply_to or under
+        if reply_to is None:
             return channel, None
         reference = discord.MessageReference(
-            message_id=int(rendered.reply_to), channel_id=where, fail_if_not_exists=False
+            message_id=int(reply_to), channel_id=where, fail_if_not_exists=False
         )
         return channel, reference
 
-    async def _is_dm(self, client: discord.Client, channel_id: int) -> bool:
-        if channel_id not in self._dm:
-            channel = await self._retrying(lambda: client.fetch_channel(channel_id))
-            self._dm[channel_id] = isinstance(channel, discord.DMChannel)
-        return self._dm[channel_id]
+    async def _channel(self, client: discord.Client, action: Post) -> tuple[int, str | None]:
+        """The channel a post goes to, and the message it hangs under: a `thread` is a channel
+        of its own, but one naming a message no thread was started from (Discord starts one
+        only when asked) is a reply to that message in the conversation."""
+        if action.thread is None or action.thread == action.conversation:
+            return channel_id(action.conversation), None
+        thread = channel_id(action.thread)
+        if await self._kind_of(client, thread) == "none":
+            return channel_id(action.conversation), action.thread
+        return thread, None
+
+    async def _kind_of(self, client: discord.Client, channel_id: int) -> _Kind:
+        if channel_id not in self._kind:
+            try:
+                channel = await self._retrying(lambda: client.fetch_channel(channel_id))
+            except discord.NotFound:
+                self._kind[channel_id] = "none"
+            else:
+                is_dm = isinstance(channel, discord.DMChannel)
+                self._kind[channel_id] = "dm" if is_dm else "channel"
+        return self._kind[channel_id]
 
     async def posted(
         self, client: discord.Client, channel: Messageable, rendered: RenderedMessage

@@ -221,6 +221,29 @@ def test_a_reply_in_a_thread_is_posted_in_the_thread(monkeypatch: pytest.MonkeyP
     run(scenario())
 
 
+def test_a_thread_under_a_message_with_none_is_a_reply_to_it_in_the_channel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On Slack a thread is named by the message it hangs under; on Discord a thread is a
+    channel, started only when asked, so naming a message with no thread replies to it."""
+
+    async def scenario() -> None:
+        async with world(monkeypatch) as w:
+            asked = await w.asks("which build is on staging?")
+            later = await w.asks("anyone?")
+
+            await w.sender.send(reply(asked, "build 42", thread=asked, in_reply_to=None))
+            await w.sender.send(reply(later, "from 14:02", key="k2", thread=asked))
+
+            first, second = w.posts()  # in the channel: no thread was started from `asked`
+            assert first.json["message_reference"]["message_id"] == int(asked)
+            assert second.json["message_reference"]["message_id"] == int(later)  # what it answers
+            assert w.posts(f"/channels/{asked}/messages") == []
+            assert [m["channel_id"] for m in w.by(D_LEAD)] == [CHANNEL, CHANNEL]
+
+    run(scenario())
+
+
 # `ephemeral` (a turn budget's notice, `core.budget_notice`) too: a bot posts no ephemeral
 # message outside an interaction, so it is the asker's DM that keeps it to them.
 @pytest.mark.parametrize("visibility", ["dm", "ephemeral"])
