@@ -256,9 +256,9 @@ def _posted(where: Placement, ids: list[str]) -> dict[str, Any]:
 
 
 def _audience(action: Post, replied: ChatEvent | None) -> str | None:
-    """Who a DM or ephemeral message is for: the author of the message answered, else the one
-    `user:` recipient."""
-    if replied is not None:
-        return replied.author.id
+    """Who a DM or ephemeral message is for: its first `user:` recipient, else the author of
+    the message answered (the host refuses an answer to anyone but its asker)."""
     users = action.users
-    return users[0] if len(users) == 1 else None
+    if users:
+        return users[0]
+    return replied.author.id if replied is not None else None
