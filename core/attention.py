@@ -58,7 +58,8 @@ _AMBIENT_MODES = {mode.value: mode for mode in InjectionMode}
 @dataclass(slots=True)
 class Assessment:
     """A decision, and whether this agent is a candidate in choosing the event's one responder
-    (a role mention, a group DM or a `select` broadcast)."""
+    (a role mention, a group DM, a `select` broadcast or a question to the room in a channel
+    that selects one agent for those)."""
 
     decision: Final[Decision]
     candidate: Final[bool] = False
@@ -163,7 +164,8 @@ def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
 
 def _flat(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
     """A channel line that names no user, role or crowd natively and replies to nothing: the
-    agent's name typed in the text, the conversation it continues, or chatter."""
+    agent's name typed in the text, the conversation it continues, a question to the room one
+    agent is chosen to answer (`Context.room_question`), or chatter."""
     if ctx.named.get(agent) is _ADDRESSED:
         return _directed(event, agent, "named", ctx)
     cue = ctx.cues.get(agent)
@@ -172,6 +174,8 @@ def _flat(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
         cue.reason == ROOM_STATEMENT and (ctx.has_intent(_STATUS) or ctx.has_intent(Intent.THANKS))
     ):
         return _likely(event, agent, cue, ctx)
+    if ctx.room_question:
+        return _candidate(event, agent, "room_question")
     return _undirected(event, agent, ctx, elsewhere=False)
 
 
@@ -241,7 +245,7 @@ def chatter_shape(event: ChatEvent, ctx: Context) -> ChatterShape | None:
     ws, platform = ctx.workspace, event.platform
     if any(ws.agent_for(platform, user) is not None for user in mentions.users):
         return None
-    if ctx.named or ctx.cues:
+    if ctx.named or ctx.cues or ctx.room_question:
         return None
     author = event.author
     names_people = bool(mentions.users)  # then the rules never read its intents

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
-from core.continuity import ASKS_THE_ROOM, SCORED, Cue
+from core.continuity import ASKS_THE_ROOM, ROOM_QUESTION, SCORED, Cue
 from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
 from core.intent import Intent, IntentClassifier
 from core.manifest import ChannelConfig, Workspace
@@ -55,6 +55,9 @@ class Context:
     channel: Final[ChannelConfig] = field(default_factory=ChannelConfig)
     named: Final[Mapping[str, Naming]] = field(default_factory=dict)  # agents named in the text
     cues: Final[Mapping[str, Cue]] = field(default_factory=dict)  # agents it is likely for
+    # A question to the room no rule or score gave anyone, in a channel where one agent is
+    # then chosen to answer it (`questions: select`).
+    room_question: Final[bool] = False
     _intents: frozenset[Intent] | None = field(default=None, init=False, repr=False)
 
     def intents(self) -> frozenset[Intent]:
@@ -98,8 +101,10 @@ class Context:
         thread = state.thread(event)
         text = event.text if event.kind is _MESSAGE or event.kind is _EDIT else None
         author_agent = workspace.agent_for(event.platform, event.author.id)
+        channel = workspace.channel(conversation.scope)
         named: Mapping[str, Naming] = {}
         cues: Mapping[str, Cue] = {}
+        room_question = False
         if event.author.kind is _HUMAN and author_agent is None:
             if event.text and state.names.anywhere is not None:
                 named = state.names.find(event.text)
@@ -119,7 +124,11 @@ class Context:
                     event, workspace.agent_ids, mentioned, room=scorer is not None
                 )
                 if scorer is not None and cues:
+                    offered = cues
                     cues = _scored(cues, scorer)
+                    room_question = (
+                        channel.questions == "select" and not named and _unclaimed(offered, cues)
+                    )
         return cls(
             workspace=workspace,
             state=state,
@@ -137,9 +146,10 @@ class Context:
             chain=chain,
             thread=thread,
             thread_holder=state.claim_holder(conversation.key, now) if thread else None,
-            channel=workspace.channel(conversation.scope),
+            channel=channel,
             named=named,
             cues=cues,
+            room_question=room_question,
         )
 
 
@@ -152,6 +162,17 @@ def _scored(cues: Mapping[str, Cue], scorer: Scorer) -> dict[str, Cue]:
         for agent, cue in cues.items()
         if cue.reason not in SCORED or (not cue.burst_turned and scorer.likely(cue))
     }
+
+
+def _unclaimed(offered: Mapping[str, Cue], kept: Mapping[str, Cue]) -> bool:
+    """Whether a line is a question to the room that nobody is likely to take up: every agent's
+    cue was that, the scorer kept none, and the asker's burst gave no agent a turn yet (a line
+    naming an agent is never one: the caller checks)."""
+    return (
+        not kept
+        and bool(offered)
+        and all(c.reason == ROOM_QUESTION and not c.burst_turned for c in offered.values())
+    )
 
 
 # A message that asks the room ("lunch anyone?", "who is around?") is nobody's fragment: it

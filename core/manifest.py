@@ -278,8 +278,8 @@ class Workspace:
             lines.append(f"role {role}: {', '.join(groups) or 'no platform groups'} -> {members}")
         for channel_id, channel in m.channels.items():
             lines.append(
-                f"channel {channel_id}: broadcast {channel.broadcast}, "
-                f"unaddressed messages as {channel.ambient_mode}"
+                f"channel {channel_id}: broadcast {channel.broadcast}, questions to the room "
+                f"{channel.questions}, unaddressed messages as {channel.ambient_mode}"
             )
         s = m.attention
         lines.append(

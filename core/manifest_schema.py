@@ -150,6 +150,10 @@ class ChannelConfig(_Strict):
     """Overrides for one conversation (channel id)."""
 
     broadcast: Literal["ambient", "select"] = "ambient"
+    # A question to the room that names nobody: `scored`, a turn for each agent the scorer
+    # finds likely to take it up (often none); `select`, when it finds none, one agent chosen
+    # to answer it, as for a `select` broadcast (docs/attention.md).
+    questions: Literal["scored", "select"] = "scored"
     ambient_mode: AmbientMode = "tool_mailbox"
     reply_in_thread: bool = True
     agents: dict[str, ChannelAgent] = Field(default_factory=dict)

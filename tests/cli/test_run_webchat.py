@@ -267,6 +267,32 @@ def test_a_question_is_answered_by_one_message_that_grows_as_the_model_writes(
     asyncio.run(scenario())
 
 
+def test_a_question_to_a_fresh_room_gets_one_agents_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make run`'s #general gives a question that names nobody to one agent
+    (`questions: select`): a new user's first question, with no agent yet in any exchange
+    for the scorer to go on, is answered once; a remark to the room is not answered."""
+
+    async def scenario() -> None:
+        async with FakeOpenAI([streamed(text_chunk("Paris."))]) as model:
+            monkeypatch.setenv("C2A_MODEL_URL", model.base_url)
+            monkeypatch.setenv("C2A_MODEL", "plain-text")
+            async with shipped(tmp_path) as (run, browser):
+                remark = await browser.post("the coffee machine is fixed")
+                asked = await browser.post("what is the capital of France?")
+                await until(lambda: len(browser.replies_to(asked)) == 1, "one agent's reply")
+                [reply] = [m for m in browser.chat.history if m.reply_to == asked]
+                await until(lambda: reply.text == "Paris.", "the whole answer")
+                await asyncio.wait_for(
+                    asyncio.gather(*(h.idle() for h in run.harnesses.values())), 20
+                )
+                assert browser.replies_to(remark) == []
+                assert len(browser.replies_to(asked)) == 1 and len(model.requests) == 1
+
+    asyncio.run(scenario())
+
+
 def test_the_bundled_model_answers_a_direct_question_in_the_web_chat(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
