@@ -192,20 +192,26 @@ def said_lines(seen: Sequence[EventView], turn: Sequence[Mapping[str, Any]]) -> 
     """Each message in `seen` once, as it reads now: its newest edit, where it was first said
     (a streamed answer is posted, then edited into its final words: two events, one message).
     Deleted messages are left out, and so is what the `turn` (deliver params) holds: its own
-    lines follow as the new ones. So are the host's notices posted as the agent (its harness
+    lines follow as the new ones. So are the host's notices posted as an agent (its harness
     is down, its turn failed): the model did not write them, and a small one copies what it
     sees itself say."""
     ids = {params["eventId"] for params in turn}
     in_turn = {(params.get("source") or {}).get("messageId") for params in turn} - {None}
     newest: dict[str, EventView] = {}  # a later version replaces an earlier in its place
     for event in seen:
-        if event.kind in _SAID and event.event_id not in ids and event.text not in _HOST_LINES:
+        if event.kind in _SAID and event.event_id not in ids and not _hosts(event):
             newest[event.message_id or event.event_id] = event
     return [
         plain_line(_name(event.author), event.text)
         for message, event in newest.items()
         if not event.deleted and message not in in_turn
     ]
+
+
+def _hosts(event: EventView) -> bool:
+    """Whether a line is one of the host's notices, posted as an agent (a person typing the
+    same words is still heard)."""
+    return event.text in _HOST_LINES and event.author.get("kind") == "agent"
 
 
 def _policy(params: Mapping[str, Any]) -> Policy:

@@ -269,14 +269,25 @@ def test_an_answer_longer_than_a_message_may_be_is_split_or_sent_as_a_file(
     scenario(test)
 
 
-def said(event_id: str, kind: str, message: str, text: str, deleted: bool = False) -> EventView:
+ANA = {"id": "ana", "kind": "human", "display_name": "ana"}
+LEAD = {"id": "lead", "kind": "agent", "display_name": "lead"}
+
+
+def said(
+    event_id: str,
+    kind: str,
+    message: str,
+    text: str,
+    deleted: bool = False,
+    author: dict[str, str] = ANA,
+) -> EventView:
     """A line of the conversation as the agent was shown it."""
     return EventView(
         event_id=event_id,
         sequence=0,
         kind=kind,
         conversation={"id": "general"},
-        author={"id": "ana", "display_name": "ana"},
+        author=author,
         created_at="2026-01-01T00:00:00Z",
         text=text,
         deleted=deleted,
@@ -300,10 +311,12 @@ def test_the_recent_lines_hold_each_message_once_as_it_reads_now() -> None:
         said("e4", "message", "m3", "", deleted=True),
         said("e5", "message", "m4", "what about the tests?"),
         said("e6", "edit", "m4", "what about the tests, lead?"),
-        said("e7", "message", "m5", TURN_FAILED),  # the host's words, not the model's
+        said("e7", "message", "m5", TURN_FAILED, author=LEAD),  # the host's, not the model's
+        said("e8", "message", "m6", TURN_FAILED),  # a person's, whatever the words
     ]
     turn = [{"eventId": "e6", "source": {"messageId": "m4"}}]
-    assert said_lines(seen, turn) == ["ana: The deploy is green.", "ana: lunch?"]
+    lines = said_lines(seen, turn)
+    assert lines == ["ana: The deploy is green.", "ana: lunch?", f"ana: {TURN_FAILED}"]
 
 
 class Halting(Scripted):
