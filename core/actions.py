@@ -29,7 +29,7 @@ comes back to `core.approvals.Approvals.press` (`core.approvals.choice_id` names
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 
@@ -49,10 +49,17 @@ __all__ = [
     "Working",
     "reaction_key",
     "redacted",
+    "user_ids",
 ]
 
 Visibility = Literal["dm", "thread", "channel", "ephemeral"]
 WORKING_TIMEOUT_S = 120
+
+
+def user_ids(recipients: Iterable[str]) -> tuple[str, ...]:
+    """The platform ids of the `user:` recipients among `recipients`, in order: whom a DM or
+    an ephemeral post is for."""
+    return tuple(r.partition(":")[2] for r in recipients if r.startswith("user:"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,7 +95,7 @@ class Post(_Addressed):
     def users(self) -> tuple[str, ...]:
         """The platform ids of the people it mentions (its `user:` recipients), in order: whom
         a DM or an ephemeral post is for, where the platform needs to be told."""
-        return tuple(m.partition(":")[2] for m in self.mentions if m.startswith("user:"))
+        return user_ids(self.mentions)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -50,7 +50,7 @@ from core.guards import (
 )
 from core.indicator import progress_actions, working_actions
 from core.post_files import PostFile, checked_files, long_answer
-from core.post_places import check_thread, post_place
+from core.post_places import check_private, check_thread, post_place
 from core.sent_messages import landed_message, message_id, sent_by
 from core.signals import Signal
 from core.store import ClaimResult, StoredDelivery
@@ -124,6 +124,7 @@ class EnginePort:
         )
         named = mentions(message.directedness, message.recipients, engine.workspace.manifest)
         check_audience(message, place.in_dm, place.asker)
+        await check_private(engine, self._agent, message, place.in_dm)
         if delivery is not None and not repeat:
             check_reply(delivery, self._holder(delivery), self._agent, message.text)
         text, files = self._contents(message, place.platform)

@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from core.actions import user_ids
 from core.agent_port import Outgoing
 from core.decision import Directedness, Disposition, Policy
 from core.errors import ToolError
@@ -164,7 +165,7 @@ def check_audience(message: Outgoing, in_dm: bool, asker: str | None) -> None:
     private = message.visibility == "ephemeral" or (message.visibility == "dm" and not in_dm)
     if not private:
         return
-    users = [r.partition(":")[2] for r in message.recipients if r.startswith("user:")]
+    users = user_ids(message.recipients)
     if message.in_reply_to is None and not users:
         raise ToolError(
             f"a post marked {message.visibility} is for one person: answer their message "

@@ -148,6 +148,27 @@ def test_a_post_names_a_thread_it_was_shown_or_a_message_to_start_one_under() ->
     port_scenario(test)
 
 
+def test_a_dm_from_a_channel_goes_only_to_someone_met_there() -> None:
+    """A platform opens a DM with anyone in the workspace: a message in a channel must not be
+    able to have an agent write privately to people who never took part."""
+
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        dm = Outgoing(
+            conversation="C0GEN", text="Psst.", visibility="dm", directedness=Directedness.TO_ME
+        )
+        with pytest.raises(ToolError, match="you have not met user:U0MALLORY in C0GEN"):
+            await ports["lead"].send(replace(dm, recipients=("user:U0MALLORY",)))
+        named = slack_message(f"{BASE + 5}.000100", "<@U0CAROL> knows the deploy", user=HUMAN2)
+        async with store.transaction():
+            await engine.ingest(normalise(slack_body(named)))
+        for person in (HUMAN2, "U0CAROL"):  # one who wrote there, one named there
+            said = replace(dm, text=f"Psst, {person}.", recipients=(f"user:{person}",))
+            assert (await ports["lead"].send(said)).new
+        assert len(outbox(store)) == 2
+
+    port_scenario(test)
+
+
 def test_a_dm_post_in_the_dm_itself_needs_nobody_named() -> None:
     async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
         said = Outgoing(conversation="D0LEAD", text="Also: the deploy is green.", visibility="dm")
