@@ -1,7 +1,7 @@
 """Evaluation: would c2a have started a turn for the messages people in the seats answered?
 
     python bench/attention_eval.py [--data DIR] [--splits ubuntu-dev,...] [--curve] [--why-must]
-        [--limit N]
+        [--limit N] [--budget N] [--questions scored|select]
 
 Each split of the IRC disentanglement corpus (read in place from `DIR`, by default
 `../shared/data/irc-disentanglement/` beside the repository, never copied) is replayed through
@@ -45,9 +45,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
-from irc_convert import IrcRecord, Key, build_manifest, choose_agents, is_speech, to_trace
+from irc_convert import (
+    CHANNEL,
+    IrcRecord,
+    Key,
+    build_manifest,
+    choose_agents,
+    is_speech,
+    to_trace,
+)
 from irc_replay import load_records
 
 from c2a.platforms import installed
@@ -111,14 +119,26 @@ def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f} %" if whole else "n/a"
 
 
-def workspace_for(agents: dict[str, str], budget: int | None = None) -> Workspace:
-    """The benchmark's manifest, each agent also answering to its seat's nick; `budget` the
-    turns one person may cause an agent an hour (None: the manifest's default)."""
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the benchmark's manifest sets besides its defaults: `budget`, the turns one person
+    may cause an agent an hour (None: the manifest's default); `questions`, the channel's rule
+    for questions to the room nobody is likely to take (`channels.<id>.questions`)."""
+
+    budget: int | None = None
+    questions: Literal["scored", "select"] = "scored"
+
+
+def workspace_for(agents: dict[str, str], settings: Settings = Settings()) -> Workspace:
+    """The benchmark's manifest, each agent also answering to its seat's nick, with
+    `settings`."""
     data = build_manifest(agents)
     for agent, nick in agents.items():
         data["agents"][agent]["names"] = [nick]
-    if budget is not None:
-        data["budget"] = {"turns": budget}
+    if settings.budget is not None:
+        data["budget"] = {"turns": settings.budget}
+    if settings.questions != "scored":
+        data["channels"] = {CHANNEL: {"questions": settings.questions}}
     platforms = installed()
     return Workspace.from_manifest(parse_manifest(data, "<irc>", platforms=platforms), platforms)
 
@@ -336,12 +356,12 @@ def score_split(
     seats: int = 3,
     scorer: Scorer | str | None = None,
     continuity: Continuity | None = None,
-    budget: int | None = None,
+    settings: Settings = Settings(),
 ) -> SplitScore:
     """Replay one split with `seats` agents and score every seat (`replay` tells `scorer`)."""
     agents = choose_agents(records, seats)
     conversion = to_trace(records, agents)
-    workspace = workspace_for(agents, budget)
+    workspace = workspace_for(agents, settings)
     run = asyncio.run(replay(workspace, conversion.lines, window, scorer, continuity))
     ts_by_key = {key: ts for ts, key in conversion.key_by_ts.items()}
     total, per_seat = Score(), {}
@@ -367,22 +387,22 @@ def _point(label: str, total: Score) -> str:
     )
 
 
-def curve_rows(records: list[IrcRecord], budget: int | None = None) -> list[str]:
+def curve_rows(records: list[IrcRecord], settings: Settings = Settings()) -> list[str]:
     """Coverage against turns: continuity's rules by window, the rules with questions to the
     room for a seat that spoke lately, and the shipped scorer by threshold."""
     out = ["| band decided by | coverage | turns / answered | must precision |"]
     out += ["|---|---:|---:|---:|"]
     for lines in CURVE:
-        total = score_split(records, Window(lines=lines), scorer=RULES, budget=budget).total
+        total = score_split(records, Window(lines=lines), scorer=RULES, settings=settings).total
         out.append(_point(f"rules, window {lines} lines", total))
     for lines in ROOM_CURVE:
         room = RoomRule((), 0.0, lines)
-        total = score_split(records, Window(), scorer=room, budget=budget).total
+        total = score_split(records, Window(), scorer=room, settings=settings).total
         out.append(_point(f"rules + room questions, seat spoke within {lines} lines", total))
     shipped = default_scorer()
     for threshold in THRESHOLD_CURVE:
         scorer = Scorer(shipped.weights, threshold, shipped.statement_threshold)
-        total = score_split(records, Window(), scorer=scorer, budget=budget).total
+        total = score_split(records, Window(), scorer=scorer, settings=settings).total
         out.append(_point(f"scorer, threshold {threshold:.2f} (statements as shipped)", total))
     return [*out, ""]
 
@@ -393,27 +413,27 @@ def evaluate(
     curve: bool,
     limit: int | None,
     why_must: bool = False,
-    budget: int | None = None,
+    settings: Settings = Settings(),
 ) -> str:
     """The markdown report for `splits`: the shipped scorer per seat, the rules alone beside it
-    (and with `why_must`, the `must_respond` bursts no answer followed); `budget` as in
-    `workspace_for`."""
+    (and with `why_must`, the `must_respond` bursts no answer followed), on a manifest with
+    `settings`."""
     out = ["# Attention against what people answered (IRC disentanglement corpus)", ""]
     for split in splits:
         path = data / f"{split}.jsonl.gz"
         records = load_records(path, limit)
-        result = score_split(records, Window(), budget=budget)
+        result = score_split(records, Window(), settings=settings)
         out += [f"## {split}", "", HEADER]
         for agent, (nick, score) in result.seats.items():
             out.append(score.row(f"{agent} ({nick})"))
         out.append(result.total.row("**all seats**"))
-        rules = score_split(records, Window(), scorer=RULES, budget=budget)
+        rules = score_split(records, Window(), scorer=RULES, settings=settings)
         out.append(rules.total.row("all seats, continuity's rules alone"))
         reasons = ", ".join(f"{r or 'none'} {n}" for r, n in result.total.reasons.most_common())
         out += ["", f"Reasons of the answered lines: {reasons}.", ""]
         out += [f"Engine with turn assembly: {result.events_per_second:,.0f} events/s.", ""]
         if curve:
-            out += curve_rows(records, budget)
+            out += curve_rows(records, settings)
         if why_must:
             out += ["### must_respond with no answered line", ""]
             out += [
@@ -443,6 +463,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="turns one person may cause an agent an hour (default: the manifest's, 30)",
     )
+    parser.add_argument(
+        "--questions",
+        choices=("scored", "select"),
+        default="scored",
+        help="the channel's questions to the room nobody is likely to take (default: scored)",
+    )
     args = parser.parse_args(argv)
     splits = [s for s in args.splits.split(",") if s]
     missing = [s for s in splits if not (args.data / f"{s}.jsonl.gz").is_file()]
@@ -452,7 +478,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{args.data.resolve()} (pass --data DIR)"
         )
         return 2
-    print(evaluate(args.data, splits, args.curve, args.limit, args.why_must, args.budget))
+    settings = Settings(args.budget, args.questions)
+    print(evaluate(args.data, splits, args.curve, args.limit, args.why_must, settings))
     return 0
 
 

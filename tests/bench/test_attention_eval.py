@@ -8,8 +8,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from attention_eval import Run, score_seat, workspace_for
-from irc_convert import IrcRecord, Key
+from attention_eval import Run, Settings, score_seat, workspace_for
+from irc_convert import CHANNEL, IrcRecord, Key
 
 
 def line(
@@ -94,7 +94,10 @@ def test_an_answer_in_a_turn_someone_else_asked_for_the_asker_counts_in_the_seco
     assert asked({}) == (0, 0)
 
 
-def test_the_budget_option_sets_every_seat_s_turns_and_the_default_is_the_manifest_s() -> None:
+def test_the_settings_set_every_seat_s_budget_and_the_channel_s_questions() -> None:
     agents = {"agent-1": "bob", "agent-2": "carol"}
-    assert {workspace_for(agents, 45).budget(a).turns for a in agents} == {45}
+    assert {workspace_for(agents, Settings(budget=45)).budget(a).turns for a in agents} == {45}
     assert workspace_for(agents).budget("agent-1").turns == 30
+    assert workspace_for(agents).channel(CHANNEL).questions == "scored"
+    selecting = workspace_for(agents, Settings(questions="select"))
+    assert selecting.channel(CHANNEL).questions == "select"
