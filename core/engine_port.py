@@ -57,6 +57,8 @@ from core.store import ClaimResult, StoredDelivery
 
 __all__ = ["EnginePort"]
 
+_ANSWERS = frozenset({Disposition.RESPONDED, Disposition.ACKNOWLEDGED})
+
 
 class EnginePort:
     """One agent's `AgentPort` on the host's engine; `fetchers`: the senders, by platform;
@@ -225,8 +227,16 @@ class EnginePort:
         return await self._queue(edit)
 
     async def delete(self, key: str) -> Queued:
-        key, _, landed = await landed_message(self._engine.store, self._agent, key)
-        return await self._queue(Delete(**landed, key=f"{key}:delete"))
+        key, original, landed = await landed_message(self._engine.store, self._agent, key)
+        delete = Delete(**landed, key=f"{key}:delete")
+        answered = await self._mine(original.in_reply_to) if original.in_reply_to else None
+        async with self._engine.transaction():
+            queued = await self._engine.queue_action(delete, self._now())
+            if queued and answered is not None and answered.disposition in _ANSWERS:
+                # Its answer withdrawn, the question is neither answered nor owed: the agent
+                # may answer it again, and no reminder chases it.
+                await self._dispose(answered, Disposition.IGNORED, f"withdrew its answer {key}")
+        return Queued(delete.key, queued)
 
     async def message(self, key: str) -> MessageState | None:
         entry = await sent_by(self._engine.store, self._agent, key)

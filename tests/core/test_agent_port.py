@@ -304,6 +304,28 @@ def test_only_the_agents_own_landed_message_can_be_edited_or_deleted() -> None:
     port_scenario(test)
 
 
+def test_an_answer_deleted_leaves_its_question_ignored_and_open_to_a_new_answer() -> None:
+    """Deleting a wrong answer leaves the asker with nothing: the agent may answer again, and
+    the question, no longer answered, is not chased either (the agent chose to withdraw)."""
+
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        first = await ports["lead"].send(answer(DM, "It is red.", key="a1"))
+        landed = '{"messageId": "1767225601.000200", "conversation": "D0LEAD"}'
+        store.db.execute(
+            "UPDATE outbox SET status = 'sent', result = ? WHERE idempotency_key = ?",
+            (landed, first.key),
+        )
+        with pytest.raises(ToolError, match="you already answered"):
+            await ports["lead"].send(answer(DM, "It is green."))
+        await ports["lead"].delete("a1")
+        assert await disposition(store, DM, "lead") is Disposition.IGNORED
+        assert await ports["lead"].owed([DM]) == []
+        assert (await ports["lead"].send(answer(DM, "It is green."))).new
+        assert await disposition(store, DM, "lead") is Disposition.RESPONDED
+
+    port_scenario(test)
+
+
 def test_a_turns_final_text_answers_the_last_owed_event_and_the_others_in_its_place() -> None:
     async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
         lead = ports["lead"]
