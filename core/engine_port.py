@@ -4,7 +4,8 @@
 what was delivered to its agent. What it sends it builds as typed `core.actions` values and
 queues with `Engine.queue_action`, under an idempotency key, so a retried call never makes a
 second visible message; the platform adapters send what the outbox holds. The rules are
-`core.guards`; a refused call raises `ToolError` and queues nothing. Only a visible answer
+`core.guards`, and `core.post_places` for where a post may go; a refused call raises
+`ToolError` and queues nothing. Only a visible answer
 closes a question: a reaction to a `must_respond` event records no disposition, and answering a
 reminder or a hand-over answers the question it stands for. The send budget belongs to the
 port, so every face of one agent's tools (function tools, the final text of a turn) spends the
@@ -37,6 +38,7 @@ from core.event_views import events_seen, thread_seen
 from core.file_reading import FileContent, read_attachment
 from core.followup import follows_up
 from core.guards import (
+    ANSWERED,
     SendBudget,
     check_audience,
     check_reaction,
@@ -56,8 +58,6 @@ from core.signals import Signal
 from core.store import ClaimResult, StoredDelivery
 
 __all__ = ["EnginePort"]
-
-_ANSWERS = frozenset({Disposition.RESPONDED, Disposition.ACKNOWLEDGED})
 
 
 class EnginePort:
@@ -232,7 +232,7 @@ class EnginePort:
         answered = await self._mine(original.in_reply_to) if original.in_reply_to else None
         async with self._engine.transaction():
             queued = await self._engine.queue_action(delete, self._now())
-            if queued and answered is not None and answered.disposition in _ANSWERS:
+            if queued and answered is not None and answered.disposition in ANSWERED:
                 # Its answer withdrawn, the question is neither answered nor owed: the agent
                 # may answer it again, and no reminder chases it.
                 await self._dispose(answered, Disposition.IGNORED, f"withdrew its answer {key}")

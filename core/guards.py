@@ -26,6 +26,7 @@ from core.signals import SIGNAL_DISPOSITION, Signal
 from core.store import StoredDelivery
 
 __all__ = [
+    "ANSWERED",
     "RECEIPT_CHARS",
     "UNANSWERED",
     "SendBudget",
@@ -46,7 +47,8 @@ RECEIPT_CHARS = 120
 UNANSWERED = frozenset({None, Disposition.CLAIMED, Disposition.FAILED})
 # Dispositions a reaction alone cannot earn on a question: they promise an answer.
 _NEEDS_FOLLOW_THROUGH = frozenset({Disposition.RESPONDED, Disposition.CLAIMED})
-_ANSWERED = frozenset({Disposition.RESPONDED, Disposition.ACKNOWLEDGED})
+# What answers a question: a visible answer, or an acknowledgement where one is owed.
+ANSWERED = frozenset({Disposition.RESPONDED, Disposition.ACKNOWLEDGED})
 _OBLIGING = frozenset({Directedness.TO_ME, Directedness.TO_MY_ROLE})
 
 
@@ -74,7 +76,7 @@ def check_reply(delivery: StoredDelivery, holder: str | None, agent: str, text: 
             f"refused: {decision.event_id} is ack_only; react, or send a short receipt "
             f"of at most {RECEIPT_CHARS} characters"
         )
-    if delivery.disposition in _ANSWERED:
+    if delivery.disposition in ANSWERED:
         raise ToolError(
             f"refused: you already answered {decision.event_id}; a different answer "
             "needs the first to have failed"
