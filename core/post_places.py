@@ -73,7 +73,7 @@ async def check_thread(
     """Refuses (ToolError) a `thread` of `conversation` that `agent` has seen nothing of: not a
     thread it was shown a message of, there or as a channel of its own whose parent is there,
     nor a message there to start one under."""
-    if thread is None or thread == conversation:
+    if thread is None:
         return
     store = engine.store
     shown = [

@@ -142,8 +142,9 @@ def test_a_post_names_a_thread_it_was_shown_or_a_message_to_start_one_under() ->
         assert (await ports[holder].send(in_thread)).new
         chatter = CHATTER.rsplit(":", 1)[1]  # a message with no thread yet
         assert (await ports["lead"].send(replace(in_thread, thread=chatter))).new
-        with pytest.raises(ToolError, match="you have seen no thread or message"):
-            await ports["lead"].send(replace(in_thread, thread=f"{BASE + 9}.000100"))
+        for unknown in (f"{BASE + 9}.000100", "C0GEN"):  # a channel is no thread of its own
+            with pytest.raises(ToolError, match="you have seen no thread or message"):
+                await ports["lead"].send(replace(in_thread, thread=unknown))
 
     port_scenario(test)
 
