@@ -25,7 +25,7 @@ from harness_bridge.backends.chat_completions import ModelClient
 from harness_bridge.backends.model_status import ModelStatus
 from harness_bridge.backends.openai import OpenAIModelLoop
 from harness_bridge.backends.registry import HarnessContext, validate
-from harness_bridge.backends.text_reply import TextModel, TextReplyLoop
+from harness_bridge.backends.text_reply import TextModel, TextReplyLoop, Volunteers
 from harness_bridge.runtime import InProcessHarness, ModelLoop
 from harness_bridge.tools import TOOL_NAMES, ChatTools
 from harness_bridge.working import working
@@ -54,6 +54,9 @@ class LoopSettings(BaseModel):
     max_tool_rounds: int = Field(default=8, ge=1)
     quiet_ms: int = Field(default=3000, ge=0)
     timeout_s: float = Field(default=120.0, gt=0)  # each request to a model server
+    # On the text path, a `may_respond` event nobody holds: `ask` the model yes or no, or take
+    # it `always` (None: the backend's default, `always` for the bundled model only).
+    volunteers: Volunteers | None = None
     instructions: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
@@ -108,16 +111,23 @@ def loop_harness(
     tools: Sequence[str] = TOOL_NAMES,
     reply: Reply = "tools",
     status: ModelStatus | None = None,
+    volunteers: Volunteers = "ask",
 ) -> BuiltinHarness:
     """The agent's harness: the built-in loop with `parsed`, answered by `client`; on the tool
-    path offering the chat `tools` named. `reply` is the path unless `parsed.reply` names one;
-    `status` describes the model."""
+    path offering the chat `tools` named. `reply` and `volunteers` are the path and the text
+    path's way with open `may_respond` events unless `parsed` names them; `status` describes
+    the model."""
     port, deliveries = context.port, context.deliveries
     chat_tools = ChatTools(port)
     if (parsed.reply or reply) == "text":
         cleared = partial(working, port, on=False)
         text = TextReplyLoop(
-            chat_tools, client, cleared, streaming=context.streaming, limits=context.draft_limits
+            chat_tools,
+            client,
+            cleared,
+            streaming=context.streaming,
+            limits=context.draft_limits,
+            volunteers=parsed.volunteers or volunteers,
         )
         return BuiltinHarness(port, deliveries, text, parsed.quiet_ms, status)
     loop = OpenAIModelLoop(

@@ -40,6 +40,7 @@ from harness_bridge.backends.local_install import Install
 from harness_bridge.backends.local_model import LocalModelClient
 from harness_bridge.backends.model_status import ModelStatus
 from harness_bridge.backends.registry import Harness, HarnessContext, validate
+from harness_bridge.backends.text_reply import Volunteers
 from harness_bridge.backends.waiting import WaitingHarness
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.tools import TOOL_NAMES
@@ -141,7 +142,10 @@ def _in_process(context: HarnessContext, parsed: LocalSettings) -> InProcessHarn
     if parsed.instructions is None:
         parsed = parsed.model_copy(update={"instructions": IN_PROCESS_INSTRUCTIONS})
     tools = parsed.tools or IN_PROCESS_TOOLS
-    return loop_harness(context, parsed, local, tools, "text", _in_process_status(parsed))
+    status = _in_process_status(parsed)
+    # The bundled model cannot tell whether a message is for it (text_reply: `volunteers`).
+    volunteers: Volunteers = "always" if parsed.model_path is None else "ask"
+    return loop_harness(context, parsed, local, tools, "text", status, volunteers)
 
 
 def _in_process_status(parsed: LocalSettings) -> ModelStatus:

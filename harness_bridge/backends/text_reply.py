@@ -7,7 +7,10 @@ The model is never asked to choose a tool. The host's policy decides what a turn
   agent holding its claim) always gets one;
 - a `may_respond` event nobody holds is put to the model as a yes/no question whose answer is
   constrained to exactly `yes` or `no` (`TextModel.choose`, a grammar or a schema, never free
-  text read for a meaning); yes claims the event, so the answer is owed and only one agent gives it;
+  text read for a meaning); yes claims the event, so the answer is owed and only one agent gives
+  it. With `volunteers: always` the host's judgement stands and the event is claimed without
+  asking: the bundled SmolLM2-135M answers `no` to every such question, "what is 2 + 2?" to it
+  by name included, and its two answers' scores do not tell the cases apart;
 - an `ack_only` event gets a `seen` reaction; anything else (ambient, `must_not_respond`) nothing.
 
 For an answer the model gets a short prompt (`harness_bridge.prompt.text_messages`): the recent
@@ -26,7 +29,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, Final, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from core.agent_port import EventView
 from core.decision import Policy
@@ -40,7 +43,7 @@ from harness_bridge.tools import ChatTools, ToolError
 from harness_bridge.turns import Turn
 from harness_bridge.wire import parse_deliver
 
-__all__ = ["FALLBACK", "TextModel", "TextReplyLoop"]
+__all__ = ["FALLBACK", "TextModel", "TextReplyLoop", "Volunteers"]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,7 @@ MAX_ANSWER_TOKENS: Final = 120
 FALLBACK: Final = "Sorry, I have no answer to that."
 _SAID: Final = frozenset({"message", "edit"})
 _HOST_LINES: Final = frozenset({UNAVAILABLE_NOTICE, TURN_FAILED})
+Volunteers = Literal["ask", "always"]
 
 
 class TextModel(Protocol):
@@ -92,8 +96,10 @@ class TextReplyLoop:
         *,
         streaming: frozenset[str] = frozenset(),
         limits: Mapping[str, int] | None = None,
+        volunteers: Volunteers = "ask",
     ) -> None:
         self.agent = tools.agent
+        self.volunteers = volunteers
         self.port = tools.port
         self.tools = tools
         self.model = model
@@ -131,10 +137,11 @@ class TextReplyLoop:
         open_ = [e for e in maybe if e["eventId"] in unsettled]
         if not open_:
             return False
-        recent, new = await self._lines(turn)
-        chosen = await self.model.choose(choice_messages(self.agent, recent, new), ("yes", "no"))
-        if chosen != "yes":
-            return False
+        if self.volunteers == "ask":
+            recent, new = await self._lines(turn)
+            messages = choice_messages(self.agent, recent, new)
+            if await self.model.choose(messages, ("yes", "no")) != "yes":
+                return False
         try:
             claimed = await self.tools.call("chat_claim", {"eventId": open_[-1]["eventId"]})
         except ToolError as exc:

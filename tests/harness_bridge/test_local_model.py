@@ -35,6 +35,7 @@ from harness_bridge.backends.local import IN_PROCESS_INSTRUCTIONS, IN_PROCESS_TO
 from harness_bridge.backends.local_model import INSTALL_HINT, LocalModelClient
 from harness_bridge.backends.openai import OpenAIModelLoop
 from harness_bridge.backends.registry import build
+from harness_bridge.backends.text_reply import TextReplyLoop
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.tools import TOOL_NAMES
 
@@ -240,6 +241,25 @@ def test_in_process_the_model_gets_the_answering_tools_and_is_told_to_use_them(
         assert small.model_loop.system.endswith(IN_PROCESS_INSTRUCTIONS)
         assert told.model_loop.system.endswith("Be brief.")
         assert [s["name"] for s in wide.model_loop.specs] == list(TOOL_NAMES)
+
+    dm_world(test, 10)
+
+
+def test_the_bundled_model_takes_an_open_may_respond_event_without_being_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SmolLM2-135M answers no to every yes/no question of the text path, so for it the
+    host's judgement stands (`volunteers: always`); a manifest may still say `ask`."""
+    monkeypatch.delenv("C2A_MODEL_URL", raising=False)
+
+    async def test(engine: Engine, store: SQLiteStore) -> None:
+        bundled = build(harness_context(engine, "lead"), {"backend": "local"})
+        asking = build(harness_context(engine, "lead"), {"backend": "local", "volunteers": "ask"})
+        loops = [h.model_loop for h in (bundled, asking) if isinstance(h, BuiltinHarness)]
+        assert [loop.volunteers for loop in loops if isinstance(loop, TextReplyLoop)] == [
+            "always",
+            "ask",
+        ]
 
     dm_world(test, 10)
 

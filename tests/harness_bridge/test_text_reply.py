@@ -31,7 +31,7 @@ from harness_bridge.backends.builtin import BuiltinHarness, loop_harness
 from harness_bridge.backends.chat_client import MAX_ANSWER_BYTES, ChatClient
 from harness_bridge.backends.local import LocalSettings
 from harness_bridge.backends.registry import validate
-from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop, said_lines
+from harness_bridge.backends.text_reply import FALLBACK, TextReplyLoop, Volunteers, said_lines
 from harness_bridge.runtime import InProcessHarness
 from harness_bridge.streamed_reply import WRITING, StreamedReply
 from harness_bridge.tools import MAX_MESSAGE_CHARS, ChatTools
@@ -87,9 +87,10 @@ async def run_agent(
     model: Scripted,
     streaming: frozenset[str] = frozenset(),
     retry_after: float = 5.0,
+    volunteers: Volunteers = "ask",
 ) -> None:
     cleared = partial(working, tools.port, on=False)
-    loop = TextReplyLoop(tools, model, cleared, streaming=streaming)
+    loop = TextReplyLoop(tools, model, cleared, streaming=streaming, volunteers=volunteers)
     harness = InProcessHarness(
         tools.port, engine.deliveries, loop, SystemClock(), quiet_ms=50, retry_after=retry_after
     )
@@ -205,6 +206,19 @@ def test_an_open_may_respond_event_is_answered_only_on_the_models_yes(
         assert answers(store, "worker-1") == [("react", ROLE, "seen"), *expected]
         holder = engine.state.claim_holder(ROLE, engine.clock.now())
         assert holder == ("worker-1" if answered else None)
+
+    scenario(test)
+
+
+def test_an_agent_that_always_volunteers_claims_and_answers_without_asking_the_model() -> None:
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        assert isinstance(engine.clock, VirtualClock)
+        engine.clock.advance(timedelta(days=1))
+        model = Scripted("On it.", choice="no")
+        await run_agent(engine, tools["worker-1"], model, volunteers="always")
+        assert model.choices == []
+        assert answers(store, "worker-1") == [("react", ROLE, "seen"), ("send", ROLE, "On it.")]
+        assert engine.state.claim_holder(ROLE, engine.clock.now()) == "worker-1"
 
     scenario(test)
 
