@@ -128,10 +128,10 @@ class TextReplyLoop:
         return TurnResult(key, "completed", ids)
 
     async def _volunteers(self, turn: Turn) -> bool:
-        """Whether the model takes an open `may_respond` event: asked yes or no, and on yes
-        it claims the event (False when another agent has it). One the agent has settled (it
-        was handed to another agent, edited or deleted while the harness was away) is not
-        open: the model is not asked about it."""
+        """Whether the agent takes an open `may_respond` event: the model asked yes or no
+        (with `volunteers: always`, taken without asking), and on yes it claims the event
+        (False when another agent has it). One the agent has settled (it was handed to another
+        agent, edited or deleted while the harness was away) is not open: nothing is asked."""
         maybe = [e for e in turn.events if _policy(e) is Policy.MAY_RESPOND]
         unsettled = set(await self.port.unsettled([e["eventId"] for e in maybe]))
         open_ = [e for e in maybe if e["eventId"] in unsettled]
