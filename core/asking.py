@@ -6,6 +6,10 @@ first press of one of the agent's approvers (`core.approvals`), or a refusal whe
 answers within the agent's `approval_timeout_s`, or at once when the agent has no approvers.
 The message is then redrawn to say who decided what and when. The request and its answer are
 both in the audit log.
+
+What an agent asks is its own words (a tool's title is often the command it would run), so the
+question is bounded before any platform sees it: its text cut at `TEXT_CHARS`, its choices at
+`MAX_CHOICES` (a row of buttons on every platform).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from core.actions import Ask, Choice
 from core.approvals import Verdict, outcome_line
@@ -24,7 +28,12 @@ from core.errors import ToolError
 if TYPE_CHECKING:
     from core.engine import Engine
 
-__all__ = ["Approval", "ask"]
+__all__ = ["MAX_CHOICES", "TEXT_CHARS", "Approval", "ask"]
+
+TEXT_CHARS: Final = 1_500
+"""The most characters of an approval's text people are shown; a longer one ends in `…`."""
+MAX_CHOICES: Final = 5
+"""The most choices a question offers; the agent's first ones are kept."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,13 +67,13 @@ async def ask(engine: Engine, agent: str, approval: Approval) -> Verdict:
         conversation=conversation.id,
         key=f"{approval.event_id}:{agent}:ask:{request}",
         request=request,
-        text=approval.text,
-        choices=approval.choices,
+        text=_bounded(approval.text),
+        choices=approval.choices[:MAX_CHOICES],
         thread=conversation.thread_id,
         in_reply_to=approval.event_id,
     )
     within = timedelta(seconds=engine.workspace.manifest.agents[agent].approval_timeout_s)
-    engine.approvals.open(request, agent, approval.choices, within)
+    engine.approvals.open(request, agent, question.choices, within)
     await _queue(engine, question)
     verdict = await engine.approvals.wait(request)
     outcome = "allowed" if verdict.allowed else "refused"
@@ -72,6 +81,10 @@ async def ask(engine: Engine, agent: str, approval: Approval) -> Verdict:
     await _audit(engine, agent, outcome, {**detail, **answer})
     await _close(engine, question, verdict)
     return verdict
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
 
 
 async def _close(engine: Engine, question: Ask, verdict: Verdict) -> None:

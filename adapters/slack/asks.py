@@ -25,7 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.normalise import PLATFORM
 from adapters.slack.posts import Replied
-from adapters.slack.render import place
+from adapters.slack.render import place, plain
 from adapters.slack.webapi import WebApi
 from core.actions import Ask
 from core.approvals import (
@@ -75,7 +75,10 @@ class Asks:
 
     async def ask(self, action: Ask) -> dict[str, Any]:
         blocks = ask_blocks(action)
-        text = action.text if action.outcome is None else f"{action.text}\n{action.outcome}"
+        # The message's own text is mrkdwn (what notifications show): the agent's words in it
+        # are escaped like any post's, so `<!channel>` in a tool's title pings nobody.
+        words = action.text if action.outcome is None else f"{action.text}\n{action.outcome}"
+        text = plain(words)
         if action.message_id is not None:
             channel = action.conversation.partition("/")[0]
             params = {"channel": channel, "ts": action.message_id, "text": text, "blocks": blocks}

@@ -34,6 +34,7 @@ __all__ = [
     "mention_prefix",
     "message_ref",
     "place",
+    "plain",
     "render_message",
     "split",
     "to_mrkdwn",
@@ -76,6 +77,11 @@ _MESSAGE_EVENT = re.compile(r"^slack:[^:]+:([^:/~]+):(\d+\.\d+)(?:~.*)?$")
 def escape(text: str) -> str:
     """Escape Slack's three control characters, so the text shows as written."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def plain(text: str) -> str:
+    """`text` shown as written, with nothing in it that links or mentions anyone."""
+    return _defuse(escape(text))
 
 
 def to_mrkdwn(markdown: str) -> str:

@@ -25,7 +25,7 @@ from core.approvals import (
     outcome_line,
     parse_choice_id,
 )
-from core.asking import Approval, ask
+from core.asking import MAX_CHOICES, TEXT_CHARS, Approval, ask
 from core.clock import VirtualClock, parse_time
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
@@ -141,6 +141,31 @@ def test_asking_posts_the_question_audits_both_and_redraws_it_once_decided(
             audited = [(o, json.loads(d)) for w, o, d in rows if w == "approval"]
             assert [o for o, _ in audited] == ["asked", "allowed"]
             assert audited[1][1]["by"] == "U1" and audited[1][1]["choice"] == "yes"
+
+    asyncio.run(run())
+
+
+def test_an_agent_s_long_request_is_shown_bounded(tmp_path: Path) -> None:
+    """A tool's title can be a whole script, and an agent may offer any number of options: the
+    question keeps `TEXT_CHARS` of the text and the first `MAX_CHOICES` choices, and only those
+    can be pressed."""
+
+    async def run() -> None:
+        async with engine_with_a_message(tmp_path) as (engine, event_id):
+            store = engine.store
+            assert isinstance(store, SQLiteStore)
+            engine.approvals.approvers["lead"] = ("U1",)
+            many = tuple(Choice(str(n), f"option {n}", n % 2 == 0) for n in range(MAX_CHOICES + 3))
+            text = "lead asks to use " + "cat <<EOF > x.py\n" * 500
+            approval = Approval(event_id=event_id, text=text, choices=many)
+            asking = asyncio.create_task(ask(engine, "lead", approval))
+            (question,) = await _asks(store, 1)
+            assert isinstance(question, Ask) and question.choices == many[:MAX_CHOICES]
+            assert len(question.text) == TEXT_CHARS and question.text.endswith("…")
+            assert text.startswith(question.text[:-1])
+            late = Press(request=question.request, choice=many[-1].id, platform="slack", user="U1")
+            assert engine.approvals.press(late) is Pressed.CLOSED
+            asking.cancel()
 
     asyncio.run(run())
 

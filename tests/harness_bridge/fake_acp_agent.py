@@ -116,14 +116,15 @@ class FakeAgent:
         hung_before = any(r["kind"] == "prompt" and r["hang"] for r in records())
         hangs = bool(hang) and hang in text and not hung_before
         record("prompt", session_id=session_id, text=text, hang=hangs)
+        ids = os.environ.get("FAKE_ACP_OPTION_PREFIX", "")  # the options' ids start with it
         for name in filter(None, os.environ.get("FAKE_ACP_ASK", "").split(",")):
             answer = await self.conn.request_permission(
                 session_id=session_id,
                 tool_call=ToolCallUpdate(tool_call_id=f"call-{name}", title=name),
                 options=[
-                    PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
-                    PermissionOption(option_id="always", name="Always", kind="allow_always"),
-                    PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+                    PermissionOption(option_id=f"{ids}yes", name="Allow once", kind="allow_once"),
+                    PermissionOption(option_id=f"{ids}always", name="Always", kind="allow_always"),
+                    PermissionOption(option_id=f"{ids}no", name="Reject", kind="reject_once"),
                 ],
             )
             record(

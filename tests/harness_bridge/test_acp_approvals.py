@@ -26,6 +26,7 @@ from test_acp_backend import THANKS, Bed, loop_for, scenario, thanks, turn_of
 from adapters.slack.asks import listen_for_presses
 from adapters.slack.live import SlackAgentConnection
 from adapters.slack.send import SlackSender
+from core.asking import TEXT_CHARS
 from core.outbox import Outbox
 
 BOT, APP = "xoxb-lead-test", "xapp-1-lead-test"
@@ -75,9 +76,14 @@ async def asked(slack: FakeSlack, channel: str) -> dict[str, Any]:
 
 
 def buttons(message: dict[str, Any]) -> dict[str, str]:
-    """A posted message's buttons: value (the choice) → action id."""
+    """A posted message's buttons: label → action id."""
     (actions,) = [b for b in message["blocks"] if b["type"] == "actions"]
-    return {button["value"]: button["action_id"] for button in actions["elements"]}
+    return {button["text"]["text"]: button["action_id"] for button in actions["elements"]}
+
+
+def allow_once(message: dict[str, Any]) -> str:
+    """The action id of a posted question's "Allow once" button."""
+    return buttons(message)["Allow once"]
 
 
 def permissions(bed: Bed) -> list[dict[str, Any]]:
@@ -110,7 +116,7 @@ def slack_scenario(
             message = await asked(slack, "D0LEAD")
             assert message["text"] == "lead asks to use shell_exec."
             for user in presses:
-                await slack.press("D0LEAD", message["ts"], buttons(message)["yes"], user=user)
+                await slack.press("D0LEAD", message["ts"], allow_once(message), user=user)
             if wait:
                 bed.engine.clock.advance(timedelta(seconds=301))  # type: ignore[attr-defined]
             assert (await turn).status == "completed"
@@ -141,6 +147,28 @@ def test_on_slack_a_member_of_an_approving_user_group_may_decide(tmp_path: Path)
     slack_scenario(tmp_path, [BEN, ANA], by_group=True)
 
 
+def test_on_slack_a_tool_s_title_is_shown_bounded_and_pings_nobody(tmp_path: Path) -> None:
+    """A title is the agent's words, often the command it would run, which a chat message may
+    have shaped: `<!channel>` in it stays text in the message's own (mrkdwn) text, and a
+    script-long title is cut to fit Block Kit's section (3,000 characters at most)."""
+    title = "<!channel> <@U0BEN> " + "echo hello > /tmp/x; " * 300
+
+    async def test(bed: Bed) -> None:
+        bed.engine.approvals.approvers["lead"] = (ANA,)
+        async with slack_for(bed) as slack, loop_for(bed, FAKE_ACP_ASK=title) as loop:
+            turn = asyncio.create_task(loop.run(await turn_of(bed.engine, THANKS)))
+            message = await asked(slack, "D0LEAD")
+            assert message["text"].startswith("lead asks to use &lt;!channel&gt; &lt;@U0BEN&gt;")
+            assert "<" not in message["text"]
+            section = message["blocks"][0]["text"]["text"]
+            assert len(section) == TEXT_CHARS and section.endswith("…")
+            await slack.press("D0LEAD", message["ts"], allow_once(message), user=ANA)
+            assert (await turn).status == "completed"
+            assert permissions(bed) == [YES]
+
+    scenario(tmp_path, test, thanks())
+
+
 def test_a_question_open_when_the_turn_is_interrupted_is_answered_cancelled(
     tmp_path: Path,
 ) -> None:
@@ -152,7 +180,7 @@ def test_a_question_open_when_the_turn_is_interrupted_is_answered_cancelled(
             loop.drop(THANKS)  # the message was deleted mid-turn
             assert (await turn).status == "completed"
             assert permissions(bed) == [{"outcome": "cancelled"}]
-            ack = await slack.press("D0LEAD", message["ts"], buttons(message)["yes"], user=ANA)
+            ack = await slack.press("D0LEAD", message["ts"], allow_once(message), user=ANA)
             assert ack is not None
             while not slack.calls_to("chat.postEphemeral"):
                 await asyncio.sleep(0.02)

@@ -66,9 +66,9 @@ async def asked(fake: FakeDiscord) -> dict[str, Any]:
 
 
 def buttons(message: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """A posted message's buttons: custom id's last part (the choice) → the button."""
+    """A posted message's buttons: label → the button."""
     (row,) = message["components"]
-    return {button["custom_id"].rpartition(":")[2]: button for button in row["components"]}
+    return {button["label"]: button for button in row["components"]}
 
 
 def discord_scenario(
@@ -96,10 +96,10 @@ def discord_scenario(
             assert message["content"] == "lead asks to use shell_exec."
             assert message["message_reference"]["message_id"] == event_id.split(":")[1]
             choices = buttons(message)
-            assert {c: b["style"] for c, b in choices.items()} == {"yes": 1, "no": 4}
+            assert {c: b["style"] for c, b in choices.items()} == {"Allow once": 1, "Reject": 4}
             sent = []
             for user in presses:
-                custom_id = choices["yes"]["custom_id"]
+                custom_id = choices["Allow once"]["custom_id"]
                 sent.append(await fake.interactions.press(message["id"], custom_id, user))
             if wait:
                 bed.engine.clock.advance(timedelta(seconds=301))  # type: ignore[attr-defined]
@@ -142,3 +142,32 @@ def test_on_discord_a_holder_of_an_approving_role_may_decide(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     discord_scenario(tmp_path, monkeypatch, [BEN, ANA], by_role=True)
+
+
+def test_an_agent_s_own_option_ids_never_reach_a_button(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ACP option id is any string: one of 120 characters with colons in it would not fit a
+    Discord button's custom id (100 at most) and would not parse back. The buttons carry the
+    options' positions; the agent is answered with its own id."""
+    prefix = "c2a:0123456789abcdef:" * 6
+
+    async def test(bed: Bed) -> None:
+        bed.engine.approvals.approvers["lead"] = (ANA,)
+        async with (
+            discord_for(bed, monkeypatch) as fake,
+            loop_for(bed, FAKE_ACP_ASK="shell_exec", FAKE_ACP_OPTION_PREFIX=prefix) as loop,
+        ):
+            event_id = await mention_of_lead(bed, fake)
+            turn = asyncio.create_task(loop.run(await turn_of(bed.engine, event_id)))
+            choices = buttons(await asked(fake))
+            assert all(len(b["custom_id"]) <= 100 for b in choices.values())
+            assert not any(prefix in b["custom_id"] for b in choices.values())
+            await fake.interactions.press(
+                (await asked(fake))["id"], choices["Allow once"]["custom_id"], ANA
+            )
+            assert (await turn).status == "completed"
+        chosen = [r["outcome"] for r in bed.records("permission")]
+        assert chosen == [{"outcome": "selected", "optionId": f"{prefix}yes"}]
+
+    scenario(tmp_path, test)

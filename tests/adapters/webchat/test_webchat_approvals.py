@@ -87,8 +87,13 @@ async def ask_frame(chat: Chat, *, open_: bool) -> dict[str, Any]:
         await asyncio.sleep(0.02)
 
 
+def allow_once(frame: dict[str, Any]) -> str:
+    """The id of the question's "Allow once" choice."""
+    return next(c["id"] for c in frame["choices"] if c["label"] == "Allow once")
+
+
 async def press(chat: Chat, user: str, frame: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    body = {"as": user, "request": frame["request"], "choice": "yes"}
+    body = {"as": user, "request": frame["request"], "choice": allow_once(frame)}
     async with (
         aiohttp.ClientSession() as http,
         http.post(chat.chat.link("/approve"), json=body, headers={"Origin": chat.chat.origin}) as r,
@@ -127,7 +132,7 @@ def test_on_the_web_chat_a_non_approver_is_refused_and_an_approver_s_press_lets_
                     {"refused": "ben, only lead's approvers can answer this."},
                 )
                 assert not turn.done()
-                assert await press(chat, "ana", asked) == (200, {"decided": "yes"})
+                assert await press(chat, "ana", asked) == (200, {"decided": allow_once(asked)})
                 assert (await turn).status == "completed"
                 question = await closed(chat, asked)
                 assert question.user == "lead" and question.edited
