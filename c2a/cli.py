@@ -82,11 +82,17 @@ def _parser() -> argparse.ArgumentParser:
         "(SIGHUP: read the manifests again)",
     )
     live.add_argument(
+        "manifests",
+        nargs="*",
+        metavar="MANIFEST",
+        help="workspace manifest (YAML); several run several workspaces in one process",
+    )
+    live.add_argument(
         "--manifest",
         "-m",
         action="append",
-        required=True,
-        help="workspace manifest (YAML); repeat to run several workspaces in one process",
+        default=[],
+        help="a workspace manifest, as MANIFEST; may be repeated",
     )
     live.add_argument(
         "--data-dir", default=".c2a", help="where the ledgers live, one per workspace (.c2a)"
@@ -157,6 +163,10 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    manifests = [*args.manifest, *args.manifests]
+    if not manifests:
+        print("c2a run: name a workspace manifest: c2a run workspace.yaml", file=sys.stderr)
+        return 2
     configure_logging(args.log_format)
 
     async def main() -> None:
@@ -166,7 +176,7 @@ def _run(args: argparse.Namespace) -> int:
             loop.add_signal_handler(signum, stop.set)
         loop.add_signal_handler(signal.SIGHUP, reload.set)  # read the manifests again
         await run_workspaces(
-            args.manifest,
+            manifests,
             stop=stop,
             data_dir=args.data_dir,
             metrics_port=args.metrics_port,

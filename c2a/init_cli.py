@@ -159,4 +159,5 @@ def _init(args: argparse.Namespace) -> int:
     load_workspace(out)  # what was written is a valid manifest
     known = sum(1 for f in facts.values() if f)
     print(f"wrote {out}: {len(agents)} agent(s), {known} filled in from their tokens")
+    print(f"next: c2a check {out}, then c2a run {out}")
     return 0

@@ -32,7 +32,8 @@ def test_without_tokens_init_writes_a_manifest_that_checks(
     assert text.count("# approvers: [U...]") == 2
     manifest = load_manifest(out, platforms=installed())
     assert list(manifest.agents) == ["lead", "worker-1"] and manifest.agents["lead"].lead
-    assert "0 filled in" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "0 filled in" in said and f"next: c2a check {out}, then c2a run {out}" in said
     assert main(["init", "--out", str(out)]) == 2  # never overwrites without --force
 
 

@@ -260,6 +260,13 @@ def test_two_manifests_naming_one_workspace_are_refused(
     status = main(["run", "-m", str(first), "-m", str(second)])
     assert status == 2
     assert "also in" in capsys.readouterr().err
+    assert main(["run", str(first), str(second)]) == 2  # named as `c2a check` names one
+    assert "also in" in capsys.readouterr().err
+
+
+def test_run_with_no_manifest_says_how_to_name_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run"]) == 2
+    assert capsys.readouterr().err == "c2a run: name a workspace manifest: c2a run workspace.yaml\n"
 
 
 def test_run_help_names_its_options(capsys: pytest.CaptureFixture[str]) -> None:
