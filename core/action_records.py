@@ -60,6 +60,7 @@ def to_record(action: Action) -> dict[str, Any]:
                 "mentions": list(action.mentions),
                 "inReplyTo": action.in_reply_to,
                 "writing": action.writing,
+                **({"person": action.person} if action.person is not None else {}),
                 **files_record(action.files),
             }
         case Edit():
@@ -145,6 +146,7 @@ def from_record(record: Mapping[str, Any]) -> Action:
                     in_reply_to=_optional(record, "inReplyTo"),
                     files=files_from_record(record.get("files")),
                     writing=bool(record.get("writing")),
+                    person=_optional(record, "person"),
                 )
             case "edit":
                 return Edit(

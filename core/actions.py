@@ -78,7 +78,10 @@ class Post(_Addressed):
     """A new message. `mentions` are the recipients the agent chose to address
     (`agent:<id>`, `role:<name>`, `user:<platform id>`); nobody else is ever pinged. `files`
     go with it (`core.post_files`); its record holds them only when there are some. `writing`
-    marks the first words of a reply still being written (`core.drafts`)."""
+    marks the first words of a reply still being written (`core.drafts`). `person` is the
+    platform id of the one person a private post (`ephemeral`, or `dm` from outside a DM) is
+    for, named by the host (`core.guards.check_audience`): a platform delivers it to them and
+    chooses no one itself."""
 
     kind: ClassVar[str] = "send"
 
@@ -90,12 +93,7 @@ class Post(_Addressed):
     in_reply_to: str | None = None
     files: tuple[PostFile, ...] = ()
     writing: bool = False
-
-    @property
-    def users(self) -> tuple[str, ...]:
-        """The platform ids of the people it mentions (its `user:` recipients), in order: whom
-        a DM or an ephemeral post is for, where the platform needs to be told."""
-        return user_ids(self.mentions)
+    person: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

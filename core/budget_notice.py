@@ -61,6 +61,7 @@ def budget_notice(
         thread=event.conversation.thread_id,
         visibility="ephemeral",
         in_reply_to=event.event_id,
+        person=event.author.id,
     )
 
 

@@ -52,7 +52,7 @@ from core.guards import (
 )
 from core.indicator import progress_actions, working_actions
 from core.post_files import PostFile, checked_files, long_answer
-from core.post_places import check_private, check_thread, post_place
+from core.post_places import check_met, check_thread, post_place
 from core.sent_messages import landed_message, message_id, sent_by
 from core.signals import Signal
 from core.store import ClaimResult, StoredDelivery
@@ -125,8 +125,8 @@ class EnginePort:
             engine, self._agent, place.platform, message.conversation, message.thread
         )
         named = mentions(message.directedness, message.recipients, engine.workspace.manifest)
-        check_audience(message, place.in_dm, place.asker)
-        await check_private(engine, self._agent, message, place.in_dm)
+        person = check_audience(message, place.in_dm, place.asker)
+        await check_met(engine, self._agent, message.conversation, person, place.asker)
         if delivery is not None and not repeat:
             check_reply(delivery, self._holder(delivery), self._agent, message.text)
         text, files = self._contents(message, place.platform)
@@ -145,6 +145,7 @@ class EnginePort:
             mentions=named,
             in_reply_to=message.in_reply_to,
             writing=message.writing,
+            person=person,
         )
         why = f"answered with message {key}"
         async with engine.transaction():

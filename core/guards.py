@@ -157,18 +157,18 @@ def mentions(
     return tuple(recipients)
 
 
-def check_audience(message: Outgoing, in_dm: bool, asker: str | None) -> None:
-    """A post only one person is to see (`ephemeral`, or `dm` from outside a DM) must say who:
-    the author of the message it answers (`asker`), or its `user:` recipient; and an answer
-    said privately goes to the person who asked, whom every platform takes as the first `user:`
-    recipient when there is one. Refused here rather than queued: no platform could deliver the
-    first, and the second would leave the asker with nothing while their question counts as
-    answered."""
+def check_audience(message: Outgoing, in_dm: bool, asker: str | None) -> str | None:
+    """The person a post only one person is to see (`ephemeral`, or `dm` from outside a DM) is
+    for, None for any other post (`Post.person`): its first `user:` recipient, else the author
+    of the message it answers (`asker`). Refused when it names neither, and when an answer said
+    privately would go to anyone but the person who asked. Refused here rather than queued: no
+    platform could deliver the first, and the second would leave the asker with nothing while
+    their question counts as answered."""
     private = message.visibility == "ephemeral" or (message.visibility == "dm" and not in_dm)
     if not private:
-        return
+        return None
     users = user_ids(message.recipients)
-    if message.in_reply_to is None and not users:
+    if asker is None and not users:
         raise ToolError(
             f"a post marked {message.visibility} is for one person: answer their message "
             '(inReplyTo), or name them (directedness to_me, recipients ["user:<id>"])'
@@ -178,6 +178,7 @@ def check_audience(message: Outgoing, in_dm: bool, asker: str | None) -> None:
             f"refused: a {message.visibility} answer to {message.in_reply_to} goes to its "
             f"author, user:{asker}, not to user:{users[0]}"
         )
+    return users[0] if users else asker
 
 
 def check_text(text: str) -> None:

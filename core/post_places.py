@@ -6,10 +6,11 @@ answers was posted (its channel, or the channel its thread is in): an answer els
 reach people who never asked, and leave the asker waiting. A post naming a thread names one the
 agent has seen in that conversation, or a message there to start one under: a platform takes a
 thread's id as given (a Discord thread is a channel of its own, so an id taken on trust could
-name any channel the bot is in, and the answer would land there). A DM opened from a channel
-goes to someone the agent met there, as an author or a person named in what it was shown: a
-platform opens a DM with anyone in the workspace, so a message in a channel could otherwise
-have an agent write privately to people who never took part.
+name any channel the bot is in, and the answer would land there). A private post (a DM opened
+from a channel, an ephemeral message) goes to someone the agent met there, as an author or a
+person named in what it was shown: a platform opens a DM with anyone in the workspace, so a
+message in a channel could otherwise have an agent write privately to people who never took
+part.
 """
 
 from __future__ import annotations
@@ -17,19 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from core.actions import user_ids
-from core.agent_port import Outgoing
 from core.engine import Engine
 from core.errors import ToolError
 from core.events import ConversationKind
 from core.state_records import message_key
 
-__all__ = ["MET_WITHIN", "PostPlace", "check_private", "check_thread", "post_place"]
+__all__ = ["MET_WITHIN", "PostPlace", "check_met", "check_thread", "post_place"]
 
 MET_WITHIN: Final = 1_000
 """How many of the newest events the agent was shown in a conversation a private post's person
 is looked for in."""
-_PRIVATE: Final = frozenset({"dm", "ephemeral"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,21 +94,21 @@ async def check_thread(
     )
 
 
-async def check_private(engine: Engine, agent: str, message: Outgoing, in_dm: bool) -> None:
-    """Refuses (ToolError) a post for one person, from outside a DM, whose `user:` recipient
-    `agent` has not met in the conversation (among the `MET_WITHIN` newest events it was shown
-    there, as their author or a person they mention). With no `user:` recipient it goes to the
-    asker (`core.guards.check_audience`)."""
-    users = user_ids(message.recipients)
-    if message.visibility not in _PRIVATE or in_dm or not users:
+async def check_met(
+    engine: Engine, agent: str, conversation: str, person: str | None, asker: str | None
+) -> None:
+    """Refuses (ToolError) a private post's `person` (`core.guards.check_audience`) whom
+    `agent` has not met in `conversation`: neither the asker of the message it answers nor
+    anyone among the `MET_WITHIN` newest events it was shown there, as their author or a
+    person they mention."""
+    if person is None or person == asker:
         return
-    person = users[0]
-    seen = await engine.store.seen_by(agent, conversation=message.conversation, limit=MET_WITHIN)
+    seen = await engine.store.seen_by(agent, conversation=conversation, limit=MET_WITHIN)
     for entry, _ in seen:
         data = entry.data
         if data["author"]["id"] == person or person in data.get("mentions", {}).get("users", ()):
             return
     raise ToolError(
-        f"refused: you have not met user:{person} in {message.conversation}; a private post "
+        f"refused: you have not met user:{person} in {conversation}; a private post "
         "goes to someone who wrote there or was named in what you were shown"
     )

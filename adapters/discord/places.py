@@ -2,8 +2,8 @@
 
 A post goes to its thread or conversation, replying (`message_reference`) to the message
 answered; visibility `dm` (and `ephemeral`, which a bot cannot post outside an interaction)
-goes to a DM with the `user:` recipient or the author answered, unless the conversation is
-that DM. A `thread` naming a message that no thread was started from is a reply to that
+goes to a DM with the person the host named (`Post.person`), unless the conversation is that
+DM. A `thread` naming a message that no thread was started from is a reply to that
 message in the conversation. An earlier attempt is looked for in the channel's history (after
 the message answered, else the latest messages): this bot's messages holding the rendered
 parts in order, a message whose `nonce` Discord returned by that nonce, any other by its
@@ -47,17 +47,13 @@ class Places:
         where, under = await self._channel(client, action)
         channel = client.get_partial_messageable(where)
         if action.visibility in _PRIVATE and await self._kind_of(client, where) != "dm":
-            recipient = _dm_recipient(action.users)
-            answered = rendered.reply_to
-            if recipient is None and answered is not None:
-                message = await self._retrying(lambda: channel.fetch_message(int(answered)))
-                recipient = message.author.id
-            if recipient is None:
+            person = action.person
+            if person is None or not person.isdecimal():
                 raise PermanentSendError(
-                    "a Discord DM needs a user: recipient or a message to answer",
-                    {"visibility": action.visibility},
+                    "a Discord DM needs the Discord user it is for",
+                    {"visibility": action.visibility, "person": person},
                 )
-            user = discord.Object(recipient)
+            user = discord.Object(int(person))
             return await self._retrying(lambda: client.create_dm(user)), None
         reply_to = rendered.reply_to or under
         if reply_to is None:
@@ -125,11 +121,6 @@ def message_in(client: discord.Client, where: str, message_id: str) -> discord.P
     return client.get_partial_messageable(channel_id(where)).get_partial_message(
         channel_id(message_id)
     )
-
-
-def _dm_recipient(users: tuple[str, ...]) -> int | None:
-    """The first of a post's `user:` recipients that is a Discord user id."""
-    return next((int(user) for user in users if user.isdecimal()), None)
 
 
 def own_id(client: discord.Client) -> int:

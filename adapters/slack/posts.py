@@ -177,12 +177,7 @@ class Messages:
     async def _ephemeral(
         self, action: Post, replied: ChatEvent | None, texts: list[str]
     ) -> dict[str, Any]:
-        user = _audience(action, replied)
-        if user is None:
-            raise PermanentSendError(
-                f"slack {action.agent}: an ephemeral message needs the person it is for, and "
-                "the message it answers is unknown"
-            )
+        user = _person(action)
         where = place(action, replied, reply_in_thread=self.replied.in_thread(action.conversation))
         ids = []
         for text in texts:
@@ -198,12 +193,7 @@ class Messages:
         where = place(action, replied, reply_in_thread=self.replied.in_thread(action.conversation))
         if action.visibility != "dm" or where.channel.startswith("D"):
             return where
-        user = _audience(action, replied)
-        if user is None:
-            raise PermanentSendError(
-                f"slack {action.agent}: a DM needs the person it is for: name one user: recipient"
-            )
-        opened = await self.api.call(action.agent, "conversations.open", {"users": user})
+        opened = await self.api.call(action.agent, "conversations.open", {"users": _person(action)})
         return Placement(str(opened["channel"]["id"]))
 
     def _oldest(self, action: Post, replied: ChatEvent | None) -> float:
@@ -255,10 +245,10 @@ def _posted(where: Placement, ids: list[str]) -> dict[str, Any]:
     }
 
 
-def _audience(action: Post, replied: ChatEvent | None) -> str | None:
-    """Who a DM or ephemeral message is for: its first `user:` recipient, else the author of
-    the message answered (the host refuses an answer to anyone but its asker)."""
-    users = action.users
-    if users:
-        return users[0]
-    return replied.author.id if replied is not None else None
+def _person(action: Post) -> str:
+    """Who a DM or an ephemeral message is for, as the host named them (`Post.person`)."""
+    if action.person is None:
+        raise PermanentSendError(
+            f"slack {action.agent}: a {action.visibility} message names no person it is for"
+        )
+    return action.person

@@ -90,7 +90,7 @@ class WebchatSender:
         conversation, thread = action.conversation, action.thread
         answered = self._answered(action.in_reply_to)
         if isinstance(action, Post) and action.visibility == "dm" and not is_dm(conversation):
-            conversation, thread = self._dm_with(action, answered), None
+            conversation, thread = self._dm_with(action), None
             answered = None  # the message answered is elsewhere, in a channel
         elif answered is not None and thread is None:
             thread = answered.thread
@@ -115,29 +115,25 @@ class WebchatSender:
         )
         return {"messageId": message.id}
 
-    def _dm_with(self, action: Post, answered: Message | None) -> str:
-        """The DM a `dm` post from a channel goes to, as on Slack and Discord: with its `user:`
-        recipient, else with the author of the message it answers; never posted where it was
-        asked, since the agent chose to say it privately."""
-        users = action.users
-        person = users[0] if users else answered.user if answered is not None else None
-        if person not in self.chat.config.humans:
-            raise PermanentSendError(
-                "webchat: a DM goes to one of the people here: name them as the user: "
-                "recipient, or answer their message"
-            )
-        return dm_channel(person, action.agent)
+    def _dm_with(self, action: Post) -> str:
+        """The DM a `dm` post from a channel goes to, as on Slack and Discord: with the person
+        the host named; never posted where it was asked, since the agent chose to say it
+        privately."""
+        return dm_channel(self._person(action), action.agent)
 
     async def _tell(self, action: Post) -> dict[str, Any]:
-        """An ephemeral post: shown only to the author of the message it answers, on their
-        open pages (`WebChat.tell`), and kept nowhere, as Slack's ephemeral messages are."""
-        answered = self._answered(action.in_reply_to)
-        if answered is None:
+        """An ephemeral post: shown only to the person the host named, on their open pages
+        (`WebChat.tell`), and kept nowhere, as Slack's ephemeral messages are."""
+        return {"pages": await self.chat.tell(self._person(action), action.text)}
+
+    def _person(self, action: Post) -> str:
+        """Whom a private post is for (`Post.person`): one of the people here."""
+        if action.person not in self.chat.config.humans:
             raise PermanentSendError(
-                "webchat: an ephemeral post answers one of this chat's messages "
-                "(inReplyTo), whose author alone sees it"
+                f"webchat: a {action.visibility} post goes to one of the people here, not to "
+                f"{action.person!r}"
             )
-        return {"pages": await self.chat.tell(answered.user, action.text)}
+        return action.person
 
     async def _react(self, action: React) -> dict[str, Any]:
         if action.signal is None:

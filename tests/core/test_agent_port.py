@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from agent_world import BASE, CHATTER, DM, ROLE, THANKS, port_scenario
-from builders import HUMAN2, slack_body, slack_message
+from builders import HUMAN, HUMAN2, slack_body, slack_message
 
 from adapters.slack import normalise
 from core.agent_port import EventFilter, MessageState, Outgoing, Queued, ToolCall
@@ -98,6 +98,17 @@ def others(engine: Engine) -> tuple[str, str]:
             "you have seen no thread or message 'C0ADMINS' in C0GEN",
         ),
         ("lead", Outgoing(conversation="D0LEAD", text=" \n\t"), "a message needs some text"),
+        (  # Slack shows an ephemeral message to anyone named: in a DM, only its person
+            "lead",
+            Outgoing(
+                conversation="D0LEAD",
+                text="x",
+                visibility="ephemeral",
+                directedness=Directedness.TO_ME,
+                recipients=("user:U0MALLORY",),
+            ),
+            "you have not met user:U0MALLORY in D0LEAD",
+        ),
     ],
 )
 def test_a_refused_message_says_why_and_queues_nothing(
@@ -173,7 +184,32 @@ def test_a_dm_from_a_channel_goes_only_to_someone_met_there() -> None:
 def test_a_dm_post_in_the_dm_itself_needs_nobody_named() -> None:
     async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
         said = Outgoing(conversation="D0LEAD", text="Also: the deploy is green.", visibility="dm")
-        assert (await ports["lead"].send(said)).new
+        key = (await ports["lead"].send(said)).key
+        assert "person" not in outbox_record(store, key)
+
+    port_scenario(test)
+
+
+def test_the_host_names_the_person_a_private_post_is_for() -> None:
+    """The asker of the message it answers, else its `user:` recipient: a platform only
+    delivers to the person named (`Post.person`), and never chooses one itself."""
+
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        holder, _ = others(engine)
+        worker = ports[holder]
+        private = answer(ROLE, "Psst.", visibility="dm")
+        assert outbox_record(store, (await worker.send(private)).key)["person"] == HUMAN
+        lead = ports["lead"]
+        named = Outgoing(
+            conversation="C0GEN",
+            text="Psst, Bob.",
+            visibility="dm",
+            directedness=Directedness.TO_ME,
+            recipients=(f"user:{HUMAN2}",),
+        )
+        assert outbox_record(store, (await lead.send(named)).key)["person"] == HUMAN2
+        told = replace(named, text="Only you see this.", visibility="ephemeral")
+        assert outbox_record(store, (await lead.send(told)).key)["person"] == HUMAN2
 
     port_scenario(test)
 

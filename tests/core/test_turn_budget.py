@@ -63,7 +63,7 @@ def test_the_first_message_over_the_budget_tells_its_author_when_the_agent_answe
     assert "2 of your messages in an hour" in str(notice["text"])
     assert "again at 01:01 UTC (in 58 minutes)" in str(notice["text"])
     assert notice["visibility"] == "ephemeral"  # for the person alone where the platform can
-    assert notice["mentions"] == []
+    assert notice["mentions"] == [] and notice["person"] == HUMAN  # to them, pinging nobody
     assert notice["inReplyTo"] == f"slack:T0LOCAL:C0GEN:{1767225600 + 180}.000100"
     assert notice["idempotencyKey"] == f"lead:budget:{HUMAN}:2026-01-01T01:01:00.000100Z"
 

@@ -254,7 +254,8 @@ def test_a_dm_reply_goes_to_the_asker_privately(
         async with world(monkeypatch) as w:
             asked = await w.asks("can you send me the staging password policy?")
 
-            result = await w.sender.send(reply(asked, "sent you the link", visibility=visibility))
+            answer = reply(asked, "sent you the link", visibility=visibility, person=D_HUMAN)
+            result = await w.sender.send(answer)
 
             opened = [c for c in w.fake.calls if c.path == "/users/@me/channels"]
             assert [c.json for c in opened] == [{"recipient_id": int(D_HUMAN)}]
@@ -262,6 +263,8 @@ def test_a_dm_reply_goes_to_the_asker_privately(
             (call,) = w.posts(f"/channels/{dm}/messages")
             assert "message_reference" not in call.json  # a reply cannot cross channels
             assert w.posts() == [] and result["channelId"] == dm
+            with pytest.raises(PermanentSendError, match="needs the Discord user it is for"):
+                await w.sender.send(replace(answer, key="k2", person="ana"))
 
     run(scenario())
 

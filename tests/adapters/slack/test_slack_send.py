@@ -248,15 +248,16 @@ def test_a_long_answer_is_posted_in_parts_in_order_in_one_thread() -> None:
     run(test)
 
 
-def test_an_ephemeral_answer_goes_to_the_author_of_the_message_answered() -> None:
+def test_an_ephemeral_answer_goes_to_the_person_the_host_names() -> None:
     async def test(rig: Rig) -> None:
         asked = rig.human_says("C0GEN", "<@U0W1> only tell me")
-        result = await rig.sender().send(message(asked, visibility="ephemeral"))
+        answer = message(asked, visibility="ephemeral", person=HUMAN)
+        result = await rig.sender().send(answer)
         [call] = rig.slack.calls_to("chat.postEphemeral")
         assert call.params["user"] == HUMAN and call.params["channel"] == "C0GEN"
         assert result["user"] == HUMAN and rig.said("C0GEN") == []
-        with pytest.raises(PermanentSendError, match="ephemeral"):
-            await rig.sender().send(message(None, visibility="ephemeral"))
+        with pytest.raises(PermanentSendError, match="ephemeral message names no person"):
+            await rig.sender().send(replace(answer, key="k2", person=None))
 
     run(test)
 

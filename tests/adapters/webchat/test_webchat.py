@@ -446,7 +446,7 @@ def test_a_restart_reads_the_record_back_and_loses_nothing(tmp_path: Path) -> No
 TYPING = {"op": "typing", "channel": "general", "thread": None, "on": True}
 
 
-def test_an_ephemeral_post_is_shown_to_the_person_it_answers_alone_and_kept_nowhere(
+def test_an_ephemeral_post_is_shown_to_the_person_the_host_names_alone_and_kept_nowhere(
     tmp_path: Path,
 ) -> None:
     """A turn budget's notice: on the pages that spoke as the asker, as a `/c2a` answer is;
@@ -469,6 +469,7 @@ def test_an_ephemeral_post_is_shown_to_the_person_it_answers_alone_and_kept_nowh
                 text="I can answer you again at 01:00 UTC",
                 visibility="ephemeral",
                 in_reply_to=asked_id,
+                person="ana",
             )
             assert await chat.sender.send(notice) == {"pages": 1}
             shown = await chat.frame(lambda f: f["op"] == "notice")
@@ -482,8 +483,8 @@ def test_an_ephemeral_post_is_shown_to_the_person_it_answers_alone_and_kept_nowh
                     other_frames.append(await other.receive_json())
             assert all(f["op"] != "notice" for f in other_frames)
         assert [m.text for m in chat.chat.history] == ["@lead one more question"]
-        with pytest.raises(PermanentSendError, match="inReplyTo"):
-            await chat.sender.send(replace(notice, in_reply_to=None))
+        with pytest.raises(PermanentSendError, match="goes to one of the people here"):
+            await chat.sender.send(replace(notice, person=None))
 
     run(tmp_path, scenario)
 
@@ -492,8 +493,8 @@ def test_a_dm_post_from_a_channel_goes_to_the_persons_dm_never_the_channel(
     tmp_path: Path,
 ) -> None:
     """Visibility `dm` is the agent choosing to say it privately, as on Slack and Discord: to
-    the `user:` recipient, else to the author of the message answered; nobody else's DM, and
-    never the channel it was asked in."""
+    the person the host names (`core.guards.check_audience`), one of the people here; never
+    the channel it was asked in."""
 
     async def scenario(chat: Chat) -> None:
         asked = await chat.chat.say("ana", "general", "@lead a private word?")
@@ -505,17 +506,18 @@ def test_a_dm_post_from_a_channel_goes_to_the_persons_dm_never_the_channel(
             text="here, privately",
             visibility="dm",
             in_reply_to=event_id("local", asked.id),
+            person="ana",
         )
         await chat.sender.send(answer)
-        await chat.sender.send(replace(answer, key="k-ben", mentions=("user:ben",)))
+        await chat.sender.send(replace(answer, key="k-ben", person="ben"))
         posted = [(m.channel, m.text, m.reply_to) for m in chat.chat.history if m.user == "lead"]
         assert posted == [
             ("dm:ana:lead", "here, privately", None),
             ("dm:ben:lead", "here, privately", None),
         ]
-        for stranger in (("user:mallory",), ("user:worker-1",)):
-            with pytest.raises(PermanentSendError, match="a DM goes to one of the people here"):
-                await chat.sender.send(replace(answer, key="k-x", mentions=stranger))
+        for stranger in ("mallory", "worker-1", None):
+            with pytest.raises(PermanentSendError, match="a dm post goes to one of the people"):
+                await chat.sender.send(replace(answer, key="k-x", person=stranger))
 
     run(tmp_path, scenario)
 
