@@ -1,0 +1,125 @@
+"""The Markdown models write, drawn by the web chat's page in real headless Chromium: fenced
+blocks and inline code as code, bold and italics, links to http(s) addresses; and nothing in a
+message ever drawn as HTML or followed as a `javascript:` link, nor a name inside a word read as
+emphasis."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from chromium import browser_fixture, wait  # noqa: F401 (the browser fixture)
+from live_webchat import running
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from core.actions import Post
+
+ANSWER = (
+    "Use `ls -la` to **list** the files, *all* of them.\n"
+    "```bash\nls -la <dir>\n```\n"
+    "See [the manual](https://man7.org/linux/man-pages/man1/ls.1.html) or https://example.com/x.\n"
+    "Not [a link](javascript:alert(1)), not <img src=x onerror=alert(1)>, not snake_case_name "
+    "nor 2*3*4."
+)
+
+_READ = """
+const lead = [...document.querySelectorAll('#messages li.msg')]
+  .find((li) => li.dataset.user === 'lead');
+if (!lead) return null;
+const body = lead.querySelector('.body');
+return {
+  code: [...body.querySelectorAll(':scope > code')].map((e) => e.textContent),
+  blocks: [...body.querySelectorAll(':scope > pre.code > code')].map((e) => e.textContent),
+  strong: [...body.querySelectorAll('strong')].map((e) => e.textContent),
+  em: [...body.querySelectorAll('em')].map((e) => e.textContent),
+  links: [...body.querySelectorAll('a')].map((a) => [a.textContent, a.href, a.target, a.rel]),
+  images: body.querySelectorAll('img').length,
+  text: body.textContent,
+};
+"""
+
+
+def test_in_the_browser_an_agent_s_markdown_is_drawn_and_nothing_runs(
+    tmp_path: Path, browser: WebDriver
+) -> None:
+    async def main() -> None:
+        async with running(tmp_path) as chat:
+            await asyncio.to_thread(browser.get, chat.chat.url)
+            post = Post(
+                agent="lead", platform="webchat", conversation="general", key="k-md", text=ANSWER
+            )
+            await chat.sender.send(post)
+
+            def drawn(driver: WebDriver) -> dict[str, Any] | None:
+                found: dict[str, Any] | None = driver.execute_script(_READ)
+                return found
+
+            shown = await asyncio.to_thread(wait, browser, "the lead's answer", drawn)
+            rel = "noopener noreferrer nofollow"
+            assert shown == {
+                "code": ["ls -la"],
+                "blocks": ["ls -la <dir>"],
+                "strong": ["list"],
+                "em": ["all"],
+                "links": [
+                    [
+                        "the manual",
+                        "https://man7.org/linux/man-pages/man1/ls.1.html",
+                        "_blank",
+                        rel,
+                    ],
+                    ["https://example.com/x", "https://example.com/x", "_blank", rel],
+                ],
+                "images": 0,
+                "text": (
+                    "Use ls -la to list the files, all of them.ls -la <dir>See the manual or "
+                    "https://example.com/x.\nNot [a link](javascript:alert(1)), not <img src=x "
+                    "onerror=alert(1)>, not snake_case_name nor 2*3*4."
+                ),
+            }
+
+    asyncio.run(main())
+
+
+_TIME = """
+const slowest = [];
+for (const text of arguments[0]) {
+  const started = performance.now();
+  withFiles(text, []);
+  slowest.push(performance.now() - started);
+}
+return Math.max(...slowest);
+"""
+
+
+def test_in_the_browser_no_message_can_keep_the_page_drawing(
+    tmp_path: Path, browser: WebDriver
+) -> None:
+    """A message of 40,000 characters (the most one holds) made of the Markdown's own marks
+    draws in linear time: quadratic, the line of backticks alone took 1.6 s, and every page
+    showing it would freeze for as long at each redraw."""
+    hostile = [
+        "`" * 40_000,
+        "`x" * 20_000,
+        "*" * 40_000,
+        "**x " * 10_000,
+        "_" * 40_000,
+        "[a](" * 10_000,
+        "```\n" * 10_000,
+        "https://" * 5_000,
+    ]
+
+    async def main() -> None:
+        async with running(tmp_path) as chat:
+            await asyncio.to_thread(browser.get, chat.chat.url)
+            await asyncio.to_thread(
+                wait,
+                browser,
+                "the page",
+                lambda d: d.execute_script("return typeof withFiles === 'function'"),
+            )
+            slowest = await asyncio.to_thread(browser.execute_script, _TIME, hostile)
+            assert slowest < 400  # milliseconds; each is a few here
+
+    asyncio.run(main())
