@@ -1,5 +1,6 @@
 """The live web chat for tests: the real aiohttp server on 127.0.0.1 with its host, a SQLite
-ledger and the outbox's sender, and one browser's websocket to it."""
+ledger and the outbox's sender, and one browser's websocket to it; and what a real browser's
+page draws of an agent's post (`drawn`)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,20 @@ from typing import Any
 
 import aiohttp
 from builders import local_workspace
+from chromium import wait
+from selenium.webdriver.remote.webdriver import WebDriver
 
 from adapters.webchat.send import WebchatSender
 from adapters.webchat.server import Models, WebChat
 from c2a.host import Host
+from core.actions import Post
 from core.clock import SystemClock
 from core.command_answers import Commands
 from core.emission import Emission
 from core.manifest import Workspace
 from core.sqlite_store import SQLiteStore
 
-__all__ = ["Chat", "run", "running"]
+__all__ = ["Chat", "drawn", "run", "running"]
 
 
 class Chat:
@@ -120,3 +124,17 @@ def run(
             await scenario(chat)
 
     asyncio.run(main())
+
+
+def drawn(tmp: Path, browser: WebDriver, post: Post, read: str, what: str) -> Any:
+    """Open the chat's page in `browser`, send `post` as its agent, and return what the script
+    `read` returns of the page once it is truthy (`what` names it if it never is)."""
+
+    async def main() -> Any:
+        async with running(tmp) as chat:
+            await asyncio.to_thread(browser.get, chat.chat.url)
+            await chat.sender.send(post)
+            shown = await asyncio.to_thread(wait, browser, what, lambda d: d.execute_script(read))
+            return shown
+
+    return asyncio.run(main())

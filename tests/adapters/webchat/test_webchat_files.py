@@ -4,12 +4,10 @@ real headless Chromium the page draws each as a closed `<details>` with the file
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-from typing import Any
 
-from chromium import browser_fixture, wait  # noqa: F401 (the browser fixture)
-from live_webchat import running
+from chromium import browser_fixture  # noqa: F401 (the browser fixture)
+from live_webchat import drawn
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from adapters.webchat.file_blocks import FILE_MARK, with_files
@@ -46,29 +44,18 @@ return [...document.querySelectorAll('#messages li.msg details.file')].map((d) =
 def test_in_the_browser_an_agent_s_file_is_a_folded_block_under_its_message(
     tmp_path: Path, browser: WebDriver
 ) -> None:
-    async def main() -> None:
-        async with running(tmp_path) as chat:
-            await asyncio.to_thread(browser.get, chat.chat.url)
-            post = Post(
-                agent="lead",
-                platform="webchat",
-                conversation="general",
-                key="k-files",
-                text="Here are the notes.",
-                files=(TRICKY,),
-            )
-            await chat.sender.send(post)
-
-            def blocks(driver: WebDriver) -> list[dict[str, Any]]:
-                found: list[dict[str, Any]] = driver.execute_script(_READ)
-                return found
-
-            (block,) = await asyncio.to_thread(wait, browser, "the file's block", blocks)
-            assert block == {
-                "name": f"{FILE_MARK}notes.md",
-                "text": TRICKY.content,
-                "open": False,
-                "before": "Here are the notes.",
-            }
-
-    asyncio.run(main())
+    post = Post(
+        agent="lead",
+        platform="webchat",
+        conversation="general",
+        key="k-files",
+        text="Here are the notes.",
+        files=(TRICKY,),
+    )
+    (block,) = drawn(tmp_path, browser, post, _READ, "the file's block")
+    assert block == {
+        "name": f"{FILE_MARK}notes.md",
+        "text": TRICKY.content,
+        "open": False,
+        "before": "Here are the notes.",
+    }

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 from chromium import browser_fixture, wait  # noqa: F401 (the browser fixture)
-from live_webchat import running
+from live_webchat import drawn, running
 from selenium.webdriver.remote.webdriver import WebDriver
 
 from core.actions import Post
@@ -43,43 +42,30 @@ return {
 def test_in_the_browser_an_agent_s_markdown_is_drawn_and_nothing_runs(
     tmp_path: Path, browser: WebDriver
 ) -> None:
-    async def main() -> None:
-        async with running(tmp_path) as chat:
-            await asyncio.to_thread(browser.get, chat.chat.url)
-            post = Post(
-                agent="lead", platform="webchat", conversation="general", key="k-md", text=ANSWER
-            )
-            await chat.sender.send(post)
-
-            def drawn(driver: WebDriver) -> dict[str, Any] | None:
-                found: dict[str, Any] | None = driver.execute_script(_READ)
-                return found
-
-            shown = await asyncio.to_thread(wait, browser, "the lead's answer", drawn)
-            rel = "noopener noreferrer nofollow"
-            assert shown == {
-                "code": ["ls -la"],
-                "blocks": ["ls -la <dir>"],
-                "strong": ["list"],
-                "em": ["all"],
-                "links": [
-                    [
-                        "the manual",
-                        "https://man7.org/linux/man-pages/man1/ls.1.html",
-                        "_blank",
-                        rel,
-                    ],
-                    ["https://example.com/x", "https://example.com/x", "_blank", rel],
-                ],
-                "images": 0,
-                "text": (
-                    "Use ls -la to list the files, all of them.ls -la <dir>See the manual or "
-                    "https://example.com/x.\nNot [a link](javascript:alert(1)), not <img src=x "
-                    "onerror=alert(1)>, not snake_case_name nor 2*3*4."
-                ),
-            }
-
-    asyncio.run(main())
+    post = Post(agent="lead", platform="webchat", conversation="general", key="k-md", text=ANSWER)
+    shown = drawn(tmp_path, browser, post, _READ, "the lead's answer")
+    rel = "noopener noreferrer nofollow"
+    assert shown == {
+        "code": ["ls -la"],
+        "blocks": ["ls -la <dir>"],
+        "strong": ["list"],
+        "em": ["all"],
+        "links": [
+            [
+                "the manual",
+                "https://man7.org/linux/man-pages/man1/ls.1.html",
+                "_blank",
+                rel,
+            ],
+            ["https://example.com/x", "https://example.com/x", "_blank", rel],
+        ],
+        "images": 0,
+        "text": (
+            "Use ls -la to list the files, all of them.ls -la <dir>See the manual or "
+            "https://example.com/x.\nNot [a link](javascript:alert(1)), not <img src=x "
+            "onerror=alert(1)>, not snake_case_name nor 2*3*4."
+        ),
+    }
 
 
 _TIME = """
