@@ -22,18 +22,21 @@ from typing import Any, Protocol, Unpack
 
 from core.decision import Decision, Disposition
 from core.store_records import (
+    AuditRecord,
     ClaimResult,
     ConversationMark,
     GatewaySession,
     Lease,
     LedgerEntry,
     OutboxEntry,
+    QuarantineRecord,
     SeenWhere,
     StoredDelivery,
 )
 
 __all__ = [
     "AuditLog",
+    "AuditRecord",
     "ClaimResult",
     "Claims",
     "ConversationMark",
@@ -46,6 +49,7 @@ __all__ = [
     "LedgerEntry",
     "OutboxEntry",
     "OutboxStore",
+    "QuarantineRecord",
     "SeenWhere",
     "Store",
     "StoredDelivery",
@@ -290,6 +294,14 @@ class AuditLog(Protocol):
 
     async def quarantine(self, source: str, reason: str, payload: str, at: str) -> None:
         """Keep input that could not be read, with the reason, instead of dropping it."""
+        ...
+
+    async def audit_records(self, limit: int, agent: str | None = None) -> list[AuditRecord]:
+        """The newest `limit` audit records (only `agent`'s, when given), oldest first."""
+        ...
+
+    async def quarantined(self, limit: int) -> list[QuarantineRecord]:
+        """The newest `limit` quarantined inputs, oldest first."""
         ...
 
 

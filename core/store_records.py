@@ -1,5 +1,6 @@
 """The records the ledger's parts (`core.store`) take and return: ledger entries, deliveries,
-claims, outbox entries, gateway sessions, conversation marks and leases, as frozen values."""
+claims, outbox entries, audit and quarantine records, gateway sessions, conversation marks and
+leases, as frozen values."""
 
 from __future__ import annotations
 
@@ -7,15 +8,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypedDict
 
+import orjson
+
 from core.decision import Decision, Disposition
 
 __all__ = [
+    "AuditRecord",
     "ClaimResult",
     "ConversationMark",
     "GatewaySession",
     "Lease",
     "LedgerEntry",
     "OutboxEntry",
+    "QuarantineRecord",
     "SeenWhere",
     "StoredDelivery",
 ]
@@ -124,3 +129,30 @@ class Lease:
     name: str
     holder: str
     expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """Something an agent did, or was asked or told, and how it ended (`AuditLog.audit`)."""
+
+    at: str
+    agent: str
+    what: str
+    outcome: str
+    detail: dict[str, Any]
+
+    @classmethod
+    def of_row(cls, row: tuple[Any, ...]) -> AuditRecord:
+        """The record of a row (at, agent, what, outcome, detail as JSON text)."""
+        at, agent, what, outcome, detail = row
+        return cls(str(at), str(agent), str(what), str(outcome), orjson.loads(detail))
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantineRecord:
+    """Input that could not be read (`AuditLog.quarantine`): when, from where, and why; its
+    payload stays in the store."""
+
+    at: str
+    source: str
+    reason: str

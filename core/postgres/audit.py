@@ -1,5 +1,5 @@
 """The PostgreSQL `AuditLog`: the `audit`, `escalations` and `quarantine` tables,
-append-only."""
+append-only, and the newest of the first and last read back for people (`c2a audit`)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.postgres.connection import Connection
+from core.store_records import AuditRecord, QuarantineRecord
 from core.store_rows import dumps
 
 __all__ = ["PostgresAuditLog"]
@@ -40,6 +41,21 @@ class PostgresAuditLog(Connection):
             "INSERT INTO quarantine (received_at, source, reason, payload) VALUES (%s, %s, %s, %s)",
             (at, source, _no_nul(reason), _no_nul(payload)),
         )
+
+    async def audit_records(self, limit: int, agent: str | None = None) -> list[AuditRecord]:
+        rows = await self._all(
+            "SELECT at, agent, what, outcome, detail::text FROM audit"
+            " WHERE %s::text IS NULL OR agent = %s ORDER BY n DESC LIMIT %s",
+            (agent, agent, limit),
+        )
+        return [AuditRecord.of_row(row) for row in reversed(rows)]
+
+    async def quarantined(self, limit: int) -> list[QuarantineRecord]:
+        rows = await self._all(
+            "SELECT received_at, source, reason FROM quarantine ORDER BY id DESC LIMIT %s",
+            (limit,),
+        )
+        return [QuarantineRecord(*row) for row in reversed(rows)]
 
 
 def _no_nul(text: str) -> str:

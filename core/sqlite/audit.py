@@ -1,4 +1,5 @@
-"""The SQLite `AuditLog`: the `audit`, `escalations` and `quarantine` tables, append-only."""
+"""The SQLite `AuditLog`: the `audit`, `escalations` and `quarantine` tables, append-only, and
+the newest of the first and last read back for people (`c2a audit`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.sqlite.connection import Connection, dumps
+from core.store_records import AuditRecord, QuarantineRecord
 
 __all__ = ["SQLiteAuditLog"]
 
@@ -37,3 +39,17 @@ class SQLiteAuditLog(Connection):
             "INSERT INTO quarantine (received_at, source, reason, payload) VALUES (?, ?, ?, ?)",
             (at, source, reason, payload),
         )
+
+    async def audit_records(self, limit: int, agent: str | None = None) -> list[AuditRecord]:
+        rows = self.db.execute(
+            "SELECT at, agent, what, outcome, detail FROM audit"
+            " WHERE ? IS NULL OR agent = ? ORDER BY n DESC LIMIT ?",
+            (agent, agent, limit),
+        ).fetchall()
+        return [AuditRecord.of_row(row) for row in reversed(rows)]
+
+    async def quarantined(self, limit: int) -> list[QuarantineRecord]:
+        rows = self.db.execute(
+            "SELECT received_at, source, reason FROM quarantine ORDER BY id DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [QuarantineRecord(*row) for row in reversed(rows)]

@@ -1,11 +1,12 @@
 """The `AuditLog` contract: an escalation is recorded once per reason, conversation and event;
-audit records and quarantined input are kept with the transaction that wrote them."""
+audit records and quarantined input are kept with the transaction that wrote them, and the
+newest of them are read back oldest first."""
 
 from __future__ import annotations
 
 from store_backends import Backend
 
-from core.store import Store
+from core.store import AuditRecord, QuarantineRecord, Store
 
 AT = "2026-01-01T00:00:00Z"
 
@@ -29,5 +30,24 @@ def test_audit_records_and_quarantined_input_are_accepted_in_a_transaction(
             await store.audit("lead", "send_message", "ok", {"arguments": {"text": "hi"}}, AT)
             await store.quarantine("slack", "not JSON", "{oops", AT)
         await store.audit("lead", "claim", "refused", {}, AT)  # and outside one
+
+    backend.run(scenario)
+
+
+def test_the_newest_records_are_read_back_oldest_first(backend: Backend) -> None:
+    async def scenario(store: Store) -> None:
+        for n in range(5):
+            agent = "lead" if n % 2 == 0 else "worker-1"
+            await store.audit(agent, "send", "ok", {"n": n, "text": "a\nb\x00"}, f"{AT}{n}")
+        await store.quarantine("slack", "not JSON", "{oops", AT)
+        await store.quarantine("discord", "no author", "{}", AT)
+        newest = await store.audit_records(2)
+        assert [(r.agent, r.detail["n"]) for r in newest] == [("worker-1", 3), ("lead", 4)]
+        assert newest[0] == AuditRecord(f"{AT}3", "worker-1", "send", "ok", newest[0].detail)
+        assert newest[0].detail["text"] == "a\nb\ufffd"  # as every JSON column keeps a NUL
+        leads = await store.audit_records(10, agent="lead")
+        assert [r.detail["n"] for r in leads] == [0, 2, 4]
+        assert await store.audit_records(10, agent="nobody") == []
+        assert await store.quarantined(1) == [QuarantineRecord(AT, "discord", "no author")]
 
     backend.run(scenario)

@@ -1,0 +1,113 @@
+"""`c2a audit`: what a workspace's agents did, and the input it could not read, for people.
+
+It reads the store `c2a run` writes for the manifest (the manifest's `store:`, else
+`$C2A_DATABASE_URL`, else SQLite in the data directory), alongside a running `c2a run` or
+without one, and writes nothing: the newest records, oldest first, one line each. An audit line
+is its time, agent, what (`send`, `approval`, `command`, ...), outcome and detail (`key=value`,
+a value as JSON when it is not a plain word); with `--quarantine` a line is the time, source
+and reason of input kept in quarantine (its payload stays in the store). `--json` writes each
+record as a JSON object instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
+
+from c2a.platforms import load_workspace
+from core.errors import ManifestError
+from core.store_choice import open_store, store_url
+from core.store_records import AuditRecord, QuarantineRecord
+
+__all__ = ["audit_line", "register"]
+
+_PLAIN = re.compile(r"^[\w.:@/+-]{1,200}$")
+
+
+def register(subcommands: Any) -> None:
+    """Add `c2a audit` to the command line."""
+    audit = subcommands.add_parser(
+        "audit", help="print what the agents did (the audit log), or the input kept in quarantine"
+    )
+    audit.add_argument("manifest", help="workspace manifest (YAML), as `c2a run` is given it")
+    audit.add_argument(
+        "--data-dir", default=".c2a", help="where `c2a run` keeps the SQLite ledger (.c2a)"
+    )
+    audit.add_argument("--agent", help="only this agent's records")
+    audit.add_argument(
+        "--limit", type=_positive, default=50, help="how many of the newest records (50)"
+    )
+    audit.add_argument(
+        "--quarantine", action="store_true", help="the input that could not be read instead"
+    )
+    audit.add_argument("--json", action="store_true", help="one JSON object a line")
+    audit.set_defaults(run=_audit)
+
+
+def _positive(value: str) -> int:
+    if not value.isdecimal() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of at least 1")
+    return int(value)
+
+
+def _audit(args: argparse.Namespace) -> int:
+    workspace = load_workspace(Path(args.manifest))
+    name = workspace.manifest.workspace
+    url = store_url(workspace.manifest.store, os.environ)
+    sqlite_file = Path(args.data_dir) / f"{name}.sqlite3"
+    if url is None and not sqlite_file.exists():
+        raise ManifestError(
+            f"no ledger at {sqlite_file}: `c2a run` writes it there once it has run "
+            "(--data-dir names another directory)"
+        )
+    records = asyncio.run(_read(url, str(sqlite_file), name, args))
+    _write(records, args.json, sys.stdout)
+    return 0
+
+
+async def _read(
+    url: str | None, sqlite_file: str, schema: str, args: argparse.Namespace
+) -> list[AuditRecord] | list[QuarantineRecord]:
+    store = open_store(url, sqlite_file, schema=schema)
+    await store.open()
+    try:
+        if args.quarantine:
+            return await store.quarantined(args.limit)
+        return await store.audit_records(args.limit, args.agent)
+    finally:
+        await store.close()
+
+
+def _write(records: list[AuditRecord] | list[QuarantineRecord], as_json: bool, out: TextIO) -> None:
+    for record in records:
+        if as_json:
+            out.write(orjson.dumps(asdict(record)).decode() + "\n")
+        elif isinstance(record, AuditRecord):
+            out.write(audit_line(record) + "\n")
+        else:
+            out.write(f"{record.at}  {record.source}  {_one_line(record.reason)}\n")
+
+
+def audit_line(record: AuditRecord) -> str:
+    """One audit record as a line: time, agent, what, outcome, then its detail as `key=value`
+    (a value as JSON unless it is a plain word, so no value can break the line)."""
+    detail = " ".join(f"{key}={_value(value)}" for key, value in record.detail.items())
+    return f"{record.at}  {record.agent}  {record.what}  {record.outcome}  {detail}".rstrip()
+
+
+def _value(value: object) -> str:
+    if isinstance(value, str) and _PLAIN.match(value):
+        return value
+    return orjson.dumps(value).decode()
+
+
+def _one_line(text: str) -> str:
+    return text if _PLAIN.match(text) else orjson.dumps(text).decode().strip('"')

@@ -1,0 +1,67 @@
+"""`c2a audit`: the newest audit records of a workspace's ledger, oldest first, a line each
+that no value can break or colour; an agent's alone; as JSON; the quarantine instead; and a
+clear refusal, writing nothing, when there is no ledger yet."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from builders import ROOT
+
+from c2a.cli import main
+from core.sqlite_store import SQLiteStore
+
+LOCAL = ROOT / "manifests" / "workspaces" / "local.yaml"
+AT = "2026-11-27T12:00:0{}Z"
+
+
+def ledger(data: Path) -> None:
+    """The local workspace's ledger in `data`, with three audit records and a quarantined
+    payload whose reason carries a line break and a terminal escape."""
+
+    async def write() -> None:
+        store = SQLiteStore(str(data / "local.sqlite3"))
+        await store.open()
+        await store.audit(
+            "lead", "chat_send_message", "ok", {"key": "k1", "text": "[5]"}, AT.format(1)
+        )
+        await store.audit("worker-1", "approval", "refused", {"why": "no\napprovers"}, AT.format(2))
+        await store.audit("lead", "command", "ok", {"said": "\x1b[31mred"}, AT.format(3))
+        await store.quarantine("webchat", "not JSON:\n\x1b[2J", "{", AT.format(4))
+        await store.close()
+
+    data.mkdir()
+    asyncio.run(write())
+
+
+def test_the_newest_records_a_line_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "d"
+    ledger(data)
+    assert main(["audit", str(LOCAL), "--data-dir", str(data), "--limit", "2"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f'{AT.format(2)}  worker-1  approval  refused  why="no\\napprovers"',
+        f'{AT.format(3)}  lead  command  ok  said="\\u001b[31mred"',
+    ]
+    assert main(["audit", str(LOCAL), "--data-dir", str(data), "--agent", "lead", "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["at"], r["what"], r["detail"]) for r in lines] == [
+        (AT.format(1), "chat_send_message", {"key": "k1", "text": "[5]"}),
+        (AT.format(3), "command", {"said": "\x1b[31mred"}),
+    ]
+    assert main(["audit", str(LOCAL), "--data-dir", str(data), "--quarantine"]) == 0
+    assert capsys.readouterr().out == f"{AT.format(4)}  webchat  not JSON:\\n\\u001b[2J\n"
+
+
+def test_without_a_ledger_it_says_where_it_looked_and_creates_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["audit", str(LOCAL), "--data-dir", str(tmp_path)]) == 2
+    said = capsys.readouterr().err
+    assert said.startswith(f"c2a: no ledger at {tmp_path / 'local.sqlite3'}")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(SystemExit) as refused:
+        main(["audit", str(LOCAL), "--limit", "0"])
+    assert refused.value.code == 2
