@@ -18,12 +18,22 @@ from core.outbox import Outbox
 from core.postgres.outage import during_outage
 from harness_bridge.backends.registry import Harness
 
-__all__ = ["OUTBOX_EVERY", "RESTART_AFTER", "SWEEP_EVERY", "OutboxLoop", "supervise", "sweep"]
+__all__ = [
+    "OUTBOX_EVERY",
+    "RESTART_AFTER",
+    "SWEEP_EVERY",
+    "SWEEP_MOST_EVERY",
+    "OutboxLoop",
+    "supervise",
+    "sweep",
+    "sweep_delay",
+]
 
 log = logging.getLogger("c2a.run")
 
 OUTBOX_EVERY = 0.25  # retries; a queued action is sent as soon as its commit rings (QueueBell)
 SWEEP_EVERY = 5.0
+SWEEP_MOST_EVERY = 300.0  # the longest wait after sweeps that failed on something not an outage
 RESTART_AFTER = 5.0
 
 
@@ -73,23 +83,45 @@ async def sweep(
     name: str,
     engine: Engine,
     sink: Callable[[list[Emission]], Awaitable[None]],
+    pause: Callable[[asyncio.Event, float], Awaitable[None]] | None = None,
 ) -> None:
     """Every `SWEEP_EVERY` seconds, and at once when an agent goes down or comes back
     (`core.availability.Unavailable.changed`), the engine's follow-ups, committed, then given
-    to `sink`."""
+    to `sink`. A sweep that fails leaves the engine's memory to be folded again from the
+    ledger at the next event (`Engine.transaction`), the whole ledger: after sweeps that fail
+    on something other than a database outage (a bug, a bad record) the wait doubles, up to
+    `SWEEP_MOST_EVERY` (`sweep_delay`), so that a sweep failing each time cannot have every
+    event wait for that fold. `pause` waits for `changed` or the seconds given (a test's
+    stand-in for the clock)."""
+    wait = pause or _pause
+    failures = 0
     while True:
         changed = engine.unavailable.changed
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(changed.wait(), SWEEP_EVERY)
+        await wait(changed, sweep_delay(failures))
         changed.clear()
         try:
             async with engine.transaction():
                 emissions = await engine.sweep()
+            failures = 0
             if emissions:
                 await sink(emissions)
         except Exception as exc:
-            said = log.debug if during_outage(exc) else log.error  # said once already
-            said("%s: sweep failed: %s", name, exc)
+            if during_outage(exc):
+                log.debug("%s: sweep failed: %s", name, exc)  # the outage is said once already
+                continue
+            failures += 1
+            log.error("%s: sweep failed: %s (next in %.0f s)", name, exc, sweep_delay(failures))
+
+
+def sweep_delay(failures: int) -> float:
+    """Seconds to the next sweep after `failures` failed ones in a row (outages not counted):
+    `SWEEP_EVERY`, doubled for each, at most `SWEEP_MOST_EVERY`."""
+    return min(SWEEP_EVERY * (1 << min(failures, 16)), SWEEP_MOST_EVERY)
+
+
+async def _pause(changed: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(changed.wait(), seconds)
 
 
 async def supervise(name: str, agent: str, harness: Harness, engine: Engine) -> None:

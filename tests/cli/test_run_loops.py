@@ -1,5 +1,7 @@
 """The outbox's sending rounds in a workspace's run: woken by what is queued, one bad round
-does not end sending, and `finish` sends what is due once more, bounded by its grace."""
+does not end sending, and `finish` sends what is due once more, bounded by its grace. The
+sweep: woken by a change of who is down, and waiting longer after each sweep that failed on
+something other than an outage."""
 
 from __future__ import annotations
 
@@ -9,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from c2a.run_loops import SWEEP_EVERY, OutboxLoop, sweep
+from c2a.run_loops import SWEEP_EVERY, SWEEP_MOST_EVERY, OutboxLoop, sweep, sweep_delay
 from core.availability import Unavailable
 from core.clock import VirtualClock
+from core.errors import StoreError
 from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
 
@@ -113,3 +116,57 @@ def test_the_sweep_runs_at_once_when_an_agent_goes_down_or_comes_back() -> None:
         await store.close()
 
     asyncio.run(scenario())
+
+
+def test_a_sweep_that_keeps_failing_is_tried_less_and_less_often(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each failed sweep leaves the whole ledger to be folded again at the next event: a sweep
+    failing on a bug every five seconds would have every event wait for that. The wait doubles
+    after each such failure, up to five minutes, and is five seconds again after a sweep that
+    works; an outage of the database is no reason to wait longer."""
+    outage = StoreError("the ledger is unreachable", {"unreachable": "db:5432"})
+    outcomes: list[Exception | None] = [
+        RuntimeError("a bad record"),
+        RuntimeError("a bad record"),
+        RuntimeError("a bad record"),
+        None,
+        outage,
+        RuntimeError("a bad record"),
+    ]
+
+    class Failing:
+        def __init__(self) -> None:
+            self.unavailable = Unavailable()
+
+        async def sweep(self) -> list[Any]:
+            outcome = outcomes.pop(0) if outcomes else None
+            if outcome is not None:
+                raise outcome
+            return []
+
+    waits: list[float] = []
+
+    async def pause(changed: asyncio.Event, seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) > 7:
+            await asyncio.Event().wait()  # until cancelled
+
+    async def scenario() -> None:
+        engine: Any = Failing()
+        store = SQLiteStore(":memory:")
+        await store.open()
+        engine.transaction = store.transaction
+        loop = asyncio.create_task(sweep("ws", engine, lambda _: asyncio.sleep(0), pause))
+        async with asyncio.timeout(5):
+            while len(waits) < 8:
+                await asyncio.sleep(0)
+        loop.cancel()
+        await asyncio.gather(loop, return_exceptions=True)
+        await store.close()
+
+    with caplog.at_level(logging.DEBUG, logger="c2a.run"):
+        asyncio.run(scenario())
+    assert waits == [5.0, 10.0, 20.0, 40.0, 5.0, 5.0, 10.0, 5.0]
+    assert "ws: sweep failed: a bad record (next in 40 s)" in caplog.text
+    assert [sweep_delay(n) for n in (0, 5, 6, 1_000)] == [5.0, 160.0, 300.0, SWEEP_MOST_EVERY]
