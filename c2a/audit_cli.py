@@ -2,13 +2,14 @@
 
 It reads the store `c2a run` writes for the manifest (the manifest's `store:`, else
 `$C2A_DATABASE_URL`, else SQLite in the data directory), alongside a running `c2a run` or
-without one, and adds or changes no record: the newest records, oldest first, one line each. It
-opens the store as `c2a run` does (a ledger of an older version is migrated; on PostgreSQL a
-workspace that never ran gets its empty tables); a missing SQLite file is refused instead. An audit line
-is its time, agent, what (`send`, `approval`, `command`, ...), outcome and detail (`key=value`,
-a value as JSON when it is not a plain word); with `--quarantine` a line is the time, source
-and reason of input kept in quarantine (its payload stays in the store). `--json` writes each
-record as a JSON object instead.
+without one, and adds or changes no record: the newest records, oldest first, one line each.
+It opens the store as `c2a run` does (a ledger of an older version is migrated; on PostgreSQL a
+workspace that never ran gets its empty tables); a missing SQLite file is refused instead.
+
+An audit line is its time, agent, what (`send`, `approval`, `command`, ...), outcome and
+detail (`key=value`, a value as JSON when it is not a plain word); with `--quarantine` a line
+is the time, source and reason of input kept in quarantine (its payload stays in the store).
+`--json` writes each record as a JSON object instead.
 """
 
 from __future__ import annotations
