@@ -329,7 +329,8 @@ class State:
         }
         chain = self.chains.get(key)
         if directed and not any(d.continues for d in directed.values()):
-            self.chains.hold(key, Chain(event.event_id, event.created_at, directed))
+            chain = Chain(event.event_id, event.created_at, directed, message_of(event))
+            self.chains.hold(key, chain)
         elif chain is None and not directed:
             return
         elif not directed and event.mentions:

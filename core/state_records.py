@@ -94,11 +94,13 @@ def root_thread(root: MessageRecord) -> ThreadRecord:
 
 @dataclass(slots=True)
 class Chain:
-    """A person's run of fragments after a message directed at some agents."""
+    """A person's run of fragments after a message directed at some agents (`root`, the event;
+    `root_message`, the key of its message)."""
 
     root: str
     started: datetime
     decisions: dict[str, Decision]
+    root_message: str | None = None
 
 
 @dataclass(slots=True)
