@@ -98,7 +98,12 @@ class WorkspaceRun:
         self.holder = holder_name()
         counted = CountedSenders(self.senders, self.metrics, self.name)
         self.outbox = Outbox(
-            self.store, self.clock, counted, due=self.store.due, holder=self.holder
+            self.store,
+            self.clock,
+            counted,
+            due=self.store.due,
+            holder=self.holder,
+            clean=self.redactor.text,
         )
         self.outbox_loop = OutboxLoop(self.name, self.outbox)
         self.dispatch = Dispatch(self.name, self.metrics, self.harnesses, self.outbox_loop.wake)

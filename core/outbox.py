@@ -14,6 +14,10 @@ failed transiently or could not be checked yet.
 The outbox stores records (`core.action_records.to_record`); each is read back into its typed
 `Action` before a sender sees it, and a record that cannot be read (a field missing or of the
 wrong kind) is marked failed for good, its reason logged: retrying cannot mend it.
+
+An action that fails for good is also kept in the audit log (`what: outbox`, outcome
+`failed`, the key, the action's kind and conversation, and the error passed through `clean`,
+the host's redactor), where `c2a audit` shows people what never reached the platform and why.
 """
 
 from __future__ import annotations
@@ -99,14 +103,17 @@ class Outbox:
         *,
         due: asyncio.Event | None = None,
         holder: str = "",
+        clean: Callable[[str], str] = str,
     ) -> None:
         """`due` is the event that says something was queued (a `QueueBell`'s); `holder` names
-        this process where several drain one ledger (`OutboxStore.outbox_take`)."""
+        this process where several drain one ledger (`OutboxStore.outbox_take`); `clean`
+        redacts an error before the audit log keeps it."""
         self.store = store
         self.clock = clock
         self.senders = senders
         self.due = due or asyncio.Event()
         self.holder = holder
+        self.clean = clean
 
     def wake(self) -> None:
         """Something is due now: the running loop drains at once."""
@@ -142,7 +149,7 @@ class Outbox:
                 action = from_record(entry.action)
             except StoreError as exc:
                 log.error("outbox %s: failed: cannot be read: %s", entry.key, exc)
-                await self._mark(entry.key, "failed", {"error": str(exc)})
+                await self._fail(entry, f"cannot be read: {exc}")
                 continue
             sender = self.senders.get(action.platform)
             if sender is None:
@@ -171,7 +178,7 @@ class Outbox:
             return False
         except PermanentSendError as exc:
             log.error("outbox %s: failed: %s", entry.key, exc)
-            await self._mark(entry.key, "failed", {"error": str(exc)})
+            await self._fail(entry, str(exc))
             return False
         except Exception as exc:
             log.error(
@@ -181,6 +188,20 @@ class Outbox:
             return False
         await self._mark(entry.key, "sent", result)
         return True
+
+    async def _fail(self, entry: OutboxEntry, error: str) -> None:
+        """Mark the entry failed for good, and keep that in the audit log for people."""
+        error = self.clean(error)
+        record = entry.action
+        detail = {
+            "key": entry.key,
+            "action": record.get("action"),
+            "conversation": record.get("conversation"),
+            "error": error,
+        }
+        async with self.store.transaction():
+            await self.store.outbox_mark(entry.key, "failed", self._now(), {"error": error})
+            await self.store.audit(entry.agent, "outbox", "failed", detail, self._now())
 
     async def _mark(self, key: str, status: str, result: Mapping[str, Any] | None = None) -> None:
         async with self.store.transaction():

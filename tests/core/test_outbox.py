@@ -14,6 +14,7 @@ from core.clock import VirtualClock, parse_time
 from core.errors import PermanentSendError, TransientSendError
 from core.outbox import Outbox
 from core.sqlite_store import SQLiteStore
+from core.store import AuditRecord
 
 AT = "2026-01-01T00:00:00Z"
 HI = Post(agent="lead", platform="slack", conversation="C0GEN", key="k1", text="hi")
@@ -86,6 +87,41 @@ def test_a_rate_limited_send_is_retried_until_it_lands_once() -> None:
 def test_a_permanent_failure_is_recorded_and_not_retried() -> None:
     sender, rows = run(["permanent"], 3)
     assert sender.posted == [] and rows == [("k1", "failed", 1)]
+
+
+def test_a_failure_for_good_is_kept_in_the_audit_log_with_its_secrets_redacted() -> None:
+    """What never reached the platform, and why, for `c2a audit`: the error passed through the
+    host's redactor first, as everything the ledger keeps."""
+
+    class Refusing:
+        async def send(self, action: Action) -> dict[str, Any]:
+            raise PermanentSendError("invalid_auth for token xoxb-123-secret")
+
+        async def find(self, action: Action) -> dict[str, Any] | None:
+            return None
+
+    async def go() -> list[AuditRecord]:
+        store = SQLiteStore()
+        await store.open()
+        clean = lambda text: text.replace("xoxb-123-secret", "[redacted]")  # noqa: E731
+        outbox = Outbox(store, VirtualClock(parse_time(AT)), {"slack": Refusing()}, clean=clean)
+        async with store.transaction():
+            await store.put_outbox("k1", "lead", to_record(HI), AT)
+        await outbox.drain()
+        records = await store.audit_records(10)
+        (result,) = store.db.execute("SELECT result FROM outbox").fetchone()
+        assert "secret" not in result
+        await store.close()
+        return records
+
+    (record,) = asyncio.run(go())
+    assert (record.agent, record.what, record.outcome) == ("lead", "outbox", "failed")
+    assert record.detail == {
+        "key": "k1",
+        "action": "send",
+        "conversation": "C0GEN",
+        "error": "invalid_auth for token [redacted]",
+    }
 
 
 def test_an_unknown_outcome_is_looked_for_before_any_resend() -> None:
