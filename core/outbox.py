@@ -26,10 +26,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from core.action_records import from_record
-from core.actions import Action
+from core.actions import Action, Post, user_ids
 from core.clock import Clock, format_time
 from core.errors import PermanentSendError, StoreError, TransientSendError
 from core.postgres.outage import during_outage
@@ -151,6 +152,7 @@ class Outbox:
                 log.error("outbox %s: failed: cannot be read: %s", entry.key, exc)
                 await self._fail(entry, f"cannot be read: {exc}")
                 continue
+            action = await self._with_person(action)
             sender = self.senders.get(action.platform)
             if sender is None:
                 continue
@@ -188,6 +190,23 @@ class Outbox:
             return False
         await self._mark(entry.key, "sent", result)
         return True
+
+    async def _with_person(self, action: Action) -> Action:
+        """A private post queued before the host named whom it is for (`Post.person`), by an
+        older version: named now as the host names one (`core.guards.check_audience`), its
+        first `user:` recipient, else the author of the message it answers."""
+        if not isinstance(action, Post) or action.person is not None:
+            return action
+        if action.visibility not in ("dm", "ephemeral"):
+            return action
+        users = user_ids(action.mentions)
+        person = users[0] if users else await self._author_of(action.in_reply_to)
+        return replace(action, person=person)
+
+    async def _author_of(self, event_id: str | None) -> str | None:
+        seq = await self.store.sequence_of(event_id) if event_id is not None else None
+        entry = await self.store.entry(seq) if seq is not None else None
+        return str(entry.data["author"]["id"]) if entry is not None else None
 
     async def _fail(self, entry: OutboxEntry, error: str) -> None:
         """Mark the entry failed for good, and keep that in the audit log for people."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -122,6 +123,44 @@ def test_a_failure_for_good_is_kept_in_the_audit_log_with_its_secrets_redacted()
         "conversation": "C0GEN",
         "error": "invalid_auth for token [redacted]",
     }
+
+
+def test_a_private_post_an_older_version_queued_is_sent_to_the_person_it_answers() -> None:
+    """Before the host named a private post's person, each platform chose one. A record from
+    then, still in the outbox at an upgrade, is named as the host names one now: the first
+    `user:` recipient, else the author of the message answered."""
+    asked = "slack:T0LOCAL:C0GEN:1.000100"
+    told = replace(HI, key="k1", visibility="ephemeral", in_reply_to=asked)
+    named = replace(HI, key="k2", visibility="dm", mentions=("user:U0BEN",))
+
+    class Recording:
+        def __init__(self) -> None:
+            self.sent: list[Action] = []
+
+        async def send(self, action: Action) -> dict[str, Any]:
+            self.sent.append(action)
+            return {"messageId": action.key}
+
+        async def find(self, action: Action) -> dict[str, Any] | None:
+            return None
+
+    async def go() -> list[Action]:
+        store = SQLiteStore()
+        await store.open()
+        sender = Recording()
+        outbox = Outbox(store, VirtualClock(parse_time(AT)), {"slack": sender})
+        async with store.transaction():
+            await store.append(asked, "message", "U0ANA", {"author": {"id": "U0ANA"}}, AT)
+            for post in (told, named):
+                record = to_record(post)
+                assert "person" not in record  # as an older version wrote it
+                await store.put_outbox(post.key, "lead", record, AT)
+        await outbox.drain()
+        await store.close()
+        return sender.sent
+
+    sent = asyncio.run(go())
+    assert [(a.key, getattr(a, "person", None)) for a in sent] == [("k1", "U0ANA"), ("k2", "U0BEN")]
 
 
 def test_an_unknown_outcome_is_looked_for_before_any_resend() -> None:
