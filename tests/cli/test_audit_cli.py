@@ -1,17 +1,21 @@
 """`c2a audit`: the newest audit records of a workspace's ledger, oldest first, a line each
-that no value can break or colour; an agent's alone; as JSON; the quarantine instead; and a
-clear refusal, writing nothing, when there is no ledger yet."""
+that no value can break or colour; an agent's alone; as JSON; the quarantine instead; from
+the workspace's schema on PostgreSQL; and a clear refusal, writing nothing, when there is no
+SQLite ledger yet."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from builders import ROOT
+from hosts_on_postgres import Cluster, throwaway
 
 from c2a.cli import main
+from core.postgres_store import PostgresStore
 from core.sqlite_store import SQLiteStore
 
 LOCAL = ROOT / "manifests" / "workspaces" / "local.yaml"
@@ -65,3 +69,30 @@ def test_without_a_ledger_it_says_where_it_looked_and_creates_none(
     with pytest.raises(SystemExit) as refused:
         main(["audit", str(LOCAL), "--limit", "0"])
     assert refused.value.code == 2
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    yield from throwaway()
+
+
+def test_on_postgresql_it_reads_the_workspace_s_own_schema(
+    tmp_path: Path,
+    cluster: Cluster,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url = cluster.database()
+
+    async def write() -> None:
+        for schema, said in (("local", "mute"), ("other", "unmute")):
+            store = PostgresStore(url, schema=schema)
+            await store.open()
+            await store.audit("lead", "command", "ok", {"said": said}, AT.format(1))
+            await store.close()
+
+    asyncio.run(write())
+    monkeypatch.setenv("C2A_DATABASE_URL", url)
+    assert main(["audit", str(LOCAL), "--data-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == f"{AT.format(1)}  lead  command  ok  said=mute\n"
+    assert list(tmp_path.iterdir()) == []  # no SQLite file made on the way
