@@ -204,9 +204,13 @@ class Outbox:
         return replace(action, person=person)
 
     async def _author_of(self, event_id: str | None) -> str | None:
+        """Who wrote the ledger's event `event_id`; None when it is not there or names nobody
+        (the post then fails at its sender, saying so, and nothing else waits on it)."""
         seq = await self.store.sequence_of(event_id) if event_id is not None else None
         entry = await self.store.entry(seq) if seq is not None else None
-        return str(entry.data["author"]["id"]) if entry is not None else None
+        author = entry.data.get("author") if entry is not None else None
+        person = author.get("id") if isinstance(author, dict) else None
+        return person if isinstance(person, str) else None
 
     async def _fail(self, entry: OutboxEntry, error: str) -> None:
         """Mark the entry failed for good, and keep that in the audit log for people."""
