@@ -33,6 +33,9 @@ from core.store_records import AuditRecord, QuarantineRecord
 __all__ = ["audit_line", "register"]
 
 _PLAIN = re.compile(r"^[\w.:@/+-]{1,200}$")
+# What JSON leaves as it is but a terminal acts on or hides: C1 controls, zero-width and
+# direction marks, line and paragraph separators (JSON escapes the C0 controls itself).
+_UNSEEN = re.compile("[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
 def register(subcommands: Any) -> None:
@@ -92,7 +95,7 @@ async def _read(
 def _write(records: list[AuditRecord] | list[QuarantineRecord], as_json: bool, out: TextIO) -> None:
     for record in records:
         if as_json:
-            out.write(orjson.dumps(asdict(record)).decode() + "\n")
+            out.write(_json(asdict(record)) + "\n")
         elif isinstance(record, AuditRecord):
             out.write(audit_line(record) + "\n")
         else:
@@ -107,10 +110,15 @@ def audit_line(record: AuditRecord) -> str:
 
 
 def _value(value: object) -> str:
-    if isinstance(value, str) and _PLAIN.match(value):
-        return value
-    return orjson.dumps(value).decode()
+    return value if isinstance(value, str) and _PLAIN.match(value) else _json(value)
 
 
 def _one_line(text: str) -> str:
-    return text if _PLAIN.match(text) else orjson.dumps(text).decode().strip('"')
+    return text if _PLAIN.match(text) else _json(text)[1:-1]
+
+
+def _json(value: object) -> str:
+    """`value` as JSON that shows the same in any terminal: every character a terminal would act
+    on or hide written as its `\\u` escape."""
+    text = orjson.dumps(value).decode()
+    return _UNSEEN.sub(lambda found: f"\\u{ord(found.group()):04x}", text)

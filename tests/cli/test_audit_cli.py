@@ -1,7 +1,7 @@
 """`c2a audit`: the newest audit records of a workspace's ledger, oldest first, a line each
-that no value can break or colour; an agent's alone; as JSON; the quarantine instead; from
-the workspace's schema on PostgreSQL; and a clear refusal, writing nothing, when there is no
-SQLite ledger yet."""
+that no value can break, colour or turn around; an agent's alone; as JSON; the quarantine
+instead; from the workspace's schema on PostgreSQL; and a clear refusal, writing nothing, when
+there is no SQLite ledger yet."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def ledger(data: Path) -> None:
             "lead", "chat_send_message", "ok", {"key": "k1", "text": "[5]"}, AT.format(1)
         )
         await store.audit("worker-1", "approval", "refused", {"why": "no\napprovers"}, AT.format(2))
-        await store.audit("lead", "command", "ok", {"said": "\x1b[31mred"}, AT.format(3))
+        await store.audit("lead", "command", "ok", {"said": "\x1b[31mred\u202e"}, AT.format(3))
         await store.quarantine("webchat", "not JSON:\n\x1b[2J", "{", AT.format(4))
         await store.close()
 
@@ -47,13 +47,13 @@ def test_the_newest_records_a_line_each(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["audit", str(LOCAL), "--data-dir", str(data), "--limit", "2"]) == 0
     assert capsys.readouterr().out.splitlines() == [
         f'{AT.format(2)}  worker-1  approval  refused  why="no\\napprovers"',
-        f'{AT.format(3)}  lead  command  ok  said="\\u001b[31mred"',
+        f'{AT.format(3)}  lead  command  ok  said="\\u001b[31mred\\u202e"',
     ]
     assert main(["audit", str(LOCAL), "--data-dir", str(data), "--agent", "lead", "--json"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["at"], r["what"], r["detail"]) for r in lines] == [
         (AT.format(1), "chat_send_message", {"key": "k1", "text": "[5]"}),
-        (AT.format(3), "command", {"said": "\x1b[31mred"}),
+        (AT.format(3), "command", {"said": "\x1b[31mred\u202e"}),
     ]
     assert main(["audit", str(LOCAL), "--data-dir", str(data), "--quarantine"]) == 0
     assert capsys.readouterr().out == f"{AT.format(4)}  webchat  not JSON:\\n\\u001b[2J\n"
