@@ -12,7 +12,11 @@ const state = {
   editing: null,          // id of the message being edited
   models: {},             // agent -> {model, where, state, since, log, detail, hint}
   asks: new Map(),        // message id -> {request, choices} of an open question
+  shown: 0,               // how many of the place's newest messages are drawn (SHOWN at first)
 };
+// Every change redraws the place, so only its newest messages are drawn, more on request: a
+// place with thousands kept a page busy for most of a second at each redraw of a streamed reply.
+const SHOWN = 300;
 const $ = (id) => document.getElementById(id);
 let socket = null;
 let lastTyping = 0;
@@ -93,6 +97,7 @@ function setUpRoster() {
     return li;
   }));
   if (!state.place) state.place = hello.channels[0];
+  state.shown = state.shown || SHOWN;
   drawPlaces();
 }
 
@@ -117,6 +122,7 @@ function drawPlaces() {
 function go(channel) {
   state.place = channel;
   state.thread = null;
+  state.shown = SHOWN;
   drawPlaces();
   draw();
 }
@@ -171,7 +177,9 @@ function draw() {
   $("place-name").textContent = placeName(state.place);
   const all = [...state.messages.values()];
   const top = all.filter((m) => m.channel === state.place && !m.thread);
-  fill($("messages"), top, all);
+  const earlier = Math.max(0, top.length - state.shown);
+  fill($("messages"), top.slice(earlier), all);
+  if (earlier) $("messages").prepend(showEarlier(earlier));
   const open = state.thread && state.messages.get(state.thread);
   $("thread").hidden = !open;
   if (open) {
@@ -179,6 +187,17 @@ function draw() {
     fill($("thread-messages"), [open, ...replies], all);
   }
   drawTyping();
+}
+
+function showEarlier(count) {
+  const li = document.createElement("li");
+  li.className = "earlier";
+  const more = Math.min(count, SHOWN);
+  li.append(button(`Show ${more} earlier messages (${count} not shown)`, () => {
+    state.shown += SHOWN;
+    draw();
+  }));
+  return li;
 }
 
 function fill(list, shown, all) {

@@ -1,12 +1,14 @@
-"""The Markdown models write, drawn by the web chat's page in real headless Chromium: fenced
-blocks and inline code as code, bold and italics, links to http(s) addresses; and nothing in a
-message ever drawn as HTML or followed as a `javascript:` link, nor a name inside a word read as
-emphasis."""
+"""What the web chat's page draws, in real headless Chromium: the Markdown models write
+(fenced blocks and inline code, bold and italics, links to http(s) addresses), and nothing in a
+message ever drawn as HTML or followed as a `javascript:` link, nor a name inside a word read
+as emphasis; no message that keeps the page drawing; and a long channel's newest messages,
+more on request."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from chromium import browser_fixture, wait  # noqa: F401 (the browser fixture)
 from live_webchat import drawn, running
@@ -107,5 +109,59 @@ def test_in_the_browser_no_message_can_keep_the_page_drawing(
             )
             slowest = await asyncio.to_thread(browser.execute_script, _TIME, hostile)
             assert slowest < 400  # milliseconds; each is a few here
+
+    asyncio.run(main())
+
+
+_DRAWN = """
+const list = document.querySelector('#messages');
+const earlier = list.querySelector('li.earlier button');
+return {
+  messages: list.querySelectorAll('li.msg').length,
+  earlier: earlier ? earlier.textContent : null,
+  last: [...list.querySelectorAll('li.msg .body')].pop()?.textContent,
+};
+"""
+
+
+def test_in_the_browser_a_long_channel_draws_its_newest_messages_and_more_on_request(
+    tmp_path: Path, browser: WebDriver
+) -> None:
+    """Every change redraws the place: with thousands of messages that kept the page busy for
+    most of a second at each redraw of a streamed reply. The newest 300 are drawn, and 300 more
+    at each press of the button above them."""
+
+    async def main() -> None:
+        async with running(tmp_path) as chat:
+            for n in range(650):
+                await chat.chat.say("ana", "ops", f"line {n}")
+            await asyncio.to_thread(browser.get, chat.chat.url)
+            await asyncio.to_thread(
+                wait, browser, "the page", lambda d: d.execute_script("return !!state.hello")
+            )
+            await asyncio.to_thread(browser.execute_script, "go('ops')")
+
+            def drawn(count: int) -> dict[str, Any]:
+                def test(driver: WebDriver) -> dict[str, Any] | None:
+                    found: dict[str, Any] = driver.execute_script(_DRAWN)
+                    return found if found["messages"] == count else None
+
+                return wait(browser, f"{count} messages drawn", test)
+
+            first = await asyncio.to_thread(drawn, 300)
+            assert first == {
+                "messages": 300,
+                "earlier": "Show 300 earlier messages (350 not shown)",
+                "last": "line 649",
+            }
+            await asyncio.to_thread(
+                browser.execute_script, "document.querySelector('li.earlier button').click()"
+            )
+            second = await asyncio.to_thread(drawn, 600)
+            assert second["earlier"] == "Show 50 earlier messages (50 not shown)"
+            await asyncio.to_thread(
+                browser.execute_script, "document.querySelector('li.earlier button').click()"
+            )
+            assert (await asyncio.to_thread(drawn, 650))["earlier"] is None
 
     asyncio.run(main())
