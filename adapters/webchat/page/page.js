@@ -2,6 +2,9 @@
 // Text is always inserted as text, never as HTML.
 "use strict";
 
+// Every change redraws the place, so only its newest messages are drawn, more on request: a
+// place with thousands kept a page busy for most of a second at each redraw of a streamed reply.
+const SHOWN = 300;
 const state = {
   hello: null,            // roster: humans, agents, roles, channels, dms
   messages: new Map(),    // id -> message
@@ -12,11 +15,8 @@ const state = {
   editing: null,          // id of the message being edited
   models: {},             // agent -> {model, where, state, since, log, detail, hint}
   asks: new Map(),        // message id -> {request, choices} of an open question
-  shown: 0,               // how many of the place's newest messages are drawn (SHOWN at first)
+  shown: SHOWN,           // how many of the place's newest messages are drawn
 };
-// Every change redraws the place, so only its newest messages are drawn, more on request: a
-// place with thousands kept a page busy for most of a second at each redraw of a streamed reply.
-const SHOWN = 300;
 const $ = (id) => document.getElementById(id);
 let socket = null;
 let lastTyping = 0;
@@ -97,7 +97,6 @@ function setUpRoster() {
     return li;
   }));
   if (!state.place) state.place = hello.channels[0];
-  state.shown = state.shown || SHOWN;
   drawPlaces();
 }
 
