@@ -183,16 +183,12 @@ _ASKS_THE_ROOM: Final = ASKS_THE_ROOM
 
 
 def _unanswered(chain: Chain, state: State) -> Chain | None:
-    """The run of fragments without the agents that have answered one of its messages: what
-    the person says after an answer is no fragment of the question (C2A merges fragments that
-    come before any answer), and continuity decides it as it decides any line. None when every
+    """The run of fragments without the agents that have answered its first message: what the
+    person says after an answer is no fragment of the question (C2A merges fragments that come
+    before any answer), and continuity decides it as it decides any line. None when every
     agent of the run has answered."""
-    answered: set[str] = set()
-    for key in chain.messages:
-        message = state.messages.get(key)
-        if message is not None:
-            answered |= message.answered
-    if not answered.intersection(chain.decisions):
+    root = state.messages.get(chain.root_message) if chain.root_message is not None else None
+    if root is None or not root.answered.intersection(chain.decisions):
         return chain
-    left = {a: d for a, d in chain.decisions.items() if a not in answered}
+    left = {a: d for a, d in chain.decisions.items() if a not in root.answered}
     return replace(chain, decisions=left) if left else None

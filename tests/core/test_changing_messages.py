@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-import pytest
 from builders import (
     HUMAN,
     LEAD,
@@ -279,13 +277,10 @@ def test_fragments_after_a_mention_continue_it() -> None:
     )
 
 
-@pytest.mark.parametrize("answering", ["the turn", "the last fragment"])
-def test_once_an_agent_has_answered_what_the_person_says_next_is_no_fragment_of_it(
-    answering: str,
-) -> None:
-    """C2A merges the fragments that come before an answer. After the lead's answer (to the
-    turn, or to its last fragment alone), ana's next line within the merge window is no part
-    of the question it answered: continuity decides it, not `continuation` (`must_respond`)."""
+def test_once_an_agent_has_answered_what_the_person_says_next_is_no_fragment_of_it() -> None:
+    """C2A merges the fragments that come before an answer. After the lead's answer, ana's
+    next line within the merge window is no part of the question it answered: continuity
+    decides it (her partner's line: `may_respond`), not `continuation` (`must_respond`)."""
 
     async def scenario() -> None:
         engine, store, clock = await seated()
@@ -296,8 +291,8 @@ def test_once_an_agent_has_answered_what_the_person_says_next_is_no_fragment_of_
             await engine.ingest(event)
         port = EnginePort(engine, "lead")
         answer = await port.final_reply([asked.event_id, more.event_id], "The logs are clean.")
-        assert answer is not None and answer.also_answers == (asked.event_id,)
-        await port.send(answer if answering == "the turn" else replace(answer, also_answers=()))
+        assert answer is not None
+        await port.send(answer)
         clock.advance(timedelta(seconds=10))
         later = normalise(slack_body(slack_message(ts(12), "hey, lunch at noon?")))
         assert later is not None
