@@ -6,7 +6,7 @@ run of fragments, the thread, the agents named or likely meant), and its intents
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
@@ -98,8 +98,6 @@ class Context:
             > timedelta(milliseconds=workspace.settings.merge_window_ms)
         ):
             chain = None
-        if chain is not None:
-            chain = _unanswered(chain, state)
         thread = state.thread(event)
         text = event.text if event.kind is _MESSAGE or event.kind is _EDIT else None
         author_agent = workspace.agent_for(event.platform, event.author.id)
@@ -180,15 +178,3 @@ def _unclaimed(offered: Mapping[str, Cue], kept: Mapping[str, Cue]) -> bool:
 # A message that asks the room ("lunch anyone?", "who is around?") is nobody's fragment: it
 # never continues the same person's earlier mention.
 _ASKS_THE_ROOM: Final = ASKS_THE_ROOM
-
-
-def _unanswered(chain: Chain, state: State) -> Chain | None:
-    """The run of fragments without the agents that have answered its first message: what the
-    person says after an answer is no fragment of the question (C2A merges fragments that come
-    before any answer), and continuity decides it as it decides any line. None when every
-    agent of the run has answered."""
-    root = state.messages.get(chain.root_message) if chain.root_message is not None else None
-    if root is None or not root.answered.intersection(chain.decisions):
-        return chain
-    left = {a: d for a, d in chain.decisions.items() if a not in root.answered}
-    return replace(chain, decisions=left) if left else None

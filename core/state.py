@@ -329,8 +329,7 @@ class State:
         }
         chain = self.chains.get(key)
         if directed and not any(d.continues for d in directed.values()):
-            chain = Chain(event.event_id, event.created_at, directed, message_of(event))
-            self.chains.hold(key, chain)
+            self.chains.hold(key, Chain(event.event_id, event.created_at, directed))
         elif chain is None and not directed:
             return
         elif not directed and event.mentions:

@@ -94,13 +94,11 @@ def root_thread(root: MessageRecord) -> ThreadRecord:
 
 @dataclass(slots=True)
 class Chain:
-    """A person's run of fragments after a message directed at some agents (`root`, the event;
-    `root_message`, the key of its message)."""
+    """A person's run of fragments after a message directed at some agents."""
 
     root: str
     started: datetime
     decisions: dict[str, Decision]
-    root_message: str | None = None
 
 
 @dataclass(slots=True)

@@ -277,38 +277,6 @@ def test_fragments_after_a_mention_continue_it() -> None:
     )
 
 
-def test_once_an_agent_has_answered_what_the_person_says_next_is_no_fragment_of_it() -> None:
-    """C2A merges the fragments that come before an answer. After the lead's answer, ana's
-    next line within the merge window is no part of the question it answered: continuity
-    decides it (her partner's line: `may_respond`), not `continuation` (`must_respond`)."""
-
-    async def scenario() -> None:
-        engine, store, clock = await seated()
-        asked = normalise(slack_body(slack_message(ts(1), f"<@{LEAD}> can you")))
-        more = normalise(slack_body(slack_message(ts(3), "check the deploy logs")))
-        assert asked is not None and more is not None
-        for event in (asked, more):
-            await engine.ingest(event)
-        port = EnginePort(engine, "lead")
-        answer = await port.final_reply([asked.event_id, more.event_id], "The logs are clean.")
-        assert answer is not None
-        await port.send(answer)
-        clock.advance(timedelta(seconds=10))
-        later = normalise(slack_body(slack_message(ts(12), "hey, lunch at noon?")))
-        assert later is not None
-        outcome = await engine.ingest(later)
-        (lead,) = [
-            e.decision
-            for e in outcome.emissions
-            if isinstance(e, Delivery) and e.decision.agent == "lead"
-        ]
-        assert lead.reason != "continuation" and lead.continues is None
-        assert lead.policy.value != "must_respond"
-        await store.close()
-
-    asyncio.run(scenario())
-
-
 def test_a_fragment_after_the_merge_window_is_not_a_continuation() -> None:
     lines = joined() + [say(1, f"<@{LEAD}> can you"), say(45, "anyway, lunch?")]
     records, _, _ = run(lines)
