@@ -14,7 +14,7 @@ from typing import Final
 
 from core.attention_context import Context
 from core.closings import is_closing
-from core.continuity import ROOM_STATEMENT, Cue
+from core.continuity import PARTNER, ROOM_STATEMENT, Cue
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
 from core.intent import Intent
@@ -130,6 +130,11 @@ def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
             # "thanks!" after a question is not more of the question: it is a thanks to the
             # agent the question was for.
             return _directed(event, agent, "continuation", ctx)
+        if agent in ctx.chain_answered:
+            # C2A merges the fragments that come before an answer: after the agent's answer,
+            # the person's next line is its partner's, which it may take up, not more of the
+            # question it must answer (an unrelated line right after an answer was answered).
+            return _plain(event, agent, TO_ME_LIKELY, MAY, BUFFERED, PARTNER)
         inherited = chain.decisions[agent]
         return Assessment(
             replace(inherited, event_id=event.event_id, reason="continuation", continues=chain.root)

@@ -50,6 +50,7 @@ class Context:
     reply_author: Final[str | None] = None
     roles_named: Final[tuple[str, ...]] = ()
     chain: Final[Chain | None] = None
+    chain_answered: Final[frozenset[str]] = frozenset()  # agents that answered the run already
     thread: Final[ThreadRecord | None] = None
     thread_holder: Final[str | None] = None
     channel: Final[ChannelConfig] = field(default_factory=ChannelConfig)
@@ -144,6 +145,7 @@ class Context:
             if event.mentions.roles
             else (),
             chain=chain,
+            chain_answered=_answered(chain, state) if chain is not None else frozenset(),
             thread=thread,
             thread_holder=state.claim_holder(conversation.key, now) if thread else None,
             channel=channel,
@@ -178,3 +180,13 @@ def _unclaimed(offered: Mapping[str, Cue], kept: Mapping[str, Cue]) -> bool:
 # A message that asks the room ("lunch anyone?", "who is around?") is nobody's fragment: it
 # never continues the same person's earlier mention.
 _ASKS_THE_ROOM: Final = ASKS_THE_ROOM
+
+
+def _answered(chain: Chain, state: State) -> frozenset[str]:
+    """The agents of a run of fragments that have answered one of its messages."""
+    answered: set[str] = set()
+    for key in chain.messages:
+        message = state.messages.get(key)
+        if message is not None:
+            answered |= message.answered
+    return frozenset(answered.intersection(chain.decisions))

@@ -49,6 +49,7 @@ __all__ = [
     "ASKS_THE_ROOM",
     "COMMAND",
     "CONVERSATIONS_HELD",
+    "PARTNER",
     "ROOM_QUESTION",
     "ROOM_STATEMENT",
     "SCORED",

@@ -328,13 +328,17 @@ class State:
             and d.mode not in _NO_FRAGMENTS
         }
         chain = self.chains.get(key)
+        message = message_of(event)
         if directed and not any(d.continues for d in directed.values()):
-            self.chains.hold(key, Chain(event.event_id, event.created_at, directed))
-        elif chain is None and not directed:
+            messages = [message] if message is not None else []
+            self.chains.hold(key, Chain(event.event_id, event.created_at, directed, messages))
+        elif chain is None:
             return
         elif not directed and event.mentions:
             # Addressing someone else ends the run of fragments.
             self.chains.pop(key, None)
+        elif message is not None and any(d.continues == chain.root for d in directed.values()):
+            chain.messages.append(message)
 
     def _apply_edit(self, event: ChatEvent, decisions: list[Decision]) -> MessageRecord | None:
         """Fold an edit in; returns the record of the message it edits, if held."""

@@ -94,11 +94,13 @@ def root_thread(root: MessageRecord) -> ThreadRecord:
 
 @dataclass(slots=True)
 class Chain:
-    """A person's run of fragments after a message directed at some agents."""
+    """A person's run of fragments after a message directed at some agents (`root`, the event;
+    `messages`, the keys of its messages, the first's and each fragment's)."""
 
     root: str
     started: datetime
     decisions: dict[str, Decision]
+    messages: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from builders import (
     HUMAN,
     LEAD,
@@ -275,6 +277,49 @@ def test_fragments_after_a_mention_continue_it() -> None:
         "must_not_respond",
         "tool_mailbox",
     )
+
+
+@pytest.mark.parametrize("answering", ["the turn", "the last fragment"])
+def test_once_an_agent_has_answered_the_person_s_next_line_is_a_follow_up_it_may_take(
+    answering: str,
+) -> None:
+    """C2A merges the fragments that come before an answer. After the lead's answer (to the
+    turn, or to its last fragment alone), ana's next line within the merge window is no part of
+    the question it had to answer: her partner's line, which it may take up; a thanks is still
+    a thanks to it."""
+
+    async def scenario() -> None:
+        engine, store, clock = await seated()
+        asked = normalise(slack_body(slack_message(ts(1), f"<@{LEAD}> can you")))
+        more = normalise(slack_body(slack_message(ts(3), "check the deploy logs")))
+        assert asked is not None and more is not None
+        for event in (asked, more):
+            await engine.ingest(event)
+        port = EnginePort(engine, "lead")
+        answer = await port.final_reply([asked.event_id, more.event_id], "The logs are clean.")
+        assert answer is not None and answer.also_answers == (asked.event_id,)
+        await port.send(answer if answering == "the turn" else replace(answer, also_answers=()))
+        decided = []
+        for second, text in ((12, "hey, lunch at noon?"), (14, "thanks!")):
+            clock.advance(timedelta(seconds=2))
+            event = normalise(slack_body(slack_message(ts(second), text)))
+            assert event is not None
+            outcome = await engine.ingest(event)
+            (lead,) = [
+                e.decision
+                for e in outcome.emissions
+                if isinstance(e, Delivery) and e.decision.agent == "lead"
+            ]
+            decided.append(
+                (lead.directedness.value, lead.policy.value, lead.reason, lead.continues)
+            )
+        assert decided == [
+            ("to_me_likely", "may_respond", "conversation_partner", None),
+            ("to_me", "ack_only", "thanks", None),
+        ]
+        await store.close()
+
+    asyncio.run(scenario())
 
 
 def test_a_fragment_after_the_merge_window_is_not_a_continuation() -> None:
