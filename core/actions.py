@@ -47,6 +47,7 @@ __all__ = [
     "Unreact",
     "Visibility",
     "Working",
+    "private_person",
     "reaction_key",
     "redacted",
     "user_ids",
@@ -60,6 +61,13 @@ def user_ids(recipients: Iterable[str]) -> tuple[str, ...]:
     """The platform ids of the `user:` recipients among `recipients`, in order: whom a DM or
     an ephemeral post is for."""
     return tuple(r.partition(":")[2] for r in recipients if r.startswith("user:"))
+
+
+def private_person(recipients: Iterable[str], asker: str | None) -> str | None:
+    """Whom a private post is for: its first `user:` recipient, else the author of the message
+    it answers (`asker`); None when it names neither."""
+    users = user_ids(recipients)
+    return users[0] if users else asker
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from core.actions import user_ids
+from core.actions import private_person, user_ids
 from core.agent_port import Outgoing
 from core.decision import Directedness, Disposition, Policy
 from core.errors import ToolError
@@ -178,7 +178,7 @@ def check_audience(message: Outgoing, in_dm: bool, asker: str | None) -> str | N
             f"refused: a {message.visibility} answer to {message.in_reply_to} goes to its "
             f"author, user:{asker}, not to user:{users[0]}"
         )
-    return users[0] if users else asker
+    return private_person(message.recipients, asker)
 
 
 def check_text(text: str) -> None:

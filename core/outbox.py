@@ -30,11 +30,11 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from core.action_records import from_record
-from core.actions import Action, Post, user_ids
+from core.actions import Action, Post, private_person
 from core.clock import Clock, format_time
 from core.errors import PermanentSendError, StoreError, TransientSendError
 from core.postgres.outage import during_outage
-from core.store import OutboxEntry, Store
+from core.store import OutboxEntry, Store, entry_of
 
 __all__ = ["Outbox", "QueueBell", "Sender"]
 
@@ -199,15 +199,14 @@ class Outbox:
             return action
         if action.visibility not in ("dm", "ephemeral"):
             return action
-        users = user_ids(action.mentions)
-        person = users[0] if users else await self._author_of(action.in_reply_to)
+        # The ledger is read only when no `user:` recipient names the person.
+        person = private_person(action.mentions, None) or await self._author_of(action.in_reply_to)
         return replace(action, person=person)
 
     async def _author_of(self, event_id: str | None) -> str | None:
         """Who wrote the ledger's event `event_id`; None when it is not there or names nobody
         (the post then fails at its sender, saying so, and nothing else waits on it)."""
-        seq = await self.store.sequence_of(event_id) if event_id is not None else None
-        entry = await self.store.entry(seq) if seq is not None else None
+        entry = await entry_of(self.store, event_id) if event_id is not None else None
         author = entry.data.get("author") if entry is not None else None
         person = author.get("id") if isinstance(author, dict) else None
         return person if isinstance(person, str) else None
