@@ -160,12 +160,11 @@ def test_an_agent_s_own_option_ids_never_reach_a_button(
         ):
             event_id = await mention_of_lead(bed, fake)
             turn = asyncio.create_task(loop.run(await turn_of(bed.engine, event_id)))
-            choices = buttons(await asked(fake))
+            message = await asked(fake)
+            choices = buttons(message)
             assert all(len(b["custom_id"]) <= 100 for b in choices.values())
             assert not any(prefix in b["custom_id"] for b in choices.values())
-            await fake.interactions.press(
-                (await asked(fake))["id"], choices["Allow once"]["custom_id"], ANA
-            )
+            await fake.interactions.press(message["id"], choices["Allow once"]["custom_id"], ANA)
             assert (await turn).status == "completed"
         chosen = [r["outcome"] for r in bed.records("permission")]
         assert chosen == [{"outcome": "selected", "optionId": f"{prefix}yes"}]
