@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 import orjson
 
+from c2a.cli_args import add_manifest
 from c2a.platforms import load_workspace
 from core.errors import ManifestError
 from core.store_choice import open_store, store_url
@@ -43,7 +44,7 @@ def register(subcommands: Any) -> None:
     audit = subcommands.add_parser(
         "audit", help="print what the agents did (the audit log), or the input kept in quarantine"
     )
-    audit.add_argument("manifest", help="workspace manifest (YAML), as `c2a run` is given it")
+    add_manifest(audit, "workspace manifest (YAML), as `c2a run` is given it")
     audit.add_argument(
         "--data-dir", default=".c2a", help="where `c2a run` keeps the SQLite ledger (.c2a)"
     )

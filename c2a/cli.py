@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from c2a import audit_cli, discord_cli, init_cli, slack_cli
+from c2a.cli_args import add_manifest
 from c2a.ledger_lock import LedgerLock
 from c2a.logs import configure_logging
 from c2a.platforms import load_workspace
@@ -52,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     check = commands.add_parser("check", help="validate a workspace manifest and say what it means")
-    check.add_argument("manifest", help="workspace manifest (YAML)")
+    add_manifest(check)
     check.set_defaults(run=_check)
 
     rep = commands.add_parser(

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from adapters.discord.clients import use_endpoints
 from adapters.discord.commands import register_commands
 from adapters.discord.manifest import DiscordAgent, DiscordWorkspace
+from c2a.cli_args import add_manifest
 from c2a.platforms import load_workspace
 from core.errors import ManifestError
 from core.manifest import Workspace
@@ -128,7 +129,7 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     invite.add_argument("--agent", "-a", required=True, help="agent id from the manifest")
     # Required: an example's placeholder ids would make an invite for nobody's application.
-    invite.add_argument("--manifest", "-m", required=True, help="your workspace manifest (YAML)")
+    add_manifest(invite, "your workspace manifest (YAML)")
     invite.set_defaults(run=_invite)
 
 

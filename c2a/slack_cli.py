@@ -18,6 +18,7 @@ import yaml
 from adapters.slack.live import EVENTS_PATH
 from adapters.slack.manifest import SlackAgent, SlackWorkspace
 from adapters.slack.webapi import verify
+from c2a.cli_args import add_manifest
 from c2a.platforms import load_workspace
 from core.errors import ManifestError
 from core.manifest import AGENT_ID
@@ -50,15 +51,15 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help=f"the host's public base URL for --http (default {REQUEST_URL_PLACEHOLDER}, "
         "a placeholder)",
     )
-    manifest.add_argument(
-        "--manifest", "-m", help="workspace manifest: check the agent exists, name its variables"
+    add_manifest(
+        manifest, "workspace manifest: check the agent exists, name its variables", required=False
     )
     manifest.set_defaults(run=_manifest)
 
     check = commands.add_parser(
         "verify", help="check every agent's bot token with auth.test against the manifest"
     )
-    check.add_argument("--manifest", "-m", required=True, help="workspace manifest (YAML)")
+    add_manifest(check)
     check.set_defaults(run=_verify)
 
 

@@ -26,6 +26,44 @@ def test_check_prints_what_the_manifest_means(capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.parametrize(
+    "words",
+    [
+        ["check", "{m}"],
+        ["check", "--manifest", "{m}"],
+        ["discord", "invite", "--agent", "lead", "{m}"],
+        ["discord", "invite", "--agent", "lead", "-m", "{m}"],
+        ["slack", "manifest", "{m}", "--agent", "lead"],
+        ["slack", "manifest", "--agent", "lead", "--manifest", "{m}"],
+    ],
+)
+def test_a_command_takes_its_manifest_as_c2a_run_does_or_named(
+    words: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`c2a init` says `c2a check X, then c2a run X`; the other commands reading a manifest take
+    it the same way, and as `--manifest X` as before."""
+    monkeypatch.delenv("DISCORD_LEAD_TOKEN", raising=False)  # no /c2a to register
+    assert main([w.format(m=LOCAL) for w in words]) == 0
+    assert capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (["slack", "verify"], "one of the arguments MANIFEST --manifest/-m is required"),
+        (["check", "a.yaml", "-m", "b.yaml"], "argument --manifest/-m: not allowed with"),
+        (["discord", "invite", "--agent", "lead"], "one of the arguments MANIFEST"),
+    ],
+)
+def test_a_manifest_named_twice_or_never_is_a_usage_error(
+    words: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(words)
+    assert exited.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         (

@@ -126,7 +126,7 @@ def test_invite_needs_the_manifest_never_an_examples_placeholder_ids(
     with pytest.raises(SystemExit) as refused:
         run(["discord", "invite", "--agent", "lead"])
     assert refused.value.code == 2
-    assert "the following arguments are required: --manifest" in capsys.readouterr().err
+    assert "one of the arguments MANIFEST --manifest/-m is required" in capsys.readouterr().err
 
 
 def test_invite_says_which_key_to_add_when_the_application_id_is_missing(
