@@ -12,7 +12,9 @@ memory (`VmRSS`) after the imports, after the start and after the new messages, 
 overdue deliveries, a first digest, an outbox drain, the `/metrics` gauges), with the indexes
 of migration 3 and again with them dropped, as the ledger was before it. `--top N` traces the
 start with tracemalloc (several times slower) and prints the N lines that hold the most
-memory. The target (issue 17): under 150 MB. Asserts nothing.
+memory. The target (issue 17): under 150 MB. Then the host stops cleanly, saving the
+engine's memory (`core.memory_snapshot`), and a second fresh process starts over the same
+ledger from that snapshot: its start time and memory are printed too. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -116,8 +118,27 @@ async def _measure(path: Path, conversations: int, more: int, top: int) -> dict[
             store.db.execute(f"DROP INDEX {index}")
         figures["readsUnindexed"] = await repeated_reads(store)
     finally:
-        await host.close()
+        began = time.perf_counter()
+        await host.close()  # which saves the memory's snapshot for the next start
+        figures["closeSeconds"] = time.perf_counter() - began
     figures["more"] = more
+    return figures
+
+
+async def _restart(path: Path) -> dict[str, Any]:
+    """A start after the clean stop of `_measure`: the memory's snapshot read back."""
+
+    async def sink(emissions: list[Emission]) -> None:
+        return None
+
+    figures: dict[str, Any] = {"importedMB": memory_mb()[0]}
+    host = Host(local_workspace(), SQLiteStore(str(path)), SystemClock(), sink)
+    began = time.perf_counter()
+    await host.start()
+    figures["startSeconds"] = time.perf_counter() - began
+    figures["startedMB"] = memory_mb()[0]
+    figures["folded"] = host.engine.folded
+    await host.close()
     return figures
 
 
@@ -158,10 +179,14 @@ async def repeated_reads(store: SQLiteStore) -> dict[str, float]:
     return figures
 
 
-def measure(path: Path, conversations: int, more: int, top: int = 0) -> dict[str, Any]:
-    """Start a host over the ledger at `path` in a fresh process and return its figures."""
+def measure(
+    path: Path, conversations: int, more: int, top: int = 0, restart: bool = False
+) -> dict[str, Any]:
+    """Start a host over the ledger at `path` in a fresh process and return its figures; with
+    `restart`, only the start (after a clean stop: from the memory's snapshot)."""
     command = [sys.executable, __file__, "--measure", str(path)]
     command += ["--conversations", str(conversations), "--more", str(more), "--top", str(top)]
+    command += ["--restart"] if restart else []
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"the measuring process failed:\n{done.stderr[-2000:]}")
@@ -172,6 +197,7 @@ def measure(path: Path, conversations: int, more: int, top: int = 0) -> dict[str
 def report(rows: int, conversations: int, build_seconds: float, figures: dict[str, Any]) -> str:
     """The printed lines of one run."""
     met = "met" if figures["afterMB"] < TARGET_MB else "missed"
+    again = figures["again"]
     lines = [
         f"ledger: {rows:,} rows in {conversations:,} conversations, built in {build_seconds:.1f} s",
         f"start (Engine.rebuild folds {figures['folded']:,} rows): {figures['startSeconds']:.1f} s",
@@ -180,6 +206,9 @@ def report(rows: int, conversations: int, build_seconds: float, figures: dict[st
         f"({figures['moreSeconds']:.1f} s) {figures['afterMB']:.1f} MB, peak "
         f"{figures['peakMB']:.1f} MB",
         f"target: RSS under {TARGET_MB:.0f} MB: {met}",
+        f"the clean stop (the memory's snapshot saved): {figures['closeSeconds']:.1f} s",
+        f"the start after it (the snapshot read back, {again['folded']:,} rows held): "
+        f"{again['startSeconds']:.1f} s, RSS after it {again['startedMB']:.1f} MB",
         "a running host's repeated reads, ms with the indexes of migration 3 / without: "
         + ", ".join(
             f"{name} {figures['reads'][name]:.2f} / {figures['readsUnindexed'][name]:.2f}"
@@ -196,9 +225,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--more", type=int, default=3000, help="new messages after the start")
     parser.add_argument("--top", type=int, default=0, help="trace the start, print N lines")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--restart", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.measure is not None:
-        figures = asyncio.run(_measure(args.measure, args.conversations, args.more, args.top))
+        if args.restart:
+            figures = asyncio.run(_restart(args.measure))
+        else:
+            figures = asyncio.run(_measure(args.measure, args.conversations, args.more, args.top))
         print(json.dumps(figures))
         return 0
     load = os.getloadavg()
@@ -209,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         built = build(path, args.rows, args.conversations)
         build_seconds = time.perf_counter() - began
         figures = measure(path, args.conversations, args.more, args.top)
+        figures["again"] = measure(path, args.conversations, 0, restart=True)
     print(report(built.events, built.conversations, build_seconds, figures))
     return 0
 

@@ -78,6 +78,7 @@ class Host:
         self.clock = clock
         self.sink = sink
         self._writer = asyncio.Lock()
+        self._started = False
         self._commits = GroupCommit(
             self.engine.transaction,
             self._writer,
@@ -88,10 +89,20 @@ class Host:
 
     async def start(self) -> None:
         await self.store.open()
-        await self.engine.rebuild()
+        await self.engine.start()
+        self._started = True
 
     async def close(self) -> None:
+        """Stop: what is being committed is, the memory of a host that started is saved for the
+        next start (unless the store fails: then that start folds the ledger), and the store
+        closes."""
         await self._commits.drain()
+        async with self._writer:
+            try:
+                if self._started:
+                    await self.engine.save_snapshot()
+            except Exception as exc:  # the next start folds the whole ledger, as it always did
+                log.warning("the memory is not saved for the next start: %s", exc)
         await self.store.close()
 
     async def receive(

@@ -54,6 +54,7 @@ from core.handover import while_down
 from core.intent import IntentClassifier, rules_for
 from core.ledger_fold import few_collections, fold_ledger
 from core.manifest import Workspace
+from core.memory_snapshot import readable, snapshot_of
 from core.redact import Redactor
 from core.signals import GlyphMap
 from core.state import State
@@ -123,6 +124,33 @@ class Engine:
             count, folded = await self._fold(state, 0)
         self.state, self.folded, self.copies, self._stale = state, folded, DecidedCopies(), False
         return count
+
+    async def start(self) -> int:
+        """The memory at a start: the snapshot the last clean stop saved, with the records after
+        it folded in (`core.memory_snapshot`), else the whole ledger folded (`rebuild`);
+        returns the events folded."""
+        async with self.store.transaction():
+            snapshot = await self.store.take_snapshot()
+        saved = None if snapshot is None else readable(snapshot, self.workspace)
+        if snapshot is None or saved is None:
+            return await self.rebuild()
+        state, self.followup.digested = saved
+        with few_collections():
+            count, folded = await self._fold(state, snapshot.seq)
+        self.state, self.folded, self.copies, self._stale = state, folded, DecidedCopies(), False
+        return count
+
+    async def save_snapshot(self) -> bool:
+        """Save the memory for the next start (`start`): at a clean stop, once nothing else
+        writes. False, and nothing saved, when the memory may not match the ledger. Taken in
+        the transaction that saves it: a transaction open meanwhile is joined, and should it
+        roll back what the memory already holds, nothing is saved either."""
+        async with self.store.transaction():
+            if self._stale:
+                return False
+            snapshot = snapshot_of(self.state, self.followup.digested, self.folded)
+            await self.store.save_snapshot(snapshot)
+        return True
 
     async def catch_up(self) -> int:
         """Where other processes write the ledger too (`Store.shared`), fold in the events they

@@ -90,13 +90,13 @@ class FollowUp:
     queue: Queue
     event: FindEvent
     # Per agent: when its last digest was made (None: read back from the ledger) and the
-    # sequence number it went up to.
-    _digested: dict[str, tuple[datetime | None, int]] = field(default_factory=dict, init=False)
+    # sequence number it went up to; kept in the memory's snapshot (`core.memory_snapshot`).
+    digested: dict[str, tuple[datetime | None, int]] = field(default_factory=dict, init=False)
 
     def note_digest(self, entry: LedgerEntry) -> None:
         """A digest record read back from the ledger: its agent's items are summarised."""
         agent = entry.data["event_id"].split(":")[1]
-        self._digested[agent] = (None, entry.seq)
+        self.digested[agent] = (None, entry.seq)
 
     async def sweep(self) -> list[Emission]:
         """Chase `must_respond` events nobody answered by their deadline: the responsible
@@ -129,11 +129,11 @@ class FollowUp:
         period = timedelta(milliseconds=self.workspace.settings.digest_period_ms)
         emissions: list[Emission] = []
         for agent in self.workspace.agent_ids:
-            since, through = self._digested.get(agent, (None, 0))
+            since, through = self.digested.get(agent, (None, 0))
             if since is not None and now - since < period:
                 continue
             rows = await self.store.seen_by(agent, after_seq=through, mode="digest", limit=1000)
-            self._digested[agent] = (now, max([through, *(e.seq for e, _ in rows)]))
+            self.digested[agent] = (now, max([through, *(e.seq for e, _ in rows)]))
             by_place: dict[str, list[tuple[LedgerEntry, StoredDelivery]]] = {}
             for entry, delivery in rows:
                 by_place.setdefault(entry.data["conversation"]["id"], []).append((entry, delivery))

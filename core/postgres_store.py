@@ -6,9 +6,9 @@ server and of the machine). docs/deploy.md says how to point c2a at a server, wh
 and how migrations run.
 
 Each responsibility lives in its own module of `core.postgres` (connection and schema, ledger,
-deliveries, claims, outbox, audit, gateway sessions, leases); this class only puts them
-together. It is imported only when a store URL names PostgreSQL (`core.store_choice`), so
-psycopg is needed only then.
+deliveries, claims, outbox, audit, gateway sessions, leases, the memory's snapshot); this class
+only puts them together. It is imported only when a store URL names PostgreSQL
+(`core.store_choice`), so psycopg is needed only then.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from core.postgres.gateway import PostgresGatewaySessions
 from core.postgres.leases import PostgresLeases
 from core.postgres.ledger import PostgresLedger
 from core.postgres.outbox import PostgresOutbox
+from core.postgres.snapshots import PostgresSnapshots
 
 __all__ = ["PostgresStore"]
 
@@ -32,6 +33,7 @@ class PostgresStore(
     PostgresAuditLog,
     PostgresGatewaySessions,
     PostgresLeases,
+    PostgresSnapshots,
 ):
     """The `Store` on PostgreSQL. `url` is a libpq connection string; `schema`, when given,
     is the PostgreSQL schema that holds this ledger's tables (made if missing)."""

@@ -40,6 +40,7 @@ from core.state_records import (
     kept_decision,
     message_key,
     message_of,
+    owned,
     root_thread,
 )
 
@@ -79,7 +80,7 @@ def _shipped_scorer() -> Scorer | None:
 
 def _threads(limit: int) -> Recent[str, ThreadRecord]:
     """The threads the state remembers: `limit` of them, and every thread an agent owns."""
-    return Recent(limit, spare=lambda record: record.owner is not None)
+    return Recent(limit, spare=owned)
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ __all__ = [
     "kept_decision",
     "message_key",
     "message_of",
+    "owned",
     "root_thread",
 ]
 
@@ -83,6 +84,11 @@ class ThreadRecord:
     owner: str | None = None
     participants: set[str] = field(default_factory=set)
     agents: set[str] = field(default_factory=set)
+
+
+def owned(thread: ThreadRecord) -> bool:
+    """Whether an agent owns the thread (one the state never forgets)."""
+    return thread.owner is not None
 
 
 def root_thread(root: MessageRecord) -> ThreadRecord:

@@ -2,11 +2,11 @@
 
 One Protocol per responsibility, each implementable on its own: `Ledger` (events and who
 received them), `Deliveries` (per-agent decisions and how they ended), `Claims`, `OutboxStore`
-(outbound actions by idempotency key), `AuditLog` (audit, escalations, quarantine) and
-`GatewaySessions`, and `Leases` (which process holds what, when several share one
-database). `Store` is all of them on one database, with `open`, `close` and
-`transaction`. Code that needs one responsibility takes the small Protocol. The records the
-parts take and return are `core.store_records`, named here too.
+(outbound actions by idempotency key), `AuditLog` (audit, escalations, quarantine),
+`GatewaySessions`, `Leases` (which process holds what, when several share one database) and
+`Snapshots` (the engine's memory saved at a clean stop). `Store` is all of them on one
+database, with `open`, `close` and `transaction`. Code that needs one responsibility takes the
+small Protocol. The records the parts take and return are `core.store_records`, named here too.
 
 What every part guarantees: reads see the caller's own writes, also inside an open
 transaction; whatever a part writes inside `Store.transaction()` becomes durable together with
@@ -31,6 +31,7 @@ from core.store_records import (
     OutboxEntry,
     QuarantineRecord,
     SeenWhere,
+    Snapshot,
     StoredDelivery,
 )
 
@@ -51,6 +52,8 @@ __all__ = [
     "OutboxStore",
     "QuarantineRecord",
     "SeenWhere",
+    "Snapshot",
+    "Snapshots",
     "Store",
     "StoredDelivery",
     "entry_of",
@@ -351,7 +354,30 @@ class Leases(Protocol):
         ...
 
 
-class Store(Ledger, Deliveries, Claims, OutboxStore, AuditLog, GatewaySessions, Leases, Protocol):
+class Snapshots(Protocol):
+    """The engine's memory saved at a clean stop (`core.memory_snapshot`): at most one is kept,
+    and it is read once."""
+
+    async def save_snapshot(self, snapshot: Snapshot) -> None:
+        """Keep `snapshot` in place of any kept before."""
+        ...
+
+    async def take_snapshot(self) -> Snapshot | None:
+        """The snapshot kept, if any; it is kept no longer, whether or not the taker can use it."""
+        ...
+
+
+class Store(
+    Ledger,
+    Deliveries,
+    Claims,
+    OutboxStore,
+    AuditLog,
+    GatewaySessions,
+    Leases,
+    Snapshots,
+    Protocol,
+):
     """The durable ledger: every part above on one database, opened and closed together, with
     one transaction across them (an event, its receipts, decisions, claims and outbound actions
     commit together)."""

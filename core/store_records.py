@@ -22,6 +22,7 @@ __all__ = [
     "OutboxEntry",
     "QuarantineRecord",
     "SeenWhere",
+    "Snapshot",
     "StoredDelivery",
 ]
 
@@ -156,3 +157,13 @@ class QuarantineRecord:
     at: str
     source: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The engine's memory as it stood after ledger record `seq`, written by code of `version`
+    (`core.memory_snapshot` says what it holds and when it is used)."""
+
+    seq: int
+    version: str
+    data: bytes

@@ -144,8 +144,19 @@ CREATE INDEX deliveries_digest ON deliveries (agent, seq) WHERE mode = 'digest';
 CREATE INDEX claims_live ON claims (expires_at);
 """
 
+# The engine's memory saved at a clean stop (`core.memory_snapshot`), one row at the most.
+_SNAPSHOT = """
+CREATE TABLE memory_snapshot (
+    id integer PRIMARY KEY CHECK (id = 1),
+    seq bigint NOT NULL,  -- the last ledger record the memory holds
+    version text NOT NULL,
+    data bytea NOT NULL
+);
+"""
+
 MIGRATIONS = (
     Migration(1, "the ledger's tables", _TABLES),
     Migration(2, "leases, and who takes an outbox row", _LEASES),
     Migration(3, "indexes for what a running host reads again", _REREAD),
+    Migration(4, "the memory saved at a clean stop", _SNAPSHOT),
 )

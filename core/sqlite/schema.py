@@ -139,8 +139,19 @@ CREATE INDEX IF NOT EXISTS deliveries_open ON deliveries (seq)
 CREATE INDEX IF NOT EXISTS deliveries_digest ON deliveries (agent, seq) WHERE mode = 'digest';
 """
 
+# The engine's memory saved at a clean stop (`core.memory_snapshot`), one row at the most.
+_SNAPSHOT = """
+CREATE TABLE IF NOT EXISTS memory_snapshot (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq INTEGER NOT NULL,  -- the last ledger record the memory holds
+    version TEXT NOT NULL,
+    data BLOB NOT NULL
+);
+"""
+
 MIGRATIONS = (
     Migration(1, "the ledger's tables", _TABLES),
     Migration(2, "leases", _LEASES),
     Migration(3, "indexes for what a running host reads again", _REREAD),
+    Migration(4, "the memory saved at a clean stop", _SNAPSHOT),
 )

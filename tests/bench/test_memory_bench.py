@@ -65,5 +65,7 @@ def test_a_tiny_run_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> N
     assert "start (Engine.rebuild folds 400 rows)" in printed
     assert "after 5 more messages" in printed
     assert "target: RSS under 150 MB: met" in printed
+    assert "the clean stop (the memory's snapshot saved): " in printed
+    assert "the start after it (the snapshot read back, 405 rows held): " in printed
     reads = "a running host's repeated reads, ms with the indexes of migration 3 / without: "
     assert reads + "overdue " in printed and ", gauges " in printed

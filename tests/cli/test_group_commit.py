@@ -72,7 +72,8 @@ def with_host(scenario: Scenario, batch: int = 64, workspace: Workspace | None =
 
         host = Host(workspace or local_workspace(), ledger, VirtualClock(), sink, batch=batch)
         await host.start()
-        ledger.commits = ledger.attempts = 0
+        ledger.commits = ledger.attempts = 0  # what the start committed (it takes the snapshot)
+        ledger.committing.clear()
         try:
             async with asyncio.timeout(5):
                 await scenario(host, ledger, sunk)

@@ -95,6 +95,9 @@ def test_sigterm_during_a_burst_loses_no_acknowledged_event_and_repeats_none(
     assert statuses == [0, 0]
     for log in logs:
         assert_clean_shutdown(log)
+    # The second start read back the memory the first saved as it stopped, and folded the
+    # ledger after it: what the test asks of the restart holds through that path.
+    assert "the memory saved at the last stop is read back" in logs[1].read_text()
     assert STOP_AT <= len(acknowledged) <= len(pushed)
 
     records = read_records(record)
