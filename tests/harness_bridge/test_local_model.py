@@ -178,12 +178,10 @@ def test_every_client_shares_one_model_and_a_cancelled_waiter_leaves_the_queue()
         queued = asyncio.create_task(waiting.stream_text(ask, ignore, max_tokens=8))
         served = asyncio.create_task(last.choose(ask, ("yes", "no")))
         await asyncio.sleep(0.1)
-        cancelled = time.perf_counter()
         queued.cancel()
         with pytest.raises(asyncio.CancelledError):
             await queued
-        assert time.perf_counter() - cancelled < 0.5  # it never waited for the running one
-        assert not running.done()
+        assert not running.done()  # the cancel never waited for the running generation
         assert await served in ("yes", "no")
         assert await running
         for client in clients[:-1]:
