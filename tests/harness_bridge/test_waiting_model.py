@@ -117,8 +117,8 @@ def test_turns_wait_for_the_model_then_what_waited_is_answered(tmp_path: Path) -
 
             harness = WaitingHarness("lead", install, ready_harness, BUNDLED, poll=0.02)
 
-            async def turn_ended() -> bool:
-                return bool(harness.results)
+            async def turn_ended() -> bool:  # its result recorded, then its task done
+                return bool(harness.results) and harness.running == 0
 
             running = asyncio.create_task(harness.run())
             try:
