@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness_bridge.backends.local_model import TEXT_DEFAULTS, LocalModelClient
+from harness_bridge.backends.local_model import LocalModelClient
 from harness_bridge.backends.text_reply import MAX_ANSWER_TOKENS
 from harness_bridge.prompt import plain_line, text_messages
 
@@ -180,7 +180,6 @@ async def main(forms: Sequence[str], show: bool, variants: bool) -> None:
         settings += [
             (" rp1.15", {"repeat_penalty": 1.15}),
             (" t0.3", {"temperature": 0.3}),
-            (" stop-paragraph", {"stop": [*TEXT_DEFAULTS["stop"][:-1], "\n\n"]}),
         ]
     for name in forms:
         for suffix, options in settings:

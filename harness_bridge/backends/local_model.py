@@ -45,8 +45,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INSTALL_HINT",
+    "LEAD_IN_LINES",
     "LocalModelClient",
     "SharedModel",
+    "answer_end",
     "chatml_messages",
     "chatml_prompt",
     "default_model_path",
@@ -60,11 +62,51 @@ INSTALL_HINT: Final = (
 )
 CHATML_STOPS: Final = ("<|im_end|>", "<|im_start|>", "<|endoftext|>")
 # The text path's generation, chosen on bench/small_model_prompts.py's cases (docs/benchmarks.md).
+# An answer is one line, or what a line leading in to more introduces (`answer_end`).
 TEXT_DEFAULTS: Final[Mapping[str, Any]] = {
     "temperature": 0.0,
     "repeat_penalty": 1.0,
-    "stop": [*CHATML_STOPS, "\n"],  # one line: no rambling, no made-up next speaker
+    "stop": list(CHATML_STOPS),
 }
+LEAD_IN_LINES: Final = 12
+"""The most lines an answer writes after a line that leads in to them."""
+_REPEATED_CHARS: Final = 12  # a line this long written twice is the model repeating itself
+
+
+def answer_end(text: str) -> int | None:
+    """Where a text-path answer written so far ends, or None while it goes on. At its first
+    line break: a longer answer goes on to invent the next speaker's line. Unless that line
+    leads in to what follows (it ends with a colon: "You can use the `ls` command:"), which
+    alone says nothing: then at the first blank line after what it introduces, before a line
+    it already wrote (the small model repeats itself; a short line such as a code fence may
+    come twice), or after `LEAD_IN_LINES` lines."""
+    first = text.find("\n")
+    if first < 0:
+        return None
+    lead = text[:first].strip()
+    if not lead.endswith(":"):
+        return first
+    lines: list[str] = []  # what the lead-in introduces, so far
+    start = first + 1
+    while (end := text.find("\n", start)) >= 0:  # each whole line after the lead-in
+        line = text[start:end].strip()
+        repeated = line == lead or (len(line) >= _REPEATED_CHARS and line in lines)
+        if repeated or (not line and lines):
+            return len(text[:start].rstrip("\n"))
+        if line:
+            lines.append(line)
+            if len(lines) == LEAD_IN_LINES:
+                return end
+        start = end + 1
+    return None
+
+
+def _shown(text: str) -> int:
+    """How much of an answer being written may be shown: its first line as it comes; after a
+    line leading in to more, whole lines only (`answer_end` may yet leave out the last)."""
+    if "\n" not in text:
+        return len(text)
+    return len(text[: text.rfind("\n")].rstrip("\n"))
 
 
 def default_model_path() -> Path:
@@ -161,14 +203,30 @@ class LocalModelClient:
         pieces: asyncio.Queue[str | None] = asyncio.Queue()
 
         def work(model: Llama) -> str:
-            said: list[str] = []
+            text, shown = "", 0  # what the model wrote, and how much of it went out
+
+            def show(upto: int) -> None:
+                nonlocal shown
+                if upto > shown:
+                    loop.call_soon_threadsafe(pieces.put_nowait, text[shown:upto])
+                    shown = upto
+
             chunks: Any = model.create_completion(prompt, stream=True, **options)
-            for chunk in chunks:
-                piece = str(chunk["choices"][0]["text"])
-                if piece:
-                    said.append(piece)
-                    loop.call_soon_threadsafe(pieces.put_nowait, piece)
-            return "".join(said)
+            try:
+                for chunk in chunks:
+                    text += str(chunk["choices"][0]["text"])
+                    end = answer_end(text)
+                    if end is not None:
+                        text = text[:end]
+                        break
+                    show(_shown(text))
+                else:  # the model ended it: its last line is whole now
+                    end = answer_end(text + "\n")
+                    text = text if end is None else text[:end]
+            finally:
+                chunks.close()  # here, in the worker thread: the model stops writing
+            show(len(text))
+            return text
 
         async def relay() -> None:
             while (piece := await pieces.get()) is not None:
