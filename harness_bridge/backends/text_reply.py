@@ -9,8 +9,10 @@ The model is never asked to choose a tool. The host's policy decides what a turn
   constrained to exactly `yes` or `no` (`TextModel.choose`, a grammar or a schema, never free
   text read for a meaning); yes claims the event, so the answer is owed and only one agent gives
   it. With `volunteers: always` the host's judgement stands and the event is claimed without
-  asking: the bundled SmolLM2-135M answers `no` to every such question, "what is 2 + 2?" to it
-  by name included, and its two answers' scores do not tell the cases apart;
+  asking, unless nobody named the agent or its role and it asks nothing (`asks`: a question,
+  or a line to anyone, "anyone know..."): the bundled SmolLM2-135M answers `no` to every such
+  question, "what is 2 + 2?" to it by name included, and its two answers' scores do not tell
+  the cases apart; and it answers a statement ("the weather is nice today") by saying it again;
 - an `ack_only` event gets a `seen` reaction; anything else (ambient, `must_not_respond`) nothing.
 
 For an answer the model gets a short prompt (`harness_bridge.prompt.text_messages`): the recent
@@ -32,10 +34,13 @@ from functools import partial
 from typing import Any, Final, Literal, Protocol
 
 from core.agent_port import EventView
-from core.decision import Policy
+from core.continuity import asks_the_room
+from core.decision import Directedness, Policy
 from core.drafts import MODEL_FAILED, STOPPED, TURN_FAILED
 from core.errors import ModelError
 from core.followup import UNAVAILABLE_NOTICE
+from core.intent import DEFAULT_RULES
+from core.intent_tables import Intent
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.prompt import choice_messages, plain_line, text_messages
 from harness_bridge.streamed_reply import StreamedReply
@@ -43,7 +48,7 @@ from harness_bridge.tools import ChatTools, ToolError
 from harness_bridge.turns import Turn
 from harness_bridge.wire import parse_deliver
 
-__all__ = ["FALLBACK", "TextModel", "TextReplyLoop", "Volunteers"]
+__all__ = ["FALLBACK", "TextModel", "TextReplyLoop", "Volunteers", "asks"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +59,7 @@ READ_BACK: Final = 4 * RECENT_LINES
 MAX_ANSWER_TOKENS: Final = 120
 FALLBACK: Final = "Sorry, I have no answer to that."
 _SAID: Final = frozenset({"message", "edit"})
+_NAMED: Final = frozenset({Directedness.TO_ME, Directedness.TO_MY_ROLE})
 _HOST_LINES: Final = frozenset({UNAVAILABLE_NOTICE, TURN_FAILED})
 Volunteers = Literal["ask", "always"]
 
@@ -133,6 +139,8 @@ class TextReplyLoop:
         (False when another agent has it). One the agent has settled (it was handed to another
         agent, edited or deleted while the harness was away) is not open: nothing is asked."""
         maybe = [e for e in turn.events if _policy(e) is Policy.MAY_RESPOND]
+        if self.volunteers == "always":
+            maybe = [e for e in maybe if _named(e) or asks(_text(e), e["source"]["platform"])]
         unsettled = set(await self.port.unsettled([e["eventId"] for e in maybe]))
         open_ = [e for e in maybe if e["eventId"] in unsettled]
         if not open_:
@@ -234,7 +242,22 @@ def _name(author: Any) -> str:
 def _event_line(params: dict[str, Any]) -> str:
     parsed = parse_deliver(params)
     author = parsed.author.display_name or parsed.author.id
+    return plain_line(author, _text(params))
+
+
+def _named(params: Mapping[str, Any]) -> bool:
+    """Whether the event names this agent or its role (not a line the room or a conversation
+    gave it)."""
+    return params["target"]["directedness"] in _NAMED
+
+
+def _text(params: Mapping[str, Any]) -> str:
     content = params.get("content")
     parts = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
-    text = " ".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
-    return plain_line(author, text)
+    return " ".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+
+
+def asks(text: str, platform: str) -> bool:
+    """Whether a message asks something: a question (`?`, an opener such as "how do I", a
+    phrase such as "any idea"), or a line to the room ("anyone know ...")."""
+    return asks_the_room(text) or DEFAULT_RULES.has(text, Intent.QUESTION, platform)

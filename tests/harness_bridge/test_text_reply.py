@@ -12,7 +12,8 @@ from functools import partial
 from typing import Any
 
 import pytest
-from builders import slack_body, slack_message
+from builders import HUMAN, slack_body, slack_message
+from builders import LEAD as LEAD_USER
 from fakes.openai_server import FakeOpenAI, Reply, completion, hang, streamed, text_chunk
 from outbox_pump import pumped
 from world import BASE, DM, ROLE, THANKS, harness_context, scenario
@@ -219,6 +220,39 @@ def test_an_agent_that_always_volunteers_claims_and_answers_without_asking_the_m
         assert model.choices == []
         assert answers(store, "worker-1") == [("react", ROLE, "seen"), ("send", ROLE, "On it.")]
         assert engine.state.claim_holder(ROLE, engine.clock.now()) == "worker-1"
+
+    scenario(test)
+
+
+def test_an_agent_that_always_volunteers_leaves_an_unnamed_line_that_asks_nothing() -> None:
+    """After the lead answered her in the channel, alice's next lines are her partner's lines
+    (`may_respond`, nobody named): the one that asks is taken, the one that only says
+    something is not (the bundled model would say it again)."""
+
+    async def said(engine: Engine, second: int, text: str, user: str = HUMAN) -> str:
+        body = slack_body(slack_message(f"{BASE + second}.000100", text, user=user))
+        event = normalise(body)
+        assert event is not None
+        async with engine.store.transaction():
+            await engine.ingest(event)
+        return event.event_id
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        model = Scripted("Prod is up too.", choice="no")
+        await said(engine, 100, "<@U0LEAD> is staging up?")
+        await said(engine, 101, "yes, since nine", user=LEAD_USER)
+        await run_agent(engine, tools["lead"], model, volunteers="always")
+        asked = {}
+        for second, text in ((140, "the weather is nice today"), (220, "and what about prod?")):
+            asked[text] = event_id = await said(engine, second, text)
+            [delivery] = [d for d in await store.deliveries(event_id) if d.decision.agent == "lead"]
+            assert delivery.decision.policy is Policy.MAY_RESPOND
+            assert delivery.decision.directedness is Directedness.TO_ME_LIKELY
+            await run_agent(engine, tools["lead"], model, volunteers="always")
+        assert model.choices == []
+        sent = {to for kind, to, _ in answers(store, "lead") if kind == "send"}
+        assert asked["and what about prod?"] in sent
+        assert asked["the weather is nice today"] not in sent
 
     scenario(test)
 
