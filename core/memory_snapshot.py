@@ -106,9 +106,14 @@ _FIELDS: Final = {
 _BY_FIELDS: Final = dict.fromkeys(_FIELDS, _by_fields)
 
 
+def _kept_fields(state: State) -> set[str]:
+    """The parts of the memory a snapshot holds: all but what a start builds again."""
+    return {f.name for f in fields(state) if f.name not in _REBUILT}
+
+
 def snapshot_of(state: State, digested: Digested, seq: int) -> Snapshot:
     """The snapshot of `state` and the follow-up's `digested`, holding the ledger up to `seq`."""
-    kept = {f.name: getattr(state, f.name) for f in fields(state) if f.name not in _REBUILT}
+    kept = {name: getattr(state, name) for name in _kept_fields(state)}
     out = io.BytesIO()
     pickler = pickle.Pickler(out, protocol=_PROTOCOL)
     pickler.dispatch_table = _BY_FIELDS
@@ -124,9 +129,11 @@ def memory_of(snapshot: Snapshot, workspace: Workspace) -> tuple[State, Digested
     try:
         body = _Unpickler(io.BytesIO(snapshot.data)).load()
         state = State(workspace)
+        if set(body["state"]) != _kept_fields(state):
+            raise ValueError("it holds other parts than the memory has")
         for name, value in body["state"].items():
             setattr(state, name, value)
-        digested: Digested = body["digested"]
+        digested: Digested = dict(body["digested"])
     except Exception as exc:  # any byte may be wrong: never more than a refused snapshot
         raise ValueError(f"unreadable: {type(exc).__name__}: {exc}") from exc
     return state, digested

@@ -133,9 +133,10 @@ def refused(folder: Path) -> Iterator[tuple[str, bytes | None, str]]:
     yield "posix.system is not part of the memory", hostile, ""
     truncated = pickle.dumps({"state": {}, "digested": {}})[:-3]
     yield "unreadable", truncated, ""
+    yield "other parts than the memory has", pickle.dumps({"state": {}, "digested": {}}), ""
 
 
-@pytest.mark.parametrize("case", range(4))
+@pytest.mark.parametrize("case", range(5))
 def test_a_snapshot_of_another_version_or_unreadable_is_refused_and_the_ledger_folded(
     case: int, backend: Backend, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
