@@ -120,10 +120,7 @@ class Engine:
         it is whole, so nothing deciding or answering meanwhile reads half of it."""
         state = State(self.workspace)
         state.members = {scope: set(agents) for scope, agents in self.state.members.items()}
-        with few_collections():
-            count, folded = await self._fold(state, 0)
-        self.state, self.folded, self.copies, self._stale = state, folded, DecidedCopies(), False
-        return count
+        return await self._fold_anew(state, 0)
 
     async def start(self) -> int:
         """The memory at a start: the snapshot the last clean stop saved, with the records after
@@ -135,8 +132,13 @@ class Engine:
         if snapshot is None or saved is None:
             return await self.rebuild()
         state, self.followup.digested = saved
+        return await self._fold_anew(state, snapshot.seq)
+
+    async def _fold_anew(self, state: State, after: int) -> int:
+        """Fold the records after `after` into `state`, a memory being built (at a start, or
+        again), which then replaces the engine's: whole, never half-built. Returns events read."""
         with few_collections():
-            count, folded = await self._fold(state, snapshot.seq)
+            count, folded = await self._fold(state, after)
         self.state, self.folded, self.copies, self._stale = state, folded, DecidedCopies(), False
         return count
 

@@ -126,6 +126,11 @@ def memory_of(snapshot: Snapshot, workspace: Workspace) -> tuple[State, Digested
     another version's or cannot be read: the caller folds the ledger instead."""
     if snapshot.version != memory_version(workspace):
         raise ValueError("written by another version of c2a or for another manifest")
+    return _loaded(snapshot, workspace)
+
+
+def _loaded(snapshot: Snapshot, workspace: Workspace) -> tuple[State, Digested]:
+    """`memory_of`, its version checked already."""
     try:
         body = _Unpickler(io.BytesIO(snapshot.data)).load()
         state = State(workspace)
@@ -146,7 +151,7 @@ def readable(snapshot: Snapshot, workspace: Workspace) -> tuple[State, Digested]
         log.info("the memory saved at the last stop is another version's: folding the ledger")
         return None
     try:
-        memory = memory_of(snapshot, workspace)
+        memory = _loaded(snapshot, workspace)
     except ValueError as exc:
         log.warning("the memory saved at the last stop is %s: folding the ledger", exc)
         return None

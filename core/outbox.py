@@ -221,9 +221,10 @@ class Outbox:
             "conversation": record.get("conversation"),
             "error": error,
         }
+        now = self._now()
         async with self.store.transaction():
-            await self.store.outbox_mark(entry.key, "failed", self._now(), {"error": error})
-            await self.store.audit(entry.agent, "outbox", "failed", detail, self._now())
+            await self.store.outbox_mark(entry.key, "failed", now, {"error": error})
+            await self.store.audit(entry.agent, "outbox", "failed", detail, now)
 
     async def _mark(self, key: str, status: str, result: Mapping[str, Any] | None = None) -> None:
         async with self.store.transaction():
