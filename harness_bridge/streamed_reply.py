@@ -24,7 +24,10 @@ platform with no limit of its own, or a model server that writes on past the tok
 the text outgrows it, the message is finished with the text up to the last line or word end that
 fits (`cut`), and the rest continues in a new message (`chat_send_message` in the same
 conversation and thread, keyed after the first message, so a retry is recognised), which is
-streamed the same way.
+streamed the same way. A code block open where the message ends is closed there and reopened,
+with its language, at the start of the next (`harness_bridge.fences`); a message never ends on
+the line that opens a block. A message finished as a whole has the block it leaves open
+closed, so an answer cut at the model's token bound never turns the rest of the page into code.
 
 A reply is never drawn over more messages than the workspace allows an answer before it goes
 as a file (`parts`, else `AgentPort.answer_parts`, the rule of `core.post_files.long_answer`):
@@ -58,6 +61,7 @@ from typing import Final
 
 from core.drafts import WRITING
 from core.post_files import ANSWER_NAME
+from harness_bridge.fences import CLOSE, FENCE, fences_closed, open_fence
 from harness_bridge.repetition import loop_start
 from harness_bridge.tools import MAX_MESSAGE_CHARS, ChatTools, ToolError
 
@@ -82,15 +86,38 @@ _POLL_S: Final = 0.05
 _LANDED: Final = frozenset({"sent", "failed"})
 
 
-def cut(text: str, limit: int) -> tuple[str, int]:
+def cut(text: str, limit: int, keep: int = 0) -> tuple[str, int]:
     """`text`'s head of at most `limit` characters, ended at its last line end, else its last
-    space, else at `limit`; and where the rest starts in `text`."""
+    space, else at `limit`, and holding more than its first `keep` characters; and where the
+    rest starts in `text`."""
     window = text[: limit + 1]
     for mark in ("\n", " "):
-        at = window.rfind(mark, 0, limit + 1)
-        if at > 0 and text[:at].strip():
+        at = window.rfind(mark, keep, limit + 1)
+        if at > keep and text[keep:at].strip():
             return text[:at].rstrip(), at + 1
     return text[:limit], limit
+
+
+def _head(body: str, room: int, keep: int) -> tuple[str, int]:
+    """`cut`, where a message's head never ends on the line that opens a code block: that line
+    goes on to the next message, with its block."""
+    head, rest_at = cut(body, room, keep)
+    line_at = head.rfind("\n") + 1  # where its last line starts
+    opens = open_fence(head) is not None and open_fence(head[:line_at]) is None
+    if opens and line_at > keep and head[keep:line_at].strip():
+        return head[:line_at].rstrip(), line_at
+    return head, rest_at
+
+
+def _reopening(fence: str | None, limit: int) -> str:
+    """How the next message starts so that it goes on inside the block `fence` opened: the
+    fence again; bare if with its language it would take more than a quarter of what a message
+    holds, nothing if even that would."""
+    room = limit - len(REST_AS_FILE) - len(CLOSE)
+    for opening in (f"{fence}\n", f"{FENCE}\n") if fence else ():
+        if len(opening) * 4 <= room:
+            return opening
+    return ""
 
 
 class StreamedReply:
@@ -130,6 +157,7 @@ class StreamedReply:
         self.drafts = 0
         self.gap = every  # the pace now: `every`, or slower after a draft was held up
         self._start = 0  # where the message being drawn starts in `text`
+        self._reopened = ""  # what it starts with: the code block the one before left open
         self._place: tuple[str, str | None] | None = None  # conversation, thread
         self._posted = ""  # the text of the message's post, as recorded
         self._shown = ""  # the text on the page, drafts included, without the mark
@@ -148,7 +176,7 @@ class StreamedReply:
         if not self.live:
             return
         await self._continue_past_limit()
-        current = self.text[self._start :].strip()
+        current = self._drawn()
         if not self.live or not current:
             return
         if self.key is None:
@@ -164,8 +192,7 @@ class StreamedReply:
         await self._continue_past_limit()
         if self.as_file:
             return await self._as_file()
-        rest = self.text[self._start :].strip()
-        final = rest or ("" if self.keys else fallback)
+        final = fences_closed(self._drawn()) or ("" if self.keys else fallback)
         if self.key is None:
             if final:
                 await self._post(final)
@@ -179,30 +206,39 @@ class StreamedReply:
         stays marked as still being written. Nothing is posted that was not shown yet."""
         if self.key is None:
             return
-        written = self.text[self._start :].strip()
-        if len(written) + len(note) > self.limit:
-            written = cut(written, self.limit - len(note))[0]
-        await self._final_edit(written + note)
+        written = self._drawn()
+        if len(fences_closed(written)) + len(note) > self.limit:
+            written = cut(written, self.limit - len(note) - len(CLOSE))[0]
+        await self._final_edit(fences_closed(written) + note)
 
     async def _continue_past_limit(self) -> None:
         """While the message being drawn has outgrown the limit: finish it with what fits,
         and go on with the rest in a new message."""
         while self.live:
             current = self.text[self._start :]
-            if len(current.strip()) <= self.limit:
-                return
             lead = len(current) - len(current.lstrip())
+            body = self._reopened + current[lead:]
+            if len(fences_closed(body.rstrip())) <= self.limit:
+                return
             last = len(self.keys) + (self.key is None) >= self.parts
             note = REST_AS_FILE if last else ""
-            head, rest_at = cut(current[lead:], self.limit - len(note))
+            head, rest_at = _head(body, self.limit - len(note) - len(CLOSE), len(self._reopened))
+            shown = fences_closed(head) + note
             if self.key is None:
-                await self._post(head + note)
-            elif head + note != self._posted:
-                await self._final_edit(head + note)
-            self._start += lead + rest_at
+                await self._post(shown)
+            elif shown != self._posted:
+                await self._final_edit(shown)
+            self._start += lead + rest_at - len(self._reopened)
+            self._reopened = _reopening(open_fence(head), self.limit)
             self.key = None
             if last and self.keys:
                 self.as_file, self.live = True, False
+
+    def _drawn(self) -> str:
+        """The message being drawn, as the model has written it so far: the block the message
+        before left open reopened, then the text since; empty before the model wrote any."""
+        rest = self.text[self._start :].strip()
+        return self._reopened + rest if rest else ""
 
     async def _as_file(self) -> str:
         """The whole answer as `answer.md`, after the messages that showed its start."""

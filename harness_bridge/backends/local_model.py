@@ -53,7 +53,6 @@ __all__ = [
     "chatml_prompt",
     "default_model_path",
     "default_threads",
-    "fences_closed",
     "unmark",
 ]
 
@@ -100,15 +99,6 @@ def answer_end(text: str) -> int | None:
                 return end
         start = end + 1
     return None
-
-
-def fences_closed(text: str) -> str:
-    """`text` with a code block it leaves open closed: an answer cut short (by `answer_end`,
-    or at `max_tokens`) inside a fenced block would otherwise show its fence as text, or turn
-    the rest of the page into code, where the chat's markup does not close it."""
-    lines = (line.strip() for line in text.splitlines())
-    fences = sum(line.startswith("```") and "```" not in line[3:] for line in lines)
-    return f"{text}\n```" if fences % 2 else text
 
 
 def _shown(text: str) -> int:
@@ -235,7 +225,6 @@ class LocalModelClient:
                     text = text if end is None else text[:end]
             finally:
                 chunks.close()  # here, in the worker thread: the model stops writing
-            text = fences_closed(text)
             show(len(text))
             return text
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness_bridge.backends.local_model import LEAD_IN_LINES, answer_end, fences_closed
+from harness_bridge.backends.local_model import LEAD_IN_LINES, answer_end
 
 
 @pytest.mark.parametrize(
@@ -41,17 +41,3 @@ def test_a_lead_in_goes_on_for_a_bounded_number_of_lines() -> None:
     assert end is not None
     assert written[:end] == "\n".join(lines[: LEAD_IN_LINES + 1])
     assert answer_end("\n".join(lines[: LEAD_IN_LINES + 1])) is None  # the last may go on
-
-
-@pytest.mark.parametrize(
-    ("answer", "shown"),
-    [
-        ("Like this:\n```python\nprint(s[::-1])", "Like this:\n```python\nprint(s[::-1])\n```"),
-        ("Like this:\n```\nls\n```", "Like this:\n```\nls\n```"),  # closed already
-        ("Use `ls`, or ```ls -la``` inline.", "Use `ls`, or ```ls -la``` inline."),
-        ("```ls -la``` lists them all.", "```ls -la``` lists them all."),
-        ("Paris.", "Paris."),
-    ],
-)
-def test_an_answer_cut_inside_a_code_block_closes_it(answer: str, shown: str) -> None:
-    assert fences_closed(answer) == shown

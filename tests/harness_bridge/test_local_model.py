@@ -372,32 +372,3 @@ def test_the_prompt_reaches_the_model_as_written_and_chat_text_cannot_open_a_rol
     assert arguments in prompt and '{"status": "queued"}' in prompt
     assert "&#39;" not in prompt and "&lt;" not in prompt and "&#34;" not in prompt
     assert prompt.count("<|im_start|>system") == 1  # the chat text opened no role
-
-
-def test_an_answer_the_model_leaves_inside_a_code_block_is_posted_with_it_closed() -> None:
-    class Writer:
-        """The model, writing a lead-in and code and then stopping (its `max_tokens`)."""
-
-        def create_completion(self, prompt: str, **kwargs: Any) -> Any:
-            for piece in ("Like this:\n", "```python\n", "print(s[::-1])"):
-                yield {"choices": [{"text": piece}]}
-
-    async def run() -> tuple[str, str]:
-        client = LocalModelClient()
-        client.shared._model = Writer()  # type: ignore[assignment]
-        shown: list[str] = []
-
-        async def on_text(piece: str) -> None:
-            shown.append(piece)
-
-        try:
-            answer = await client.stream_text(
-                [{"role": "user", "content": "how?"}], on_text, max_tokens=64
-            )
-        finally:
-            client.shared._model = None
-            await client.aclose()
-        return answer, "".join(shown)
-
-    answer, shown = asyncio.run(run())
-    assert answer == shown == "Like this:\n```python\nprint(s[::-1])\n```"

@@ -294,16 +294,7 @@ def test_an_answer_longer_than_a_message_may_be_is_split_or_sent_as_a_file(
             await run_agent(engine, tools["lead"], model, streaming)
         texts = [text for text in replies(store) if text is not None]
         assert texts and max(map(len, texts)) <= MAX_MESSAGE_CHARS
-        # Each message as it ends: its post, or the last (not draft) edit finishing it.
-        finals = [
-            text
-            for text, draft in store.db.execute(
-                "SELECT json_extract(action, '$.text'), json_extract(action, '$.draft') "
-                "FROM outbox WHERE agent = 'lead' AND json_extract(action, '$.action') "
-                "IN ('send', 'edit') ORDER BY rowid"
-            )
-            if not draft and not text.endswith(WRITING)
-        ]
+        finals = finished(store)
         file = store.db.execute(
             "SELECT json_extract(action, '$.files[0].content') FROM outbox "
             "WHERE agent = 'lead' AND json_extract(action, '$.files') IS NOT NULL"
@@ -313,6 +304,63 @@ def test_an_answer_longer_than_a_message_may_be_is_split_or_sent_as_a_file(
             assert " ".join(finals).split() == model.answer.split()
         else:
             assert [row[0].split() for row in file] == [model.answer.split()]
+
+    scenario(test)
+
+
+def fence_lines(text: str) -> int:
+    return sum(line.strip().startswith("```") for line in text.splitlines())
+
+
+@pytest.mark.parametrize("streaming", [frozenset(), frozenset({"slack"})])
+def test_a_code_block_cut_between_two_messages_is_closed_in_one_and_reopened_in_the_next(
+    streaming: frozenset[str],
+) -> None:
+    """An answer that is mostly one code block, longer than a message may be: the first
+    message closes the block where it is cut, the second reopens it with its language, and
+    the two hold every line of the answer once."""
+    code = "\n".join(f"print('line {i}')" for i in range(3_000))
+    answer = f"Here is the script:\n```python\n{code}\n```\nRun it with python."
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        async with pumped(Outbox(store, engine.clock, {"slack": Landing()})):
+            await run_agent(engine, tools["lead"], Scripted(answer), streaming)
+        finals = finished(store)
+        assert len(finals) == 2 and max(map(len, finals)) <= MAX_MESSAGE_CHARS
+        assert [fence_lines(text) % 2 for text in finals] == [0, 0]
+        assert finals[0].endswith("\n```") and finals[1].startswith("```python\n")
+        lines = [line.strip() for text in finals for line in text.splitlines()]
+        assert [line for line in lines if not line.startswith("```")] == [
+            line.strip() for line in answer.splitlines() if not line.startswith("```")
+        ]
+
+    scenario(test)
+
+
+def test_a_message_is_never_cut_right_after_the_line_that_opens_a_code_block() -> None:
+    """Where the last line that fits opens a code block, that line goes on to the next
+    message with its block: the first would otherwise end with an empty block."""
+    prose = " ".join(["word"] * 40)
+    code = f"```bash\n{'x' * 100}\n```"
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        reply = StreamedReply(tools["lead"], [DM], live=False, limit=len(prose) + 20)
+        await reply.add(f"{prose}\n{code}")
+        async with pumped(Outbox(store, engine.clock, {"slack": Landing()})):
+            await reply.finish(FALLBACK)
+        assert replies(store) == [prose, code]
+
+    scenario(test)
+
+
+def test_an_answer_the_model_leaves_inside_a_code_block_is_posted_with_it_closed() -> None:
+    """A model that stops inside a code block (at its token bound): the fence would show as
+    text, or the rest of the page would become code, were the block not closed."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        await run_agent(engine, tools["lead"], Scripted("Like this:\n```python\nprint(s[::-1])"))
+        sent = [text for kind, _, text in answers(store, "lead") if kind == "send"]
+        assert sent == ["Like this:\n```python\nprint(s[::-1])\n```"]
 
     scenario(test)
 
@@ -394,6 +442,19 @@ class Halting(Scripted):
 
 def replies(store: SQLiteStore) -> list[str]:
     return [str(text) for kind, _, text in outbox(store, "lead") if kind in ("send", "edit")]
+
+
+def finished(store: SQLiteStore) -> list[str]:
+    """The lead's messages as each ended: its post, or the last (not draft) edit finishing it."""
+    return [
+        text
+        for text, draft in store.db.execute(
+            "SELECT json_extract(action, '$.text'), json_extract(action, '$.draft') "
+            "FROM outbox WHERE agent = 'lead' AND json_extract(action, '$.action') "
+            "IN ('send', 'edit') ORDER BY rowid"
+        )
+        if not draft and not text.endswith(WRITING)
+    ]
 
 
 class Unreachable(Scripted):
