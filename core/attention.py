@@ -141,20 +141,25 @@ def _assess_message(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
         )
     other_users = [u for u in mentions.users if u not in (me, reply_author)]
     other_roles = [r for r in mentions.roles if r != my_role and not _binds(ws, platform, r, agent)]
-    elsewhere = bool(other_users or other_roles) or event.reply_to is not None
+    # Another agent named: it answers, and no role, crowd or group offers the event to others.
+    other_agent = _addresses_another(ctx, agent) or any(
+        ws.agent_for(platform, user) is not None for user in other_users
+    )
+    elsewhere = bool(other_users or other_roles) or event.reply_to is not None or other_agent
     thread, holder = ctx.thread, ctx.thread_holder
     in_thread = follows_thread(ctx, agent)
     if in_thread and thread is not None and not elsewhere and me is not None:
         author = event.author.id
         if thread.participants | {author} == {author, me}:
             return _directed(event, agent, "direct_thread_question", ctx)
-    my_roles = tuple(r for r in ctx.roles_named if agent in ws.agents_by_role.get(r, ()))
-    if my_roles:
-        return _candidate(event, agent, "role_mention")
-    if kind is _DM and conversation.group:
-        return _candidate(event, agent, "group_dm")
-    if mentions.broadcast and ctx.channel.broadcast == "select":
-        return _candidate(event, agent, "broadcast")
+    if not other_agent:
+        my_roles = tuple(r for r in ctx.roles_named if agent in ws.agents_by_role.get(r, ()))
+        if my_roles:
+            return _candidate(event, agent, "role_mention")
+        if kind is _DM and conversation.group:
+            return _candidate(event, agent, "group_dm")
+        if mentions.broadcast and ctx.channel.broadcast == "select":
+            return _candidate(event, agent, "broadcast")
     if in_thread and not elsewhere:
         if holder is not None and holder != agent:
             decision = Decision(
@@ -173,6 +178,9 @@ def _flat(event: ChatEvent, agent: str, ctx: Context) -> Assessment:
     agent is chosen to answer (`Context.room_question`), or chatter."""
     if ctx.named.get(agent) is _ADDRESSED:
         return _directed(event, agent, "named", ctx)
+    if _addresses_another(ctx, agent):
+        # "lead: ..." is for the lead as a mention of it would be: no one else's exchange
+        return _undirected(event, agent, ctx, elsewhere=True)
     cue = ctx.cues.get(agent)
     if cue is not None and not (
         # a statement the scorer took is still a status or a thanks first, as before it
@@ -262,6 +270,11 @@ def chatter_shape(event: ChatEvent, ctx: Context) -> ChatterShape | None:
         names_people,
         not names_people and ctx.has_intent(_STATUS),
     )
+
+
+def _addresses_another(ctx: Context, agent: str) -> bool:
+    """Whether the text addresses another agent by one of its names (`lead: ...`, `@Lead`)."""
+    return any(how is _ADDRESSED and other != agent for other, how in ctx.named.items())
 
 
 def _binds(ws: Workspace, platform: str, group: str, agent: str) -> bool:

@@ -111,6 +111,8 @@ class Context:
                 named = state.names.find(event.text)
                 if named:
                     text = state.names.without(text) if text is not None else None
+                if _ADDRESSED in named.values():
+                    chain = None  # addressed by name: no fragment of what went before
             if (
                 event.kind is _MESSAGE
                 and conversation.kind is _CHANNEL

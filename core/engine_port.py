@@ -41,6 +41,7 @@ from core.guards import (
     ANSWERED,
     SendBudget,
     check_audience,
+    check_claim,
     check_reaction,
     check_reply,
     check_text,
@@ -191,6 +192,7 @@ class EnginePort:
 
     async def claim(self, event_id: str) -> ClaimResult:
         delivery = await self._delivery(event_id)
+        check_claim(delivery, await self._engine.store.deliveries(event_id))
         async with self._engine.transaction():
             result, _ = await self._engine.claim(self._agent, event_id)
             if result.granted:

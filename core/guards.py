@@ -2,12 +2,12 @@
 
 Each `check_*` raises `ToolError`, whose words the model reads, for what is refused: an answer
 (message or reaction) to what the policy or another agent's claim keeps the agent out of, a
-long answer or a non-acknowledging reaction to an `ack_only` event, a second, different answer
-to an event already answered, too many messages in one conversation in a minute, a mention
-the directedness does not call for or of nobody known, a private answer to anyone but the
-asker, a message with no text. The rest say what an answer records:
-only a visible answer closes a question (`reaction_disposition`), and what a turn still owes
-(`is_owed`).
+claim on what was asked of another agent, a long answer or a non-acknowledging reaction to an
+`ack_only` event, a second, different answer to an event already answered, too many messages
+in one conversation in a minute, a mention the directedness does not call for or of nobody
+known, a private answer to anyone but the asker, a message with no text. The rest say what an
+answer records: only a visible answer closes a question (`reaction_disposition`), and what a
+turn still owes (`is_owed`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ __all__ = [
     "SendBudget",
     "check_answerable",
     "check_audience",
+    "check_claim",
     "check_reaction",
     "check_reply",
     "check_text",
@@ -63,6 +64,26 @@ def check_answerable(delivery: StoredDelivery, holder: str | None, agent: str) -
         )
     if holder is not None and holder != agent:
         raise ToolError(f"refused: agent:{holder} claimed {decision.event_id}; stay out")
+
+
+def check_claim(delivery: StoredDelivery, others: Sequence[StoredDelivery]) -> None:
+    """Refuse a claim, unless the agent must answer the event too, on an event addressed to
+    another agent who must answer it: the claim would take it from them, and claims share out
+    what was offered to several (or join what no one was asked), never what was asked of one."""
+    decision = delivery.decision
+    if decision.policy is Policy.MUST_RESPOND:
+        return
+    for other in others:
+        asked = other.decision
+        if (
+            asked.agent != decision.agent
+            and asked.policy is Policy.MUST_RESPOND
+            and asked.directedness is Directedness.TO_ME
+        ):
+            raise ToolError(
+                f"refused: {decision.event_id} is addressed to agent:{asked.agent}, who must "
+                "answer it; leave it to them"
+            )
 
 
 def check_reply(delivery: StoredDelivery, holder: str | None, agent: str, text: str) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from agent_world import BASE, CHATTER, DM, ROLE, THANKS, port_scenario
-from builders import HUMAN, HUMAN2, slack_body, slack_message
+from builders import HUMAN, HUMAN2, LEAD, slack_body, slack_message
 
 from adapters.slack import normalise
 from core.agent_port import EventFilter, MessageState, Outgoing, Queued, ToolCall
@@ -309,6 +309,24 @@ def test_claim_defer_and_resolve_record_their_dispositions() -> None:
         assert await ports["lead"].defer(DM, "after the deploy") is Disposition.DEFERRED
         assert await ports["lead"].resolve(DM) is Disposition.RESPONDED
         assert await ports["worker-1"].leave("C0GEN", "171.0") == "C0GEN/171.0"
+
+    port_scenario(test)
+
+
+def test_no_agent_can_claim_what_was_asked_of_another_by_name() -> None:
+    """The lead must answer a question put to it: a worker that claimed it from its mailbox
+    would take it from the lead (whose answer the claim refuses) and answer in its place."""
+
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        asked = slack_message(f"{BASE + 5}.000100", f"<@{LEAD}> is the deploy green?")
+        async with store.transaction():
+            await engine.ingest(normalise(slack_body(asked)))
+        event_id = f"slack:T0LOCAL:C0GEN:{BASE + 5}.000100"
+        with pytest.raises(ToolError, match="is addressed to agent:lead, who must answer it"):
+            await ports["worker-1"].claim(event_id)
+        assert await disposition(store, event_id, "worker-1") is None
+        assert (await ports["lead"].claim(event_id)).granted
+        assert (await ports["lead"].send(answer(event_id, "Green."))).new
 
     port_scenario(test)
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 from builders import (
     HUMAN,
     HUMAN2,
     LEAD,
+    LOCAL,
     W1,
     axes,
     delivered,
@@ -24,6 +26,8 @@ from builders import (
 )
 
 import core.state
+from c2a.platforms import installed
+from core.manifest import Workspace, parse_manifest
 
 
 @pytest.fixture
@@ -76,6 +80,19 @@ def test_the_exchange_ends_after_a_quiet_spell() -> None:
 def test_a_partner_who_turned_to_someone_else_is_not_likely() -> None:
     lines = ASKED + [say(40, f"<@{HUMAN2}> did you ever see that?"), say(50, "it was on 22.04")]
     assert verdict(last(lines))[3] == "unaddressed"
+
+
+def test_a_partner_who_turns_to_another_agent_by_name_leaves_the_line_to_it() -> None:
+    """The lead's partner asks worker-1 by name: worker-1 must answer it, and the lead's
+    exchange gives the lead no turn (that turn's claim once took the line from worker-1)."""
+    data = yaml.safe_load(LOCAL.read_text())
+    data["agents"]["worker-1"]["names"] = ["worker-1"]
+    workspace = Workspace.from_manifest(parse_manifest(data, platforms=installed()), installed())
+    asked = say(40, "@Worker-1 can you check the logs?")
+    records, _, _ = run(joined() + ASKED + [asked], workspace)
+    lead, worker = delivered(records)["lead"][-1], delivered(records)["worker-1"][-1]
+    assert verdict(worker) == ("to_me", "must_respond", "buffered", "named")
+    assert verdict(lead) == ("to_other", "must_not_respond", "tool_mailbox", "addressed_to_other")
 
 
 def test_an_answer_to_the_agents_line_to_the_room_is_likely() -> None:

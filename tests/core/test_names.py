@@ -105,7 +105,13 @@ def decide(text: str) -> dict[str, tuple[str, str, str, str]]:
 def test_a_typed_name_is_a_mention_to_the_engine() -> None:
     decided = decide("iko: can you check the deploy logs?")
     assert decided["lead"] == ("to_me", "must_respond", "buffered", "named")
-    assert decided["worker-1"][:2] == ("ambient", "must_not_respond")
+    # for the others it is addressed to someone else, as a mention of the lead would be
+    assert decided["worker-1"] == (
+        "to_other",
+        "must_not_respond",
+        "tool_mailbox",
+        "addressed_to_other",
+    )
 
 
 def test_a_name_in_the_text_is_likely_for_the_agent() -> None:

@@ -259,6 +259,17 @@ def test_role_mention_gives_one_claimant_buffered_and_knocks_the_rest(p: Platfor
     assert found["lead"][-1] == ("to_other", "must_not_respond", "tool_mailbox")
 
 
+def test_a_role_mentioned_beside_an_agent_offers_the_role_nothing_the_agent_answers() -> None:
+    """One of the role selected would hold the claim, which takes the question from the agent
+    named: the lead once stayed silent while a worker answered what was asked of the lead."""
+    asked = slack_message(ts(1), f"<@{LEAD}> <!subteam^S0BACK> who can look at the build?")
+    found = decide(slack_all(1, asked))
+    assert found["lead"] == [("to_me", "must_respond", "buffered")]
+    assert (
+        found["worker-1"] == found["worker-2"] == [("to_other", "must_not_respond", "tool_mailbox")]
+    )
+
+
 @each
 def test_thread_reply_where_this_agent_participates_is_to_my_role_notify(p: Platform) -> None:
     opened, root = p.open_thread(1, "can you check the deploy?")

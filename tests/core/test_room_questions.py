@@ -80,7 +80,7 @@ def test_a_question_that_names_an_agent_or_continues_an_exchange_decides_as_befo
         == (
             "must_not_respond",
             "tool_mailbox",
-            "unaddressed",
+            "addressed_to_other",
         )
     )
     exchange = [
