@@ -41,7 +41,7 @@ __all__ = ["PLATFORM", "dm_channel", "event_id", "find_mentions", "is_dm", "norm
 
 PLATFORM: Final = "webchat"
 
-_MENTION = re.compile(r"(?<![\w@])@([a-z0-9][a-z0-9_-]{0,62})\b")
+_MENTION = re.compile(r"(?<![\w@])@([a-z0-9][a-z0-9_-]{0,62})\b", re.IGNORECASE)
 _BROADCASTS: Final = {b.value: b for b in Broadcast}
 _KINDS: Final = {
     "message": EventKind.MESSAGE,
@@ -70,16 +70,21 @@ def is_dm(channel: str) -> bool:
 
 
 def find_mentions(text: str, users: Collection[str], roles: Collection[str]) -> Mentions:
-    """The `@name`s in `text` that name someone in `users`, a role in `roles`, or `here`,
-    `channel` or `everyone`; every other `@word` is just text."""
+    """The `@name`s in `text`, in any case (`@Lead`), that name someone in `users`, a role in
+    `roles`, or `here`, `channel` or `everyone`; every other `@word` is just text."""
+    known_users = {user.lower(): user for user in users}
+    known_roles = {role.lower(): role for role in roles}
     found_users: list[str] = []
     found_roles: list[str] = []
     broadcast: list[Broadcast] = []
-    for name in _MENTION.findall(text):
-        if name in users and name not in found_users:
-            found_users.append(name)
-        elif name in roles and name not in found_roles:
-            found_roles.append(name)
+    for written in _MENTION.findall(text):
+        name = written.lower()
+        if (user := known_users.get(name)) is not None:
+            if user not in found_users:
+                found_users.append(user)
+        elif (role := known_roles.get(name)) is not None:
+            if role not in found_roles:
+                found_roles.append(role)
         elif name in _BROADCASTS and _BROADCASTS[name] not in broadcast:
             broadcast.append(_BROADCASTS[name])
     return Mentions(tuple(found_users), tuple(found_roles), tuple(broadcast))

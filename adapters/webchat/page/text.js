@@ -97,14 +97,14 @@ function link(label, url) {
   return a;
 }
 
-// Only the names a message really mentions are highlighted: an agent's text may say "@ana"
-// without pinging her.
+// Only the names a message really mentions are highlighted, in any case ("@Lead"): an agent's
+// text may say "@ana" without pinging her.
 function withMentions(text, mentioned) {
-  const names = new Set(mentioned || []);
+  const names = new Set((mentioned || []).map((name) => name.toLowerCase()));
   const parts = [];
   let last = 0;
-  for (const match of text.matchAll(/@([a-z0-9][a-z0-9_-]*)/g)) {
-    if (!names.has(match[1])) continue;
+  for (const match of text.matchAll(/@([a-z0-9][a-z0-9_-]*)/gi)) {
+    if (!names.has(match[1].toLowerCase())) continue;
     parts.push(document.createTextNode(text.slice(last, match.index)));
     parts.push(span("mention", match[0]));
     last = match.index + match[0].length;

@@ -46,6 +46,15 @@ def test_mentions_are_agents_people_roles_and_broadcasts_named_with_at() -> None
     assert found.broadcast == (Broadcast.HERE,)
 
 
+def test_a_mention_is_read_in_any_case_as_the_name_it_writes() -> None:
+    found = find_mentions("@LEAD and @Ana, ask @BackEnd @Here", ["lead", "ana"], ["backend"])
+    assert (found.users, found.roles, found.broadcast) == (
+        ("lead", "ana"),
+        ("backend",),
+        (Broadcast.HERE,),
+    )
+
+
 def test_a_message_keeps_its_mentions_thread_and_reply() -> None:
     event = normalise(
         payload(

@@ -1,8 +1,8 @@
 """What the web chat's page draws, in real headless Chromium: the Markdown models write
-(fenced blocks and inline code, bold and italics, links to http(s) addresses), and nothing in a
-message ever drawn as HTML or followed as a `javascript:` link, nor a name inside a word read
-as emphasis; no message that keeps the page drawing; and a long channel's newest messages,
-more on request."""
+(fenced blocks and inline code, bold and italics, links to http(s) addresses), the names a
+message mentions, in any case, and nothing in a message ever drawn as HTML or followed as a
+`javascript:` link, nor a name inside a word read as emphasis; no message that keeps the page
+drawing; and a long channel's newest messages, more on request."""
 
 from __future__ import annotations
 
@@ -68,6 +68,30 @@ def test_in_the_browser_an_agent_s_markdown_is_drawn_and_nothing_runs(
             "onerror=alert(1)>, not snake_case_name nor 2*3*4."
         ),
     }
+
+
+_MENTIONED = """
+const asked = [...document.querySelectorAll('#messages li.msg')]
+  .find((li) => li.dataset.user === 'ana');
+return asked ? [...asked.querySelectorAll('.mention')].map((e) => e.textContent) : null;
+"""
+
+
+def test_in_the_browser_a_name_mentioned_in_any_case_is_highlighted(
+    tmp_path: Path, browser: WebDriver
+) -> None:
+    """ "@LEAD" is the lead mentioned (the server reads it so): the page shows it as a mention,
+    and "@nobody", a name of no one here, as text."""
+
+    async def main() -> list[str]:
+        async with running(tmp_path) as chat:
+            await chat.chat.say("ana", "general", "@LEAD and @Ben, ask @nobody")
+            await asyncio.to_thread(browser.get, chat.chat.url)
+            return await asyncio.to_thread(
+                wait, browser, "ana's message", lambda d: d.execute_script(_MENTIONED)
+            )
+
+    assert asyncio.run(main()) == ["@LEAD", "@Ben"]
 
 
 # Each text is drawn at a quarter of its length and at full length, the best of three runs of
