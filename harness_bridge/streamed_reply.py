@@ -46,6 +46,9 @@ The ledger keeps what was recorded: the post, marked, and the final edit when th
 
 A model that falls into a loop (the same words again and again, `harness_bridge.repetition`)
 is cut where the loop begins: the reply keeps one copy, and what it writes after is dropped.
+A reply that is nothing but a line leading in to more (`leads_in_only`: "The answer to your
+question is:", what a loop cut leaves of that line written over and over) is no answer: it is
+finished with the fallback (`finish`) instead.
 
 Only a platform that takes drafts streams (it says so: `core.platform.Platform.streams_drafts`,
 passed down by the composition root); elsewhere the whole text is posted at the end.
@@ -73,6 +76,7 @@ __all__ = [
     "WRITING",
     "StreamedReply",
     "cut",
+    "leads_in_only",
 ]
 
 log = logging.getLogger(__name__)
@@ -96,6 +100,14 @@ def cut(text: str, limit: int, keep: int = 0) -> tuple[str, int]:
         if at > keep and text[keep:at].strip():
             return text[:at].rstrip(), at + 1
     return text[:limit], limit
+
+
+def leads_in_only(text: str) -> bool:
+    """Whether `text` is one line that leads in to more and stops there ("The answer to your
+    question is:"): what a loop cut leaves of a lead-in written over and over, or a model that
+    stopped after its lead-in."""
+    line = text.strip()
+    return line.endswith(":") and "\n" not in line
 
 
 def _head(body: str, room: int, keep: int) -> tuple[str, int]:
@@ -189,6 +201,8 @@ class StreamedReply:
         nothing); returns its first message's idempotency key, None when nothing was posted."""
         if not self.keys:
             self.live = True  # nothing is shown yet: what is too long is split as if streamed
+        if len(self.keys) <= 1 and leads_in_only(self.text):
+            self.text, self._start = fallback, 0  # "The answer is:" and no answer: none
         await self._continue_past_limit()
         if self.as_file:
             return await self._as_file()

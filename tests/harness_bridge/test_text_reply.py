@@ -142,10 +142,27 @@ def test_the_dm_is_answered_in_plain_words_and_the_thanks_only_acknowledged() ->
 @pytest.mark.parametrize("streaming", [frozenset(), frozenset({"slack"})])
 def test_a_model_caught_in_a_loop_is_cut_where_the_loop_begins(streaming: frozenset[str]) -> None:
     async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
-        looping = Scripted("The deploy is: " * 12)
+        looping = Scripted("It is green. The deploy is done. " * 12)
         async with pumped(Outbox(store, engine.clock, {"slack": Landing()})):
             await run_agent(engine, tools["lead"], looping, streaming)
-        assert replies(store)[-1] == "The deploy is:"
+        assert replies(store)[-1] == "It is green. The deploy is done."
+
+    scenario(test)
+
+
+@pytest.mark.parametrize("streaming", [frozenset(), frozenset({"slack"})])
+@pytest.mark.parametrize("answer", ["The answer to your question is: " * 12, "Run this:"])
+def test_an_answer_that_only_leads_in_to_more_is_no_answer(
+    streaming: frozenset[str], answer: str
+) -> None:
+    """What a loop cut leaves of "The answer to your question is: " written over and over (the
+    bundled model did), or a model stopping after its lead-in: the person is told the agent has
+    no answer, not shown a colon with nothing after it."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        async with pumped(Outbox(store, engine.clock, {"slack": Landing()})):
+            await run_agent(engine, tools["lead"], Scripted(answer), streaming)
+        assert finished(store) == [FALLBACK]
 
     scenario(test)
 
