@@ -54,7 +54,9 @@ async def answer_browser(chat: WebChat, raw: str, speakers: set[str]) -> dict[st
         elif op in ("edit", "delete"):
             message_id = request.text("id")
             message = chat.history.messages.get(message_id)
-            if message is None or message.user != user:
+            if message is None:
+                return _error(f"no message {message_id!r} to {op}")
+            if message.user != user:
                 return _error(f"only the author of message {message_id} can {op} it")
             fields = {"text": request.said()} if op == "edit" else {}
             await chat.change(op, user, message_id, **fields)

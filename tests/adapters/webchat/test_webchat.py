@@ -425,6 +425,8 @@ def test_people_edit_and_delete_only_their_own_messages(tmp_path: Path) -> None:
         await chat.request("delete", id=theirs.id)
         refused = f"only the author of message {theirs.id} can delete it"
         await chat.frame(lambda f: f["op"] == "error" and f["text"] == refused)
+        await chat.request("edit", id="999", text="words")
+        await chat.frame(lambda f: f["op"] == "error" and f["text"] == "no message '999' to edit")
         mine = await chat.chat.say("ana", "general", "@lead look at this")
         await chat.request("edit", id=mine.id, text="@lead look at this, please")
         await chat.frame(lambda f: f["op"] == "message" and f["message"]["edited"])
