@@ -13,8 +13,9 @@ The engine is where text crosses into the host and out of it, so its `redactor` 
 doors: every event's text loses its secrets in `ingest`, before the ledger, a delivery or a
 prompt sees it, and every outbound action's text in `queue_action`, before the outbox does.
 
-It is the one module of the core over 400 lines, as the place where the ledger, the memory
-and the decisions meet; what can stand alone is in its own module (`core.ledger_fold`,
+It is over 400 lines, as the place where the ledger, the memory and the decisions meet (so
+are `core.state`, the memory, and `core.store`, the storage seam); what can stand alone is in
+its own module (`core.ledger_fold`,
 `core.deciding`, `core.changes`, `core.followup`, `core.handover`, `core.agent_records`).
 """
 

@@ -13,6 +13,10 @@ most recently. An evicted thread or run of fragments is one the host never saw: 
 thread is decided as in a thread nobody has posted in yet (no participants, no agents following
 it), a fragment as a person's first line. A thread an agent owns is never evicted: the agent
 owes its starter the thread.
+
+It is just over 400 lines: every change to the memory is folded here, in one place, so that a
+live event and a replayed one can never be folded two ways; what each record is and how it is
+bounded are the modules named above.
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ small Protocol. The records the parts take and return are `core.store_records`, 
 What every part guarantees: reads see the caller's own writes, also inside an open
 transaction; whatever a part writes inside `Store.transaction()` becomes durable together with
 everything else written there, or not at all; outside a transaction each call is its own.
+
+It is over 400 lines because it is the whole contract a backend implements, each method's
+promise stated once, beside the others a backend author must keep consistent with it; its
+eight Protocols hold no code.
 """
 
 from __future__ import annotations

@@ -88,3 +88,27 @@ def test_every_module_opens_with_a_docstring() -> None:
     for package in PACKAGES:
         for path in (ROOT / package).rglob("*.py"):
             assert ast.get_docstring(ast.parse(path.read_text())), path
+
+
+LONGEST = 400
+
+
+def test_a_module_over_400_lines_says_why() -> None:
+    """A long module is a sign it owns too much: one over `LONGEST` lines says in its docstring
+    why it stays whole (the words "400 lines")."""
+
+    def says_why(text: str) -> bool:
+        docstring = ast.get_docstring(ast.parse(text)) or ""
+        return "400 lines" in " ".join(docstring.split())
+
+    sources = {
+        str(path.relative_to(ROOT)): path.read_text()
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+    }
+    unexplained = [
+        name
+        for name, text in sources.items()
+        if len(text.splitlines()) > LONGEST and not says_why(text)
+    ]
+    assert unexplained == []
