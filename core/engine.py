@@ -15,8 +15,8 @@ prompt sees it, and every outbound action's text in `queue_action`, before the o
 
 It is over 400 lines, as the place where the ledger, the memory and the decisions meet (so
 are `core.state`, the memory, and `core.store`, the storage seam); what can stand alone is in
-its own module (`core.ledger_fold`,
-`core.deciding`, `core.changes`, `core.followup`, `core.handover`, `core.agent_records`).
+its own module (`core.ledger_fold`, `core.deciding`, `core.changes`, `core.followup`,
+`core.handover`, `core.agent_records`).
 """
 
 from __future__ import annotations

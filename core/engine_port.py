@@ -191,8 +191,9 @@ class EnginePort:
         return Queued(key, queued)
 
     async def claim(self, event_id: str) -> ClaimResult:
-        delivery = await self._delivery(event_id)
-        check_claim(delivery, await self._engine.store.deliveries(event_id))
+        deliveries = await self._engine.store.deliveries(event_id)
+        delivery = _delivered(event_id, self._own(deliveries))
+        check_claim(delivery, deliveries)
         async with self._engine.transaction():
             result, _ = await self._engine.claim(self._agent, event_id)
             if result.granted:
@@ -353,10 +354,7 @@ class EnginePort:
                 await self._engine.queue_action(action, stamp)
 
     async def _delivery(self, event_id: str) -> StoredDelivery:
-        delivery = await self._mine(event_id)
-        if delivery is None:
-            raise ToolError(f"no event {event_id!r} was delivered to you")
-        return delivery
+        return _delivered(event_id, await self._mine(event_id))
 
     async def _followed_up(self, delivery: StoredDelivery) -> StoredDelivery | None:
         """The delivery of the event a reminder or a hand-over stands for, when `delivery` is
@@ -365,7 +363,11 @@ class EnginePort:
         return None if original is None else await self._mine(original)
 
     async def _mine(self, event_id: str) -> StoredDelivery | None:
-        for delivery in await self._engine.store.deliveries(event_id):
+        return self._own(await self._engine.store.deliveries(event_id))
+
+    def _own(self, deliveries: Sequence[StoredDelivery]) -> StoredDelivery | None:
+        """The agent's delivery among an event's `deliveries`, if it has one."""
+        for delivery in deliveries:
             if delivery.decision.agent == self._agent:
                 return delivery
         return None
@@ -379,3 +381,10 @@ class EnginePort:
 
     def _now(self) -> str:
         return format_time(self._engine.clock.now())
+
+
+def _delivered(event_id: str, delivery: StoredDelivery | None) -> StoredDelivery:
+    """`delivery`, the agent's own of `event_id`; ToolError when it was never delivered one."""
+    if delivery is None:
+        raise ToolError(f"no event {event_id!r} was delivered to you")
+    return delivery
