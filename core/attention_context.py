@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final
 
+from core.closings import is_closing
 from core.continuity import ASKS_THE_ROOM, ROOM_QUESTION, SCORED, Cue
 from core.events import AuthorKind, ChatEvent, ConversationKind, EventKind
 from core.intent import Intent, IntentClassifier
@@ -130,7 +131,10 @@ class Context:
                     offered = cues
                     cues = _scored(cues, scorer)
                     room_question = (
-                        channel.questions == "select" and not named and _unclaimed(offered, cues)
+                        channel.questions == "select"
+                        and not named
+                        and _unclaimed(offered, cues)
+                        and _asks(event.text, event.platform, classifier)
                     )
         return cls(
             workspace=workspace,
@@ -177,6 +181,14 @@ def _unclaimed(offered: Mapping[str, Cue], kept: Mapping[str, Cue]) -> bool:
         and bool(offered)
         and all(c.reason == ROOM_QUESTION and not c.burst_turned for c in offered.values())
     )
+
+
+def _asks(text: str, platform: str, classifier: IntentClassifier) -> bool:
+    """Whether a line that reads as a cue to the room (a `?`, `everyone`, `who`) really asks
+    it something: a question by its intents, and no thanks or closing. "hi everyone", "thanks
+    everyone", "ok everyone, standup at 3" and "the one who fixed it left" ask no one."""
+    intents = classifier.classify(text, platform)
+    return Intent.QUESTION in intents and Intent.THANKS not in intents and not is_closing(text)
 
 
 # A message that asks the room ("lunch anyone?", "who is around?") is nobody's fragment: it

@@ -104,6 +104,10 @@ DEFAULT_PHRASES: Mapping[Intent, tuple[str, ...]] = MappingProxyType(
         Intent.QUESTION: (
             "quick question", "any idea", "any ideas", "do you know", "does anyone know",
             "i wonder", "wondering if", "wondering whether",
+            # the room asked without a `?`: "anyone know how to ...", "anybody around"
+            "anyone know", "anybody know", "anyone here", "anybody here", "anyone around",
+            "anybody around", "anyone got", "anybody got", "anyone have", "anybody have",
+            "anyone tried", "anyone seen", "anyone else",
         ),
     }
 )  # fmt: skip

@@ -71,6 +71,39 @@ def test_a_statement_and_the_rest_of_the_askers_burst_are_not_offered() -> None:
     assert not [v for v in burst.values() if v[2] in ("buffered", "immediate")]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hi everyone",
+        "good morning everybody!",
+        "thanks everyone",
+        "bye everyone",
+        "ok everyone, standup at 3",
+        "everyone please update your deps today",
+        "the one who fixed it left",
+    ],
+)
+def test_a_line_that_only_names_the_room_asks_it_nothing(text: str) -> None:
+    # `everyone` or `who` makes a cue to the room, but a greeting, a thanks, an announcement
+    # or a statement wants no agent chosen to answer it.
+    found = last_verdicts([say(30, text, user=HUMAN2)], selecting())
+    assert {v[1:] for v in found.values()} == {("must_not_respond", "tool_mailbox", "unaddressed")}
+
+
+@pytest.mark.parametrize(
+    "text", ["who broke the build", "anyone know how to pin a package", "anybody around", "hello?"]
+)
+def test_a_question_to_the_room_without_a_question_mark_or_with_no_words_is_offered(
+    text: str,
+) -> None:
+    found = last_verdicts([say(30, text, user=HUMAN2)], selecting())
+    assert sorted(v[3] for v in found.values()) == [
+        "claimed_by_other",
+        "claimed_by_other",
+        "room_question",
+    ]
+
+
 def test_a_question_that_names_an_agent_or_continues_an_exchange_decides_as_before() -> None:
     named = last_verdicts([say(30, "worker-1, does apt hang for you?", user=HUMAN2)], selecting())
     assert named["worker-1"][3] == "named"
