@@ -142,7 +142,7 @@ train-attention: $(STAMP)
 bench-first-answer: $(LOCAL_STAMP)
 	$(BIN)/python bench/first_answer.py
 
-# The text path's prompt forms on ten team-chat cases, with every answer.
+# The text path's prompt forms on fourteen team-chat cases, with every answer.
 bench-prompts: $(LOCAL_STAMP)
 	$(BIN)/python bench/small_model_prompts.py --show
 

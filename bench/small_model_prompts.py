@@ -2,14 +2,16 @@
 
     python bench/small_model_prompts.py [--forms shipped,turns,examples] [--show]
 
-Ten team-chat cases (a thread to summarise, an answer in a message above, arithmetic, a request
-to a role, a question the agent cannot check, thanks, chatter, ...), each with the recent
-messages and the message to `lead`, are put to the model in each prompt form, through the same
-`LocalModelClient.stream_text` that the text reply path uses. An answer is acceptable when it
-passes the case's check (the fact it must contain, or the words it must not) and is short and
-in the agent's own voice (no `name:` line of someone else's). Prints, per form, the acceptable
-count, the mean and worst time to the first token and to the end, and with `--show` every
-answer. `shipped` is `harness_bridge.prompt.text_messages`, the form the text path uses.
+Fourteen team-chat cases (a thread to summarise, an answer in a message above, arithmetic, a
+request to a role, a question the agent cannot check, thanks, chatter, a new question after the
+agent's own answer, a follow-up to it, ...), each with the recent messages and the message to
+`lead`, are put to the model in each prompt form, through the same `LocalModelClient.stream_text`
+that the text reply path uses. An answer is acceptable when it passes the case's check (the fact
+it must contain, or the words it must not) and is short and in the agent's own voice (no `name:`
+line of someone else's). Prints, per form, the acceptable count, the mean and worst time to the
+first token and to the end, and with `--show` every answer. `shipped` is
+`harness_bridge.prompt.text_messages`, the form the text path uses; `others-only` leaves out the
+agent's own lines.
 Asserts nothing; the figures are in docs/benchmarks.md.
 """
 
@@ -96,6 +98,47 @@ CASES = (
         "@lead is production green?",
         has("no", "red", "not green", "isn't"),
     ),
+    # Its own earlier answers above: a small model copies what it sees itself say.
+    Case(
+        "a new question after an answer",
+        (
+            ("ana", "@lead how do I reverse a string in python?"),
+            ("lead", "You can reverse a string in Python with slicing: text[::-1]"),
+        ),
+        "@lead what is 12 + 30?",
+        lambda text: has("42")(text) and lacks("reverse", "slicing")(text),
+    ),
+    Case(
+        "a new request after a long answer",
+        (
+            ("ana", "@lead write a story about a dragon"),
+            (
+                "lead",
+                "A dragon and a knight: a dragon and a knight are two of the most iconic "
+                "creatures in the world of literature.",
+            ),
+        ),
+        "@lead write two lines about the sea",
+        lambda text: has("sea", "wave", "ocean")(text) and lacks("dragon", "knight")(text),
+    ),
+    Case(
+        "a follow-up to its own answer",
+        (
+            ("ana", "@lead when is the release?"),
+            ("lead", "The release is on Friday."),
+        ),
+        "@lead sorry, which day did you say?",
+        has("friday"),
+    ),
+    Case(
+        "a follow-up that needs the question above",
+        (
+            ("ana", "@lead what is the capital of Italy?"),
+            ("lead", "The capital of Italy is Rome."),
+        ),
+        "@lead and of France?",
+        has("paris"),
+    ),
 )
 
 
@@ -138,8 +181,15 @@ def unmentioned(case: Case) -> Messages:
     return text_messages("lead", recent, [plain_line("ana", case.message.removeprefix("@lead "))])
 
 
+def others_only(case: Case) -> Messages:
+    """The shipped form without the agent's own earlier lines."""
+    others = [plain_line(a, t) for a, t in case.recent if a != "lead"]
+    return text_messages("lead", others, lines(case)[1])
+
+
 FORMS: Mapping[str, Callable[[Case], Messages]] = {
     "shipped": shipped,
+    "others-only": others_only,
     "no-examples": no_examples,
     "unmentioned": unmentioned,
     "turns": turns,
