@@ -36,7 +36,7 @@ from typing import Any, Final, Literal, Protocol
 from core.agent_port import EventView
 from core.continuity import asks_the_room
 from core.decision import Directedness, Policy
-from core.drafts import MODEL_FAILED, STOPPED, TURN_FAILED
+from core.drafts import CUT_SHORT, MODEL_FAILED, STOPPED, TURN_FAILED, WRITING
 from core.errors import ModelError
 from core.followup import UNAVAILABLE_NOTICE
 from core.intent import DEFAULT_RULES
@@ -61,6 +61,7 @@ FALLBACK: Final = "Sorry, I have no answer to that."
 _SAID: Final = frozenset({"message", "edit"})
 _NAMED: Final = frozenset({Directedness.TO_ME, Directedness.TO_MY_ROLE})
 _HOST_LINES: Final = frozenset({UNAVAILABLE_NOTICE, TURN_FAILED})
+_UNFINISHED: Final = (WRITING, CUT_SHORT, MODEL_FAILED, STOPPED)  # what ends an unfinished answer
 Volunteers = Literal["ask", "always"]
 
 
@@ -208,8 +209,9 @@ def said_lines(seen: Sequence[EventView], turn: Sequence[Mapping[str, Any]]) -> 
     (a streamed answer is posted, then edited into its final words: two events, one message).
     Deleted messages are left out, and so is what the `turn` (deliver params) holds: its own
     lines follow as the new ones. So are the host's notices posted as an agent (its harness
-    is down, its turn failed): the model did not write them, and a small one copies what it
-    sees itself say."""
+    is down, its turn failed) and an agent's answer left unfinished (still being written, or
+    cut short: the one a restart asks again for is the very answer this turn writes anew): the
+    model did not write them whole, and a small one copies what it sees itself say."""
     ids = {params["eventId"] for params in turn}
     in_turn = {(params.get("source") or {}).get("messageId") for params in turn} - {None}
     newest: dict[str, EventView] = {}  # a later version replaces an earlier in its place
@@ -224,9 +226,12 @@ def said_lines(seen: Sequence[EventView], turn: Sequence[Mapping[str, Any]]) -> 
 
 
 def _hosts(event: EventView) -> bool:
-    """Whether a line is one of the host's notices, posted as an agent (a person typing the
-    same words is still heard)."""
-    return event.text in _HOST_LINES and event.author.get("kind") == "agent"
+    """Whether a line is one of the host's notices, or an unfinished answer, posted as an agent
+    (a person typing the same words is still heard)."""
+    text = event.text
+    return event.author.get("kind") == "agent" and (
+        text in _HOST_LINES or text.endswith(_UNFINISHED)
+    )
 
 
 def _policy(params: Mapping[str, Any]) -> Policy:

@@ -23,7 +23,7 @@ from core.actions import Action
 from core.agent_port import EventView
 from core.clock import SystemClock, VirtualClock
 from core.decision import Directedness, Disposition, Policy
-from core.drafts import MODEL_FAILED, STOPPED, TURN_FAILED
+from core.drafts import CUT_SHORT, MODEL_FAILED, STOPPED, TURN_FAILED
 from core.engine import Engine
 from core.errors import ModelError, ModelRefusedTurn
 from core.outbox import Outbox
@@ -430,6 +430,23 @@ def test_the_recent_lines_hold_each_message_once_as_it_reads_now() -> None:
     turn = [{"eventId": "e6", "source": {"messageId": "m4"}}]
     lines = said_lines(seen, turn)
     assert lines == ["ana: The deploy is green.", "ana: lunch?", f"ana: {TURN_FAILED}"]
+
+
+def test_an_unfinished_answer_is_no_line_the_model_sees() -> None:
+    """The draft a restart finished as cut short, and asks again for, is what this turn writes
+    anew: shown it, the bundled model copied its one word and looped. A draft still being
+    written or stopped is no whole answer either; a person's words ending the same way are."""
+    seen = [
+        said("e1", "message", "m1", "@lead explain tcp"),
+        said("e2", "message", "m2", f"A{CUT_SHORT}", author=LEAD),
+        said("e3", "message", "m3", f"It is{MODEL_FAILED}", author=LEAD),
+        said("e4", "message", "m4", f"Deploy{STOPPED}", author=LEAD),
+        said("e5", "message", "m5", f"The build{WRITING}", author=LEAD),
+        said("e6", "message", "m6", f"wait{WRITING}"),
+        said("e7", "message", "m7", "The build is green.", author=LEAD),
+    ]
+    lines = said_lines(seen, [{"eventId": "e1", "source": {"messageId": "m1"}}])
+    assert lines == [f"ana: wait{WRITING}", "lead: The build is green."]
 
 
 class Halting(Scripted):
