@@ -8,6 +8,8 @@ import pytest
 from harness_bridge.repetition import loop_start
 
 LOOP = "The answer to this question is: "
+SAID = "I'm glad you're enjoying the latest in your favorite podcast. "
+CODE = "print('hello, this is a line of code written twice')\n"
 
 
 @pytest.mark.parametrize(
@@ -18,6 +20,22 @@ LOOP = "The answer to this question is: "
         ("A: " * 11, "A: "),
         ("ben: no, " * 4, "ben: no, "),
         (LOOP * 3 + "The", LOOP),  # the copies seen from their end begin inside one
+        (SAID * 2, SAID),  # a sentence said again at once
+        (LOOP * 2, LOOP),
+        ("I'm sorry for any misunderstanding. " * 2, "I'm sorry for any misunderstanding."),
+        (
+            "I'm sorry for any confusion, my friend. " * 2 + "I",
+            "I'm sorry for any confusion, my friend.",
+        ),
+        (
+            "I'm sorry for any misunderstanding. I'm sorry for any misunderstanding.",
+            "I'm sorry for any misunderstanding.",
+        ),
+        (
+            "Ok.\nI'm sorry for any misunderstanding. I'm sorry for any misunderstanding.",
+            "Ok.\nI'm sorry for any misunderstanding.",
+        ),
+        ("Sure! " + SAID * 2 + "I'm", "Sure! " + SAID),
     ],
 )
 def test_a_text_ending_in_a_loop_keeps_one_copy(text: str, kept: str) -> None:
@@ -30,7 +48,9 @@ def test_a_text_ending_in_a_loop_keeps_one_copy(text: str, kept: str) -> None:
     [
         "The capital of France is Paris.",
         "no, no, no, ",  # three copies, but too short to be a loop
-        LOOP * 2,  # twice may be meant
+        "Thank you so much! " * 2,  # twice may be meant
+        CODE * 2,  # code repeats a line as it needs
+        SAID + "And " + SAID,
         LOOP * 3 + "and so on.",  # the loop ended: the text goes on
         "Step one" + "-" * 60,  # a rule
         "Done" + "!" * 40,
