@@ -172,12 +172,19 @@ class State:
     def _rooted(self, event: ChatEvent) -> ThreadRecord | None:
         """A new thread's record from the message it hangs off, when that is held: in its
         channel, or in its parent for a thread that is a channel of its own (Discord starts one
-        from a message under the message's id). None when the root is not known."""
+        from a message under the message's id). An agent that answered that message is in the
+        thread as if it had posted there: a person's follow-up under their question, answered
+        beside it, is for the agent that answered. None when the root is not known."""
         conversation, root_id = event.conversation, event.conversation.thread_id or ""
         for channel in filter(None, (conversation.id, conversation.parent_id) if root_id else ()):
             root = self.messages.get(message_key(event.platform, channel, root_id))
             if root is not None:
-                return root_thread(root)
+                thread = root_thread(root)
+                for agent in root.answered:
+                    thread.agents.add(agent)
+                    if (user := self.workspace.user_id(event.platform, agent)) is not None:
+                        thread.participants.add(user)
+                return thread
         return None
 
     def claim_holder(self, item: str, now: datetime) -> str | None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from builders import (
     HUMAN,
+    HUMAN2,
     LEAD,
     W1,
     W2,
@@ -320,6 +321,40 @@ def test_once_an_agent_has_answered_the_person_s_next_line_is_a_follow_up_it_may
         await store.close()
 
     asyncio.run(scenario())
+
+
+def test_a_follow_up_under_a_question_an_agent_answered_is_that_agents() -> None:
+    # The answer went beside the question (a reply in the channel, as the web chat posts it),
+    # and the person asks more in a thread under their question: before, no agent followed
+    # that thread and the follow-up was chatter for all.
+    async def scenario() -> list[dict[str, tuple[str, str]]]:
+        engine, store, _ = await seated()
+
+        async def decided(event: Any) -> dict[str, tuple[str, str]]:
+            outcome = await engine.ingest(event)
+            return {
+                e.decision.agent: (e.decision.policy.value, e.decision.reason)
+                for e in outcome.emissions
+                if isinstance(e, Delivery)
+            }
+
+        asked = normalise(slack_body(slack_message(ts(1), f"<@{W1}> the capital of Spain?")))
+        assert asked is not None
+        await engine.ingest(asked)
+        assert await engine.dispose("worker-1", asked.event_id, Disposition.RESPONDED)
+        under = [
+            normalise(slack_body(slack_message(ts(s), text, user=who, thread_ts=ts(1))))
+            for s, text, who in ((20, "and of Portugal?", HUMAN), (40, "Lisbon, I think", HUMAN2))
+        ]
+        found = [await decided(event) for event in under]
+        await store.close()
+        return found
+
+    follow_up, joined_in = asyncio.run(scenario())
+    assert follow_up["worker-1"] == ("must_respond", "direct_thread_question")
+    assert follow_up["lead"][0] == follow_up["worker-2"][0] == "must_not_respond"
+    # Someone else joins the thread: the agent still follows it, no longer owing each line.
+    assert joined_in["worker-1"] == ("may_respond", "thread_participant")
 
 
 def test_a_fragment_after_the_merge_window_is_not_a_continuation() -> None:
