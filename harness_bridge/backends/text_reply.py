@@ -9,15 +9,17 @@ The model is never asked to choose a tool. The host's policy decides what a turn
   constrained to exactly `yes` or `no` (`TextModel.choose`, a grammar or a schema, never free
   text read for a meaning); yes claims the event, so the answer is owed and only one agent gives
   it. With `volunteers: always` the host's judgement stands and the event is claimed without
-  asking, unless nobody named the agent or its role and it asks nothing (`asks`: a question,
-  or a line to anyone, "anyone know..."): the bundled SmolLM2-135M answers `no` to every such
-  question, "what is 2 + 2?" to it by name included, and its two answers' scores do not tell
-  the cases apart; and it answers a statement ("the weather is nice today") by saying it again;
+  asking, unless nobody named the agent or its role (a line in a thread it follows names
+  neither) and it asks nothing (`asks`: a question, or a line to anyone, "anyone know..."):
+  the bundled SmolLM2-135M answers `no` to every such question, "what is 2 + 2?" to it by name
+  included, and its two answers' scores do not tell the cases apart; and it answers a
+  statement ("the weather is nice today") by saying it again;
 - an `ack_only` event gets a `seen` reaction; anything else (ambient, `must_not_respond`) nothing.
 
 For an answer the model gets a short prompt (`harness_bridge.prompt.text_messages`): the recent
 messages this agent was shown in that conversation (the ledger's deliveries to it, which is what
-the attention policy let it see), each once as it reads now, and the new ones. Its text is
+the attention policy let it see), each once as it reads now, and the new ones (a line whose
+words the host withheld, a `notify` knock, as the ledger gives it to the agent). Its text is
 streamed into the chat (`StreamedReply`) through the guarded send path. Every turn completes
 with no `text`: the reply is already posted, so the harness posts nothing more. An answer the
 model stops writing halfway (it fails, or the runtime stops the turn: `STOPPED`) is finished at
@@ -60,6 +62,7 @@ MAX_ANSWER_TOKENS: Final = 120
 FALLBACK: Final = "Sorry, I have no answer to that."
 _SAID: Final = frozenset({"message", "edit"})
 _NAMED: Final = frozenset({Directedness.TO_ME, Directedness.TO_MY_ROLE})
+_THREAD_LINE: Final = "thread_participant"  # `to_my_role`, yet nobody named the agent
 _HOST_LINES: Final = frozenset({UNAVAILABLE_NOTICE, TURN_FAILED})
 _UNFINISHED: Final = (WRITING, CUT_SHORT, MODEL_FAILED, STOPPED)  # what ends an unfinished answer
 Volunteers = Literal["ask", "always"]
@@ -125,29 +128,42 @@ class TextReplyLoop:
         """Answer, react or stay quiet, as the policy (and, for `may_respond`, the model's
         yes or no) says. Raises ModelError when the model fails."""
         key, ids = session_of(turn.events[0]), tuple(turn.event_ids)
+        seen = await self._seen(turn)
+        said = {e["eventId"]: _said(e, seen) for e in turn.events}
         owed = await self.port.owed(ids)
-        if not owed and await self._volunteers(turn):
+        if not owed and await self._volunteers(turn, seen, said):
             owed = await self.port.owed(ids)
         if owed:
-            await self._answer(turn)
+            await self._answer(turn, seen, said)
         else:
             await self._acknowledge(turn)
         return TurnResult(key, "completed", ids)
 
-    async def _volunteers(self, turn: Turn) -> bool:
+    async def _seen(self, turn: Turn) -> list[EventView]:
+        """The recent events where the turn is, as this agent was shown them, the turn's own
+        included."""
+        first = turn.events[0]["conversation"]
+        limit = READ_BACK + len(turn.events)
+        return await self.port.read_thread(first["id"], thread=first.get("threadId"), limit=limit)
+
+    async def _volunteers(
+        self, turn: Turn, seen: Sequence[EventView], said: Mapping[str, str]
+    ) -> bool:
         """Whether the agent takes an open `may_respond` event: the model asked yes or no
         (with `volunteers: always`, taken without asking), and on yes it claims the event
         (False when another agent has it). One the agent has settled (it was handed to another
         agent, edited or deleted while the harness was away) is not open: nothing is asked."""
         maybe = [e for e in turn.events if _policy(e) is Policy.MAY_RESPOND]
         if self.volunteers == "always":
-            maybe = [e for e in maybe if _named(e) or asks(_text(e), e["source"]["platform"])]
+            maybe = [
+                e for e in maybe if _named(e) or asks(said[e["eventId"]], e["source"]["platform"])
+            ]
         unsettled = set(await self.port.unsettled([e["eventId"] for e in maybe]))
         open_ = [e for e in maybe if e["eventId"] in unsettled]
         if not open_:
             return False
         if self.volunteers == "ask":
-            recent, new = await self._lines(turn)
+            recent, new = self._lines(turn, seen, said)
             messages = choice_messages(self.agent, recent, new)
             if await self.model.choose(messages, ("yes", "no")) != "yes":
                 return False
@@ -158,8 +174,8 @@ class TextReplyLoop:
             return False
         return bool(claimed.get("claimed"))
 
-    async def _answer(self, turn: Turn) -> None:
-        recent, new = await self._lines(turn)
+    async def _answer(self, turn: Turn, seen: Sequence[EventView], said: Mapping[str, str]) -> None:
+        recent, new = self._lines(turn, seen, said)
         platform = turn.events[-1]["source"]["platform"]
         cleared = self.cleared
         on_posted = partial(cleared, turn.events) if cleared is not None else None
@@ -195,12 +211,11 @@ class TextReplyLoop:
             except ToolError as exc:
                 log.info("%s did not acknowledge %s: %s", self.agent, event["eventId"], exc)
 
-    async def _lines(self, turn: Turn) -> tuple[list[str], list[str]]:
+    def _lines(
+        self, turn: Turn, seen: Sequence[EventView], said: Mapping[str, str]
+    ) -> tuple[list[str], list[str]]:
         """The recent lines this agent was shown where the turn is, and the turn's own."""
-        first = turn.events[0]["conversation"]
-        limit = READ_BACK + len(turn.events)
-        seen = await self.port.read_thread(first["id"], thread=first.get("threadId"), limit=limit)
-        new = [_event_line(params) for params in turn.events]
+        new = [_event_line(params, said[params["eventId"]]) for params in turn.events]
         return said_lines(seen, turn.events)[-RECENT_LINES:], new
 
 
@@ -244,16 +259,28 @@ def _name(author: Any) -> str:
     return str(author.get("display_name") or author.get("id") or "someone")
 
 
-def _event_line(params: dict[str, Any]) -> str:
+def _event_line(params: dict[str, Any], text: str) -> str:
     parsed = parse_deliver(params)
     author = parsed.author.display_name or parsed.author.id
-    return plain_line(author, _text(params))
+    return plain_line(author, text)
+
+
+def _said(params: Mapping[str, Any], seen: Sequence[EventView]) -> str:
+    """What an event of the turn says: its content, or, where the host withheld it (`notify`:
+    a knock on a line in a thread the agent follows, which a tool-using model reads if it
+    wants), its text as the ledger gives it to this agent. Without it a small model was shown
+    "[no text]" and answered that ("I'm sorry for your loss")."""
+    if "knock" not in params:
+        return _text(params)
+    event_id = params["eventId"]
+    return next((event.text for event in seen if event.event_id == event_id), "")
 
 
 def _named(params: Mapping[str, Any]) -> bool:
-    """Whether the event names this agent or its role (not a line the room or a conversation
-    gave it)."""
-    return params["target"]["directedness"] in _NAMED
+    """Whether the event names this agent or its role (not a line the room, a conversation or
+    a thread it is in gave it)."""
+    named = params["target"]["directedness"] in _NAMED
+    return named and params["attention"]["reason"] != _THREAD_LINE
 
 
 def _text(params: Mapping[str, Any]) -> str:

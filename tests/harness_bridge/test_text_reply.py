@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any
 
 import pytest
-from builders import HUMAN, slack_body, slack_message
+from builders import HUMAN, HUMAN2, slack_body, slack_message
 from builders import LEAD as LEAD_USER
 from fakes.openai_server import FakeOpenAI, Reply, completion, hang, streamed, text_chunk
 from outbox_pump import pumped
@@ -241,14 +241,24 @@ def test_an_agent_that_always_volunteers_claims_and_answers_without_asking_the_m
     scenario(test)
 
 
-def test_an_agent_that_always_volunteers_leaves_an_unnamed_line_that_asks_nothing() -> None:
-    """After the lead answered her in the channel, alice's next lines are her partner's lines
-    (`may_respond`, nobody named): the one that asks is taken, the one that only says
-    something is not (the bundled model would say it again)."""
+@pytest.mark.parametrize(
+    ("in_thread", "who", "directedness"),
+    [(False, HUMAN, Directedness.TO_ME_LIKELY), (True, HUMAN2, Directedness.TO_MY_ROLE)],
+)
+def test_an_agent_that_always_volunteers_leaves_an_unnamed_line_that_asks_nothing(
+    in_thread: bool, who: str, directedness: Directedness
+) -> None:
+    """After the lead answered alice, in the channel or in a thread under her question, her
+    next lines in the channel (her partner's) or anyone's in the thread (`may_respond`, nobody
+    named): the one that asks is taken, the one that only says something is not (the bundled
+    model would say it again, or answer "I think it is Lisbon" with "I'm sorry for your
+    loss")."""
+
+    thread = f"{BASE + 100}.000100" if in_thread else None
 
     async def said(engine: Engine, second: int, text: str, user: str = HUMAN) -> str:
-        body = slack_body(slack_message(f"{BASE + second}.000100", text, user=user))
-        event = normalise(body)
+        message = slack_message(f"{BASE + second}.000100", text, user=user, thread_ts=thread)
+        event = normalise(slack_body(message))
         assert event is not None
         async with engine.store.transaction():
             await engine.ingest(event)
@@ -261,15 +271,17 @@ def test_an_agent_that_always_volunteers_leaves_an_unnamed_line_that_asks_nothin
         await run_agent(engine, tools["lead"], model, volunteers="always")
         asked = {}
         for second, text in ((140, "the weather is nice today"), (220, "and what about prod?")):
-            asked[text] = event_id = await said(engine, second, text)
+            asked[text] = event_id = await said(engine, second, text, user=who)
             [delivery] = [d for d in await store.deliveries(event_id) if d.decision.agent == "lead"]
             assert delivery.decision.policy is Policy.MAY_RESPOND
-            assert delivery.decision.directedness is Directedness.TO_ME_LIKELY
+            assert delivery.decision.directedness is directedness
             await run_agent(engine, tools["lead"], model, volunteers="always")
         assert model.choices == []
         sent = {to for kind, to, _ in answers(store, "lead") if kind == "send"}
         assert asked["and what about prod?"] in sent
         assert asked["the weather is nice today"] not in sent
+        # A thread's line comes as a knock, its words withheld: the model reads them all the same.
+        assert f"{who}: and what about prod?" in model.asked[-1][-1]["content"]
 
     scenario(test)
 
