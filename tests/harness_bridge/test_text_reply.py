@@ -446,7 +446,7 @@ def test_the_recent_lines_hold_each_message_once_as_it_reads_now() -> None:
 
 def test_an_unfinished_answer_is_no_line_the_model_sees() -> None:
     """The draft a restart finished as cut short, and asks again for, is what this turn writes
-    anew: shown it, the bundled model copied its one word and looped. A draft still being
+    anew, not history: a small model copies what it sees itself say. A draft still being
     written or stopped is no whole answer either; a person's words ending the same way are."""
     seen = [
         said("e1", "message", "m1", "@lead explain tcp"),
