@@ -62,7 +62,10 @@ MAX_ANSWER_TOKENS: Final = 120
 FALLBACK: Final = "Sorry, I have no answer to that."
 _SAID: Final = frozenset({"message", "edit"})
 _NAMED: Final = frozenset({Directedness.TO_ME, Directedness.TO_MY_ROLE})
-_THREAD_LINE: Final = "thread_participant"  # `to_my_role`, yet nobody named the agent
+# Reasons that are `to_me` or `to_my_role` with no words naming the agent: a line in a thread it
+# is in, and a 👍 or 🙅 on its message (a model with tools proceeds or revises; one that can only
+# write has nothing to add to a reaction).
+_NOT_NAMING: Final = frozenset({"thread_participant", "signal_agree", "signal_declined"})
 _HOST_LINES: Final = frozenset({UNAVAILABLE_NOTICE, TURN_FAILED})
 _UNFINISHED: Final = (WRITING, CUT_SHORT, MODEL_FAILED, STOPPED)  # what ends an unfinished answer
 Volunteers = Literal["ask", "always"]
@@ -278,9 +281,9 @@ def _said(params: Mapping[str, Any], seen: Sequence[EventView]) -> str:
 
 def _named(params: Mapping[str, Any]) -> bool:
     """Whether the event names this agent or its role (not a line the room, a conversation or
-    a thread it is in gave it)."""
+    a thread it is in gave it, nor a reaction to its message)."""
     named = params["target"]["directedness"] in _NAMED
-    return named and params["attention"]["reason"] != _THREAD_LINE
+    return named and params["attention"]["reason"] not in _NOT_NAMING
 
 
 def _text(params: Mapping[str, Any]) -> str:

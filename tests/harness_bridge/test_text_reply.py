@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any
 
 import pytest
-from builders import HUMAN, HUMAN2, slack_body, slack_message
+from builders import HUMAN, HUMAN2, slack_body, slack_message, slack_reaction
 from builders import LEAD as LEAD_USER
 from fakes.openai_server import FakeOpenAI, Reply, completion, hang, streamed, text_chunk
 from outbox_pump import pumped
@@ -282,6 +282,40 @@ def test_an_agent_that_always_volunteers_leaves_an_unnamed_line_that_asks_nothin
         assert asked["the weather is nice today"] not in sent
         # A thread's line comes as a knock, its words withheld: the model reads them all the same.
         assert f"{who}: and what about prod?" in model.asked[-1][-1]["content"]
+
+    scenario(test)
+
+
+@pytest.mark.parametrize(
+    ("emoji", "reason"), [("+1", "signal_agree"), ("no_good", "signal_declined")]
+)
+def test_an_agent_that_always_volunteers_leaves_a_reaction_to_its_answer(
+    emoji: str, reason: str
+) -> None:
+    """A 👍 or 🙅 on the lead's answer is a signal to it (`may_respond`): a model with tools may
+    proceed or revise, but one that can only write has nothing to add (the bundled model said
+    "I'm sorry for any confusion." to a 👍)."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        model = Scripted("I'm sorry for any confusion.", choice="no")
+        for payload in (
+            slack_message(f"{BASE + 100}.000100", "<@U0LEAD> is staging up?"),
+            slack_message(f"{BASE + 101}.000100", "yes, since nine", user=LEAD_USER),
+            slack_reaction(f"{BASE + 101}.000100", emoji, event_ts=f"{BASE + 130}.000100"),
+        ):
+            event = normalise(slack_body(payload))
+            assert event is not None
+            async with engine.store.transaction():
+                await engine.ingest(event)
+        [delivery] = [
+            d for d in await store.deliveries(event.event_id) if d.decision.agent == "lead"
+        ]
+        assert (delivery.decision.policy, delivery.decision.reason) == (Policy.MAY_RESPOND, reason)
+        await run_agent(engine, tools["lead"], model, volunteers="always")
+        assert event.event_id not in {
+            to for kind, to, _ in answers(store, "lead") if kind == "send"
+        }
+        assert model.choices == []
 
     scenario(test)
 
