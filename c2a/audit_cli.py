@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
 import sys
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any, TextIO
 
 import orjson
 
 from c2a.cli_args import add_manifest
-from c2a.platforms import load_workspace
-from core.errors import ManifestError
-from core.store_choice import open_store, store_url
+from c2a.ledger_choice import add_data_dir, ledger_of
+from core.store import Store
 from core.store_records import AuditRecord, QuarantineRecord
 
 __all__ = ["audit_line", "register"]
@@ -45,9 +42,7 @@ def register(subcommands: Any) -> None:
         "audit", help="print what the agents did (the audit log), or the input kept in quarantine"
     )
     add_manifest(audit, "workspace manifest (YAML), as `c2a run` is given it")
-    audit.add_argument(
-        "--data-dir", default=".c2a", help="where `c2a run` keeps the SQLite ledger (.c2a)"
-    )
+    add_data_dir(audit)
     audit.add_argument("--agent", help="only this agent's records")
     audit.add_argument(
         "--limit", type=_positive, default=50, help="how many of the newest records (50)"
@@ -66,24 +61,14 @@ def _positive(value: str) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    workspace = load_workspace(Path(args.manifest))
-    name = workspace.manifest.workspace
-    url = store_url(workspace.manifest.store, os.environ)
-    sqlite_file = Path(args.data_dir) / f"{name}.sqlite3"
-    if url is None and not sqlite_file.exists():
-        raise ManifestError(
-            f"no ledger at {sqlite_file}: `c2a run` writes it there once it has run "
-            "(--data-dir names another directory)"
-        )
-    records = asyncio.run(_read(url, str(sqlite_file), name, args))
+    records = asyncio.run(_read(ledger_of(args.manifest, args.data_dir).store, args))
     _write(records, args.json, sys.stdout)
     return 0
 
 
 async def _read(
-    url: str | None, sqlite_file: str, schema: str, args: argparse.Namespace
+    store: Store, args: argparse.Namespace
 ) -> list[AuditRecord] | list[QuarantineRecord]:
-    store = open_store(url, sqlite_file, schema=schema)
     await store.open()
     try:
         if args.quarantine:

@@ -1,5 +1,5 @@
 """The `c2a` command: `check` a manifest, `replay` a trace, `run` workspaces live, export the
-wire `schema`; `init`, `audit`, `slack` and `discord` are in modules of their own."""
+wire `schema`; `init`, `audit`, `prune`, `slack` and `discord` are in modules of their own."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from c2a import audit_cli, discord_cli, init_cli, slack_cli
+from c2a import audit_cli, discord_cli, init_cli, prune_cli, slack_cli
 from c2a.cli_args import add_manifest
 from c2a.ledger_lock import LedgerLock
 from c2a.logs import configure_logging
@@ -117,6 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     discord_cli.register(commands)
     init_cli.register(commands)
     audit_cli.register(commands)
+    prune_cli.register(commands)
 
     schema = commands.add_parser("schema", help="write the wire model's JSON Schemas")
     schema.add_argument("--out", default="docs/schema", help="directory (default docs/schema)")

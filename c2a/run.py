@@ -41,7 +41,7 @@ from c2a.reload import Gate, watch_reloads
 from c2a.run_dispatch import Dispatch
 from c2a.run_inputs import load_workspaces, private_directory
 from c2a.run_leases import harness_leases, holder_name
-from c2a.run_loops import OutboxLoop, supervise, sweep
+from c2a.run_loops import OutboxLoop, retain, supervise, sweep
 from c2a.run_report import health, say_ready, say_restarted, say_started
 from core.clock import SystemClock
 from core.emission import Outcome
@@ -235,6 +235,14 @@ class WorkspaceRun:
         self.outbox_loop.start()
         swept = sweep(self.name, self.host.engine, self.dispatch)
         self._loops.append(asyncio.create_task(swept, name=f"sweep-{self.name}"))
+        kept = retain(
+            self.name,
+            self.store,
+            self.clock,
+            lambda: self.workspace.manifest.retention,  # as the last reload left it
+            self.host.engine.note_pruned,
+        )
+        self._loops.append(asyncio.create_task(kept, name=f"retention-{self.name}"))
         for name, connection in self.connections.items():
             await connection.start()
             self.take_sender(name, connection)

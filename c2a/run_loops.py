@@ -1,5 +1,5 @@
 """The loops a workspace's run keeps going: the outbox's sending rounds, the engine's sweep,
-and each harness, started again when it dies.
+the retention's pruning, and each harness, started again when it dies.
 
 A loop that must go on catches whatever one round raises, logs it and goes on; only
 cancellation (or, for the outbox, `stop` then `finish`) ends it. They log as `c2a.run`.
@@ -11,19 +11,25 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 
+from core.clock import Clock
 from core.emission import Emission
 from core.engine import Engine
 from core.outbox import Outbox
 from core.postgres.outage import during_outage
+from core.retention import RetentionSetting, counted, prune, prune_before
+from core.store import Retention
 from harness_bridge.backends.registry import Harness
 
 __all__ = [
     "OUTBOX_EVERY",
+    "PRUNE_EVERY",
     "RESTART_AFTER",
     "SWEEP_EVERY",
     "SWEEP_MOST_EVERY",
     "OutboxLoop",
+    "retain",
     "supervise",
     "sweep",
     "sweep_delay",
@@ -35,6 +41,7 @@ OUTBOX_EVERY = 0.25  # retries; a queued action is sent as soon as its commit ri
 SWEEP_EVERY = 5.0
 SWEEP_MOST_EVERY = 300.0  # the longest wait after sweeps that failed on something not an outage
 RESTART_AFTER = 5.0
+PRUNE_EVERY = 3600.0
 
 
 class OutboxLoop:
@@ -111,6 +118,39 @@ async def sweep(
                 continue
             failures += 1
             log.error("%s: sweep failed: %s (next in %.0f s)", name, exc, sweep_delay(failures))
+
+
+async def retain(
+    name: str,
+    store: Retention,
+    clock: Clock,
+    setting: Callable[[], RetentionSetting | None],
+    pruned: Callable[[datetime], None],
+    wait: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> None:
+    """At the start and every `PRUNE_EVERY` seconds (`wait`), drop what the workspace's
+    retention (`setting`, read each time: a reload may change it) has outlived, and tell
+    `pruned` how far; nothing while it has none. A round that fails is logged and the next one
+    tries again."""
+    while True:
+        kept = setting()
+        if kept is not None:
+            before = prune_before(clock.now(), kept)
+            try:
+                dropped = await prune(store, before)
+                pruned(before)
+            except Exception as exc:
+                level = logging.DEBUG if during_outage(exc) else logging.ERROR
+                log.log(level, "%s: pruning failed: %s", name, exc)
+            else:
+                if any(dropped.values()):
+                    log.info(
+                        "%s: pruned what is older than %d days: %s",
+                        name,
+                        kept.days,
+                        counted(dropped),
+                    )
+        await wait(PRUNE_EVERY)
 
 
 def sweep_delay(failures: int) -> float:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Final
 
 from core.acknowledgement import BlockedMarks, acknowledged, acknowledgement
@@ -57,6 +58,7 @@ from core.ledger_fold import few_collections, fold_ledger
 from core.manifest import Workspace
 from core.memory_snapshot import readable, snapshot_of
 from core.redact import Redactor
+from core.retention import outlived
 from core.signals import GlyphMap
 from core.state import State
 from core.state_records import message_of
@@ -97,6 +99,8 @@ class Engine:
         self.state = State(workspace)
         self.folded = 0  # the last ledger sequence number in `state`
         self._stale = False  # a transaction that may have changed the memory was rolled back
+        # How far retention has pruned the ledger: an event from before is not taken.
+        self.pruned_before: datetime | None = None
         self.unavailable = Unavailable()
         self.blocked = BlockedMarks()
         self.approvals = Approvals(clock, workspace.approvers())
@@ -141,7 +145,15 @@ class Engine:
         with few_collections():
             count, folded = await self._fold(state, after)
         self.state, self.folded, self.copies, self._stale = state, folded, DecidedCopies(), False
+        self.note_pruned(await self.store.pruned_before())
         return count
+
+    def note_pruned(self, before: datetime | None) -> None:
+        """The ledger holds nothing retention may drop from before `before` (read from the store
+        at every fold, told by the retention's loop after each round): an event from before it
+        is not taken (`core.retention.outlived`)."""
+        if before is not None and (self.pruned_before is None or before > self.pruned_before):
+            self.pruned_before = before
 
     async def save_snapshot(self) -> bool:
         """Save the memory for the next start (`start`): at a clean stop, once nothing else
@@ -186,6 +198,8 @@ class Engine:
         event = self.redactor.event(event)
         if event.kind is _TYPING:
             return Outcome("transient", self._typing(event, via))
+        if outlived(event, self.pruned_before):
+            return Outcome("repeat", [])  # older than what is kept: had and dropped, or never
         if self._stale:
             await self.rebuild()
         elif self.store.shared:

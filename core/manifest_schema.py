@@ -27,6 +27,7 @@ from pydantic import (
 from core.manifest_sections import ManifestSection
 from core.manifest_sections import Strict as _Strict
 from core.platform import Platform
+from core.retention import RetentionSetting
 from core.store_choice import StoreSetting
 
 __all__ = [
@@ -202,6 +203,7 @@ class Manifest(_Strict):
     intent: dict[str, IntentOverride] = Field(default_factory=dict)
     signals: dict[str, dict[str, str]] = Field(default_factory=dict)
     store: StoreSetting | None = None
+    retention: RetentionSetting | None = None
 
     @model_validator(mode="after")
     def _references_resolve(self) -> Manifest:

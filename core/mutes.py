@@ -14,11 +14,13 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.clock import format_time, parse_time
-from core.state import State
 from core.store import Ledger
+
+if TYPE_CHECKING:  # for types only: the state's imports lead to the store, which reads MUTED_KIND
+    from core.state import State
 
 __all__ = ["MUTED_KIND", "fold_mute", "record_mute"]
 

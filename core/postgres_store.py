@@ -6,8 +6,8 @@ server and of the machine). docs/deploy.md says how to point c2a at a server, wh
 and how migrations run.
 
 Each responsibility lives in its own module of `core.postgres` (connection and schema, ledger,
-deliveries, claims, outbox, audit, gateway sessions, leases, the memory's snapshot); this class
-only puts them together. It is imported only when a store URL names PostgreSQL
+deliveries, claims, outbox, audit, gateway sessions, leases, the memory's snapshot, retention); this
+class only puts them together. It is imported only when a store URL names PostgreSQL
 (`core.store_choice`), so psycopg is needed only then.
 """
 
@@ -20,6 +20,7 @@ from core.postgres.gateway import PostgresGatewaySessions
 from core.postgres.leases import PostgresLeases
 from core.postgres.ledger import PostgresLedger
 from core.postgres.outbox import PostgresOutbox
+from core.postgres.retention import PostgresRetention
 from core.postgres.snapshots import PostgresSnapshots
 
 __all__ = ["PostgresStore"]
@@ -34,6 +35,7 @@ class PostgresStore(
     PostgresGatewaySessions,
     PostgresLeases,
     PostgresSnapshots,
+    PostgresRetention,
 ):
     """The `Store` on PostgreSQL. `url` is a libpq connection string; `schema`, when given,
     is the PostgreSQL schema that holds this ledger's tables (made if missing)."""

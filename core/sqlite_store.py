@@ -7,8 +7,8 @@ lost if the whole machine loses power. With `synchronous="full"` every commit is
 to the disk before it returns, and survives power loss. `":memory:"` is never durable.
 
 Each responsibility lives in its own module of `core.sqlite` (schema and connection, ledger,
-deliveries, claims, outbox, audit, gateway sessions, leases, the memory's snapshot); this class only
-puts them together.
+deliveries, claims, outbox, audit, gateway sessions, leases, the memory's snapshot,
+retention); this class only puts them together.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from core.sqlite.gateway import SQLiteGatewaySessions
 from core.sqlite.leases import SQLiteLeases
 from core.sqlite.ledger import SQLiteLedger
 from core.sqlite.outbox import SQLiteOutbox
+from core.sqlite.retention import SQLiteRetention
 from core.sqlite.snapshots import SQLiteSnapshots
 
 __all__ = ["SQLiteStore"]
@@ -34,6 +35,7 @@ class SQLiteStore(
     SQLiteGatewaySessions,
     SQLiteLeases,
     SQLiteSnapshots,
+    SQLiteRetention,
 ):
     """The `Store` on SQLite. `path` is a file, or `":memory:"` for a throwaway ledger;
     `synchronous` is `"normal"` or `"full"` (see above)."""

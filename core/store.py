@@ -1,12 +1,12 @@
 """The ledger's seam: the storage Protocols every backend implements.
 
-One Protocol per responsibility, each implementable on its own: `Ledger` (events and who
-received them), `Deliveries` (per-agent decisions and how they ended), `Claims`, `OutboxStore`
-(outbound actions by idempotency key), `AuditLog` (audit, escalations, quarantine),
-`GatewaySessions`, `Leases` (which process holds what, when several share one database) and
-`Snapshots` (the engine's memory saved at a clean stop). `Store` is all of them on one
-database, with `open`, `close` and `transaction`. Code that needs one responsibility takes the
-small Protocol. The records the parts take and return are `core.store_records`, named here too.
+One Protocol per responsibility, each implementable on its own: `Ledger` (events and who received
+them), `Deliveries` (per-agent decisions and how they ended), `Claims`, `OutboxStore` (outbound
+actions by idempotency key), `AuditLog` (audit, escalations, quarantine), `GatewaySessions`,
+`Leases` (which process holds what, when several share one database), `Snapshots` (the engine's
+memory saved at a clean stop) and `Retention` (dropping what is old). `Store` is all of them on one
+database, with `open`, `close` and `transaction`. Code that needs one responsibility takes the small
+Protocol. The records the parts take and return are `core.store_records`, named here too.
 
 What every part guarantees: reads see the caller's own writes, also inside an open
 transaction; whatever a part writes inside `Store.transaction()` becomes durable together with
@@ -14,7 +14,7 @@ everything else written there, or not at all; outside a transaction each call is
 
 It is over 400 lines because it is the whole contract a backend implements, each method's
 promise stated once, beside the others a backend author must keep consistent with it; its
-eight Protocols hold no code.
+nine Protocols hold no code.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ __all__ = [
     "OutboxEntry",
     "OutboxStore",
     "QuarantineRecord",
+    "Retention",
     "SeenWhere",
     "Snapshot",
     "Snapshots",
@@ -70,8 +71,8 @@ class Ledger(Protocol):
 
     `append` assigns strictly increasing sequence numbers in append order and refuses a second
     event with the same id (returning None, never raising); sequence numbers are never reused
-    and a record is never removed, only its text erased (`tombstone`). `add_receipt` is
-    idempotent per (event, agent).
+    and a record is never removed, only its text erased (`tombstone`), unless the workspace's
+    retention has outlived it (`Retention`). `add_receipt` is idempotent per (event, agent).
     """
 
     shared: bool
@@ -371,6 +372,24 @@ class Snapshots(Protocol):
         ...
 
 
+class Retention(Protocol):
+    """Dropping what a workspace's retention has outlived (`core.retention` decides when, and
+    `core.store_prune` says what is kept however old it is)."""
+
+    async def prune_batch(self, before: datetime, limit: int) -> dict[str, int]:
+        """Drop, in one transaction, at most `limit` of the oldest ledger records from before
+        `before` that may go (with their receipts and decisions), at most `limit` sent or
+        failed outbox rows, audit records and quarantined payloads last changed before it, and
+        the escalations and claims older than it, and note `before` as how far retention has
+        pruned (unless it had pruned further); returns how many rows of each kind went
+        (`core.store_prune.PRUNE_STEPS` names them)."""
+        ...
+
+    async def pruned_before(self) -> datetime | None:
+        """How far retention has pruned: the latest `before` a batch was given; None if never."""
+        ...
+
+
 class Store(
     Ledger,
     Deliveries,
@@ -380,6 +399,7 @@ class Store(
     GatewaySessions,
     Leases,
     Snapshots,
+    Retention,
     Protocol,
 ):
     """The durable ledger: every part above on one database, opened and closed together, with

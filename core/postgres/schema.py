@@ -154,9 +154,19 @@ CREATE TABLE memory_snapshot (
 );
 """
 
+# The moment before which retention has dropped what it may (`core.store.Retention`), one row at
+# the most.
+_PRUNED = """
+CREATE TABLE pruned (
+    id integer PRIMARY KEY CHECK (id = 1),
+    dropped_before text NOT NULL
+);
+"""
+
 MIGRATIONS = (
     Migration(1, "the ledger's tables", _TABLES),
     Migration(2, "leases, and who takes an outbox row", _LEASES),
     Migration(3, "indexes for what a running host reads again", _REREAD),
     Migration(4, "the memory saved at a clean stop", _SNAPSHOT),
+    Migration(5, "how far retention has pruned", _PRUNED),
 )

@@ -29,10 +29,11 @@ _RECEIPTS_BETWEEN = receipts_between("?")
 
 
 class SQLiteLedger(Connection):
-    """Events keyed by `seq`, the rowid: SQLite gives max + 1, and the ledger never deletes a
-    row, so sequence numbers only grow. The conversation and thread are copied out of `data`
-    into their own columns, indexed for `seen_by` and `conversation_marks`. One process owns the
-    file, so the ledger is not `shared`."""
+    """Events keyed by `seq`, the rowid: SQLite gives max + 1, and the ledger never deletes its
+    newest row (retention keeps it: `core.store_prune`), so sequence numbers only grow. The
+    conversation and thread are copied out of `data` into their own columns, indexed for
+    `seen_by` and `conversation_marks`. One process owns the file, so the ledger is not
+    `shared`."""
 
     shared = False
 

@@ -1,21 +1,32 @@
 """The outbox's sending rounds in a workspace's run: woken by what is queued, one bad round
 does not end sending, and `finish` sends what is due once more, bounded by its grace. The
 sweep: woken by a change of who is down, and waiting longer after each sweep that failed on
-something other than an outage."""
+something other than an outage. The retention's pruning: at the start and every hour, by the
+setting of the moment, going on after a round that failed."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from c2a.run_loops import SWEEP_EVERY, SWEEP_MOST_EVERY, OutboxLoop, sweep, sweep_delay
+from c2a.run_loops import (
+    PRUNE_EVERY,
+    SWEEP_EVERY,
+    SWEEP_MOST_EVERY,
+    OutboxLoop,
+    retain,
+    sweep,
+    sweep_delay,
+)
 from core.availability import Unavailable
 from core.clock import VirtualClock
 from core.errors import StoreError
 from core.outbox import Outbox
+from core.retention import RetentionSetting
 from core.sqlite_store import SQLiteStore
 
 
@@ -170,3 +181,54 @@ def test_a_sweep_that_keeps_failing_is_tried_less_and_less_often(
     assert waits == [5.0, 10.0, 20.0, 40.0, 5.0, 5.0, 10.0, 5.0]
     assert "ws: sweep failed: a bad record (next in 40 s)" in caplog.text
     assert [sweep_delay(n) for n in (0, 5, 6, 1_000)] == [5.0, 160.0, 300.0, SWEEP_MOST_EVERY]
+
+
+class Batches:
+    """A store's `Retention` that writes down each batch's moment and drops `left` rows of
+    audit, a batch at a time; the second round's first batch fails."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+        self.asked: list[datetime] = []
+
+    async def prune_batch(self, before: datetime, limit: int) -> dict[str, int]:
+        self.asked.append(before)
+        if len(self.asked) == 3:
+            raise StoreError("the ledger is locked")
+        dropped = min(self.left, limit)
+        self.left -= dropped
+        return {"events": 0, "audit": dropped}
+
+
+def test_retention_prunes_at_the_start_and_every_hour_by_the_setting_of_the_moment(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = VirtualClock(datetime(2026, 11, 28, tzinfo=UTC))
+    store = Batches(left=3)
+    settings = iter([None, RetentionSetting(days=30), RetentionSetting(days=30)])
+    waited: list[float] = []
+    told: list[datetime] = []
+
+    async def wait(seconds: float) -> None:
+        waited.append(seconds)
+        clock.advance(timedelta(seconds=seconds))
+        if len(waited) == 3:
+            raise asyncio.CancelledError
+
+    async def scenario() -> None:
+        with pytest.raises(asyncio.CancelledError):
+            await retain("local", store, clock, lambda: next(settings), told.append, wait)
+
+    with caplog.at_level(logging.INFO, logger="c2a.run"):
+        asyncio.run(scenario())
+    assert waited == [PRUNE_EVERY] * 3  # none the first hour; one batch, then the empty one
+    assert store.asked == [datetime(2026, 10, 29, 1, tzinfo=UTC)] * 2 + [
+        datetime(2026, 10, 29, 2, tzinfo=UTC)
+    ]
+    assert store.left == 0
+    assert told == store.asked[:1]  # how far it pruned; not after the round that failed
+    said = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert said == [
+        ("INFO", "local: pruned what is older than 30 days: audit 3"),
+        ("ERROR", "local: pruning failed: the ledger is locked"),
+    ]

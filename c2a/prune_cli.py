@@ -1,0 +1,79 @@
+"""`c2a prune`: drop, once, what a workspace keeps longer than it needs (`core.retention`).
+
+It prunes the ledger `c2a run` writes for the manifest (`c2a.ledger_choice`) by `--days`, else
+by the manifest's `retention: {days: N}`; a running host with `retention:` does the same every
+hour by itself, so the command is for a workspace that has none, or a first prune before
+turning it on. On SQLite one process owns the ledger: while a `c2a run` holds it the command
+is refused, naming that process (`c2a.ledger_lock`), and says to set `retention:` instead. On
+PostgreSQL it runs beside the hosts; its batches take turns with their transactions.
+
+It prints one line: how many rows of each kind went, and before when.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from datetime import UTC, datetime
+
+from c2a.cli_args import add_manifest
+from c2a.ledger_choice import Ledger, add_data_dir, ledger_of
+from c2a.ledger_lock import LedgerLock
+from core.clock import format_time
+from core.errors import ManifestError, StoreError
+from core.retention import RetentionSetting, counted, prune, prune_before
+
+__all__ = ["register"]
+
+
+def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `c2a prune` to the command line."""
+    command = subcommands.add_parser(
+        "prune", help="drop what is older than the workspace's retention (or --days)"
+    )
+    add_manifest(command, "workspace manifest (YAML), as `c2a run` is given it")
+    add_data_dir(command)
+    command.add_argument(
+        "--days", type=_days, help="keep this many days (default: the manifest's retention)"
+    )
+    command.set_defaults(run=_prune)
+
+
+def _days(value: str) -> RetentionSetting:
+    if not value.isdecimal() or not 1 <= int(value) <= 36500:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of days, 1 to 36500")
+    return RetentionSetting(days=int(value))
+
+
+def _prune(args: argparse.Namespace) -> int:
+    ledger = ledger_of(args.manifest, args.data_dir)
+    setting = args.days or ledger.workspace.manifest.retention
+    if setting is None:
+        raise ManifestError(
+            "how long to keep: give --days N, or set `retention: {days: N}` in the manifest"
+        )
+    before = prune_before(datetime.now(UTC), setting)
+    lock = LedgerLock(ledger.sqlite_file) if ledger.sqlite_file is not None else None
+    if lock is not None:
+        try:
+            lock.take()
+        except StoreError as exc:
+            raise StoreError(
+                f"{exc}; stop it first, or set `retention: {{days: N}}` in the manifest and the "
+                "running host prunes by itself"
+            ) from None
+    try:
+        dropped = asyncio.run(_drop(ledger, before))
+    finally:
+        if lock is not None:
+            lock.release()
+    print(f"pruned what is older than {format_time(before)}: {counted(dropped)}")
+    return 0
+
+
+async def _drop(ledger: Ledger, before: datetime) -> dict[str, int]:
+    await ledger.store.open()
+    try:
+        return await prune(ledger.store, before)
+    finally:
+        await ledger.store.close()

@@ -1,0 +1,96 @@
+"""How long a workspace keeps what it stored: the manifest's `retention`, and pruning by it.
+
+Without `retention:` a workspace keeps everything, as it always did. With `retention: {days:
+N}` a running host drops, once an hour (`c2a.run_loops.retain`), what is older than N days:
+ledger records with their receipts and decisions, sent and failed outbound actions, audit
+records, quarantined payloads, escalations and expired claims; `c2a prune` does the same once.
+What stays however old it is, and why, is `core.store_prune`'s: the ledger's newest record,
+each conversation's newest message, every record a decision is still open on, the records of
+who is where (memberships, threads made, mutes, agents who left), and what has not been sent.
+Once pruned, an event that happened before what was pruned is not taken at all (`outlived`):
+it is either one dropped and sent again, or one older than anything kept; the ledger keeps how
+far it was pruned, so this holds for a prune by `c2a prune` and after the setting is removed.
+
+What goes is gone for everyone: an agent's `read` no longer finds it, its own messages older
+than that can no longer be edited or deleted through its tools (their outbox rows went), and an
+edit or delete of an older message arriving from a platform finds nothing to change. The web
+chat's own history file (`local.webchat.jsonl`) is the chat's, as Slack's history is Slack's,
+and is not pruned.
+
+Pruning goes in batches (`BATCH` rows of each kind, one transaction each), so a running host
+interleaves its own work with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Final
+
+from pydantic import Field
+
+from core.events import ChatEvent, EventKind
+from core.manifest_sections import Strict
+from core.store import Retention
+from core.store_prune import WHO_IS_WHERE
+
+__all__ = ["BATCH", "RetentionSetting", "counted", "outlived", "prune", "prune_before"]
+
+BATCH: Final = 5000
+
+
+class RetentionSetting(Strict):
+    """`retention: {days: N}`: keep N days (1 to 36,500) of what is stored."""
+
+    days: int = Field(ge=1, le=36500)
+
+
+def prune_before(now: datetime, setting: RetentionSetting) -> datetime:
+    """The moment before which `setting` keeps nothing it may drop."""
+    return now - timedelta(days=setting.days)
+
+
+def outlived(event: ChatEvent, pruned_before: datetime | None) -> bool:
+    """Whether the host takes `event` as already had: it happened before what retention has
+    pruned (`pruned_before`, as the store says: `Retention.pruned_before`). A platform that
+    sends a dropped event again (the web chat reads its whole history back at every start; a
+    catch-up window longer than the retention) would otherwise have it taken as new, decided
+    and perhaps answered. A delete is always taken (it only erases, and a message retention
+    keeps may be its target), and so is what says who is where, which retention keeps
+    (`core.store_prune.WHO_IS_WHERE`)."""
+    return (
+        pruned_before is not None
+        and event.created_at < pruned_before
+        and event.kind is not EventKind.DELETE
+        and event.kind not in WHO_IS_WHERE
+    )
+
+
+async def prune(
+    store: Retention,
+    before: datetime,
+    *,
+    batch: int = BATCH,
+    between: Callable[[], Awaitable[None]] | None = None,
+) -> dict[str, int]:
+    """Drop what may go from before `before`, a batch at a time until one drops nothing, and
+    return how many rows of each kind went; `between` runs after each batch that dropped
+    something (by default it lets the host's other tasks run)."""
+    total: Counter[str] = Counter()
+    while True:
+        dropped = await store.prune_batch(before, batch)
+        total.update(dropped)
+        if not any(dropped.values()):
+            return {what: total[what] for what in dropped}
+        await (between or _others)()
+
+
+async def _others() -> None:
+    await asyncio.sleep(0)
+
+
+def counted(dropped: dict[str, int]) -> str:
+    """What `prune` dropped, for people: `receipts 12, decisions 4, ...` (`nothing`: none)."""
+    return ", ".join(f"{what} {count}" for what, count in dropped.items() if count) or "nothing"
