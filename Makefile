@@ -117,6 +117,7 @@ bench: $(STAMP) postgresql
 	$(BIN)/python bench/irc_replay.py
 	$(BIN)/python bench/ledger_hosts.py
 	$(BIN)/python bench/memory.py
+	$(BIN)/python bench/prune_bench.py
 	$(BIN)/python bench/live_bench.py $(LIVE_ARGS)
 
 # `c2a run` against the bare slack-bolt / discord.py on the fake Slack and Discord, three agents,

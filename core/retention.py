@@ -38,7 +38,7 @@ from core.store_prune import WHO_IS_WHERE
 
 __all__ = ["BATCH", "RetentionSetting", "counted", "outlived", "prune", "prune_before"]
 
-BATCH: Final = 5000
+BATCH: Final = 1000
 
 
 class RetentionSetting(Strict):
@@ -79,11 +79,13 @@ async def prune(
     return how many rows of each kind went; `between` runs after each batch that dropped
     something (by default it lets the host's other tasks run)."""
     total: Counter[str] = Counter()
+    after = 0
     while True:
-        dropped = await store.prune_batch(before, batch)
-        total.update(dropped)
-        if not any(dropped.values()):
-            return {what: total[what] for what in dropped}
+        pruned = await store.prune_batch(before, batch, after)
+        total.update(pruned.dropped)
+        if not any(pruned.dropped.values()):
+            return {what: total[what] for what in pruned.dropped}
+        after = pruned.last
         await (between or _others)()
 
 

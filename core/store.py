@@ -33,6 +33,7 @@ from core.store_records import (
     Lease,
     LedgerEntry,
     OutboxEntry,
+    PrunedBatch,
     QuarantineRecord,
     SeenWhere,
     Snapshot,
@@ -54,6 +55,7 @@ __all__ = [
     "LedgerEntry",
     "OutboxEntry",
     "OutboxStore",
+    "PrunedBatch",
     "QuarantineRecord",
     "Retention",
     "SeenWhere",
@@ -376,13 +378,14 @@ class Retention(Protocol):
     """Dropping what a workspace's retention has outlived (`core.retention` decides when, and
     `core.store_prune` says what is kept however old it is)."""
 
-    async def prune_batch(self, before: datetime, limit: int) -> dict[str, int]:
+    async def prune_batch(self, before: datetime, limit: int, after: int = 0) -> PrunedBatch:
         """Drop, in one transaction, at most `limit` of the oldest ledger records from before
-        `before` that may go (with their receipts and decisions), at most `limit` sent or
+        `before` that may go, of those numbered after `after` (with their receipts and
+        decisions), at most `limit` sent or
         failed outbox rows, audit records and quarantined payloads last changed before it, and
         the escalations and claims older than it, and note `before` as how far retention has
         pruned (unless it had pruned further); returns how many rows of each kind went
-        (`core.store_prune.PRUNE_STEPS` names them)."""
+        (`core.store_prune.PRUNE_STEPS` names them), and where the next batch starts."""
         ...
 
     async def pruned_before(self) -> datetime | None:

@@ -20,6 +20,7 @@ __all__ = [
     "Lease",
     "LedgerEntry",
     "OutboxEntry",
+    "PrunedBatch",
     "QuarantineRecord",
     "SeenWhere",
     "Snapshot",
@@ -157,6 +158,15 @@ class QuarantineRecord:
     at: str
     source: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PrunedBatch:
+    """What one batch of retention dropped (rows of each kind, `core.store_prune` names them),
+    and the highest ledger sequence number it looked at: the next batch starts after it."""
+
+    dropped: dict[str, int]
+    last: int
 
 
 @dataclass(frozen=True, slots=True)

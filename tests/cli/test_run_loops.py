@@ -28,6 +28,7 @@ from core.errors import StoreError
 from core.outbox import Outbox
 from core.retention import RetentionSetting
 from core.sqlite_store import SQLiteStore
+from core.store_records import PrunedBatch
 
 
 class Rounds(Outbox):
@@ -191,13 +192,13 @@ class Batches:
         self.left = left
         self.asked: list[datetime] = []
 
-    async def prune_batch(self, before: datetime, limit: int) -> dict[str, int]:
+    async def prune_batch(self, before: datetime, limit: int, after: int = 0) -> PrunedBatch:
         self.asked.append(before)
         if len(self.asked) == 3:
             raise StoreError("the ledger is locked")
         dropped = min(self.left, limit)
         self.left -= dropped
-        return {"events": 0, "audit": dropped}
+        return PrunedBatch({"events": 0, "audit": dropped}, after)
 
 
 def test_retention_prunes_at_the_start_and_every_hour_by_the_setting_of_the_moment(

@@ -50,7 +50,7 @@ def test_old_records_go_with_their_receipts_and_decisions(backend: Backend) -> N
         await said(store, "old-1", "C1", OLD, chatter)
         await said(store, "old-2", "C1", OLD, chatter)
         await said(store, "new-1", "C1", NEW, chatter)
-        dropped = await store.prune_batch(BEFORE, 100)
+        dropped = (await store.prune_batch(BEFORE, 100)).dropped
         assert (dropped["events"], dropped["receipts"], dropped["decisions"]) == (2, 2, 2)
         assert await ids(store) == ["new-1"]
         assert await store.receipts("old-1") == []
