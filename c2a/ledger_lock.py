@@ -23,6 +23,12 @@ from core.errors import StoreError
 __all__ = ["LedgerLock"]
 
 
+_SECOND_WRITER = (
+    ", and a second writer would have every message answered twice: stop that one, or use "
+    "another ledger (--data-dir for c2a run, --store for c2a replay)"
+)
+
+
 class LedgerLock:
     """The lock on the SQLite ledger at `ledger`, taken by `take` and given back by `release`."""
 
@@ -31,9 +37,9 @@ class LedgerLock:
         self.path = self.ledger.with_name(self.ledger.name + ".lock")
         self._fd: int | None = None
 
-    def take(self) -> None:
-        """Hold the lock; raises StoreError, saying who holds it, when another process does (or
-        why, when the ledger's folder cannot be written)."""
+    def take(self, instead: str = _SECOND_WRITER) -> None:
+        """Hold the lock; raises StoreError, saying who holds it and then `instead` (what to
+        do), when another process does (or why, when the ledger's folder cannot be written)."""
         if self._fd is not None:
             return
         try:
@@ -46,9 +52,7 @@ class LedgerLock:
             holder = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
             raise StoreError(
-                f"the ledger {self.ledger} is in use by a running c2a (process {holder}), and "
-                "a second writer would have every message answered twice: stop that one, or "
-                "use another ledger (--data-dir for c2a run, --store for c2a replay)"
+                f"the ledger {self.ledger} is in use by a running c2a (process {holder}){instead}"
             ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())

@@ -20,7 +20,7 @@ from c2a.cli_args import add_manifest
 from c2a.ledger_choice import Ledger, add_data_dir, ledger_of
 from c2a.ledger_lock import LedgerLock
 from core.clock import format_time
-from core.errors import ManifestError, StoreError
+from core.errors import ManifestError
 from core.retention import RetentionSetting, counted, prune, prune_before
 
 __all__ = ["register"]
@@ -55,13 +55,9 @@ def _prune(args: argparse.Namespace) -> int:
     before = prune_before(datetime.now(UTC), setting)
     lock = LedgerLock(ledger.sqlite_file) if ledger.sqlite_file is not None else None
     if lock is not None:
-        try:
-            lock.take()
-        except StoreError as exc:
-            raise StoreError(
-                f"{exc}; stop it first, or set `retention: {{days: N}}` in the manifest and the "
-                "running host prunes by itself"
-            ) from None
+        lock.take(
+            ": set `retention: {days: N}` in its manifest and it prunes by itself, or stop it"
+        )
     try:
         dropped = asyncio.run(_drop(ledger, before))
     finally:

@@ -88,7 +88,10 @@ def test_without_days_a_held_ledger_or_a_ledger_it_refuses_and_changes_nothing(
     finally:
         running.release()
     said = capsys.readouterr().err
-    assert "stop it first, or set `retention: {days: N}`" in said
+    assert "in use by a running c2a (process " in said
+    assert said.rstrip().endswith(
+        ": set `retention: {days: N}` in its manifest and it prunes by itself, or stop it"
+    )
     assert "Traceback" not in said
     assert left(file) == (["m1", "m2", "m3"], 2)
     assert main(["prune", str(LOCAL), "--data-dir", str(tmp_path / "none"), "--days", "3"]) == 2
