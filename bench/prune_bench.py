@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from datetime import datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -26,7 +27,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE)]
 from big_ledger import build  # noqa: E402
 
 from core.clock import parse_time  # noqa: E402
-from core.retention import BATCH  # noqa: E402
+from core.retention import BATCH, prune  # noqa: E402
 from core.sqlite_store import SQLiteStore  # noqa: E402
 
 
@@ -56,35 +57,32 @@ async def _measure(path: Path, oldest: datetime, median: datetime) -> None:
     store = SQLiteStore(str(path))
     await store.open()
     try:
-        nothing = await _batches(store, oldest - timedelta(days=1))
-        print(f"a round with nothing to drop: {_ms(nothing[0][0])} (one batch)")
-        half = await _batches(store, median)
-        took = sum(seconds for seconds, _ in half)
-        rows = sum(sum(dropped.values()) for _, dropped in half)
-        events = sum(dropped.get("events", 0) for _, dropped in half)
-        longest = max(seconds for seconds, _ in half)
+        nothing, _ = await _timed(store, oldest - timedelta(days=1))
+        print(f"a round with nothing to drop: {_ms(nothing[0])} (one batch)")
+        half, dropped = await _timed(store, median)
+        took, rows = sum(half), sum(dropped.values())
         print(
-            f"half the ledger: {events:,} events ({rows:,} rows with their receipts, decisions "
-            f"and outbox rows) in {len(half)} batches of {BATCH:,}, {took:.1f} s, "
-            f"{rows / took:,.0f} rows/s; longest batch {_ms(longest)}"
+            f"half the ledger: {dropped['events']:,} events ({rows:,} rows with their receipts, "
+            f"decisions and outbox rows) in {len(half)} batches of {BATCH:,}, {took:.1f} s, "
+            f"{rows / took:,.0f} rows/s; longest batch {_ms(max(half))}"
         )
-        after = await _batches(store, median)
-        print(f"the next round, caught up: {_ms(after[0][0])} (one batch)")
+        caught_up, _ = await _timed(store, median)
+        print(f"the next round, caught up: {_ms(caught_up[0])} (one batch)")
     finally:
         await store.close()
 
 
-async def _batches(store: SQLiteStore, before: datetime) -> list[tuple[float, dict[str, int]]]:
-    """Each batch's seconds and what it dropped, until one drops nothing (as `prune` goes)."""
-    batches = []
-    after = 0
-    while True:
-        started = time.perf_counter()
-        pruned = await store.prune_batch(before, BATCH, after)
-        batches.append((time.perf_counter() - started, pruned.dropped))
-        if not any(pruned.dropped.values()):
-            return batches
-        after = pruned.last
+async def _timed(store: SQLiteStore, before: datetime) -> tuple[list[float], dict[str, int]]:
+    """`prune`'s round, as a host runs it: each batch's seconds (the last, which drops nothing,
+    included) and what the round dropped."""
+    ends = [time.perf_counter()]
+
+    async def between() -> None:
+        ends.append(time.perf_counter())
+
+    dropped = await prune(store, before, between=between)
+    ends.append(time.perf_counter())
+    return [end - start for start, end in pairwise(ends)], dropped
 
 
 def _ms(seconds: float) -> str:

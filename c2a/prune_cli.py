@@ -21,7 +21,7 @@ from c2a.ledger_choice import Ledger, add_data_dir, ledger_of
 from c2a.ledger_lock import LedgerLock
 from core.clock import format_time
 from core.errors import ManifestError
-from core.retention import RetentionSetting, counted, prune, prune_before
+from core.retention import MOST_DAYS, RetentionSetting, counted, prune, prune_before
 
 __all__ = ["register"]
 
@@ -40,8 +40,10 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def _days(value: str) -> RetentionSetting:
-    if not value.isdecimal() or not 1 <= int(value) <= 36500:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of days, 1 to 36500")
+    if not value.isdecimal() or not 1 <= int(value) <= MOST_DAYS:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a whole number of days, 1 to {MOST_DAYS}"
+        )
     return RetentionSetting(days=int(value))
 
 

@@ -36,15 +36,16 @@ from core.manifest_sections import Strict
 from core.store import Retention
 from core.store_prune import WHO_IS_WHERE
 
-__all__ = ["BATCH", "RetentionSetting", "counted", "outlived", "prune", "prune_before"]
+__all__ = ["BATCH", "MOST_DAYS", "RetentionSetting", "counted", "outlived", "prune", "prune_before"]
 
 BATCH: Final = 1000
+MOST_DAYS: Final = 36500
 
 
 class RetentionSetting(Strict):
-    """`retention: {days: N}`: keep N days (1 to 36,500) of what is stored."""
+    """`retention: {days: N}`: keep N days (1 to `MOST_DAYS`) of what is stored."""
 
-    days: int = Field(ge=1, le=36500)
+    days: int = Field(ge=1, le=MOST_DAYS)
 
 
 def prune_before(now: datetime, setting: RetentionSetting) -> datetime:

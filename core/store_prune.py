@@ -212,8 +212,12 @@ async def prune_batch(
 ) -> PrunedBatch:
     """One batch (`core.store.Retention.prune_batch`), run by `execute` in the backend's open
     transaction: `before` as the tables keep times, `expired` as the claims keep theirs."""
-    values: dict[str, object] = {"before": before, "expired": expired, "limit": limit}
-    values["after"] = after
+    values: dict[str, object] = {
+        "before": before,
+        "expired": expired,
+        "limit": limit,
+        "after": after,
+    }
     bounds = {
         table: await boundary(execute, table, before)
         for table in (EVENTS, OUTBOX, AUDIT, QUARANTINE)
