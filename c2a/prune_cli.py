@@ -4,8 +4,10 @@ It prunes the ledger `c2a run` writes for the manifest (`c2a.ledger_choice`) by 
 by the manifest's `retention: {days: N}`; a running host with `retention:` does the same every
 hour by itself, so the command is for a workspace that has none, or a first prune before
 turning it on. On SQLite one process owns the ledger: while a `c2a run` holds it the command
-is refused, naming that process (`c2a.ledger_lock`), and says to set `retention:` instead. On
-PostgreSQL it runs beside the hosts; its batches take turns with their transactions.
+is refused, naming that process (`c2a.ledger_lock`), and says to set `retention:` instead;
+holding the ledger, it prunes the web chat's history in the data directory too. On PostgreSQL
+it runs beside the hosts (its batches take turns with their transactions) and leaves the web
+chat's history to the host that writes it, whose own retention prunes it.
 
 It prints one line: how many rows of each kind went, and before when.
 """
@@ -15,10 +17,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 from datetime import UTC, datetime
+from pathlib import Path
 
 from c2a.cli_args import add_manifest
 from c2a.ledger_choice import Ledger, add_data_dir, ledger_of
 from c2a.ledger_lock import LedgerLock
+from c2a.platforms import installed
 from core.clock import format_time
 from core.errors import ManifestError
 from core.retention import MOST_DAYS, RetentionSetting, counted, prune, prune_before
@@ -62,11 +66,22 @@ def _prune(args: argparse.Namespace) -> int:
         )
     try:
         dropped = asyncio.run(_drop(ledger, before))
+        if lock is not None:  # no host is writing the chat's own records either
+            dropped |= _forget(Path(args.data_dir), ledger.workspace.manifest.workspace, before)
     finally:
         if lock is not None:
             lock.release()
     print(f"pruned what is older than {format_time(before)}: {counted(dropped)}")
     return 0
+
+
+def _forget(data_dir: Path, workspace: str, before: datetime) -> dict[str, int]:
+    """What the platforms that are themselves a record of the chat (the web chat) dropped."""
+    return {
+        f"{name} messages": platform.forget(data_dir, workspace, before)
+        for name, platform in installed().items()
+        if platform.forget is not None
+    }
 
 
 async def _drop(ledger: Ledger, before: datetime) -> dict[str, int]:

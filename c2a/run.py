@@ -41,7 +41,7 @@ from c2a.reload import Gate, watch_reloads
 from c2a.run_dispatch import Dispatch
 from c2a.run_inputs import load_workspaces, private_directory
 from c2a.run_leases import harness_leases, holder_name
-from c2a.run_loops import OutboxLoop, retain, supervise, sweep
+from c2a.run_loops import OutboxLoop, pruned_everywhere, retain, supervise, sweep
 from c2a.run_report import health, say_ready, say_restarted, say_started
 from core.clock import SystemClock
 from core.emission import Outcome
@@ -240,7 +240,7 @@ class WorkspaceRun:
             self.store,
             self.clock,
             lambda: self.workspace.manifest.retention,  # as the last reload left it
-            self.host.engine.note_pruned,
+            pruned_everywhere(self.host.engine, self.connections),
         )
         self._loops.append(asyncio.create_task(kept, name=f"retention-{self.name}"))
         for name, connection in self.connections.items():

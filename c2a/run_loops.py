@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 
 from core.clock import Clock
 from core.emission import Emission
 from core.engine import Engine
 from core.outbox import Outbox
+from core.platform import Connection, KeepsRecord
 from core.postgres.outage import during_outage
 from core.retention import RetentionSetting, counted, prune, prune_before
 from core.store import Retention
@@ -29,6 +30,7 @@ __all__ = [
     "SWEEP_EVERY",
     "SWEEP_MOST_EVERY",
     "OutboxLoop",
+    "pruned_everywhere",
     "retain",
     "supervise",
     "sweep",
@@ -125,20 +127,20 @@ async def retain(
     store: Retention,
     clock: Clock,
     setting: Callable[[], RetentionSetting | None],
-    pruned: Callable[[datetime], None],
+    pruned: Callable[[datetime], Mapping[str, int]],
     wait: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> None:
     """At the start and every `PRUNE_EVERY` seconds (`wait`), drop what the workspace's
     retention (`setting`, read each time: a reload may change it) has outlived, and tell
-    `pruned` how far; nothing while it has none. A round that fails is logged and the next one
-    tries again."""
+    `pruned` how far (it says what else went); nothing while it has none. A round that fails
+    is logged and the next one tries again."""
     while True:
         kept = setting()
         if kept is not None:
             before = prune_before(clock.now(), kept)
             try:
                 dropped = await prune(store, before)
-                pruned(before)
+                dropped.update(pruned(before))
             except Exception as exc:
                 level = logging.DEBUG if during_outage(exc) else logging.ERROR
                 log.log(level, "%s: pruning failed: %s", name, exc)
@@ -151,6 +153,24 @@ async def retain(
                         counted(dropped),
                     )
         await wait(PRUNE_EVERY)
+
+
+def pruned_everywhere(
+    engine: Engine, connections: Mapping[str, Connection]
+) -> Callable[[datetime], dict[str, int]]:
+    """`retain`'s `pruned`: the engine learns how far retention went, and each platform that is
+    itself the record of what was said (`KeepsRecord`, the web chat) drops the same; it says
+    how many of their messages went, by platform."""
+
+    def pruned(before: datetime) -> dict[str, int]:
+        engine.note_pruned(before)
+        return {
+            f"{name} messages": connection.forget(before)
+            for name, connection in connections.items()
+            if isinstance(connection, KeepsRecord)
+        }
+
+    return pruned
 
 
 def sweep_delay(failures: int) -> float:

@@ -15,18 +15,24 @@ them and passes each piece down to where it is needed:
 | `connect` | `c2a run`: the live side (receiving, and the `Sender` the outbox sends through) |
 | `streams_drafts` | the harnesses: a reply is shown as it is written, redrawn by draft edits |
 | `draft_limit` | the harnesses: the most characters a streamed message grows to (None: no limit) |
+| `forget` | `c2a prune`: retention of the chat's own record in the data directory, if any |
 
 `connect` is given a `RunContext` (what one workspace's run has built) and returns a
 `Connection`, or None when the workspace does not use the platform. It checks its settings
 before returning (ManifestError, one line); nothing connects before `Connection.start`.
+
+A platform whose chat c2a itself keeps (the web chat's history file) prunes it with the ledger:
+its connection is also `KeepsRecord`, which a running host's retention calls, and its
+`forget` does the same for a workspace whose run is stopped.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from core.clock import Clock
 from core.emission import Emission
@@ -48,6 +54,7 @@ __all__ = [
     "PLATFORM_GROUP",
     "Connection",
     "ConnectionFactory",
+    "KeepsRecord",
     "Normaliser",
     "Platform",
     "Receive",
@@ -121,7 +128,19 @@ class RunContext:
     sink: Callable[[list[Emission]], Awaitable[None]] | None = None
 
 
+@runtime_checkable
+class KeepsRecord(Protocol):
+    """A connection that is itself the record of what was said (the web chat's history):
+    `forget` drops what happened before `before`, as retention drops the ledger's, and says
+    how many messages went."""
+
+    def forget(self, before: datetime) -> int: ...
+
+
 ConnectionFactory = Callable[[RunContext], Connection | None]
+Forget = Callable[[Path, str, datetime], int]
+"""`KeepsRecord.forget` for a workspace (by name) whose run is stopped, its record in the data
+directory."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,3 +157,4 @@ class Platform:
     streams_drafts: bool = False
     draft_limit: int | None = None
     repeats: Repeats | None = None
+    forget: Forget | None = None

@@ -10,6 +10,9 @@ lost. Message ids count up from 1 across restarts.
 An agent's message also records the idempotency key it was sent with (`key`), so a retried send
 finds the message it already posted instead of posting a second one.
 
+With the workspace's `retention`, `forget` drops from the file and from memory the threads in
+which nothing has happened for that long, as the ledger drops its records (`core.retention`).
+
 An agent's message that ends with `core.drafts.WRITING` is a streamed reply still being written:
 its next edit finishes it (the whole text, the mark gone) and is not shown as an edit. Only a
 change after that, such as the agent's own `chat_edit_message` on the finished answer, shows
@@ -19,13 +22,16 @@ change after that, such as the agent's own `chat_edit_message` on the finished a
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from core.clock import parse_time
 from core.drafts import WRITING
 
 __all__ = ["History", "Message"]
@@ -75,7 +81,11 @@ class Message:
 
 
 class History:
-    """The platform's record of one web chat, kept in `path` (None: in memory only)."""
+    """The platform's record of one web chat, kept in `path` (None: in memory only).
+
+    Beside the messages it knows, for retention, which lines of the file are about each
+    message and when something last happened in each thread (a thread is named by its first
+    message's id)."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
@@ -83,21 +93,33 @@ class History:
         self.by_key: dict[str, str] = {}
         self.members: set[tuple[str, str]] = set()
         self._last_id = 0
+        self._lines: dict[str, list[int]] = {}  # message id -> the file's lines about it
+        self._active: dict[str, datetime] = {}  # thread -> when something last happened in it
+        self._timeless: set[str] = set()  # threads with a change whose time cannot be read
+        self._count = 0  # lines in the file
+        self._newest = ""  # the thread of the newest message, which retention keeps
 
     def load(self) -> list[dict[str, Any]]:
         """Read the file back; returns every payload it held, in order. A line that cannot be
-        read (a write cut short by a crash) is reported and skipped."""
+        read (a write cut short by a crash) is reported and skipped; the file is ended with a
+        line break after it, so what is written next does not join it and go unread too."""
         if self.path is None or not self.path.exists():
             return []
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with self.path.open("ab") as file:
+                file.write(b"\n")
         payloads = []
-        for number, line in enumerate(self.path.read_bytes().splitlines(), start=1):
+        lines = data.splitlines()
+        for number, line in enumerate(lines):
             try:
                 payload = orjson.loads(line)
-                self.apply(payload)
+                self.apply(payload, line=number)
             except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
-                log.warning("%s line %d skipped, unreadable: %s", self.path, number, exc)
+                log.warning("%s line %d skipped, unreadable: %s", self.path, number + 1, exc)
                 continue
             payloads.append(payload)
+        self._count = len(lines)
         return payloads
 
     def thread_in(self, channel: str, thread: str | None) -> str | None:
@@ -120,12 +142,15 @@ class History:
 
     def record(self, payload: dict[str, Any]) -> Message | None:
         """Append a change to the file, then apply it; returns the message it touched."""
-        if self.path is not None and payload["type"] != "typing":
-            with self.path.open("ab") as file:
-                file.write(orjson.dumps(payload) + b"\n")
-        return self.apply(payload)
+        if self.path is None or payload["type"] == "typing":
+            return self.apply(payload)
+        with self.path.open("ab") as file:
+            file.write(orjson.dumps(payload) + b"\n")
+        self._count += 1
+        return self.apply(payload, line=self._count - 1)
 
-    def apply(self, payload: dict[str, Any]) -> Message | None:
+    def apply(self, payload: dict[str, Any], line: int | None = None) -> Message | None:
+        """Take one change (from the file's `line`, if it is written there)."""
         kind = payload["type"]
         if kind == "typing":
             return None
@@ -148,8 +173,23 @@ class History:
             self._last_id = max(self._last_id, int(message.id))
             if message.key:
                 self.by_key[message.key] = message.id
-            return message
-        message = self.messages[payload["id"]]
+        else:
+            message = self.messages[payload["id"]]
+            self._change(message, kind, payload)
+        if line is not None:
+            self._lines.setdefault(message.id, []).append(line)
+        thread = message.thread or message.id
+        if kind == "message":
+            self._newest = thread
+        moment = _moment(payload)
+        if moment is None:
+            self._timeless.add(thread)
+        elif thread not in self._timeless:
+            # Oldest first: a thread moves to the end when something happens in it.
+            self._active[thread] = max(self._active.pop(thread, moment), moment)
+        return message
+
+    def _change(self, message: Message, kind: str, payload: dict[str, Any]) -> None:
         if kind == "edit":
             message.edited = message.edited or not message.writing  # else it is finished
             message.text = payload["text"]
@@ -165,7 +205,68 @@ class History:
             users = message.reactions.get(payload["emoji"], [])
             if payload["user"] in users:
                 users.remove(payload["user"])
-        return message
 
     def __iter__(self) -> Iterator[Message]:
         return iter(self.messages.values())
+
+    def forget(self, before: datetime) -> int:
+        """Drop every thread in which nothing happened since `before` (a message, its replies,
+        and their edits, deletes and reactions) from memory and from the file; returns how
+        many messages went. The newest message stays however old (ids count on from it), and
+        so do who joined where, any line that cannot be read, and a thread with a change whose
+        time cannot be read. The file is written anew
+        beside itself and swapped in (a crash leaves the old one or the new, never a mix); one
+        that is not as this record wrote it (its lines miscounted) is left whole, reported."""
+        quiet = set()
+        for thread, at in self._active.items():  # the quietest first
+            if at >= before:
+                break
+            if thread != self._newest:
+                quiet.add(thread)
+        if not quiet:
+            return 0
+        gone = [m.id for m in self.messages.values() if (m.thread or m.id) in quiet]
+        drop = {line for message_id in gone for line in self._lines.get(message_id, ())}
+        if drop and not self._rewrite(drop):
+            return 0
+        for message_id in gone:
+            message = self.messages.pop(message_id)
+            self._lines.pop(message_id, None)
+            if message.key:
+                self.by_key.pop(message.key, None)
+        for thread in quiet:
+            del self._active[thread]
+        return len(gone)
+
+    def _rewrite(self, drop: set[int]) -> bool:
+        """The file without the lines `drop`, the lines that stay numbered again."""
+        assert self.path is not None
+        lines = self.path.read_bytes().splitlines()
+        if len(lines) != self._count:
+            log.warning(
+                "%s holds %d lines where %d were written: not pruned",
+                self.path,
+                len(lines),
+                self._count,
+            )
+            return False
+        fresh = self.path.with_name(self.path.name + ".new")
+        with fresh.open("wb") as file:
+            file.writelines(line + b"\n" for n, line in enumerate(lines) if n not in drop)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(fresh, self.path)
+        stays = (n for n in range(self._count) if n not in drop)
+        renumbered = {old: new for new, old in enumerate(stays)}
+        for numbers in self._lines.values():
+            numbers[:] = [renumbered[n] for n in numbers if n in renumbered]
+        self._count = len(renumbered)
+        return True
+
+
+def _moment(payload: dict[str, Any]) -> datetime | None:
+    """When a change happened; None when its time cannot be read."""
+    try:
+        return parse_time(str(payload["ts"]))
+    except (KeyError, ValueError):
+        return None

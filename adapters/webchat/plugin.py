@@ -2,15 +2,19 @@
 
 `connect` serves the page when the manifest has a `webchat:` section. Options it reads from
 the run: `webchat_port` (overrides the manifest's port) and `models` (what the page shows of
-each agent's model).
+each agent's model). The page's record is `<data_dir>/<workspace>.webchat.jsonl`, which the
+workspace's retention prunes with the ledger (`forget`).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
 
 from adapters.webchat.access import is_loopback, token_from
+from adapters.webchat.history import History
 from adapters.webchat.manifest import SECTION, WebchatWorkspace
 from adapters.webchat.normalise import normalise
 from adapters.webchat.send import WebchatSender
@@ -38,7 +42,7 @@ class WebchatConnection:
             ctx.receive,
             ctx.store,
             ctx.clock,
-            history=ctx.data_dir / f"{name}.webchat.jsonl",
+            history=history_file(ctx.data_dir, name),
             port=ctx.options.get("webchat_port"),
             token=token_from(ctx.environ),
             redactor=ctx.redactor,
@@ -88,6 +92,23 @@ class WebchatConnection:
     async def finish(self) -> None:
         return None
 
+    def forget(self, before: datetime) -> int:
+        """`core.platform.KeepsRecord`: the page's record, and what it shows, drop what retention
+        outlived (a page already open shows it until it is loaded again)."""
+        return self.chat.forget(before)
+
+
+def history_file(data_dir: Path, workspace: str) -> Path:
+    """Where the web chat of `workspace` keeps what was said."""
+    return data_dir / f"{workspace}.webchat.jsonl"
+
+
+def forget(data_dir: Path, workspace: str, before: datetime) -> int:
+    """`KeepsRecord.forget` for a workspace whose run is stopped (`c2a prune`)."""
+    history = History(history_file(data_dir, workspace))
+    history.load()
+    return history.forget(before)
+
 
 def connect(ctx: RunContext) -> WebchatConnection | None:
     """The web chat of a workspace whose manifest has a `webchat:` section."""
@@ -102,4 +123,5 @@ PLATFORM = Platform(
     markup=replace(CHAT_MARKUP, bold=""),  # the page shows text as typed: no bold marks
     connect=connect,
     streams_drafts=True,
+    forget=forget,
 )

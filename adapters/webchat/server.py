@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,14 @@ class WebChat:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+    def forget(self, before: datetime) -> int:
+        """Retention: the record drops the threads quiet since `before` (`History.forget`), and
+        what the page was shown of them goes too; returns how many messages went."""
+        gone = self.history.forget(before)
+        if gone:
+            self._shown = {i: a for i, a in self._shown.items() if i in self.history.messages}
+        return gone
 
     # -- what people and agents do ----------------------------------------------------------
 

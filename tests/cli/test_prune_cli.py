@@ -5,13 +5,17 @@ days, when the SQLite ledger is held by a running `c2a run`, or when there is no
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 from builders import ROOT
+from hosts_on_postgres import Cluster, throwaway
 
 from c2a.cli import main
 from c2a.ledger_lock import LedgerLock
+from core.postgres_store import PostgresStore
 from core.sqlite_store import SQLiteStore
 
 LOCAL = ROOT / "manifests" / "workspaces" / "local.yaml"
@@ -36,6 +40,17 @@ def ledger(data: Path) -> Path:
     data.mkdir()
     asyncio.run(write())
     return data / "local.sqlite3"
+
+
+def webchat_history(data: Path) -> Path:
+    """The local web chat's record in `data`: a message from 2020, then one from the future."""
+    file = data / "local.webchat.jsonl"
+    lines = [
+        {"type": "message", "id": "1", "channel": "general", "user": "ana", "text": "a", "ts": OLD},
+        {"type": "message", "id": "2", "channel": "general", "user": "ana", "text": "b", "ts": NEW},
+    ]
+    file.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return file
 
 
 def left(file: Path) -> tuple[list[str], int]:
@@ -64,6 +79,17 @@ def test_it_drops_what_is_older_than_the_days_given_and_says_what_went(
     assert capsys.readouterr().out.endswith(": nothing\n")
 
 
+def test_the_web_chats_history_in_the_data_directory_is_pruned_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "d"
+    ledger(data)
+    history = webchat_history(data)
+    assert main(["prune", str(LOCAL), "--data-dir", str(data), "--days", "30"]) == 0
+    assert capsys.readouterr().out.endswith(": events 2, audit 1, webchat messages 1\n")
+    assert [orjson.loads(line)["id"] for line in history.read_bytes().splitlines()] == ["2"]
+
+
 def test_the_manifests_retention_is_the_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -81,7 +107,9 @@ def test_without_days_a_held_ledger_or_a_ledger_it_refuses_and_changes_nothing(
     file = ledger(data)
     assert main(["prune", str(LOCAL), "--data-dir", str(data)]) == 2
     assert "give --days N, or set `retention: {days: N}` in the manifest" in capsys.readouterr().err
-    running = LedgerLock(file)  # as a `c2a run` holds it
+    history = webchat_history(data)
+    written = history.read_bytes()
+    running = LedgerLock(file)  # as a `c2a run` holds it (and writes the web chat's record)
     running.take()
     try:
         assert main(["prune", str(LOCAL), "--data-dir", str(data), "--days", "30"]) != 0
@@ -94,7 +122,49 @@ def test_without_days_a_held_ledger_or_a_ledger_it_refuses_and_changes_nothing(
     )
     assert "Traceback" not in said
     assert left(file) == (["m1", "m2", "m3"], 2)
+    assert history.read_bytes() == written
     assert main(["prune", str(LOCAL), "--data-dir", str(tmp_path / "none"), "--days", "3"]) == 2
     assert "no ledger at" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["prune", str(LOCAL), "--days", "0"])
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    yield from throwaway()
+
+
+def test_on_postgresql_it_prunes_the_ledger_and_leaves_the_web_chat_to_its_host(
+    tmp_path: Path,
+    cluster: Cluster,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url = cluster.database()
+
+    async def write() -> None:
+        store = PostgresStore(url, schema="local")
+        await store.open()
+        general = {"conversation": {"id": "general", "kind": "channel"}}
+        for event_id, ts in (("m1", OLD), ("m2", NEW)):
+            await store.append(event_id, "chat.message", "human:ana", general, ts)
+        await store.close()
+
+    async def read() -> list[str]:
+        store = PostgresStore(url, schema="local")
+        await store.open()
+        try:
+            return [entry.id async for entry in store.ledger()]
+        finally:
+            await store.close()
+
+    asyncio.run(write())
+    data = tmp_path / "d"
+    data.mkdir()
+    history = webchat_history(data)  # a running host may be writing it: not this command's
+    written = history.read_bytes()
+    monkeypatch.setenv("C2A_DATABASE_URL", url)
+    assert main(["prune", str(LOCAL), "--data-dir", str(data), "--days", "30"]) == 0
+    assert capsys.readouterr().out.endswith(": events 1\n")
+    assert asyncio.run(read()) == ["m2"]
+    assert history.read_bytes() == written

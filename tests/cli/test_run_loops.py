@@ -216,9 +216,13 @@ def test_retention_prunes_at_the_start_and_every_hour_by_the_setting_of_the_mome
         if len(waited) == 3:
             raise asyncio.CancelledError
 
+    def pruned(before: datetime) -> dict[str, int]:
+        told.append(before)
+        return {"webchat messages": 2}  # what else went: the chat's own record
+
     async def scenario() -> None:
         with pytest.raises(asyncio.CancelledError):
-            await retain("local", store, clock, lambda: next(settings), told.append, wait)
+            await retain("local", store, clock, lambda: next(settings), pruned, wait)
 
     with caplog.at_level(logging.INFO, logger="c2a.run"):
         asyncio.run(scenario())
@@ -230,6 +234,6 @@ def test_retention_prunes_at_the_start_and_every_hour_by_the_setting_of_the_mome
     assert told == store.asked[:1]  # how far it pruned; not after the round that failed
     said = [(r.levelname, r.getMessage()) for r in caplog.records]
     assert said == [
-        ("INFO", "local: pruned what is older than 30 days: audit 3"),
+        ("INFO", "local: pruned what is older than 30 days: audit 3, webchat messages 2"),
         ("ERROR", "local: pruning failed: the ledger is locked"),
     ]

@@ -9,6 +9,7 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
+import orjson
 import pytest
 import yaml
 from builders import LOCAL
@@ -80,3 +81,54 @@ def test_a_host_with_retention_prunes_its_ledger_as_it_starts(
     assert "m1" not in ids
     logged = [r.getMessage() for r in caplog.records if "pruned" in r.getMessage()]
     assert logged == [f"{data['workspace']}: pruned what is older than 30 days: events 1, audit 1"]
+
+
+def test_a_host_with_retention_prunes_its_web_chats_history_as_it_starts(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    data = yaml.safe_load(LOCAL.read_text())
+    for config in data["agents"].values():
+        for part in ("slack", "discord", "harness"):
+            config.pop(part, None)
+    data["retention"] = {"days": 30}
+    manifest = tmp_path / "team.yaml"
+    manifest.write_text(yaml.safe_dump(data))
+    history = tmp_path / "data" / f"{data['workspace']}.webchat.jsonl"
+    history.parent.mkdir()
+    lines = [
+        {
+            "type": "message",
+            "id": "1",
+            "channel": "general",
+            "user": "ana",
+            "text": "hi",
+            "ts": OLD,
+        },
+        {
+            "type": "message",
+            "id": "2",
+            "channel": "general",
+            "user": "ana",
+            "text": "yo",
+            "ts": NEW,
+        },
+    ]
+    history.write_bytes(
+        b"".join(orjson.dumps({**line, "workspace": "local"}) + b"\n" for line in lines)
+    )
+
+    async def scenario() -> list[str]:
+        async with webchat_run(manifest, history.parent) as (_, chat, _):
+            for _ in range(200):
+                if any("pruned" in r.getMessage() for r in caplog.records):
+                    break
+                await asyncio.sleep(0.02)
+            return sorted(chat.history.messages)
+
+    with caplog.at_level(logging.INFO, logger="c2a.run"):
+        shown = asyncio.run(scenario())
+    assert shown == ["2"]  # what the page shows
+    kept = [orjson.loads(line) for line in history.read_bytes().splitlines()]
+    assert [line["id"] for line in kept if line["type"] == "message"] == ["2"]
+    logged = [r.getMessage() for r in caplog.records if "pruned" in r.getMessage()]
+    assert len(logged) == 1 and logged[0].endswith("webchat messages 1"), logged

@@ -1,0 +1,133 @@
+"""The web chat's record drops what the workspace's retention outlived (`History.forget`): a
+whole thread once nothing has happened in it since, from memory and from the file; the newest
+message, who joined where and unreadable lines stay; ids count on. And a line a crash cut short
+does not swallow the next one written."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from adapters.webchat.history import History
+
+OLD, NEW = "2020-01-01T00:00:00Z", "2026-11-28T00:00:00Z"
+BEFORE = datetime(2026, 1, 1, tzinfo=UTC)
+JOINED = {"type": "member_joined", "channel": "general", "user": "lead"}
+
+
+def message(message_id: str, ts: str, thread: str | None = None, **more: Any) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": message_id,
+        "channel": "general",
+        "thread": thread,
+        "user": "ana",
+        "text": f"line {message_id}",
+        "ts": ts,
+        **more,
+    }
+
+
+def change(kind: str, message_id: str, ts: str, **more: Any) -> dict[str, Any]:
+    return {"type": kind, "id": message_id, "channel": "general", "user": "bo", "ts": ts, **more}
+
+
+def written(path: Path, *payloads: dict[str, Any], extra: bytes = b"") -> History:
+    path.write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in payloads) + extra)
+    history = History(path)
+    history.load()
+    return history
+
+
+def ids_in(path: Path) -> list[str]:
+    """The message each readable line of the file is about, in order ("" for none)."""
+    found = []
+    for line in path.read_bytes().splitlines():
+        try:
+            found.append(str(orjson.loads(line).get("id", "")))
+        except orjson.JSONDecodeError:
+            found.append("?")
+    return found
+
+
+def test_a_quiet_thread_goes_whole_and_a_live_one_stays_whole(tmp_path: Path) -> None:
+    path = tmp_path / "local.webchat.jsonl"
+    history = written(
+        path,
+        JOINED,
+        message("1", OLD, key="lead-answer-1"),  # a thread all of whose lines are old
+        message("2", OLD, thread="1"),
+        change("edit", "2", OLD, text="line 2, edited"),
+        change("reaction_added", "1", OLD, emoji="👍"),
+        message("3", OLD),  # an old message whose thread had a reply this year
+        message("4", NEW, thread="3"),
+        message("5", OLD),  # an old message someone reacted to this year
+        change("reaction_added", "5", NEW, emoji="👀"),
+        message("6", "yesterday"),  # a time that cannot be read counts as recent
+        message("7", OLD),  # the newest message, however old
+        extra=b'{"type": "mess',  # a write a crash cut short
+    )
+    assert history.forget(BEFORE) == 2
+    assert sorted(history.messages) == ["3", "4", "5", "6", "7"]
+    assert history.by_key == {}
+    assert ids_in(path) == ["", "3", "4", "5", "5", "6", "7", "?"]
+    again = History(path)
+    again.load()
+    assert again.messages == history.messages
+    assert again.next_id() == history.next_id() == "8"  # ids count on from the newest
+    assert history.forget(BEFORE) == 0
+
+
+def test_lines_written_after_a_prune_are_the_ones_the_next_prune_finds(tmp_path: Path) -> None:
+    path = tmp_path / "local.webchat.jsonl"
+    history = written(path, message("1", OLD), message("2", OLD), message("3", NEW))
+    assert history.forget(BEFORE) == 2
+    history.record(change("reaction_added", "3", NEW, emoji="👍"))
+    history.record(message("4", NEW))
+    assert history.forget(datetime(2027, 1, 1, tzinfo=UTC)) == 1  # "3" and its reaction
+    assert ids_in(path) == ["4"]
+    history.record(change("edit", "4", NEW, text="line 4, edited"))
+    assert ids_in(path) == ["4", "4"]
+    assert History(path).load()[-1]["text"] == "line 4, edited"
+
+
+def test_with_nothing_to_drop_the_file_is_left_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "local.webchat.jsonl"
+    history = written(path, message("1", NEW), message("2", OLD))
+    before = path.stat()
+    assert history.forget(BEFORE) == 0
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert not list(tmp_path.glob("*.new"))
+    assert History(None).forget(BEFORE) == 0
+    assert History(tmp_path / "none.jsonl").forget(BEFORE) == 0
+
+
+def test_a_file_changed_behind_its_back_is_not_pruned(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "local.webchat.jsonl"
+    history = written(path, message("1", OLD), message("2", NEW))
+    with path.open("ab") as file:  # another writer: the lines are no longer the ones it knows
+        file.write(orjson.dumps(message("9", NEW)) + b"\n")
+    assert history.forget(BEFORE) == 0
+    assert sorted(history.messages) == ["1", "2"]
+    assert ids_in(path) == ["1", "2", "9"]
+    assert "holds 3 lines where 2 were written: not pruned" in caplog.text
+
+
+def test_a_line_a_crash_cut_short_does_not_swallow_the_next(tmp_path: Path) -> None:
+    path = tmp_path / "local.webchat.jsonl"
+    history = written(path, message("1", NEW), extra=b'{"type": "mess')
+    history.record(message("2", NEW))
+    assert sorted(_loaded(path).messages) == ["1", "2"]
+
+
+def _loaded(path: Path) -> History:
+    history = History(path)
+    history.load()
+    return history
