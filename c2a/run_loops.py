@@ -127,7 +127,7 @@ async def retain(
     store: Retention,
     clock: Clock,
     setting: Callable[[], RetentionSetting | None],
-    pruned: Callable[[datetime], Mapping[str, int]],
+    pruned: Callable[[datetime], Awaitable[Mapping[str, int]]],
     wait: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> None:
     """At the start and every `PRUNE_EVERY` seconds (`wait`), drop what the workspace's
@@ -140,7 +140,7 @@ async def retain(
             before = prune_before(clock.now(), kept)
             try:
                 dropped = await prune(store, before)
-                dropped.update(pruned(before))
+                dropped.update(await pruned(before))
             except Exception as exc:
                 level = logging.DEBUG if during_outage(exc) else logging.ERROR
                 log.log(level, "%s: pruning failed: %s", name, exc)
@@ -157,15 +157,15 @@ async def retain(
 
 def pruned_everywhere(
     engine: Engine, connections: Mapping[str, Connection]
-) -> Callable[[datetime], dict[str, int]]:
+) -> Callable[[datetime], Awaitable[dict[str, int]]]:
     """`retain`'s `pruned`: the engine learns how far retention went, and each platform that is
     itself the record of what was said (`KeepsRecord`, the web chat) drops the same; it says
     how many of their messages went, by platform."""
 
-    def pruned(before: datetime) -> dict[str, int]:
+    async def pruned(before: datetime) -> dict[str, int]:
         engine.note_pruned(before)
         return {
-            f"{name} messages": connection.forget(before)
+            f"{name} messages": await connection.forget(before)
             for name, connection in connections.items()
             if isinstance(connection, KeepsRecord)
         }

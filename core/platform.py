@@ -134,7 +134,7 @@ class KeepsRecord(Protocol):
     `forget` drops what happened before `before`, as retention drops the ledger's, and says
     how many messages went."""
 
-    def forget(self, before: datetime) -> int: ...
+    async def forget(self, before: datetime) -> int: ...
 
 
 ConnectionFactory = Callable[[RunContext], Connection | None]

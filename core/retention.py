@@ -13,9 +13,9 @@ far it was pruned, so this holds for a prune by `c2a prune` and after the settin
 
 What goes is gone for everyone: an agent's `read` no longer finds it, its own messages older
 than that can no longer be edited or deleted through its tools (their outbox rows went), and an
-edit or delete of an older message arriving from a platform finds nothing to change. The web
-chat's own history file (`local.webchat.jsonl`) is the chat's, as Slack's history is Slack's,
-and is not pruned.
+edit or delete of an older message arriving from a platform finds nothing to change. A
+platform's own history is its own, but one whose record c2a itself keeps (`KeepsRecord` in
+`core.platform`) drops the same in the same round.
 
 Pruning goes in batches (`BATCH` rows of each kind, one transaction each), so a running host
 interleaves its own work with it.

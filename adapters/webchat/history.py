@@ -209,10 +209,10 @@ class History:
     def __iter__(self) -> Iterator[Message]:
         return iter(self.messages.values())
 
-    def forget(self, before: datetime) -> int:
+    def forget(self, before: datetime) -> list[str]:
         """Drop every thread in which nothing happened since `before` (a message, its replies,
-        and their edits, deletes and reactions) from memory and from the file; returns how
-        many messages went. The newest message stays however old (ids count on from it), and
+        and their edits, deletes and reactions) from memory and from the file; returns the ids
+        of the messages that went. The newest message stays however old (ids count on from it), and
         so do who joined where, any line that cannot be read, and a thread with a change whose
         time cannot be read. The file is written anew
         beside itself and swapped in (a crash leaves the old one or the new, never a mix); one
@@ -224,11 +224,11 @@ class History:
             if thread != self._newest:
                 quiet.add(thread)
         if not quiet:
-            return 0
+            return []
         gone = [m.id for m in self.messages.values() if (m.thread or m.id) in quiet]
         drop = {line for message_id in gone for line in self._lines.get(message_id, ())}
         if drop and not self._rewrite(drop):
-            return 0
+            return []
         for message_id in gone:
             message = self.messages.pop(message_id)
             self._lines.pop(message_id, None)
@@ -236,7 +236,7 @@ class History:
                 self.by_key.pop(message.key, None)
         for thread in quiet:
             del self._active[thread]
-        return len(gone)
+        return gone
 
     def _rewrite(self, drop: set[int]) -> bool:
         """The file without the lines `drop`, the lines that stay numbered again."""

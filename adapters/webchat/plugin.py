@@ -92,10 +92,10 @@ class WebchatConnection:
     async def finish(self) -> None:
         return None
 
-    def forget(self, before: datetime) -> int:
-        """`core.platform.KeepsRecord`: the page's record, and what it shows, drop what retention
-        outlived (a page already open shows it until it is loaded again)."""
-        return self.chat.forget(before)
+    async def forget(self, before: datetime) -> int:
+        """`core.platform.KeepsRecord`: the page's record, and the open pages, drop what
+        retention outlived."""
+        return await self.chat.forget(before)
 
 
 def history_file(data_dir: Path, workspace: str) -> Path:
@@ -107,7 +107,7 @@ def forget(data_dir: Path, workspace: str, before: datetime) -> int:
     """`KeepsRecord.forget` for a workspace whose run is stopped (`c2a prune`)."""
     history = History(history_file(data_dir, workspace))
     history.load()
-    return history.forget(before)
+    return len(history.forget(before))
 
 
 def connect(ctx: RunContext) -> WebchatConnection | None:

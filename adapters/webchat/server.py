@@ -179,13 +179,14 @@ class WebChat:
             await self._runner.cleanup()
             self._runner = None
 
-    def forget(self, before: datetime) -> int:
+    async def forget(self, before: datetime) -> int:
         """Retention: the record drops the threads quiet since `before` (`History.forget`), and
-        what the page was shown of them goes too; returns how many messages went."""
+        the open pages drop them too; returns how many messages went."""
         gone = self.history.forget(before)
         if gone:
             self._shown = {i: a for i, a in self._shown.items() if i in self.history.messages}
-        return gone
+            await self._broadcast({"op": "forgotten", "ids": gone})
+        return len(gone)
 
     # -- what people and agents do ----------------------------------------------------------
 

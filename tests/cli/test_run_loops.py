@@ -216,7 +216,7 @@ def test_retention_prunes_at_the_start_and_every_hour_by_the_setting_of_the_mome
         if len(waited) == 3:
             raise asyncio.CancelledError
 
-    def pruned(before: datetime) -> dict[str, int]:
+    async def pruned(before: datetime) -> dict[str, int]:
         told.append(before)
         return {"webchat messages": 2}  # what else went: the chat's own record
 

@@ -63,6 +63,13 @@ function receive(body) {
   } else if (body.op === "ask") {
     if (body.choices.length) state.asks.set(body.id, body); else state.asks.delete(body.id);
     draw();
+  } else if (body.op === "forgotten") {
+    // The workspace's retention dropped these threads: gone from the page as from its record.
+    for (const id of body.ids) {
+      state.messages.delete(id);
+      state.attention.delete(id);
+    }
+    draw();
   } else if (body.op === "attention") {
     state.attention.set(body.id, body.agents);
     draw();

@@ -1,16 +1,20 @@
 """The web chat's record drops what the workspace's retention outlived (`History.forget`): a
 whole thread once nothing has happened in it since, from memory and from the file; the newest
 message, who joined where and unreadable lines stay; ids count on. And a line a crash cut short
-does not swallow the next one written."""
+does not swallow the next one written. An open page drops them too (in real headless Chromium)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import asyncio
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from chromium import browser_fixture, wait  # noqa: F401 (the browser fixture)
+from live_webchat import running
+from selenium.webdriver.remote.webdriver import WebDriver
 
 from adapters.webchat.history import History
 
@@ -71,7 +75,7 @@ def test_a_quiet_thread_goes_whole_and_a_live_one_stays_whole(tmp_path: Path) ->
         message("7", OLD),  # the newest message, however old
         extra=b'{"type": "mess',  # a write a crash cut short
     )
-    assert history.forget(BEFORE) == 2
+    assert history.forget(BEFORE) == ["1", "2"]
     assert sorted(history.messages) == ["3", "4", "5", "6", "7"]
     assert history.by_key == {}
     assert ids_in(path) == ["", "3", "4", "5", "5", "6", "7", "?"]
@@ -79,16 +83,16 @@ def test_a_quiet_thread_goes_whole_and_a_live_one_stays_whole(tmp_path: Path) ->
     again.load()
     assert again.messages == history.messages
     assert again.next_id() == history.next_id() == "8"  # ids count on from the newest
-    assert history.forget(BEFORE) == 0
+    assert history.forget(BEFORE) == []
 
 
 def test_lines_written_after_a_prune_are_the_ones_the_next_prune_finds(tmp_path: Path) -> None:
     path = tmp_path / "local.webchat.jsonl"
     history = written(path, message("1", OLD), message("2", OLD), message("3", NEW))
-    assert history.forget(BEFORE) == 2
+    assert history.forget(BEFORE) == ["1", "2"]
     history.record(change("reaction_added", "3", NEW, emoji="👍"))
     history.record(message("4", NEW))
-    assert history.forget(datetime(2027, 1, 1, tzinfo=UTC)) == 1  # "3" and its reaction
+    assert history.forget(datetime(2027, 1, 1, tzinfo=UTC)) == ["3"]  # with its reaction
     assert ids_in(path) == ["4"]
     history.record(change("edit", "4", NEW, text="line 4, edited"))
     assert ids_in(path) == ["4", "4"]
@@ -99,12 +103,12 @@ def test_with_nothing_to_drop_the_file_is_left_as_it_is(tmp_path: Path) -> None:
     path = tmp_path / "local.webchat.jsonl"
     history = written(path, message("1", NEW), message("2", OLD))
     before = path.stat()
-    assert history.forget(BEFORE) == 0
+    assert history.forget(BEFORE) == []
     after = path.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     assert not list(tmp_path.glob("*.new"))
-    assert History(None).forget(BEFORE) == 0
-    assert History(tmp_path / "none.jsonl").forget(BEFORE) == 0
+    assert History(None).forget(BEFORE) == []
+    assert History(tmp_path / "none.jsonl").forget(BEFORE) == []
 
 
 def test_a_file_changed_behind_its_back_is_not_pruned(
@@ -114,7 +118,7 @@ def test_a_file_changed_behind_its_back_is_not_pruned(
     history = written(path, message("1", OLD), message("2", NEW))
     with path.open("ab") as file:  # another writer: the lines are no longer the ones it knows
         file.write(orjson.dumps(message("9", NEW)) + b"\n")
-    assert history.forget(BEFORE) == 0
+    assert history.forget(BEFORE) == []
     assert sorted(history.messages) == ["1", "2"]
     assert ids_in(path) == ["1", "2", "9"]
     assert "holds 3 lines where 2 were written: not pruned" in caplog.text
@@ -131,3 +135,28 @@ def _loaded(path: Path) -> History:
     history = History(path)
     history.load()
     return history
+
+
+def test_in_the_browser_an_open_page_drops_what_retention_dropped(
+    tmp_path: Path, browser: WebDriver
+) -> None:
+    shown = (
+        "return [...document.querySelectorAll('#messages li.msg .body')].map(e => e.textContent)"
+    )
+
+    async def main() -> None:
+        async with running(tmp_path) as chat:
+            await asyncio.to_thread(browser.get, chat.chat.url)
+            await chat.chat.say("ana", "general", "an old question")
+            await chat.chat.say("ana", "general", "the newest line")
+            both = ["an old question", "the newest line"]
+            await asyncio.to_thread(
+                wait, browser, "both lines", lambda d: d.execute_script(shown) == both
+            )
+            later = datetime.now(UTC) + timedelta(days=1)
+            assert await chat.chat.forget(later) == 1  # the newest stays, however old
+            await asyncio.to_thread(
+                wait, browser, "the old line gone", lambda d: d.execute_script(shown) == both[1:]
+            )
+
+    asyncio.run(main())
