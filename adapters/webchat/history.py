@@ -184,8 +184,10 @@ class History:
         moment = _moment(payload)
         if moment is None:
             self._timeless.add(thread)
+            self._active.pop(thread, None)
         elif thread not in self._timeless:
-            # Oldest first: a thread moves to the end when something happens in it.
+            # Quietest first: a thread moves to the end when something happens in it (the
+            # record is in time order; after a clock set back, a thread may wait a round).
             self._active[thread] = max(self._active.pop(thread, moment), moment)
         return message
 
@@ -212,11 +214,11 @@ class History:
     def forget(self, before: datetime) -> list[str]:
         """Drop every thread in which nothing happened since `before` (a message, its replies,
         and their edits, deletes and reactions) from memory and from the file; returns the ids
-        of the messages that went. The newest message stays however old (ids count on from it), and
-        so do who joined where, any line that cannot be read, and a thread with a change whose
-        time cannot be read. The file is written anew
-        beside itself and swapped in (a crash leaves the old one or the new, never a mix); one
-        that is not as this record wrote it (its lines miscounted) is left whole, reported."""
+        of the messages that went. The newest message stays however old (ids count on from
+        it), and so do who joined where, any line that cannot be read, and a thread with a
+        change whose time cannot be read. The file is written anew beside itself and swapped
+        in (a crash leaves the old one or the new, never a mix); one that is not as this record
+        wrote it (its lines miscounted) is left whole, reported."""
         quiet = set()
         for thread, at in self._active.items():  # the quietest first
             if at >= before:

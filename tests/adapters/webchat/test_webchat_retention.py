@@ -18,9 +18,14 @@ from selenium.webdriver.remote.webdriver import WebDriver
 
 from adapters.webchat.history import History
 
-OLD, NEW = "2020-01-01T00:00:00Z", "2026-11-28T00:00:00Z"
+OLD, NEW = "2020-01-01T00:00:00Z", "2026-11-28T00:00:00Z"  # the record is in time order
 BEFORE = datetime(2026, 1, 1, tzinfo=UTC)
 JOINED = {"type": "member_joined", "channel": "general", "user": "lead"}
+
+
+def day(n: int) -> str:
+    """The `n`th of January 2020: long before `BEFORE`."""
+    return f"2020-01-{n:02d}T00:00:00Z"
 
 
 def message(message_id: str, ts: str, thread: str | None = None, **more: Any) -> dict[str, Any]:
@@ -63,27 +68,37 @@ def test_a_quiet_thread_goes_whole_and_a_live_one_stays_whole(tmp_path: Path) ->
     history = written(
         path,
         JOINED,
-        message("1", OLD, key="lead-answer-1"),  # a thread all of whose lines are old
-        message("2", OLD, thread="1"),
-        change("edit", "2", OLD, text="line 2, edited"),
-        change("reaction_added", "1", OLD, emoji="👍"),
-        message("3", OLD),  # an old message whose thread had a reply this year
-        message("4", NEW, thread="3"),
-        message("5", OLD),  # an old message someone reacted to this year
-        change("reaction_added", "5", NEW, emoji="👀"),
-        message("6", "yesterday"),  # a time that cannot be read counts as recent
-        message("7", OLD),  # the newest message, however old
+        message("1", day(1), key="lead-answer-1"),  # a thread all of whose lines are old
+        message("2", day(2), thread="1"),
+        change("edit", "2", day(3), text="line 2, edited"),
+        change("reaction_added", "1", day(4), emoji="👍"),
+        message("3", day(5)),  # an old message whose thread has a reply this year
+        message("4", day(6)),  # an old message someone reacts to this year
+        message("5", "yesterday"),  # a time that cannot be read keeps its thread
+        message("6", day(7)),
+        change("edit", "6", "now", text="line 6, edited"),  # and so does a change's
+        message("7", NEW, thread="3"),
+        change("reaction_added", "4", NEW, emoji="👀"),
         extra=b'{"type": "mess',  # a write a crash cut short
     )
     assert history.forget(BEFORE) == ["1", "2"]
     assert sorted(history.messages) == ["3", "4", "5", "6", "7"]
     assert history.by_key == {}
-    assert ids_in(path) == ["", "3", "4", "5", "5", "6", "7", "?"]
+    assert ids_in(path) == ["", "3", "4", "5", "6", "6", "7", "4", "?"]
     again = History(path)
     again.load()
     assert again.messages == history.messages
-    assert again.next_id() == history.next_id() == "8"  # ids count on from the newest
     assert history.forget(BEFORE) == []
+
+
+def test_the_newest_message_stays_however_old(tmp_path: Path) -> None:
+    path = tmp_path / "local.webchat.jsonl"
+    history = written(path, message("1", day(1)), message("2", day(2)))
+    assert history.forget(BEFORE) == ["1"]
+    assert ids_in(path) == ["2"]
+    again = History(path)
+    again.load()
+    assert again.next_id() == history.next_id() == "3"  # ids count on from it
 
 
 def test_lines_written_after_a_prune_are_the_ones_the_next_prune_finds(tmp_path: Path) -> None:
@@ -101,7 +116,7 @@ def test_lines_written_after_a_prune_are_the_ones_the_next_prune_finds(tmp_path:
 
 def test_with_nothing_to_drop_the_file_is_left_as_it_is(tmp_path: Path) -> None:
     path = tmp_path / "local.webchat.jsonl"
-    history = written(path, message("1", NEW), message("2", OLD))
+    history = written(path, message("1", NEW), message("2", NEW))
     before = path.stat()
     assert history.forget(BEFORE) == []
     after = path.stat()
