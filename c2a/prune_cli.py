@@ -24,7 +24,7 @@ from c2a.ledger_choice import Ledger, add_data_dir, ledger_of
 from c2a.ledger_lock import LedgerLock
 from c2a.platforms import installed
 from core.clock import format_time
-from core.errors import ManifestError
+from core.errors import C2AError, ManifestError
 from core.retention import MOST_DAYS, RetentionSetting, counted, prune, prune_before
 
 __all__ = ["register"]
@@ -77,11 +77,17 @@ def _prune(args: argparse.Namespace) -> int:
 
 def _forget(data_dir: Path, workspace: str, before: datetime) -> dict[str, int]:
     """What the platforms that are themselves a record of the chat (the web chat) dropped."""
-    return {
-        f"{name} messages": platform.forget(data_dir, workspace, before)
-        for name, platform in installed().items()
-        if platform.forget is not None
-    }
+    try:
+        return {
+            f"{name} messages": platform.forget(data_dir, workspace, before)
+            for name, platform in installed().items()
+            if platform.forget is not None
+        }
+    except OSError as exc:
+        raise C2AError(
+            f"the ledger is pruned, but not the chat's own history in {data_dir}: "
+            f"{exc.strerror or exc}: {exc.filename}"
+        ) from None
 
 
 async def _drop(ledger: Ledger, before: datetime) -> dict[str, int]:

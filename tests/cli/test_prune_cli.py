@@ -90,6 +90,20 @@ def test_the_web_chats_history_in_the_data_directory_is_pruned_too(
     assert [orjson.loads(line)["id"] for line in history.read_bytes().splitlines()] == ["2"]
 
 
+def test_a_history_it_cannot_read_is_said_in_a_line_after_the_ledger_is_pruned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "d"
+    file = ledger(data)
+    (data / "local.webchat.jsonl").mkdir()  # not a file: reading it fails
+    assert main(["prune", str(LOCAL), "--data-dir", str(data), "--days", "30"]) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("c2a: the ledger is pruned, but not the chat's own history in ")
+    assert "Traceback" not in said
+    assert left(file) == (["m3"], 1)
+    assert main(["prune", str(LOCAL), "--data-dir", str(data), "--days", "30"]) == 2  # unlocked
+
+
 def test_the_manifests_retention_is_the_default(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
