@@ -8,6 +8,7 @@ import asyncio
 import logging
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -47,16 +48,22 @@ async def kept(file: Path) -> tuple[list[str], int]:
         await store.close()
 
 
-def test_a_host_with_retention_prunes_its_ledger_as_it_starts(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def retaining(folder: Path) -> tuple[Path, dict[str, Any]]:
+    """The local workspace with `retention: {days: 30}` and no harness, written in `folder`."""
     data = yaml.safe_load(LOCAL.read_text())
     for config in data["agents"].values():
         for part in ("slack", "discord", "harness"):
             config.pop(part, None)
     data["retention"] = {"days": 30}
-    manifest = tmp_path / "team.yaml"
+    manifest = folder / "team.yaml"
     manifest.write_text(yaml.safe_dump(data))
+    return manifest, data
+
+
+def test_a_host_with_retention_prunes_its_ledger_as_it_starts(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    manifest, data = retaining(tmp_path)
     ledger = tmp_path / "data" / f"{data['workspace']}.sqlite3"
     ledger.parent.mkdir()
 
@@ -86,13 +93,7 @@ def test_a_host_with_retention_prunes_its_ledger_as_it_starts(
 def test_a_host_with_retention_prunes_its_web_chats_history_as_it_starts(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    data = yaml.safe_load(LOCAL.read_text())
-    for config in data["agents"].values():
-        for part in ("slack", "discord", "harness"):
-            config.pop(part, None)
-    data["retention"] = {"days": 30}
-    manifest = tmp_path / "team.yaml"
-    manifest.write_text(yaml.safe_dump(data))
+    manifest, data = retaining(tmp_path)
     history = tmp_path / "data" / f"{data['workspace']}.webchat.jsonl"
     history.parent.mkdir()
     lines = [
