@@ -64,11 +64,13 @@ function receive(body) {
     if (body.choices.length) state.asks.set(body.id, body); else state.asks.delete(body.id);
     draw();
   } else if (body.op === "forgotten") {
-    // The workspace's retention dropped these threads: gone from the page as from its record.
+    // The workspace's retention dropped these threads: gone from the page as from its record,
+    // and the thread open beside the channel closed if it was one of them.
     for (const id of body.ids) {
       state.messages.delete(id);
       state.attention.delete(id);
     }
+    if (state.thread && !state.messages.has(state.thread)) state.thread = null;
     draw();
   } else if (body.op === "attention") {
     state.attention.set(body.id, body.agents);

@@ -168,10 +168,14 @@ def test_in_the_browser_an_open_page_drops_what_retention_dropped(
             await asyncio.to_thread(
                 wait, browser, "both lines", lambda d: d.execute_script(shown) == both
             )
+            opened = "openThread('1'); return !document.getElementById('thread').hidden"
+            assert await asyncio.to_thread(browser.execute_script, opened)  # its thread, open
             later = datetime.now(UTC) + timedelta(days=1)
             assert await chat.chat.forget(later) == 1  # the newest stays, however old
             await asyncio.to_thread(
                 wait, browser, "the old line gone", lambda d: d.execute_script(shown) == both[1:]
             )
+            closed = "drawTyping(); return document.getElementById('thread').hidden"
+            assert await asyncio.to_thread(browser.execute_script, closed)  # and nothing throws
 
     asyncio.run(main())
