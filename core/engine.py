@@ -245,8 +245,10 @@ class Engine:
             await fill_text(resolved, state, self.store)  # a later copy may bring the text
             if self.copies.covers(resolved.event_id, receivers):
                 return first, []  # a copy for agents already decided: nothing to decide
-            seq = await self.store.sequence_of(resolved.event_id) or 0
             decided = await self.store.decided_agents(resolved.event_id)
+            if decided.issuperset(receivers):
+                return first, []  # the same, decided before this process began (a replay)
+            seq = await self.store.sequence_of(resolved.event_id) or 0
         else:
             decided = set()
         if resolved.kind is _DELETE:
