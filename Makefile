@@ -111,13 +111,15 @@ postgresql:
 test: lint browser postgresql $(LOCAL_STAMP)
 	$(BIN)/pytest
 
-# The replay beside its floor, one host and two on one ledger, memory at scale, then the live
-# path against the bare platform libraries (that part alone: seven to ten minutes).
+# The replay beside its floor, one host and two on one ledger, memory at scale, pruning, the web
+# chat's start, then the live path against the bare platform libraries (that part alone: seven
+# to ten minutes).
 bench: $(STAMP) postgresql
 	$(BIN)/python bench/irc_replay.py
 	$(BIN)/python bench/ledger_hosts.py
 	$(BIN)/python bench/memory.py
 	$(BIN)/python bench/prune_bench.py
+	$(BIN)/python bench/webchat_start.py
 	$(BIN)/python bench/live_bench.py $(LIVE_ARGS)
 
 # `c2a run` against the bare slack-bolt / discord.py on the fake Slack and Discord, three agents,

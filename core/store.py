@@ -19,7 +19,7 @@ nine Protocols hold no code.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Protocol, Unpack
@@ -91,6 +91,11 @@ class Ledger(Protocol):
 
     async def sequence_of(self, event_id: str) -> int | None:
         """The sequence number of the event with this id, None when it is not stored."""
+        ...
+
+    async def held(self, event_ids: Sequence[str]) -> set[str]:
+        """Which of `event_ids` the ledger holds, in one read however many: a platform that
+        hands its own record back at every start skips what is already in."""
         ...
 
     async def entry(self, seq: int) -> LedgerEntry | None:

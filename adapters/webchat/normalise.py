@@ -37,7 +37,15 @@ from core.events import (
     Mentions,
 )
 
-__all__ = ["PLATFORM", "dm_channel", "event_id", "find_mentions", "is_dm", "normalise"]
+__all__ = [
+    "PLATFORM",
+    "dm_channel",
+    "event_id",
+    "event_id_of",
+    "find_mentions",
+    "is_dm",
+    "normalise",
+]
 
 PLATFORM: Final = "webchat"
 
@@ -57,6 +65,15 @@ _KINDS: Final = {
 def event_id(workspace: str, message_id: str) -> str:
     """The event id of a web chat message."""
     return f"{PLATFORM}:{workspace}:{message_id}"
+
+
+def event_id_of(payload: Mapping[str, Any]) -> str | None:
+    """The id of the event `payload` normalises to; None when it is none or unreadable."""
+    try:
+        event = normalise(payload)
+    except Exception:  # the host says what is wrong with it when it is handed over
+        return None
+    return None if event is None else event.event_id
 
 
 def dm_channel(person: str, agent: str) -> str:

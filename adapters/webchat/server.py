@@ -47,7 +47,7 @@ from adapters.webchat.attention import attention_of_people
 from adapters.webchat.browser import BINARY_REFUSED, answer_browser
 from adapters.webchat.history import History, Message
 from adapters.webchat.manifest import WebchatWorkspace
-from adapters.webchat.normalise import PLATFORM, dm_channel, find_mentions, is_dm
+from adapters.webchat.normalise import PLATFORM, dm_channel, event_id_of, find_mentions, is_dm
 from core.actions import Ask
 from core.approvals import Approvals
 from core.clock import Clock, format_time
@@ -143,11 +143,15 @@ class WebChat:
     # -- running --------------------------------------------------------------------------
 
     async def start(self) -> str:
-        """Read the record back and hand it to the host again (nothing said before a crash is
-        lost; what the host has is taken without effect), seat every agent in every channel,
-        then serve the page. Returns its URL."""
-        for payload in self.history.load():
-            await self.receive(PLATFORM, payload, self._via(payload))
+        """Read the record back and hand the host what its ledger lacks (what a crash cut off
+        between keeping and handing over: nothing said is lost), seat every agent in every
+        channel, then serve the page. Returns its URL."""
+        payloads = self.history.load()
+        ids = [event_id_of(payload) for payload in payloads]
+        held = await self.store.held([i for i in ids if i is not None])
+        for payload, kept in zip(payloads, ids, strict=True):
+            if kept not in held:
+                await self.receive(PLATFORM, payload, self._via(payload))
         for channel in self.config.channels:
             for agent in self.agents:
                 joined = {"type": "member_joined", "channel": channel, "user": agent}

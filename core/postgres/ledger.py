@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -56,6 +56,10 @@ class PostgresLedger(Connection):
     async def sequence_of(self, event_id: str) -> int | None:
         row = await self._one("SELECT seq FROM events WHERE id = %s", (event_id,))
         return None if row is None else int(row[0])
+
+    async def held(self, event_ids: Sequence[str]) -> set[str]:
+        rows = await self._all("SELECT id FROM events WHERE id = ANY(%s)", (list(event_ids),))
+        return {row[0] for row in rows}
 
     async def entry(self, seq: int) -> LedgerEntry | None:
         row = await self._one(f"SELECT {EVENT_COLUMNS} FROM events WHERE seq = %s", (seq,))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -26,6 +26,7 @@ _MESSAGE_EVENTS = (
     "ORDER BY seq"
 )
 _RECEIPTS_BETWEEN = receipts_between("?")
+_BATCH = 500  # ids a statement asks about: well under SQLite's limit on parameters
 
 
 class SQLiteLedger(Connection):
@@ -61,6 +62,15 @@ class SQLiteLedger(Connection):
     async def sequence_of(self, event_id: str) -> int | None:
         row = self.db.execute("SELECT seq FROM events WHERE id = ?", (event_id,)).fetchone()
         return None if row is None else int(row[0])
+
+    async def held(self, event_ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(event_ids), _BATCH):
+            batch = event_ids[start : start + _BATCH]
+            marks = ", ".join("?" * len(batch))
+            rows = self.db.execute(f"SELECT id FROM events WHERE id IN ({marks})", batch)
+            found.update(row[0] for row in rows)
+        return found
 
     async def entry(self, seq: int) -> LedgerEntry | None:
         row = self.db.execute(

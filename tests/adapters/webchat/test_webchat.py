@@ -9,20 +9,26 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import orjson
 import pytest
 from live_webchat import Chat, run
 
 from adapters.webchat.normalise import event_id, find_mentions, normalise
 from core.action_records import from_record
 from core.actions import Action, Post
+from core.clock import format_time
+from core.decision import Policy
 from core.errors import PayloadError
 from core.events import Broadcast, ConversationKind, EventKind
 from core.outbox import PermanentSendError
+from core.store import StoredDelivery
 
 TS = "2026-11-22T14:00:00.000001Z"
 
@@ -452,6 +458,46 @@ def test_a_restart_reads_the_record_back_and_loses_nothing(tmp_path: Path) -> No
 
     run(tmp_path, first)
     run(tmp_path, second)
+
+
+def test_a_restart_hands_the_host_only_what_its_ledger_lacks(tmp_path: Path) -> None:
+    """The record keeps a line before the host has it: a crash between the two leaves a line
+    the ledger lacks, which the next start hands over to be decided; the rest is in already."""
+
+    async def first(chat: Chat) -> None:
+        await chat.chat.say("ana", "general", "@lead one")
+        await chat.chat.say("ana", "general", "two")
+
+    run(tmp_path, first)
+    cut_off = payload(id="3", text="@lead three", mentions={"users": ["lead"]})
+    cut_off["ts"] = format_time(datetime.now(UTC))
+    with (tmp_path / "webchat.jsonl").open("ab") as record:
+        record.write(orjson.dumps(cut_off) + b"\n")
+    handed: list[str] = []
+
+    async def second() -> StoredDelivery:
+        chat = Chat(tmp_path)
+        receive = chat.chat.receive
+
+        async def counted(platform: str, data: Mapping[str, Any], via: str | None) -> Any:
+            handed.append(data.get("id", data["type"]))
+            return await receive(platform, data, via)
+
+        chat.chat.receive = counted
+        await chat.host.start()
+        await chat.chat.start()
+        try:
+            return next(
+                d
+                for d in await chat.store.deliveries(event_id("local", "3"))
+                if d.decision.agent == "lead"
+            )
+        finally:
+            await chat.chat.close()
+            await chat.host.close()
+
+    assert asyncio.run(second()).decision.policy is Policy.MUST_RESPOND
+    assert handed == ["3"]
 
 
 TYPING = {"op": "typing", "channel": "general", "thread": None, "on": True}

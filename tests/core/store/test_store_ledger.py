@@ -25,6 +25,17 @@ def test_append_numbers_events_in_order_and_refuses_a_second_copy_of_an_id(
     backend.run(scenario)
 
 
+def test_held_names_the_ids_the_ledger_has_of_any_number_asked(backend: Backend) -> None:
+    async def scenario(store: Store) -> set[str]:
+        async with store.transaction():
+            for n in range(0, 1200, 2):
+                await store.append(f"e{n}", "message", "human:u", CHANNEL, "t")
+        assert await store.held([]) == set()
+        return await store.held([f"e{n}" for n in range(1200)])
+
+    assert backend.run(scenario) == {f"e{n}" for n in range(0, 1200, 2)}
+
+
 def test_the_ledger_reads_back_in_sequence_order_after_a_point(backend: Backend) -> None:
     async def write(store: Store) -> None:
         async with store.transaction():
