@@ -85,6 +85,9 @@ def test_two_processes_deliver_each_event_once_and_survive_a_kill(
                 other = 1 - holder
                 for n, (event_id, body) in enumerate(events):
                     if n == KILL_AT:
+                        # Killed mid-stream once its harness has had deliveries (a slow start
+                        # would leave it none, and nothing to take over).
+                        await until(lambda: bool(read_records(record)), "a first delivery")
                         processes[holder].send_signal(signal.SIGKILL)
                         await processes[holder].wait()
                     await stream.push(event_id, body)
