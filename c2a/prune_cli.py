@@ -9,7 +9,9 @@ holding the ledger, it prunes the web chat's history in the data directory too. 
 it runs beside the hosts (its batches take turns with their transactions) and leaves the web
 chat's history to the host that writes it, whose own retention prunes it.
 
-It prints one line: how many rows of each kind went, and before when.
+It prints one line: how many rows of each kind went, and before when. With `--dry-run` it
+drops nothing and says what would go: the same batches run and are rolled back
+(`core.retention.rehearse`), so the counts are those of the statements that would drop them.
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from c2a.ledger_lock import LedgerLock
 from c2a.platforms import installed
 from core.clock import format_time
 from core.errors import C2AError, ManifestError
-from core.retention import MOST_DAYS, RetentionSetting, counted, prune, prune_before
+from core.retention import (
+    MOST_DAYS,
+    RetentionSetting,
+    counted,
+    prune,
+    prune_before,
+    rehearse,
+)
 
 __all__ = ["register"]
 
@@ -39,6 +48,9 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_data_dir(command)
     command.add_argument(
         "--days", type=_days, help="keep this many days (default: the manifest's retention)"
+    )
+    command.add_argument(
+        "--dry-run", action="store_true", help="say what would go, and drop nothing"
     )
     command.set_defaults(run=_prune)
 
@@ -65,34 +77,38 @@ def _prune(args: argparse.Namespace) -> int:
             ": set `retention: {days: N}` in its manifest and it prunes by itself, or stop it"
         )
     try:
-        dropped = asyncio.run(_drop(ledger, before))
+        dropped = asyncio.run(_drop(ledger, before, args.dry_run))
         if lock is not None:  # no host is writing the chat's own records either
-            dropped |= _forget(Path(args.data_dir), ledger.workspace.manifest.workspace, before)
+            workspace = ledger.workspace.manifest.workspace
+            dropped |= _forget(Path(args.data_dir), workspace, before, args.dry_run)
     finally:
         if lock is not None:
             lock.release()
-    print(f"pruned what is older than {format_time(before)}: {counted(dropped)}")
+    done = "would prune" if args.dry_run else "pruned"
+    print(f"{done} what is older than {format_time(before)}: {counted(dropped)}")
     return 0
 
 
-def _forget(data_dir: Path, workspace: str, before: datetime) -> dict[str, int]:
-    """What the platforms that are themselves a record of the chat (the web chat) dropped."""
+def _forget(data_dir: Path, workspace: str, before: datetime, dry_run: bool) -> dict[str, int]:
+    """What the platforms that are themselves a record of the chat (the web chat) dropped, or
+    would drop."""
     try:
         return {
-            f"{name} messages": platform.forget(data_dir, workspace, before)
+            f"{name} messages": platform.forget(data_dir, workspace, before, dry_run=dry_run)
             for name, platform in installed().items()
             if platform.forget is not None
         }
     except OSError as exc:
-        raise C2AError(
-            f"the ledger is pruned, but not the chat's own history in {data_dir}: "
-            f"{exc.strerror or exc}: {exc.filename}"
-        ) from None
+        history, why = f"the chat's own history in {data_dir}", f"{exc.strerror or exc}"
+        said = (
+            f"{history} cannot be read" if dry_run else f"the ledger is pruned, but not {history}"
+        )
+        raise C2AError(f"{said}: {why}: {exc.filename}") from None
 
 
-async def _drop(ledger: Ledger, before: datetime) -> dict[str, int]:
+async def _drop(ledger: Ledger, before: datetime, dry_run: bool) -> dict[str, int]:
     await ledger.store.open()
     try:
-        return await prune(ledger.store, before)
+        return await (rehearse if dry_run else prune)(ledger.store, before)
     finally:
         await ledger.store.close()

@@ -138,9 +138,15 @@ class KeepsRecord(Protocol):
 
 
 ConnectionFactory = Callable[[RunContext], Connection | None]
-Forget = Callable[[Path, str, datetime], int]
-"""`KeepsRecord.forget` for a workspace (by name) whose run is stopped, its record in the data
-directory."""
+
+
+class Forget(Protocol):
+    """`KeepsRecord.forget` for a workspace (by name) whose run is stopped, its record in the
+    data directory; with `dry_run`, how many messages it would drop, dropping none."""
+
+    def __call__(
+        self, data_dir: Path, workspace: str, before: datetime, *, dry_run: bool = False
+    ) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,8 @@ platform's own history is its own, but one whose record c2a itself keeps (`Keeps
 `core.platform`) drops the same in the same round.
 
 Pruning goes in batches (`BATCH` rows of each kind, one transaction each), so a running host
-interleaves its own work with it.
+interleaves its own work with it. `rehearse` runs the same batches and rolls them back: what
+a prune would drop, counted by the statements that would drop it (`c2a prune --dry-run`).
 """
 
 from __future__ import annotations
@@ -33,10 +34,19 @@ from pydantic import Field
 
 from core.events import ChatEvent, EventKind
 from core.manifest_sections import Strict
-from core.store import Retention
+from core.store import Retention, Store
 from core.store_prune import WHO_IS_WHERE
 
-__all__ = ["BATCH", "MOST_DAYS", "RetentionSetting", "counted", "outlived", "prune", "prune_before"]
+__all__ = [
+    "BATCH",
+    "MOST_DAYS",
+    "RetentionSetting",
+    "counted",
+    "outlived",
+    "prune",
+    "prune_before",
+    "rehearse",
+]
 
 BATCH: Final = 1000
 MOST_DAYS: Final = 36500
@@ -56,11 +66,11 @@ def prune_before(now: datetime, setting: RetentionSetting) -> datetime:
 def outlived(event: ChatEvent, pruned_before: datetime | None) -> bool:
     """Whether the host takes `event` as already had: it happened before what retention has
     pruned (`pruned_before`, as the store says: `Retention.pruned_before`). A platform that
-    sends a dropped event again (the web chat reads its whole history back at every start; a
-    catch-up window longer than the retention) would otherwise have it taken as new, decided
-    and perhaps answered. A delete is always taken (it only erases, and a message retention
-    keeps may be its target), and so is what says who is where, which retention keeps
-    (`core.store_prune.WHO_IS_WHERE`)."""
+    sends a dropped event again (the web chat hands back what the ledger lacks of its history
+    at every start; a catch-up window longer than the retention) would otherwise have it taken
+    as new, decided and perhaps answered. A delete is always taken (it only erases, and a
+    message retention keeps may be its target), and so is what says who is where, which
+    retention keeps (`core.store_prune.WHO_IS_WHERE`)."""
     return (
         pruned_before is not None
         and event.created_at < pruned_before
@@ -88,6 +98,26 @@ async def prune(
             return {what: total[what] for what in pruned.dropped}
         after = pruned.last
         await (between or _others)()
+
+
+async def rehearse(store: Store, before: datetime, *, batch: int = BATCH) -> dict[str, int]:
+    """What `prune(store, before)` would drop, dropping nothing: the same batches, in one
+    transaction that is rolled back (a batch finds where the next starts by what the last one
+    dropped, so each must see the others' work). The store is held meanwhile: on a shared
+    ledger the hosts wait for it."""
+    try:
+        async with store.transaction():
+            raise _Undone(await prune(store, before, batch=batch))
+    except _Undone as undone:
+        return undone.dropped
+
+
+class _Undone(Exception):
+    """Rolls a rehearsal back, carrying what it counted."""
+
+    def __init__(self, dropped: dict[str, int]) -> None:
+        super().__init__()
+        self.dropped = dropped
 
 
 async def _others() -> None:

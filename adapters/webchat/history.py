@@ -219,15 +219,10 @@ class History:
         change whose time cannot be read. The file is written anew beside itself and swapped
         in (a crash leaves the old one or the new, never a mix); one that is not as this record
         wrote it (its lines miscounted) is left whole, reported."""
-        quiet = set()
-        for thread, at in self._active.items():  # the quietest first
-            if at >= before:
-                break
-            if thread != self._newest:
-                quiet.add(thread)
+        quiet = self._quiet(before)
         if not quiet:
             return []
-        gone = [m.id for m in self.messages.values() if (m.thread or m.id) in quiet]
+        gone = self._messages_in(quiet)
         drop = {line for message_id in gone for line in self._lines.get(message_id, ())}
         if drop and not self._rewrite(drop):
             return []
@@ -239,6 +234,23 @@ class History:
         for thread in quiet:
             del self._active[thread]
         return gone
+
+    def outlived(self, before: datetime) -> list[str]:
+        """The ids of the messages `forget(before)` would drop, dropping nothing."""
+        return self._messages_in(self._quiet(before))
+
+    def _quiet(self, before: datetime) -> set[str]:
+        """The threads in which nothing happened since `before`, but the newest message's."""
+        quiet = set()
+        for thread, at in self._active.items():  # the quietest first
+            if at >= before:
+                break
+            if thread != self._newest:
+                quiet.add(thread)
+        return quiet
+
+    def _messages_in(self, threads: set[str]) -> list[str]:
+        return [m.id for m in self.messages.values() if (m.thread or m.id) in threads]
 
     def _rewrite(self, drop: set[int]) -> bool:
         """The file without the lines `drop`, the lines that stay numbered again."""

@@ -103,11 +103,12 @@ def history_file(data_dir: Path, workspace: str) -> Path:
     return data_dir / f"{workspace}.webchat.jsonl"
 
 
-def forget(data_dir: Path, workspace: str, before: datetime) -> int:
-    """`KeepsRecord.forget` for a workspace whose run is stopped (`c2a prune`)."""
+def forget(data_dir: Path, workspace: str, before: datetime, *, dry_run: bool = False) -> int:
+    """`KeepsRecord.forget` for a workspace whose run is stopped (`c2a prune`); with `dry_run`,
+    how many messages it would drop."""
     history = History(history_file(data_dir, workspace))
     history.load()
-    return len(history.forget(before))
+    return len(history.outlived(before) if dry_run else history.forget(before))
 
 
 def connect(ctx: RunContext) -> WebchatConnection | None:

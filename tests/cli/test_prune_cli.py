@@ -90,6 +90,27 @@ def test_the_web_chats_history_in_the_data_directory_is_pruned_too(
     assert [orjson.loads(line)["id"] for line in history.read_bytes().splitlines()] == ["2"]
 
 
+def test_a_dry_run_says_what_would_go_and_drops_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "d"
+    file = ledger(data)
+    history = webchat_history(data)
+    kept = history.read_bytes()
+    command = ["prune", str(LOCAL), "--data-dir", str(data), "--days", "30"]
+    assert main([*command, "--dry-run"]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("would prune what is older than 20")
+    assert said.endswith(": events 2, audit 1, webchat messages 1\n")
+    assert left(file) == (["m1", "m2", "m3"], 2)
+    assert history.read_bytes() == kept
+    assert main(command) == 0  # and then it drops what it said
+    done = capsys.readouterr().out
+    assert done.startswith("pruned what is older than 20")
+    assert done.split(": ", 1)[1] == said.split(": ", 1)[1]
+    assert left(file) == (["m3"], 1)
+
+
 def test_a_history_it_cannot_read_is_said_in_a_line_after_the_ledger_is_pruned(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -102,6 +123,9 @@ def test_a_history_it_cannot_read_is_said_in_a_line_after_the_ledger_is_pruned(
     assert "Traceback" not in said
     assert left(file) == (["m3"], 1)
     assert main(["prune", str(LOCAL), "--data-dir", str(data), "--days", "30"]) == 2  # unlocked
+    capsys.readouterr()
+    assert main(["prune", str(LOCAL), "--data-dir", str(data), "--days", "1", "--dry-run"]) == 2
+    assert capsys.readouterr().err.startswith("c2a: the chat's own history in ")
 
 
 def test_the_manifests_retention_is_the_default(

@@ -13,7 +13,7 @@ from store_backends import Backend
 from test_store_deliveries import asked, chatter
 
 from core.decision import Decision, Disposition
-from core.retention import prune
+from core.retention import prune, rehearse
 from core.store import Store
 from core.store_prune import KEPT_KINDS
 
@@ -125,6 +125,23 @@ def test_pruning_goes_batch_by_batch_to_the_end(backend: Backend) -> None:
         assert batches == [6, 4, 2]
         assert await ids(store) == ["old-5", "new"]
         assert await prune(store, BEFORE) == dict.fromkeys(dropped, 0)
+
+    backend.run(scenario)
+
+
+def test_a_rehearsal_counts_what_a_prune_then_drops_and_drops_nothing(backend: Backend) -> None:
+    async def scenario(store: Store) -> None:
+        for n in range(7):
+            await said(store, f"old-{n}", f"C{n % 2}", OLD, chatter)
+        await said(store, "new", "C0", NEW)
+        for at in (OLD, OLD, OLD, NEW):
+            await store.audit("lead", "send", "ok", {}, at)
+        rehearsed = await rehearse(store, BEFORE, batch=2)
+        assert (rehearsed["events"], rehearsed["audit"]) == (6, 3)
+        assert len(await ids(store)) == 8
+        assert len(await store.audit_records(10)) == 4
+        assert await store.pruned_before() is None
+        assert await prune(store, BEFORE, batch=2) == rehearsed
 
     backend.run(scenario)
 
