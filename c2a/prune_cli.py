@@ -99,11 +99,9 @@ def _forget(data_dir: Path, workspace: str, before: datetime, dry_run: bool) -> 
             if platform.forget is not None
         }
     except OSError as exc:
-        history, why = f"the chat's own history in {data_dir}", f"{exc.strerror or exc}"
-        said = (
-            f"{history} cannot be read" if dry_run else f"the ledger is pruned, but not {history}"
-        )
-        raise C2AError(f"{said}: {why}: {exc.filename}") from None
+        history = f"the chat's own history in {data_dir}"
+        said = f"{history} cannot be read" if dry_run else f"the ledger is pruned, not {history}"
+        raise C2AError(f"{said}: {exc.strerror or exc}: {exc.filename}") from None
 
 
 async def _drop(ledger: Ledger, before: datetime, dry_run: bool) -> dict[str, int]:

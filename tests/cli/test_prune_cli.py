@@ -119,7 +119,7 @@ def test_a_history_it_cannot_read_is_said_in_a_line_after_the_ledger_is_pruned(
     (data / "local.webchat.jsonl").mkdir()  # not a file: reading it fails
     assert main(["prune", str(LOCAL), "--data-dir", str(data), "--days", "30"]) == 2
     said = capsys.readouterr().err
-    assert said.startswith("c2a: the ledger is pruned, but not the chat's own history in ")
+    assert said.startswith("c2a: the ledger is pruned, not the chat's own history in ")
     assert "Traceback" not in said
     assert left(file) == (["m3"], 1)
     assert main(["prune", str(LOCAL), "--data-dir", str(data), "--days", "30"]) == 2  # unlocked
