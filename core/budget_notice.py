@@ -1,9 +1,11 @@
 """What a person is told when they reach an agent's turn budget (`budget` in the manifest).
 
 A message over the budget gets the `queued` reaction and goes to the agent's mailbox
-(`core.constraints`, reason `over_budget`): the model sees it only if it looks. A person who
-keeps asking would see clocks and no answer, and no reason; so the first message over the
-budget also gets a short notice saying so and when the agent takes their messages again. It is
+(`core.constraints`, reason `over_budget`): the model sees it only if it looks, until the
+budget frees and the follow-up takes up the person's held questions in one turn
+(`core.followup`). A person who keeps asking would see clocks and no answer, and no reason; so
+the first message over the budget also gets a short notice saying so and when the agent takes
+their messages again. It is
 for that person alone (visibility `ephemeral`: Slack's ephemeral message, a DM on Discord, on
 the web chat that person's open pages, as a `/c2a` answer is) and pings nobody.
 
@@ -49,8 +51,8 @@ def budget_notice(
     wait = _count(max(1, round((frees - now).total_seconds() / 60)), "minute")
     text = (
         f"I have answered {budget.turns} of your messages in {_span(budget.window_s)}, as many "
-        f"as I may for one person, so I can answer you again at {when} (in {wait}). Until "
-        "then what you send is kept and I can read it, but it gets no answer of its own."
+        f"as I may for one person, so I can answer you again at {when} (in {wait}). What "
+        "you ask me until then is kept, and I will take it up then."
     )
     return Post(
         agent=decision.agent,

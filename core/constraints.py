@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from core.attention import Assessment
 from core.attention_context import Context
 from core.decision import Decision, Directedness, InjectionMode, Policy
 from core.events import AuthorKind, ChatEvent, EventKind
 from core.manifest import Workspace
+from core.state import State
 
-__all__ = ["constrain", "over_budget", "select_responder"]
+__all__ = ["budget_spent", "constrain", "over_budget", "select_responder"]
 
 TO_ME, TO_MY_ROLE = Directedness.TO_ME, Directedness.TO_MY_ROLE
 MUST, MAY, MUST_NOT = Policy.MUST_RESPOND, Policy.MAY_RESPOND, Policy.MUST_NOT_RESPOND
@@ -74,9 +75,15 @@ def over_budget(event: ChatEvent, decision: Decision, ctx: Context) -> bool:
     have caused the agent as many full turns as the budget allows in the window ending now."""
     if event.author.kind is not AuthorKind.HUMAN or decision.continues is not None:
         return False
-    budget = ctx.workspace.budget(decision.agent)
+    return budget_spent(ctx.state, ctx.workspace, decision.agent, event.author.id, ctx.now)
+
+
+def budget_spent(state: State, ws: Workspace, agent: str, person: str, now: datetime) -> bool:
+    """Whether `person` has caused `agent` as many full turns as their budget allows in the
+    window ending `now`."""
+    budget = ws.budget(agent)
     window = timedelta(seconds=budget.window_s)
-    return ctx.state.open_turns(decision.agent, event.author.id, ctx.now, window) >= budget.turns
+    return state.open_turns(agent, person, now, window) >= budget.turns
 
 
 def _quiet(decision: Decision, mode: InjectionMode, reason: str) -> Decision:

@@ -75,8 +75,14 @@ class Decider:
                         claimed_by=holder,
                     )
                 elif over_budget(event, decision, ctx):  # as every candidate was: held
+                    # as a mention is, owed, so the follow-up takes it up once the budget frees
                     decisions[agent] = replace(
-                        decision, mode=_MAILBOX, reason="over_budget", claimed_by=agent
+                        decision,
+                        policy=Policy.MUST_RESPOND,
+                        mode=_MAILBOX,
+                        reason="over_budget",
+                        claimed_by=agent,
+                        deadline_ms=self.workspace.settings.deadline_ms,
                     )
                 else:
                     decisions[agent] = replace(decision, mode=_BUFFERED, claimed_by=agent)

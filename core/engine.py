@@ -45,6 +45,7 @@ from core.changes import (
 )
 from core.clock import Clock, format_time
 from core.codec import LEDGER_KINDS, event_from_data, event_to_data
+from core.constraints import budget_spent
 from core.copies import DecidedCopies
 from core.deciding import Decider
 from core.decision import Decision, Disposition, Policy
@@ -113,6 +114,7 @@ class Engine:
             redeliver=self.deliveries.delivery,
             queue=self.queue_action,
             event=self.event,
+            take_turn=self.take_turn,
         )
         self.audience = Audience(workspace)
         self.decider = Decider(workspace, store, self.unavailable)
@@ -456,6 +458,15 @@ class Engine:
         named or DMed there again; kept in the ledger, so it outlasts a restart."""
         await self.store.append(*left(agent, place, self.clock.now()))
         self.state.left.add((agent, place))
+
+    def take_turn(self, agent: str, person: str) -> bool:
+        """Count a turn of `person`'s budget with `agent` now, if one is free (`core.followup`
+        takes up what they asked over it)."""
+        now = self.clock.now()
+        if budget_spent(self.state, self.workspace, agent, person, now):
+            return False
+        self.state.note_turn(agent, person, now)
+        return True
 
     async def event(self, event_id: str) -> ChatEvent | None:
         """An event as the ledger holds it (tombstoned text stays erased)."""

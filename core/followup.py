@@ -8,7 +8,7 @@ Everything here runs from `Engine.sweep`, on the engine's clock, inside the call
 transaction, and keeps its progress in the ledger (reminder and digest records, delivery
 statuses), so a restart neither repeats nor forgets a follow-up. It takes the few parts of the
 engine it uses (the ledger, the clock, the workspace, and how to redeliver, queue and look up
-an event), never the engine itself.
+an event and take a turn of a person's budget), never the engine itself.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from core.manifest import Workspace
 from core.store import AuditLog, Deliveries, Ledger, LedgerEntry, StoredDelivery
 
 __all__ = [
+    "BUDGET_TURN",
     "DIGEST_KIND",
     "FOLLOW_UP_KINDS",
     "HANDED_OVER",
@@ -48,6 +49,7 @@ __all__ = [
 ]
 
 REMINDER_KIND = "x.c2a.reminder"
+BUDGET_TURN = "budget_turn"  # on a reminder's record: it counts a turn of its asker's budget
 REMINDER_SUFFIX = "~reminder"  # a reminder's event id is its original's, plus this
 HANDOVER_KIND = "x.c2a.handover"  # a question handed to another agent (`core.handover`)
 HANDOVER_SUFFIX = "~handover"  # a hand-over's id: the question's, this, and `~n` after the first
@@ -69,6 +71,8 @@ Redeliver = Callable[[StoredDelivery], Awaitable[Delivery]]
 Queue = Callable[[Action, str], Awaitable[bool]]
 # An event as the ledger holds it (`Engine.event`).
 FindEvent = Callable[[str], Awaitable[ChatEvent | None]]
+# Count a turn of a person's budget with an agent now, if one is free (`Engine.take_turn`).
+TakeTurn = Callable[[str, str], bool]
 
 
 class FollowUpStore(Ledger, Deliveries, AuditLog, Protocol):
@@ -89,6 +93,7 @@ class FollowUp:
     redeliver: Redeliver
     queue: Queue
     event: FindEvent
+    take_turn: TakeTurn
     # Per agent: when its last digest was made (None: read back from the ledger) and the
     # sequence number it went up to; kept in the memory's snapshot (`core.memory_snapshot`).
     digested: dict[str, tuple[datetime | None, int]] = field(default_factory=dict, init=False)
@@ -101,20 +106,29 @@ class FollowUp:
     async def sweep(self) -> list[Emission]:
         """Chase `must_respond` events nobody answered by their deadline: the responsible
         agent gets one reminder (a new event, reason `reminder`, that `reminds` the original);
-        an unanswered reminder is escalated to the lead, never broadcast. Also the notices
-        while a harness is down, and the periodic digests."""
+        an unanswered reminder is escalated to the lead, never broadcast. A question held
+        over its asker's turn budget (reason `over_budget`) is reminded only once the budget
+        has a turn free, with the asker's other held questions, in one turn it counts. Also
+        the notices while a harness is down, and the periodic digests."""
         now = self.clock.now()
         cutoff = format_time(now - timedelta(milliseconds=self.workspace.settings.deadline_ms))
         stamp = format_time(now)
         emissions: list[Emission] = []
+        held: dict[tuple[str, str], list[StoredDelivery]] = {}
         for delivery in await self.store.overdue(cutoff):
             decision = delivery.decision
             if decision.agent in self.unavailable:
                 continue  # known down: its people get the notice below, not a reminder
             if decision.reason == "reminder":
                 emissions.extend(await self._escalate_unanswered(delivery, stamp))
+            elif decision.reason == "over_budget" and (asker := await self._asker(decision)):
+                held.setdefault((decision.agent, asker), []).append(delivery)
             else:
                 emissions.extend(await self._remind(delivery, stamp))
+        for (agent, asker), questions in held.items():
+            if self.take_turn(agent, asker):
+                for n, delivery in enumerate(questions):
+                    emissions.extend(await self._remind(delivery, stamp, counts_turn=n == 0))
         emissions.extend(await self._digests(now, stamp))
         wait = timedelta(milliseconds=self.workspace.settings.notice_after_ms)
         for agent, since in list(self.unavailable.items()):
@@ -217,10 +231,22 @@ class FollowUp:
                 emissions.append(Queued(agent, action))
         return emissions
 
-    async def _remind(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
+    async def _asker(self, decision: Decision) -> str | None:
+        """Who asked the question `decision` is about, while the ledger holds it."""
+        event = await self.event(decision.event_id)
+        return event.author.id if event is not None else None
+
+    async def _remind(
+        self, delivery: StoredDelivery, stamp: str, *, counts_turn: bool = False
+    ) -> list[Emission]:
+        """One reminder of `delivery`'s event; `counts_turn`: its record stands for the turn
+        a catch-up of held questions counts against its asker's budget (`BUDGET_TURN`), so a
+        restart counts it again."""
         original = delivery.decision
         reminder_id = f"{original.event_id}{REMINDER_SUFFIX}"
         data = await follow_up_data(self.store, delivery, reminder_id, original.agent, stamp)
+        if counts_turn:
+            data[BUDGET_TURN] = True
         seq = await self.store.append(reminder_id, REMINDER_KIND, "system", data, stamp)
         await self.store.set_status(original.event_id, original.agent, "reminded")
         if seq is None:

@@ -27,7 +27,7 @@ from core.clock import parse_time
 from core.codec import LEDGER_KINDS, event_from_data
 from core.deciding import Decider
 from core.decision import Disposition
-from core.followup import DIGEST_KIND, HANDOVER_KIND, FollowUp
+from core.followup import BUDGET_TURN, DIGEST_KIND, HANDOVER_KIND, REMINDER_KIND, FollowUp
 from core.mutes import MUTED_KIND, fold_mute
 from core.state import State
 from core.state_records import message_of
@@ -195,6 +195,10 @@ def fold_entry(
         return False
     if entry.kind == DIGEST_KIND:
         followup.note_digest(entry)
+        return False
+    if entry.kind == REMINDER_KIND and entry.data.get(BUDGET_TURN):
+        data = entry.data  # a catch-up's turn, counted against its asker's budget
+        state.note_turn(data["agent"], data["author"]["id"], parse_time(data["created_at"]))
         return False
     if entry.kind == HANDOVER_KIND:  # owed by the agent it was handed to until it ends it
         for delivery in stored:

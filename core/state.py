@@ -1,10 +1,10 @@
 """What the engine remembers between events, folded from the ledger so a restart rebuilds it.
 
 The state changes only through `State.note_vias` (the agents whose connections received an
-event), `State.apply` (an event and the decisions made for it), `State.note_claim` and
-`State.note_disposition`. Replaying the ledger through those methods yields the same state,
-so nothing here needs its own table. The records it keeps are in `core.state_records`, the
-reactions on messages in `core.reactions`.
+event), `State.apply` (an event and the decisions made for it), `State.note_claim`,
+`State.note_disposition` and `State.note_turn`. Replaying the ledger through those methods
+yields the same state, so nothing here needs its own table. The records it keeps are in
+`core.state_records`, the reactions on messages in `core.reactions`.
 
 What the state keeps per conversation is bounded (`core.state_recent`): the newest messages
 (`core.state_messages`), the channels continuity remembers (`core.continuity`), the
@@ -207,6 +207,12 @@ class State:
 
     # ---- changing ------------------------------------------------------------------------
 
+    def note_turn(self, agent: str, person: str, at: datetime) -> None:
+        """A full turn `person` caused `agent` at `at`, counted by their budget (`open_turns`):
+        one a decision started, or the one that takes up what they asked over the budget
+        (`core.followup`)."""
+        self.turns.setdefault((agent, person), deque()).append(at)
+
     def note_vias(self, event: ChatEvent, agents: Iterable[str]) -> None:
         """The agents whose own connections received the event are members of its channel."""
         received = set(agents)
@@ -376,8 +382,7 @@ class State:
                 target.delivered[kept.agent] = kept
             self.note_owed(decision)
             if by_human and decision.mode in _TURNS and decision.continues is None:
-                stamps = self.turns.setdefault((decision.agent, event.author.id), deque())
-                stamps.append(event.created_at)
+                self.note_turn(decision.agent, event.author.id, event.created_at)
             if decision.reason == "loop_limit":
                 self.escalated.add(event.conversation.key)
 

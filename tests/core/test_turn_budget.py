@@ -4,9 +4,31 @@ still stopped at the budget (`core.constraints`, `State.open_turns`)."""
 
 from __future__ import annotations
 
-from builders import HUMAN, LEAD, delivered, local_workspace, run
+import asyncio
+from pathlib import Path
+
+from builders import (
+    FLAT_BASE,
+    HUMAN,
+    LEAD,
+    W1,
+    W2,
+    delivered,
+    flat_at,
+    local_workspace,
+    run,
+    slack_body,
+    slack_join,
+    slack_message,
+)
 from builders import flat_joined as joined
 from builders import flat_say as say
+
+from adapters.slack import normalise
+from core.clock import VirtualClock, parse_time
+from core.emission import Delivery, Emission
+from core.engine import Engine
+from core.sqlite_store import SQLiteStore
 
 ASKED = [
     say(10, f"<@{LEAD}> how do I restart nginx?"),
@@ -116,6 +138,8 @@ def test_a_role_question_goes_to_a_responder_within_the_asker_s_budget() -> None
             ("notify", "claimed_by_other"),
         ],
     }
+    # Held, it is owed as a mention held over the budget is: taken up once the budget frees.
+    assert delivered(records)["worker-1"][-1]["attention"]["policy"] == "must_respond"
     sent = [(r["agent"], r["outbound"].get("signal", "notice")) for r in records if "outbound" in r]
     assert sent == [
         ("worker-1", "seen"),
@@ -123,3 +147,99 @@ def test_a_role_question_goes_to_a_responder_within_the_asker_s_budget() -> None
         ("worker-1", "queued"),
         ("worker-1", "notice"),
     ]
+
+
+# ---- what was held over the budget is taken up once it frees (`core.followup`) ---------------
+
+HOUR = {"turns": 1, "window_s": 3600}
+
+
+async def ask(engine: Engine, second: int, text: str) -> list[tuple[str, str, str]]:
+    """`HUMAN` says `text` in #general `second` seconds in; each delivery the host makes is
+    marked delivered, as a harness taking it would. Returns (agent, event id, reason) of the
+    lead's deliveries."""
+    event = normalise(slack_body(slack_message(f"{FLAT_BASE + second}.000100", text)))
+    assert event is not None
+    async with engine.transaction():
+        outcome = await engine.ingest(event)
+    return await delivered_to_lead(engine, outcome.emissions)
+
+
+async def sweep_at(engine: Engine, clock: VirtualClock, second: int) -> list[tuple[str, str, str]]:
+    clock.set(parse_time(flat_at(second)))
+    async with engine.transaction():
+        emissions = await engine.sweep()
+    return await delivered_to_lead(engine, emissions)
+
+
+async def delivered_to_lead(
+    engine: Engine, emissions: list[Emission]
+) -> list[tuple[str, str, str]]:
+    lead: list[tuple[str, str, str]] = []
+    for emission in emissions:
+        if isinstance(emission, Delivery):
+            decision = emission.decision
+            async with engine.transaction():
+                await engine.store.mark_delivered(decision.event_id, decision.agent, 1)
+            if decision.agent == "lead":
+                lead.append((decision.event_id, decision.reason, str(decision.mode)))
+    return lead
+
+
+async def budget_world(path: str) -> tuple[Engine, VirtualClock]:
+    clock = VirtualClock(parse_time(flat_at(0)))
+    store = SQLiteStore(path)
+    await store.open()
+    engine = Engine(local_workspace(budget=HOUR), store, clock)
+    for user in (LEAD, W1, W2):
+        async with engine.transaction():
+            await engine.ingest(normalise(slack_body(slack_join(user))))
+    return engine, clock
+
+
+def question(second: int) -> str:
+    return f"slack:T0LOCAL:C0GEN:{FLAT_BASE + second}.000100"
+
+
+def test_questions_held_over_the_budget_are_taken_up_in_one_turn_once_it_frees(
+    tmp_path: Path,
+) -> None:
+    async def run() -> None:
+        engine, clock = await budget_world(str(tmp_path / "ledger.db"))
+        clock.set(parse_time(flat_at(60)))
+        assert await ask(engine, 60, f"<@{LEAD}> question one?") == [
+            (question(60), "direct_mention", "buffered")
+        ]
+        clock.set(parse_time(flat_at(120)))
+        held = await ask(engine, 120, f"<@{LEAD}> question two?")
+        clock.set(parse_time(flat_at(180)))
+        held += await ask(engine, 180, f"<@{LEAD}> question three?")
+        assert held == [
+            (question(120), "over_budget", "tool_mailbox"),
+            (question(180), "over_budget", "tool_mailbox"),
+        ]
+        # Past the answer deadline, the question within the budget gets its reminder; the held
+        # ones wait for the budget (the notice told their asker when), however long that is.
+        assert await sweep_at(engine, clock, 500) == [
+            (question(60) + "~reminder", "reminder", "buffered")
+        ]
+        assert await sweep_at(engine, clock, 3600) == []
+        # 01:01:00, the turn of 00:01:00 leaves the hour: both held questions, one turn.
+        taken = await sweep_at(engine, clock, 3661)
+        assert taken == [
+            (question(120) + "~reminder", "reminder", "buffered"),
+            (question(180) + "~reminder", "reminder", "buffered"),
+        ]
+        assert await sweep_at(engine, clock, 3670) == []  # taken up once
+        await engine.store.close()
+
+        # That turn counts against the budget, after a restart too (the ledger folded again).
+        engine, clock = await budget_world(str(tmp_path / "ledger.db"))
+        await engine.start()
+        clock.set(parse_time(flat_at(3700)))
+        assert await ask(engine, 3700, f"<@{LEAD}> question four?") == [
+            (question(3700), "over_budget", "tool_mailbox")
+        ]
+        await engine.store.close()
+
+    asyncio.run(run())
