@@ -155,7 +155,9 @@ def decision_fields(workspace: str, emission: Emission) -> dict[str, Any] | None
                 **base,
                 "action": record["action"],
                 "signal": record.get("signal"),
-                "event_id": record.get("eventId"),
+                # what it acts on, or answers (a notice)
+                "event_id": record.get("eventId") or record.get("inReplyTo"),
+                "conversation": record["conversation"],
             }
         case Escalation():
             return {
@@ -191,7 +193,9 @@ def decision_text(fields: Mapping[str, Any]) -> str:
         return f"{head} escalation {fields['escalation']} in {fields['conversation']}"
     if "cancelled" in fields:
         return f"{head} cancelled ({fields['cancelled']}) {fields['event_id']}"
-    return f"{head} {fields['action']} {fields['signal'] or ''} on {fields['event_id']}"
+    what = " ".join(filter(None, (fields["action"], fields["signal"])))
+    on = fields["event_id"]
+    return f"{head} {what} on {on}" if on else f"{head} {what} in {fields['conversation']}"
 
 
 # ---- one workspace -------------------------------------------------------------------------

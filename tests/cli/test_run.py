@@ -21,9 +21,12 @@ from fakes import openai_server as fake_openai
 from fakes.slack import FakeSlack
 
 from c2a.cli import main
-from c2a.logs import JsonFormatter
+from c2a.logs import JsonFormatter, decision_fields, decision_text
 from c2a.platforms import installed
 from c2a.run import WorkspaceRun, load_workspaces, run_workspaces
+from core.actions import Post, React
+from core.emission import Queued
+from core.signals import Signal
 from harness_bridge.backends.builtin import BuiltinHarness
 from harness_bridge.backends.text_reply import TextReplyLoop
 
@@ -155,6 +158,18 @@ def test_json_log_lines_carry_the_decision_fields() -> None:
     assert line["message"] == "a line"
     assert line["policy"] == "must_respond"
     assert "time" in line
+
+
+def test_a_line_for_an_outbound_action_says_what_it_acts_on_or_where_it_goes() -> None:
+    place = {"agent": "lead", "platform": "webchat", "conversation": "general"}
+    react = React(**place, key="k1", message_id="3", signal=Signal.QUEUED, event_id="wc:3")
+    notice = Post(**place, key="k2", text="...", visibility="ephemeral", in_reply_to="wc:3")
+    status = Post(**place, key="k3", text="...")
+    said = [decision_text(decision_fields("local", Queued("lead", a))) for a in (react, notice)]
+    assert said == ["local lead         react queued on wc:3", "local lead         send on wc:3"]
+    assert decision_text(decision_fields("local", Queued("lead", status))).endswith(
+        "send in general"
+    )
 
 
 def test_an_unset_token_variable_exits_2_with_one_line_naming_it(
