@@ -85,7 +85,14 @@ def _write(records: list[AuditRecord] | list[QuarantineRecord], as_json: bool, o
         elif isinstance(record, AuditRecord):
             out.write(audit_line(record) + "\n")
         else:
-            out.write(f"{record.at}  {record.source}  {_one_line(record.reason)}\n")
+            out.write(_quarantine_line(record) + "\n")
+
+
+def _quarantine_line(record: QuarantineRecord) -> str:
+    """One quarantined input as a line: when it first came, its source and why; how many times
+    it came and when it last did, when more than once."""
+    again = f"  ({record.times} times, last {record.last_at})" if record.times > 1 else ""
+    return f"{record.at}  {record.source}  {_one_line(record.reason)}{again}"
 
 
 def audit_line(record: AuditRecord) -> str:

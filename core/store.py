@@ -308,7 +308,8 @@ class AuditLog(Protocol):
         ...
 
     async def quarantine(self, source: str, reason: str, payload: str, at: str) -> None:
-        """Keep input that could not be read, with the reason, instead of dropping it."""
+        """Keep input that could not be read, with the reason, instead of dropping it; the
+        same input again (source, reason and payload) is counted on the record already kept."""
         ...
 
     async def audit_records(self, limit: int, agent: str | None = None) -> list[AuditRecord]:

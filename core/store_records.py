@@ -4,6 +4,7 @@ leases, as frozen values."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypedDict
@@ -25,6 +26,7 @@ __all__ = [
     "SeenWhere",
     "Snapshot",
     "StoredDelivery",
+    "quarantine_digest",
 ]
 
 
@@ -152,12 +154,20 @@ class AuditRecord:
 
 @dataclass(frozen=True, slots=True)
 class QuarantineRecord:
-    """Input that could not be read (`AuditLog.quarantine`): when, from where, and why; its
-    payload stays in the store."""
+    """Input that could not be read (`AuditLog.quarantine`): when it first came, from where,
+    and why; how many times it came, and when it last did, when more than once. Its payload
+    stays in the store."""
 
     at: str
     source: str
     reason: str
+    times: int = 1
+    last_at: str | None = None
+
+
+def quarantine_digest(source: str, reason: str, payload: str) -> str:
+    """What makes a quarantined input the same as one already kept (`AuditLog.quarantine`)."""
+    return hashlib.sha256(f"{source}\0{reason}\0{payload}".encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

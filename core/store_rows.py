@@ -26,6 +26,8 @@ __all__ = [
     "EVENT_COLUMNS",
     "FILLED_COLUMNS",
     "OUTBOX_COLUMNS",
+    "QUARANTINED",
+    "QUARANTINE_AGAIN",
     "READ_COLUMNS",
     "VERSION_KINDS",
     "decision_values",
@@ -56,6 +58,12 @@ DELIVERY_COLUMNS = f"{FILLED_COLUMNS}, deadline_ms, claimed_by, continues, super
 READ_COLUMNS = f"{DELIVERY_COLUMNS}, status, attempt, disposition"
 # What is due leaves out `result`, which only a sent action has.
 OUTBOX_COLUMNS = "idempotency_key, agent, action, status, attempts, result"
+# A quarantine record's columns, and what inserting an input already kept does instead.
+QUARANTINED = "received_at, source, reason, times, last_at"
+QUARANTINE_AGAIN = (
+    "ON CONFLICT (digest) DO UPDATE "
+    "SET times = quarantine.times + 1, last_at = excluded.received_at"
+)
 # The condition each of `seen_by`'s filters puts on the events (e) and deliveries (d) joined,
 # `{}` standing for the backend's placeholder.
 _SEEN_WHERE = {

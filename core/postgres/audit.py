@@ -1,5 +1,6 @@
 """The PostgreSQL `AuditLog`: the `audit`, `escalations` and `quarantine` tables,
-append-only, and the newest of the first and last read back for people (`c2a audit`)."""
+append-only (an input quarantined again only counts on its first row), and the newest of the
+first and last read back for people (`c2a audit`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.postgres.connection import Connection
-from core.store_records import AuditRecord, QuarantineRecord
-from core.store_rows import dumps
+from core.store_records import AuditRecord, QuarantineRecord, quarantine_digest
+from core.store_rows import QUARANTINE_AGAIN, QUARANTINED, dumps
 
 __all__ = ["PostgresAuditLog"]
 
@@ -37,9 +38,11 @@ class PostgresAuditLog(Connection):
         return written == 1
 
     async def quarantine(self, source: str, reason: str, payload: str, at: str) -> None:
+        reason, payload = _no_nul(reason), _no_nul(payload)
         await self._execute(
-            "INSERT INTO quarantine (received_at, source, reason, payload) VALUES (%s, %s, %s, %s)",
-            (at, source, _no_nul(reason), _no_nul(payload)),
+            "INSERT INTO quarantine (received_at, source, reason, payload, digest) "
+            f"VALUES (%s, %s, %s, %s, %s) {QUARANTINE_AGAIN}",
+            (at, source, reason, payload, quarantine_digest(source, reason, payload)),
         )
 
     async def audit_records(self, limit: int, agent: str | None = None) -> list[AuditRecord]:
@@ -52,7 +55,7 @@ class PostgresAuditLog(Connection):
 
     async def quarantined(self, limit: int) -> list[QuarantineRecord]:
         rows = await self._all(
-            "SELECT received_at, source, reason FROM quarantine ORDER BY id DESC LIMIT %s",
+            f"SELECT {QUARANTINED} FROM quarantine ORDER BY id DESC LIMIT %s",
             (limit,),
         )
         return [QuarantineRecord(*row) for row in reversed(rows)]

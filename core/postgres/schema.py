@@ -163,10 +163,20 @@ CREATE TABLE pruned (
 );
 """
 
+# A quarantined payload kept once (`AuditLog.quarantine`): the same input again, from the same
+# source for the same reason (a platform's retry, a web chat line read again at each start),
+# counts on its first row. Rows from before have no digest and are never counted on.
+_QUARANTINE_ONCE = """
+ALTER TABLE quarantine ADD COLUMN digest text, ADD COLUMN times integer NOT NULL DEFAULT 1,
+    ADD COLUMN last_at text;
+CREATE UNIQUE INDEX quarantine_once ON quarantine (digest);
+"""
+
 MIGRATIONS = (
     Migration(1, "the ledger's tables", _TABLES),
     Migration(2, "leases, and who takes an outbox row", _LEASES),
     Migration(3, "indexes for what a running host reads again", _REREAD),
     Migration(4, "the memory saved at a clean stop", _SNAPSHOT),
     Migration(5, "how far retention has pruned", _PRUNED),
+    Migration(6, "a quarantined payload kept once", _QUARANTINE_ONCE),
 )

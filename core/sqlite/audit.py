@@ -1,5 +1,6 @@
-"""The SQLite `AuditLog`: the `audit`, `escalations` and `quarantine` tables, append-only, and
-the newest of the first and last read back for people (`c2a audit`)."""
+"""The SQLite `AuditLog`: the `audit`, `escalations` and `quarantine` tables, append-only (an
+input quarantined again only counts on its first row), and the newest of the first and last
+read back for people (`c2a audit`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.sqlite.connection import Connection, dumps
-from core.store_records import AuditRecord, QuarantineRecord
+from core.store_records import AuditRecord, QuarantineRecord, quarantine_digest
+from core.store_rows import QUARANTINE_AGAIN, QUARANTINED
 
 __all__ = ["SQLiteAuditLog"]
 
@@ -36,8 +38,9 @@ class SQLiteAuditLog(Connection):
 
     async def quarantine(self, source: str, reason: str, payload: str, at: str) -> None:
         self.db.execute(
-            "INSERT INTO quarantine (received_at, source, reason, payload) VALUES (?, ?, ?, ?)",
-            (at, source, reason, payload),
+            "INSERT INTO quarantine (received_at, source, reason, payload, digest) "
+            f"VALUES (?, ?, ?, ?, ?) {QUARANTINE_AGAIN}",
+            (at, source, reason, payload, quarantine_digest(source, reason, payload)),
         )
 
     async def audit_records(self, limit: int, agent: str | None = None) -> list[AuditRecord]:
@@ -50,6 +53,6 @@ class SQLiteAuditLog(Connection):
 
     async def quarantined(self, limit: int) -> list[QuarantineRecord]:
         rows = self.db.execute(
-            "SELECT received_at, source, reason FROM quarantine ORDER BY id DESC LIMIT ?", (limit,)
+            f"SELECT {QUARANTINED} FROM quarantine ORDER BY id DESC LIMIT ?", (limit,)
         ).fetchall()
         return [QuarantineRecord(*row) for row in reversed(rows)]

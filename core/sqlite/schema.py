@@ -158,10 +158,21 @@ CREATE TABLE IF NOT EXISTS pruned (
 );
 """
 
+# A quarantined payload kept once (`AuditLog.quarantine`): the same input again, from the same
+# source for the same reason (a platform's retry, a web chat line read again at each start),
+# counts on its first row. Rows from before have no digest and are never counted on.
+_QUARANTINE_ONCE = """
+ALTER TABLE quarantine ADD COLUMN digest TEXT;
+ALTER TABLE quarantine ADD COLUMN times INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE quarantine ADD COLUMN last_at TEXT;
+CREATE UNIQUE INDEX IF NOT EXISTS quarantine_once ON quarantine (digest);
+"""
+
 MIGRATIONS = (
     Migration(1, "the ledger's tables", _TABLES),
     Migration(2, "leases", _LEASES),
     Migration(3, "indexes for what a running host reads again", _REREAD),
     Migration(4, "the memory saved at a clean stop", _SNAPSHOT),
     Migration(5, "how far retention has pruned", _PRUNED),
+    Migration(6, "a quarantined payload kept once", _QUARANTINE_ONCE),
 )

@@ -24,7 +24,7 @@ AT = "2026-11-27T12:00:0{}Z"
 
 def ledger(data: Path) -> None:
     """The local workspace's ledger in `data`, with three audit records and a quarantined
-    payload whose reason carries a line break and a terminal escape."""
+    payload whose reason carries a line break and a terminal escape, and one that came twice."""
 
     async def write() -> None:
         store = SQLiteStore(str(data / "local.sqlite3"))
@@ -35,6 +35,8 @@ def ledger(data: Path) -> None:
         await store.audit("worker-1", "approval", "refused", {"why": "no\napprovers"}, AT.format(2))
         await store.audit("lead", "command", "ok", {"said": "\x1b[31mred\u202e"}, AT.format(3))
         await store.quarantine("webchat", "not JSON:\n\x1b[2J", "{", AT.format(4))
+        await store.quarantine("slack", "no team", "{}", AT.format(5))
+        await store.quarantine("slack", "no team", "{}", AT.format(6))  # a retry
         await store.close()
 
     data.mkdir()
@@ -56,7 +58,10 @@ def test_the_newest_records_a_line_each(tmp_path: Path, capsys: pytest.CaptureFi
         (AT.format(3), "command", {"said": "\x1b[31mred\u202e"}),
     ]
     assert main(["audit", str(LOCAL), "--data-dir", str(data), "--quarantine"]) == 0
-    assert capsys.readouterr().out == f"{AT.format(4)}  webchat  not JSON:\\n\\u001b[2J\n"
+    assert capsys.readouterr().out.splitlines() == [
+        f"{AT.format(4)}  webchat  not JSON:\\n\\u001b[2J",
+        f"{AT.format(5)}  slack  no team  (2 times, last {AT.format(6)})",
+    ]
 
 
 def test_without_a_ledger_it_says_where_it_looked_and_creates_none(

@@ -28,7 +28,7 @@ from core.decision import Policy
 from core.errors import PayloadError
 from core.events import Broadcast, ConversationKind, EventKind
 from core.outbox import PermanentSendError
-from core.store import StoredDelivery
+from core.store import QuarantineRecord, StoredDelivery
 
 TS = "2026-11-22T14:00:00.000001Z"
 
@@ -614,3 +614,31 @@ def test_an_agent_posts_only_into_a_thread_that_is_there_as_a_person_does(
                 )
 
     run(tmp_path, scenario)
+
+
+def test_a_line_the_host_cannot_read_is_quarantined_once_however_often_it_starts(
+    tmp_path: Path,
+) -> None:
+    """A line the host refuses is never in the ledger, so every start hands it over again: the
+    quarantine counts it on the record it kept the first time."""
+    run(tmp_path, lambda chat: chat.chat.say("ana", "general", "@lead one"))
+    unreadable = payload(id="2", text="@lead two")
+    unreadable["ts"] = "yesterday"
+    with (tmp_path / "webchat.jsonl").open("ab") as record:
+        record.write(orjson.dumps(unreadable) + b"\n")
+
+    async def start() -> list[QuarantineRecord]:
+        chat = Chat(tmp_path)
+        await chat.host.start()
+        await chat.chat.start()
+        try:
+            return await chat.store.quarantined(10)
+        finally:
+            await chat.chat.close()
+            await chat.host.close()
+
+    (first,) = asyncio.run(start())
+    assert (first.source, first.times) == ("webchat", 1)
+    assert "ts" in first.reason
+    (again,) = asyncio.run(start())
+    assert (again.at, again.times) == (first.at, 2)

@@ -1,6 +1,6 @@
 """The `AuditLog` contract: an escalation is recorded once per reason, conversation and event;
-audit records and quarantined input are kept with the transaction that wrote them, and the
-newest of them are read back oldest first."""
+audit records and quarantined input are kept with the transaction that wrote them, the same
+input quarantined again is counted once, and the newest of them are read back oldest first."""
 
 from __future__ import annotations
 
@@ -49,5 +49,23 @@ def test_the_newest_records_are_read_back_oldest_first(backend: Backend) -> None
         assert [r.detail["n"] for r in leads] == [0, 2, 4]
         assert await store.audit_records(10, agent="nobody") == []
         assert await store.quarantined(1) == [QuarantineRecord(AT, "discord", "no author")]
+
+    backend.run(scenario)
+
+
+def test_an_input_quarantined_again_is_counted_on_the_record_already_kept(
+    backend: Backend,
+) -> None:
+    async def scenario(store: Store) -> None:
+        await store.quarantine("webchat", "not JSON", "{oops", f"{AT}1")
+        await store.quarantine("webchat", "not JSON", "{oops", f"{AT}2")  # read again at a start
+        await store.quarantine("webchat", "not JSON", "{oops!", f"{AT}3")  # another input
+        await store.quarantine("slack", "not JSON", "{oops", f"{AT}4")  # from elsewhere
+        await store.quarantine("webchat", "not JSON", "{oops", f"{AT}5")
+        assert await store.quarantined(10) == [
+            QuarantineRecord(f"{AT}1", "webchat", "not JSON", 3, f"{AT}5"),
+            QuarantineRecord(f"{AT}3", "webchat", "not JSON"),
+            QuarantineRecord(f"{AT}4", "slack", "not JSON"),
+        ]
 
     backend.run(scenario)
