@@ -114,7 +114,7 @@ class FollowUp:
         cutoff = format_time(now - timedelta(milliseconds=self.workspace.settings.deadline_ms))
         stamp = format_time(now)
         emissions: list[Emission] = []
-        held: dict[tuple[str, str], list[StoredDelivery]] = {}
+        waiting: set[tuple[str, str]] = set()  # (agent, asker) with questions held
         for delivery in await self.store.overdue(cutoff):
             decision = delivery.decision
             if decision.agent in self.unavailable:
@@ -122,13 +122,10 @@ class FollowUp:
             if decision.reason == "reminder":
                 emissions.extend(await self._escalate_unanswered(delivery, stamp))
             elif decision.reason == "over_budget" and (asker := await self._asker(decision)):
-                held.setdefault((decision.agent, asker), []).append(delivery)
+                waiting.add((decision.agent, asker))
             else:
                 emissions.extend(await self._remind(delivery, stamp))
-        for (agent, asker), questions in held.items():
-            if self.take_turn(agent, asker):
-                for n, delivery in enumerate(questions):
-                    emissions.extend(await self._remind(delivery, stamp, counts_turn=n == 0))
+        emissions.extend(await self._take_up(waiting, stamp))
         emissions.extend(await self._digests(now, stamp))
         wait = timedelta(milliseconds=self.workspace.settings.notice_after_ms)
         for agent, since in list(self.unavailable.items()):
@@ -229,6 +226,27 @@ class FollowUp:
             )
             if await self.queue(action, stamp):
                 emissions.append(Queued(agent, action))
+        return emissions
+
+    async def _take_up(self, waiting: set[tuple[str, str]], stamp: str) -> list[Emission]:
+        """The questions each (agent, asker) of `waiting` holds over the asker's budget, once it
+        has a turn free: reminded together, so the harness gathers them into one turn, which
+        counts against the budget. Those held less than the answer deadline go with them."""
+        taken = {(agent, asker) for agent, asker in waiting if self.take_turn(agent, asker)}
+        if not taken:
+            return []
+        emissions: list[Emission] = []
+        counted: set[tuple[str, str | None]] = set()
+        for delivery in await self.store.overdue(stamp):  # held however short a while
+            decision = delivery.decision
+            if decision.reason != "over_budget":
+                continue
+            pair = (decision.agent, await self._asker(decision))
+            if pair in taken:
+                emissions.extend(
+                    await self._remind(delivery, stamp, counts_turn=pair not in counted)
+                )
+                counted.add(pair)
         return emissions
 
     async def _asker(self, decision: Decision) -> str | None:

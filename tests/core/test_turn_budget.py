@@ -5,6 +5,7 @@ still stopped at the budget (`core.constraints`, `State.open_turns`)."""
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from pathlib import Path
 
 from builders import (
@@ -25,10 +26,12 @@ from builders import flat_joined as joined
 from builders import flat_say as say
 
 from adapters.slack import normalise
+from c2a.records import record_of
 from core.clock import VirtualClock, parse_time
 from core.emission import Delivery, Emission
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
+from harness_bridge.turns import Assembler
 
 ASKED = [
     say(10, f"<@{LEAD}> how do I restart nginx?"),
@@ -155,35 +158,39 @@ HOUR = {"turns": 1, "window_s": 3600}
 
 
 async def ask(engine: Engine, second: int, text: str) -> list[tuple[str, str, str]]:
-    """`HUMAN` says `text` in #general `second` seconds in; each delivery the host makes is
-    marked delivered, as a harness taking it would. Returns (agent, event id, reason) of the
-    lead's deliveries."""
+    """`HUMAN` says `text` in #general `second` seconds in; what the lead is given of it."""
     event = normalise(slack_body(slack_message(f"{FLAT_BASE + second}.000100", text)))
     assert event is not None
     async with engine.transaction():
         outcome = await engine.ingest(event)
-    return await delivered_to_lead(engine, outcome.emissions)
+    return seen(await to_lead(engine, outcome.emissions))
 
 
-async def sweep_at(engine: Engine, clock: VirtualClock, second: int) -> list[tuple[str, str, str]]:
+async def sweep_at(engine: Engine, clock: VirtualClock, second: int) -> list[Delivery]:
+    """The follow-up sweep `second` seconds in; what it gives the lead."""
     clock.set(parse_time(flat_at(second)))
     async with engine.transaction():
         emissions = await engine.sweep()
-    return await delivered_to_lead(engine, emissions)
+    return await to_lead(engine, emissions)
 
 
-async def delivered_to_lead(
-    engine: Engine, emissions: list[Emission]
-) -> list[tuple[str, str, str]]:
-    lead: list[tuple[str, str, str]] = []
+async def to_lead(engine: Engine, emissions: list[Emission]) -> list[Delivery]:
+    """The lead's deliveries among `emissions`; every delivery is marked delivered, as a
+    harness taking it would."""
+    lead: list[Delivery] = []
     for emission in emissions:
         if isinstance(emission, Delivery):
             decision = emission.decision
             async with engine.transaction():
                 await engine.store.mark_delivered(decision.event_id, decision.agent, 1)
             if decision.agent == "lead":
-                lead.append((decision.event_id, decision.reason, str(decision.mode)))
+                lead.append(emission)
     return lead
+
+
+def seen(deliveries: list[Delivery]) -> list[tuple[str, str, str]]:
+    """(event id, reason, mode) of each delivery."""
+    return [(d.decision.event_id, d.decision.reason, str(d.decision.mode)) for d in deliveries]
 
 
 async def budget_world(path: str) -> tuple[Engine, VirtualClock]:
@@ -220,16 +227,28 @@ def test_questions_held_over_the_budget_are_taken_up_in_one_turn_once_it_frees(
         ]
         # Past the answer deadline, the question within the budget gets its reminder; the held
         # ones wait for the budget (the notice told their asker when), however long that is.
-        assert await sweep_at(engine, clock, 500) == [
+        assert seen(await sweep_at(engine, clock, 500)) == [
             (question(60) + "~reminder", "reminder", "buffered")
         ]
-        assert await sweep_at(engine, clock, 3600) == []
-        # 01:01:00, the turn of 00:01:00 leaves the hour: both held questions, one turn.
+        assert await sweep_at(engine, clock, 3300) == []
+        clock.set(parse_time(flat_at(3400)))
+        assert await ask(engine, 3400, f"<@{LEAD}> question five?") == [
+            (question(3400), "over_budget", "tool_mailbox")
+        ]
+        # 01:01:00, the turn of 00:01:00 leaves the hour: every held question, in one turn,
+        # the one asked four minutes ago (not yet past the answer deadline) too.
         taken = await sweep_at(engine, clock, 3661)
-        assert taken == [
+        assert seen(taken) == [
             (question(120) + "~reminder", "reminder", "buffered"),
             (question(180) + "~reminder", "reminder", "buffered"),
+            (question(3400) + "~reminder", "reminder", "buffered"),
         ]
+        assembler = Assembler(clock)  # the harness's side: one person's, gathered
+        for delivery in taken:
+            assert assembler.deliver(record_of(delivery).body["params"]) == []
+        clock.advance(timedelta(seconds=30))
+        (turn,) = assembler.due()
+        assert turn.event_ids == [event_id for event_id, _, _ in seen(taken)]
         assert await sweep_at(engine, clock, 3670) == []  # taken up once
         await engine.store.close()
 
