@@ -115,6 +115,7 @@ class Engine:
             queue=self.queue_action,
             event=self.event,
             take_turn=self.take_turn,
+            muted=lambda agent: self.state.is_muted(agent, clock.now()),
         )
         self.audience = Audience(workspace)
         self.decider = Decider(workspace, store, self.unavailable)

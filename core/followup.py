@@ -73,6 +73,8 @@ Queue = Callable[[Action, str], Awaitable[bool]]
 FindEvent = Callable[[str], Awaitable[ChatEvent | None]]
 # Count a turn of a person's budget with an agent now, if one is free (`Engine.take_turn`).
 TakeTurn = Callable[[str, str], bool]
+# Whether an agent is muted now (`core.mutes`): it gets no new turn, a follow-up's neither.
+Muted = Callable[[str], bool]
 
 
 class FollowUpStore(Ledger, Deliveries, AuditLog, Protocol):
@@ -94,6 +96,7 @@ class FollowUp:
     queue: Queue
     event: FindEvent
     take_turn: TakeTurn
+    muted: Muted
     # Per agent: when its last digest was made (None: read back from the ledger) and the
     # sequence number it went up to; kept in the memory's snapshot (`core.memory_snapshot`).
     digested: dict[str, tuple[datetime | None, int]] = field(default_factory=dict, init=False)
@@ -108,8 +111,9 @@ class FollowUp:
         agent gets one reminder (a new event, reason `reminder`, that `reminds` the original);
         an unanswered reminder is escalated to the lead, never broadcast. A question held
         over its asker's turn budget (reason `over_budget`) is reminded only once the budget
-        has a turn free, with the asker's other held questions, in one turn it counts. Also
-        the notices while a harness is down, and the periodic digests."""
+        has a turn free, with the asker's other held questions, in one turn it counts. A muted
+        agent is reminded once its mute ends. Also the notices while a harness is down, and
+        the periodic digests."""
         now = self.clock.now()
         cutoff = format_time(now - timedelta(milliseconds=self.workspace.settings.deadline_ms))
         stamp = format_time(now)
@@ -121,6 +125,8 @@ class FollowUp:
                 continue  # known down: its people get the notice below, not a reminder
             if decision.reason == "reminder":
                 emissions.extend(await self._escalate_unanswered(delivery, stamp))
+            elif self.muted(decision.agent):
+                continue  # no new turn until the mute ends: reminded then
             elif decision.reason == "over_budget" and (asker := await self._asker(decision)):
                 waiting.add((decision.agent, asker))
             else:
@@ -141,12 +147,14 @@ class FollowUp:
         emissions: list[Emission] = []
         for agent in self.workspace.agent_ids:
             since, through = self.digested.get(agent, (None, 0))
-            if since is not None and now - since < period:
-                continue
+            if (since is not None and now - since < period) or self.muted(agent):
+                continue  # a muted agent's items wait for the digest after its mute
             rows = await self.store.seen_by(agent, after_seq=through, mode="digest", limit=1000)
             self.digested[agent] = (now, max([through, *(e.seq for e, _ in rows)]))
             by_place: dict[str, list[tuple[LedgerEntry, StoredDelivery]]] = {}
             for entry, delivery in rows:
+                if entry.kind == DIGEST_KIND:
+                    continue  # its own last summary, delivered as `digest` too: not an item
                 by_place.setdefault(entry.data["conversation"]["id"], []).append((entry, delivery))
             for place, items in by_place.items():
                 emissions.extend(await self._digest(agent, place, items, stamp))

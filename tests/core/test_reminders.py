@@ -8,7 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import W1, W2, local_workspace, slack_body, slack_delete, slack_join, slack_message
+from builders import (
+    LEAD,
+    W1,
+    W2,
+    local_workspace,
+    slack_body,
+    slack_delete,
+    slack_join,
+    slack_message,
+)
 
 from adapters.slack import normalise
 from c2a.records import record_of
@@ -16,6 +25,7 @@ from core.clock import VirtualClock, format_time, parse_time
 from core.decision import Disposition
 from core.emission import Cancel
 from core.engine import Engine
+from core.mutes import record_mute
 from core.restart import blocked_again
 from core.sqlite_store import SQLiteStore
 from harness_bridge.wire import parse_deliver
@@ -350,24 +360,27 @@ def test_each_time_its_agent_is_down_again_the_question_shows_blocked_again(
     asyncio.run(run())
 
 
+async def statuses_in_ops() -> tuple[Engine, VirtualClock]:
+    """Two status broadcasts in #ops, which every agent gets as `digest`."""
+    clock = VirtualClock(START)
+    store = SQLiteStore()
+    await store.open()
+    engine = Engine(local_workspace(), store, clock)
+    bodies = [slack_body(slack_join(u, channel="C0OPS")) for u in (LEAD, W1, W2)]
+    for n, text in enumerate(["status: deploy started", "status: deploy finished"]):
+        bodies.append(slack_body(slack_message(f"176722560{2 + n}.000100", text, channel="C0OPS")))
+    async with store.transaction():
+        for body in bodies:
+            event = normalise(body)
+            assert event is not None
+            await engine.ingest(event)
+    return engine, clock
+
+
 def test_a_digest_summarises_status_broadcasts_without_their_text() -> None:
     async def run() -> None:
-        from builders import LEAD, W1, W2, slack_join
-
-        clock = VirtualClock(START)
-        store = SQLiteStore()
-        await store.open()
-        engine = Engine(local_workspace(), store, clock)
-        bodies = [slack_body(slack_join(u, channel="C0OPS")) for u in (LEAD, W1, W2)]
-        for n, text in enumerate(["status: deploy started", "status: deploy finished"]):
-            bodies.append(
-                slack_body(slack_message(f"176722560{2 + n}.000100", text, channel="C0OPS"))
-            )
-        async with store.transaction():
-            for body in bodies:
-                event = normalise(body)
-                assert event is not None
-                await engine.ingest(event)
+        engine, clock = await statuses_in_ops()
+        store = engine.store
         first = await sweep(engine)
         digests = [(a, m["params"]) for a, kind, m in first if kind == "rpc"]
         assert [a for a, _ in digests] == ["lead", "worker-1", "worker-2"]
@@ -381,7 +394,26 @@ def test_a_digest_summarises_status_broadcasts_without_their_text() -> None:
         assert "deploy" not in text
         assert parse_deliver(params).to_wire() == params
         assert await sweep(engine) == []  # nothing new, and the period has not passed
+        clock.advance(timedelta(minutes=16))
+        assert await sweep(engine) == []  # nothing new: a digest is no item of the next one
         await store.close()
+
+    asyncio.run(run())
+
+
+def test_a_muted_agent_gets_its_digest_once_its_mute_ends() -> None:
+    async def run() -> None:
+        engine, clock = await statuses_in_ops()
+        until = clock.now() + timedelta(minutes=20)
+        async with engine.transaction():
+            await record_mute(
+                engine.store, engine.state, "worker-1", clock.now(), until, muted=True
+            )
+        assert [agent for agent, _, _ in await sweep(engine)] == ["lead", "worker-2"]
+        clock.advance(timedelta(minutes=21))
+        ((agent, _, message),) = await sweep(engine)
+        assert (agent, message["params"]["attention"]["reason"]) == ("worker-1", "digest")
+        await engine.store.close()
 
     asyncio.run(run())
 
@@ -408,6 +440,30 @@ def test_a_reminder_reads_back_so_it_can_be_answered_or_fail() -> None:
         for delivered in (event_id, reminder_id):
             (delivery,) = await engine.store.deliveries(delivered)
             assert delivery.disposition is Disposition.RESPONDED, delivered
+        await engine.store.close()
+
+    asyncio.run(run())
+
+
+def test_a_muted_agent_is_reminded_only_once_its_mute_ends() -> None:
+    """`/c2a mute`: no new turns until then, a reminder's neither; the question still waits."""
+
+    async def run() -> None:
+        engine, clock, event_id = await world()
+        until = clock.now() + timedelta(minutes=30)
+        async with engine.transaction():
+            await record_mute(
+                engine.store, engine.state, "worker-1", clock.now(), until, muted=True
+            )
+        clock.advance(timedelta(minutes=10))
+        assert await sweep(engine) == []
+        clock.advance(timedelta(minutes=21))
+        ((agent, kind, message),) = await sweep(engine)
+        assert (agent, kind, message["params"]["eventId"]) == (
+            "worker-1",
+            "rpc",
+            f"{event_id}~reminder",
+        )
         await engine.store.close()
 
     asyncio.run(run())
