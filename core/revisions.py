@@ -28,18 +28,22 @@ def revise_for_edit(
 ) -> Decision:
     """An edit's decision: `edited_after_response` once the agent answered the earlier version
     (then `may_respond` at most, unless the edit newly addresses the agent), else
-    `edited_before_injection` with the edited text decided afresh."""
+    `edited_before_injection` with the edited text decided afresh. An edit held over its
+    author's turn budget keeps `over_budget`, the reason the follow-up takes it up by once the
+    budget frees (`core.followup`), not at the answer deadline as any other question."""
     if decision.reason == "own_message":
         return replace(decision, supersedes=supersedes)
-    if not answered:
-        return replace(decision, reason="edited_before_injection", supersedes=supersedes)
-    newly_addressed = decision.directedness is TO_ME and (
-        prior is None or prior.directedness is not TO_ME
-    )
-    policy = decision.policy
-    if policy is MUST and not newly_addressed:
-        policy = MAY
-    return replace(decision, policy=policy, reason="edited_after_response", supersedes=supersedes)
+    policy, reason = decision.policy, "edited_before_injection"
+    if answered:
+        newly_addressed = decision.directedness is TO_ME and (
+            prior is None or prior.directedness is not TO_ME
+        )
+        if policy is MUST and not newly_addressed:
+            policy = MAY
+        reason = "edited_after_response"
+    if decision.reason == "over_budget":
+        reason = decision.reason
+    return replace(decision, policy=policy, reason=reason, supersedes=supersedes)
 
 
 def is_late(event: ChatEvent, received: datetime) -> bool:

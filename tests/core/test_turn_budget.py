@@ -19,6 +19,7 @@ from builders import (
     local_workspace,
     run,
     slack_body,
+    slack_edit,
     slack_join,
     slack_message,
 )
@@ -258,6 +259,38 @@ def test_questions_held_over_the_budget_are_taken_up_in_one_turn_once_it_frees(
         clock.set(parse_time(flat_at(3700)))
         assert await ask(engine, 3700, f"<@{LEAD}> question four?") == [
             (question(3700), "over_budget", "tool_mailbox")
+        ]
+        await engine.store.close()
+
+    asyncio.run(run())
+
+
+def test_a_held_question_edited_is_still_held_until_the_budget_frees(tmp_path: Path) -> None:
+    async def run() -> None:
+        engine, clock = await budget_world(str(tmp_path / "ledger.db"))
+        clock.set(parse_time(flat_at(60)))
+        await ask(engine, 60, f"<@{LEAD}> question one?")
+        clock.set(parse_time(flat_at(120)))
+        assert await ask(engine, 120, f"<@{LEAD}> question two?") == [
+            (question(120), "over_budget", "tool_mailbox")
+        ]
+        clock.set(parse_time(flat_at(130)))
+        edited = f"{FLAT_BASE + 130}.000100"
+        old, new = f"<@{LEAD}> question two?", f"<@{LEAD}> two, rather?"
+        edit = slack_edit(f"{FLAT_BASE + 120}.000100", edited, old, new)
+        event = normalise(slack_body(edit))
+        assert event is not None
+        async with engine.transaction():
+            outcome = await engine.ingest(event)
+        version = f"{question(120)}~{edited}"
+        assert seen(await to_lead(engine, outcome.emissions)) == [
+            (version, "over_budget", "tool_mailbox")
+        ]
+        # Past the answer deadline the first question is reminded; the edited one waits.
+        reminded = seen(await sweep_at(engine, clock, 1000))
+        assert reminded == [(question(60) + "~reminder", "reminder", "buffered")]
+        assert seen(await sweep_at(engine, clock, 3661)) == [
+            (version + "~reminder", "reminder", "buffered")
         ]
         await engine.store.close()
 
