@@ -116,6 +116,7 @@ class Engine:
             event=self.event,
             take_turn=self.take_turn,
             muted=lambda agent: self.state.is_muted(agent, clock.now()),
+            glyphs=self.glyphs,
         )
         self.audience = Audience(workspace)
         self.decider = Decider(workspace, store, self.unavailable)

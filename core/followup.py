@@ -14,10 +14,11 @@ an event and take a turn of a person's budget), never the engine itself.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from core.acknowledgement import acknowledgement, taken_back
 from core.actions import Action, Post
 from core.clock import Clock, format_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
@@ -27,7 +28,8 @@ from core.events import ChatEvent, ConversationKind, EventKind
 from core.guards import UNANSWERED
 from core.intent import IntentClassifier, topic
 from core.manifest import Workspace
-from core.store import AuditLog, Deliveries, Ledger, LedgerEntry, StoredDelivery
+from core.signals import GlyphMap, Signal
+from core.store import AuditLog, Deliveries, Ledger, LedgerEntry, OutboxStore, StoredDelivery
 
 __all__ = [
     "BUDGET_TURN",
@@ -77,9 +79,10 @@ TakeTurn = Callable[[str, str], bool]
 Muted = Callable[[str], bool]
 
 
-class FollowUpStore(Ledger, Deliveries, AuditLog, Protocol):
+class FollowUpStore(Ledger, Deliveries, AuditLog, OutboxStore, Protocol):
     """The parts of the store follow-ups read and write: the ledger (reminder and digest
-    records), deliveries (what is overdue, pending, seen) and escalations."""
+    records), deliveries (what is overdue, pending, seen), escalations, and the outbox (which
+    acknowledgement a question got)."""
 
 
 @dataclass(slots=True)
@@ -97,6 +100,7 @@ class FollowUp:
     event: FindEvent
     take_turn: TakeTurn
     muted: Muted
+    glyphs: GlyphMap
     # Per agent: when its last digest was made (None: read back from the ledger) and the
     # sequence number it went up to; kept in the memory's snapshot (`core.memory_snapshot`).
     digested: dict[str, tuple[datetime | None, int]] = field(default_factory=dict, init=False)
@@ -244,18 +248,38 @@ class FollowUp:
         if not taken:
             return []
         emissions: list[Emission] = []
-        counted: set[tuple[str, str | None]] = set()
+        counted: set[tuple[str, str]] = set()
         for delivery in await self.store.overdue(stamp):  # held however short a while
             decision = delivery.decision
             if decision.reason != "over_budget":
                 continue
-            pair = (decision.agent, await self._asker(decision))
-            if pair in taken:
+            event = await self.event(decision.event_id)
+            pair = (decision.agent, event.author.id if event is not None else "")
+            if event is not None and pair in taken:
                 emissions.extend(
                     await self._remind(delivery, stamp, counts_turn=pair not in counted)
                 )
+                emissions.extend(await self._unqueue(event, decision, stamp))
                 counted.add(pair)
         return emissions
+
+    async def _unqueue(self, event: ChatEvent, decision: Decision, stamp: str) -> list[Emission]:
+        """The `queued` (🕐) on a held question its turn takes up now taken off, and `seen` (👀)
+        put in its place where the workspace shows it, as a question taken at once has it."""
+        queued = acknowledgement(event, decision, self.glyphs, down=False, seen=False)
+        if queued is None or not await self.store.outbox_has(queued.key):
+            return []  # it got no 🕐 (its agent was down then: 🚧, lifted as such)
+        taken = replace(decision, reason="reminder", mode=InjectionMode.BUFFERED)
+        seen = self.workspace.settings.seen_signal
+        swap = [
+            taken_back(queued, Signal.QUEUED, f"{queued.key}:lifted"),
+            acknowledgement(event, taken, self.glyphs, down=False, seen=seen),
+        ]
+        return [
+            Queued(action.agent, action)
+            for action in swap
+            if action is not None and await self.queue(action, stamp)
+        ]
 
     async def _asker(self, decision: Decision) -> str | None:
         """Who asked the question `decision` is about, while the ledger holds it."""

@@ -244,6 +244,13 @@ def test_questions_held_over_the_budget_are_taken_up_in_one_turn_once_it_frees(
             (question(180) + "~reminder", "reminder", "buffered"),
             (question(3400) + "~reminder", "reminder", "buffered"),
         ]
+        for asked in (120, 180, 3400):  # each shows 👀 now in place of its 🕐
+            key = f"{question(asked)}:lead:react"
+            lifted = await engine.store.outbox_get(f"{key}:queued:lifted")
+            seen_now = await engine.store.outbox_get(f"{key}:seen")
+            assert lifted is not None
+            assert (lifted.action["action"], lifted.action["signal"]) == ("unreact", "queued")
+            assert seen_now is not None and seen_now.action["signal"] == "seen"
         assembler = Assembler(clock)  # the harness's side: one person's, gathered
         for delivery in taken:
             assert assembler.deliver(record_of(delivery).body["params"]) == []
