@@ -7,8 +7,9 @@ record that stands for an earlier event under an id of its own (`follow_up_data`
 Everything here runs from `Engine.sweep`, on the engine's clock, inside the caller's
 transaction, and keeps its progress in the ledger (reminder and digest records, delivery
 statuses), so a restart neither repeats nor forgets a follow-up. It takes the few parts of the
-engine it uses (the ledger, the clock, the workspace, and how to redeliver, queue and look up
-an event and take a turn of a person's budget), never the engine itself.
+engine it uses (the ledger, the clock, the workspace and its glyphs, and how to redeliver,
+queue and look up an event, take a turn of a person's budget and tell a muted agent), never
+the engine itself.
 """
 
 from __future__ import annotations
