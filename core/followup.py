@@ -107,9 +107,12 @@ class FollowUp:
     digested: dict[str, tuple[datetime | None, int]] = field(default_factory=dict, init=False)
 
     def note_digest(self, entry: LedgerEntry) -> None:
-        """A digest record read back from the ledger: its agent's items are summarised."""
+        """A digest record read back from the ledger: its agent's items are summarised. When
+        it was made is kept where this memory knows it (the record is this process's own,
+        folded again where several share the ledger), so the next digest keeps its period."""
         agent = entry.data["event_id"].split(":")[1]
-        self.digested[agent] = (None, entry.seq)
+        since, through = self.digested.get(agent, (None, 0))
+        self.digested[agent] = (since, max(through, entry.seq))
 
     async def sweep(self) -> list[Emission]:
         """Chase `must_respond` events nobody answered by their deadline: the responsible

@@ -197,8 +197,10 @@ def fold_entry(
         followup.note_digest(entry)
         return False
     if entry.kind == REMINDER_KIND and entry.data.get(BUDGET_TURN):
-        data = entry.data  # a catch-up's turn, counted against its asker's budget
-        state.note_turn(data["agent"], data["author"]["id"], parse_time(data["created_at"]))
+        data = entry.data  # a catch-up's turn, counted against its asker's budget once
+        agent, person, at = data["agent"], data["author"]["id"], parse_time(data["created_at"])
+        if at not in state.turns.get((agent, person), ()):  # not its own, counted when taken
+            state.note_turn(agent, person, at)
         return False
     if entry.kind == HANDOVER_KIND:  # owed by the agent it was handed to until it ends it
         for delivery in stored:

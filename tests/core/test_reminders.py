@@ -467,3 +467,24 @@ def test_a_muted_agent_is_reminded_only_once_its_mute_ends() -> None:
         await engine.store.close()
 
     asyncio.run(run())
+
+
+def test_a_digest_folded_again_keeps_its_period() -> None:
+    """Where several processes share the ledger, each folds the records appended since its
+    last event, its own digests among them: the next digest still waits for its period."""
+
+    async def run() -> None:
+        engine, clock = await statuses_in_ops()
+        assert len(await sweep(engine)) == 3  # a digest each
+        async with engine.transaction():
+            await engine.catch_up()
+        clock.advance(timedelta(minutes=1))
+        body = slack_body(slack_message("1767225700.000100", "status: all green", channel="C0OPS"))
+        async with engine.transaction():
+            await engine.ingest(normalise(body))
+        assert await sweep(engine) == []  # the period has not passed
+        clock.advance(timedelta(minutes=15))
+        assert len(await sweep(engine)) == 3
+        await engine.store.close()
+
+    asyncio.run(run())

@@ -302,3 +302,32 @@ def test_a_held_question_edited_is_still_held_until_the_budget_frees(tmp_path: P
         await engine.store.close()
 
     asyncio.run(run())
+
+
+def test_a_catch_up_folded_again_counts_once(tmp_path: Path) -> None:
+    """Where several processes share the ledger, each folds the records appended since its
+    last event, its own catch-up's among them: that turn is counted once."""
+
+    async def run() -> None:
+        clock = VirtualClock(parse_time(flat_at(0)))
+        store = SQLiteStore(str(tmp_path / "ledger.db"))
+        await store.open()
+        engine = Engine(local_workspace(budget={"turns": 2, "window_s": 3600}), store, clock)
+        for user in (LEAD, W1, W2):
+            async with engine.transaction():
+                await engine.ingest(normalise(slack_body(slack_join(user))))
+        for second in (60, 120, 180):  # two turns; the third question is held
+            clock.set(parse_time(flat_at(second)))
+            await ask(engine, second, f"<@{LEAD}> question at {second}?")
+        taken = await sweep_at(engine, clock, 3661)  # the turn of 00:01 left the hour
+        assert [event_id for event_id, _, _ in seen(taken)][-1] == question(180) + "~reminder"
+        async with engine.transaction():
+            await engine.catch_up()  # its own records folded again, the catch-up's among them
+        # 01:02:10: the turn of 00:02 has left too; the catch-up's is the one left.
+        clock.set(parse_time(flat_at(3730)))
+        assert await ask(engine, 3730, f"<@{LEAD}> and now?") == [
+            (question(3730), "direct_mention", "buffered")
+        ]
+        await store.close()
+
+    asyncio.run(run())
