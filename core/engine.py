@@ -396,7 +396,11 @@ class Engine:
         to send once that commits. Each `blocked` placed while an agent was down that is up
         again becomes `seen` or is taken off (`core.acknowledgement.BlockedMarks`), the
         questions of an agent that is down show 🚧 or go to another (`core.handover`), then
-        reminders, escalations, notices while a harness is down, and digests (`core.followup`)."""
+        reminders, escalations, notices while a harness is down, and digests (`core.followup`).
+        Where other processes write the ledger too, what they committed is folded in first,
+        as before deciding an event: a mute one of them recorded holds this one's reminders."""
+        if self.store.shared and not self._stale:
+            await self.catch_up()
         stamp = format_time(self.clock.now())
         seen = self.workspace.settings.seen_signal
         lifted = self.blocked.lifted(self.unavailable, self.glyphs, seen=seen)

@@ -31,6 +31,7 @@ from core.clock import VirtualClock, parse_time
 from core.decision import Decision, Disposition
 from core.engine import Engine
 from core.errors import StoreError
+from core.mutes import record_mute
 from core.postgres.connection import _HOLD, channel
 from core.sqlite_store import SQLiteStore
 from core.store import Store
@@ -339,3 +340,30 @@ def test_a_transaction_the_server_ends_to_break_a_deadlock_fails_as_the_ledger_s
             await other.execute("ROLLBACK")
 
     postgres.run(scenario)
+
+
+def test_an_engine_sweeping_knows_what_another_process_recorded(
+    postgres: PostgresBackend,
+) -> None:
+    """The lead is muted through the second process (a `/c2a mute` it took) while its
+    question, taken by the first, waits past the answer deadline: the first process's sweep
+    holds the reminder, as one engine that took both would."""
+
+    async def together(stores: list[Store]) -> list[object]:
+        clock = VirtualClock(START + timedelta(seconds=11))
+        first, second = (Engine(local_workspace(), store, clock) for store in stores)
+        joined = normalise(slack_body(slack_join(LEAD)))
+        question = normalise(slack_body(said(QUESTION, f"<@{LEAD}> restart nginx?")))
+        assert joined is not None and question is not None
+        async with first.transaction():
+            await first.ingest(joined)
+            await first.ingest(question)
+            await first.store.mark_delivered(question.event_id, "lead", 1)
+        async with second.transaction():
+            await second.catch_up()
+            await record_mute(second.store, second.state, "lead", clock.now(), None, muted=True)
+        clock.advance(timedelta(minutes=6))
+        async with first.transaction():
+            return list(await first.sweep())
+
+    assert postgres.run_together(2, together) == []
