@@ -2,12 +2,12 @@
 
 A message over the budget gets the `queued` reaction and goes to the agent's mailbox
 (`core.constraints`, reason `over_budget`): the model sees it only if it looks, until the
-budget frees and the follow-up takes up the person's held questions in one turn
-(`core.followup`). A person who keeps asking would see clocks and no answer, and no reason; so
-the first message over the budget also gets a short notice saying so and when the agent takes
-their messages again. It is
-for that person alone (visibility `ephemeral`: Slack's ephemeral message, a DM on Discord, on
-the web chat that person's open pages, as a `/c2a` answer is) and pings nobody.
+budget frees and the follow-up takes up the person's held questions in one turn, each one's
+🕐 becoming 👀 (`core.followup`). A person who keeps asking would see clocks and no answer,
+and no reason; so the first message over the budget also gets a short notice saying so and when
+the agent takes their messages again. It is for that person alone (visibility `ephemeral`:
+Slack's ephemeral message, a DM on Discord, on the web chat that person's open pages, as a
+`/c2a` answer is) and pings nobody.
 
 Its outbox key names the agent, the person and the moment the budget frees, which stays the
 same while the person is over it (nothing new is counted meanwhile): every later message of the
