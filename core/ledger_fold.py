@@ -197,9 +197,11 @@ def fold_entry(
         followup.note_digest(entry)
         return False
     if entry.kind == REMINDER_KIND and entry.data.get(BUDGET_TURN):
-        data = entry.data  # a catch-up's turn, counted against its asker's budget once
+        # A catch-up's turn (`core.followup`), counted against its asker's budget once: the
+        # process that took it counted it then, and folds it again where the ledger is shared.
+        data = entry.data
         agent, person, at = data["agent"], data["author"]["id"], parse_time(data["created_at"])
-        if at not in state.turns.get((agent, person), ()):  # not its own, counted when taken
+        if at not in state.turns.get((agent, person), ()):
             state.note_turn(agent, person, at)
         return False
     if entry.kind == HANDOVER_KIND:  # owed by the agent it was handed to until it ends it
