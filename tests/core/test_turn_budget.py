@@ -194,11 +194,11 @@ def seen(deliveries: list[Delivery]) -> list[tuple[str, str, str]]:
     return [(d.decision.event_id, d.decision.reason, str(d.decision.mode)) for d in deliveries]
 
 
-async def budget_world(path: str) -> tuple[Engine, VirtualClock]:
+async def budget_world(path: str, budget: dict[str, int] = HOUR) -> tuple[Engine, VirtualClock]:
     clock = VirtualClock(parse_time(flat_at(0)))
     store = SQLiteStore(path)
     await store.open()
-    engine = Engine(local_workspace(budget=HOUR), store, clock)
+    engine = Engine(local_workspace(budget=budget), store, clock)
     for user in (LEAD, W1, W2):
         async with engine.transaction():
             await engine.ingest(normalise(slack_body(slack_join(user))))
@@ -309,13 +309,7 @@ def test_a_catch_up_folded_again_counts_once(tmp_path: Path) -> None:
     last event, its own catch-up's among them: that turn is counted once."""
 
     async def run() -> None:
-        clock = VirtualClock(parse_time(flat_at(0)))
-        store = SQLiteStore(str(tmp_path / "ledger.db"))
-        await store.open()
-        engine = Engine(local_workspace(budget={"turns": 2, "window_s": 3600}), store, clock)
-        for user in (LEAD, W1, W2):
-            async with engine.transaction():
-                await engine.ingest(normalise(slack_body(slack_join(user))))
+        engine, clock = await budget_world(str(tmp_path / "ledger.db"), {**HOUR, "turns": 2})
         for second in (60, 120, 180):  # two turns; the third question is held
             clock.set(parse_time(flat_at(second)))
             await ask(engine, second, f"<@{LEAD}> question at {second}?")
@@ -328,6 +322,6 @@ def test_a_catch_up_folded_again_counts_once(tmp_path: Path) -> None:
         assert await ask(engine, 3730, f"<@{LEAD}> and now?") == [
             (question(3730), "direct_mention", "buffered")
         ]
-        await store.close()
+        await engine.store.close()
 
     asyncio.run(run())
