@@ -35,6 +35,9 @@ from core.store import AuditLog, Deliveries, Ledger, LedgerEntry, OutboxStore, S
 __all__ = [
     "BUDGET_TURN",
     "DIGEST_KIND",
+    "ESCALATED",
+    "ESCALATION_KIND",
+    "ESCALATION_SUFFIX",
     "FOLLOW_UP_KINDS",
     "HANDED_OVER",
     "HANDOVER_KIND",
@@ -58,9 +61,16 @@ HANDOVER_KIND = "x.c2a.handover"  # a question handed to another agent (`core.ha
 HANDOVER_SUFFIX = "~handover"  # a hand-over's id: the question's, this, and `~n` after the first
 MAX_HANDOVERS = 4  # the most times one question is handed over (`core.handover`)
 HANDED_OVER = "handed_over"  # a hand-over's reason
-FOLLOW_UP_KINDS = frozenset({REMINDER_KIND, HANDOVER_KIND})
+ESCALATION_KIND = "x.c2a.escalation"  # a question nobody answered, told to the lead
+ESCALATION_SUFFIX = "~escalated"  # an escalation's id: the question's, and this
+ESCALATED = "escalated"  # an escalation's reason
+FOLLOW_UP_KINDS = frozenset({REMINDER_KIND, HANDOVER_KIND, ESCALATION_KIND})
 """The host's records that stand for an earlier event, under their own id (`reminds`)."""
-_FOLLOW_UPS = {"reminder": REMINDER_SUFFIX, HANDED_OVER: HANDOVER_SUFFIX}
+_FOLLOW_UPS = {
+    "reminder": REMINDER_SUFFIX,
+    HANDED_OVER: HANDOVER_SUFFIX,
+    ESCALATED: ESCALATION_SUFFIX,
+}
 DIGEST_KIND = "x.c2a.digest"
 UNAVAILABLE_NOTICE = (
     "I can't answer right now: the assistant behind me is not running. Your message is kept "
@@ -193,9 +203,6 @@ class FollowUp:
             "text": text,
             "digest_of": [item.event_id for item in folded],
         }
-        seq = await self.store.append(digest_id, DIGEST_KIND, "system", data, stamp)
-        if seq is None:
-            return []
         decision = Decision(
             digest_id,
             agent,
@@ -205,8 +212,7 @@ class FollowUp:
             "digest",
             Priority.LOW,
         )
-        await self.store.record_decisions(seq, [decision], stamp)
-        return [await self.redeliver(StoredDelivery(decision, seq, "pending", 0, None))]
+        return await self._deliver_new(DIGEST_KIND, data, decision, stamp)
 
     def _topic(self, data: dict[str, Any]) -> str:
         text = str(data.get("text", ""))
@@ -301,10 +307,7 @@ class FollowUp:
         data = await follow_up_data(self.store, delivery, reminder_id, original.agent, stamp)
         if counts_turn:
             data[BUDGET_TURN] = True
-        seq = await self.store.append(reminder_id, REMINDER_KIND, "system", data, stamp)
         await self.store.set_status(original.event_id, original.agent, "reminded")
-        if seq is None:
-            return []
         reminder = Decision(
             reminder_id,
             original.agent,
@@ -315,9 +318,18 @@ class FollowUp:
             Priority.HIGH,
             self.workspace.settings.deadline_ms,
         )
-        await self.store.record_decisions(seq, [reminder], stamp)
-        stored = StoredDelivery(reminder, seq, "pending", 0, None)
-        return [await self.redeliver(stored)]
+        return await self._deliver_new(REMINDER_KIND, data, reminder, stamp)
+
+    async def _deliver_new(
+        self, kind: str, data: dict[str, Any], decision: Decision, stamp: str
+    ) -> list[Emission]:
+        """The host's own record `data` (a `kind` under `decision.event_id`) appended, with
+        `decision` for it, and delivered; nothing when the ledger holds it already."""
+        seq = await self.store.append(decision.event_id, kind, "system", data, stamp)
+        if seq is None:
+            return []
+        await self.store.record_decisions(seq, [decision], stamp)
+        return [await self.redeliver(StoredDelivery(decision, seq, "pending", 0, None))]
 
     async def _escalate_unanswered(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
         reminder = delivery.decision
@@ -328,7 +340,38 @@ class FollowUp:
         lead = self.workspace.lead
         if not await self.store.record_escalation(lead, "unanswered", where, original, stamp):
             return []
-        return [Escalation(lead, "unanswered", where, original, f"agent:{reminder.agent}")]
+        escalation = Escalation(lead, "unanswered", where, original, f"agent:{reminder.agent}")
+        return [escalation, *await self._tell_lead(original, reminder.agent, stamp)]
+
+    async def _tell_lead(self, original: str, responsible: str, stamp: str) -> list[Emission]:
+        """The question `original` that `responsible` left unanswered after its reminder, put
+        to the lead to answer: a follow-up event (`<event id>~escalated`, like a reminder: the
+        question's content under its own id, `reminds` naming it), `to_me` + `must_respond` +
+        `buffered`, reason `escalated`; its answer answers the question (`EnginePort`). Not when
+        the lead is the agent that left it, or is down or muted: then the log line and the
+        metric are all there is; nor when the lead was not given the question (a direct message
+        to another agent, a channel it is not in): it cannot answer there, and another's direct
+        message is not its to read."""
+        lead = self.workspace.lead
+        if lead == responsible or lead in self.unavailable or self.muted(lead):
+            return []
+        given = {d.decision.agent: d for d in await self.store.deliveries(original)}
+        asked = given.get(responsible)
+        if asked is None or lead not in given:
+            return []
+        escalated_id = original + ESCALATION_SUFFIX
+        data = await follow_up_data(self.store, asked, escalated_id, lead, stamp)
+        decision = Decision(
+            escalated_id,
+            lead,
+            Directedness.TO_ME,
+            Policy.MUST_RESPOND,
+            InjectionMode.BUFFERED,
+            ESCALATED,
+            Priority.HIGH,
+            self.workspace.settings.deadline_ms,
+        )
+        return await self._deliver_new(ESCALATION_KIND, data, decision, stamp)
 
     async def escalate_loop(
         self, event: ChatEvent, escalated: set[str], stamp: str
@@ -383,4 +426,4 @@ def follows_up(decision: Decision) -> str | None:
 def follow_up_ids(event_id: str) -> tuple[str, ...]:
     """The ids the host's follow-ups of `event_id` would have (`follows_up` reads them)."""
     handed = (handover_id(event_id, n) for n in range(1, MAX_HANDOVERS + 1))
-    return (event_id + REMINDER_SUFFIX, *handed)
+    return (event_id + REMINDER_SUFFIX, *handed, event_id + ESCALATION_SUFFIX)

@@ -488,3 +488,55 @@ def test_a_digest_folded_again_keeps_its_period() -> None:
         await engine.store.close()
 
     asyncio.run(run())
+
+
+def test_a_question_left_unanswered_after_its_reminder_goes_to_the_lead_to_answer() -> None:
+    """worker-1 is asked in #general, where the lead is too, and answers neither the question
+    nor its reminder: the lead is given it to answer, and its answer answers the question."""
+
+    async def run() -> None:
+        from core.engine_port import EnginePort
+        from harness_bridge.tools import ChatTools
+
+        clock = VirtualClock(START)
+        store = SQLiteStore()
+        await store.open()
+        engine = Engine(local_workspace(), store, clock)
+        bodies = [slack_body(slack_join(u)) for u in (LEAD, W1, W2)]
+        bodies.append(slack_body(slack_message("1767225601.000100", f"<@{W1}> deploy done?")))
+        async with store.transaction():
+            for body in bodies:
+                event = normalise(body)
+                assert event is not None
+                await engine.ingest(event)
+            question = event.event_id
+            await store.mark_delivered(question, "worker-1", 1)
+        clock.advance(timedelta(minutes=5, seconds=1))
+        ((_, _, reminder),) = await sweep(engine)
+        async with store.transaction():
+            await store.mark_delivered(reminder["params"]["eventId"], "worker-1", 1)
+        clock.advance(timedelta(minutes=5, seconds=1))
+        escalation, (agent, kind, told) = await sweep(engine)
+        assert escalation[:2] == ("lead", "escalation")
+        params = told["params"]
+        assert (agent, kind, params["eventId"], params["reminds"]) == (
+            "lead",
+            "rpc",
+            f"{question}~escalated",
+            question,
+        )
+        attention = params["attention"]
+        assert (attention["policy"], attention["reason"]) == ("must_respond", "escalated")
+        assert params["content"] == [{"type": "text", "text": f"<@{W1}> deploy done?"}]
+        answer = {
+            "target": {"conversation": "C0GEN"},
+            "inReplyTo": params["eventId"],
+            "text": "It is: deployed at 10:02.",
+        }
+        result = await ChatTools(EnginePort(engine, "lead")).call("chat_send_message", answer)
+        assert result["status"] == "queued"
+        (mine,) = [d for d in await store.deliveries(question) if d.decision.agent == "lead"]
+        assert mine.disposition is Disposition.RESPONDED  # its own copy of the question
+        await store.close()
+
+    asyncio.run(run())
