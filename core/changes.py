@@ -17,7 +17,7 @@ from datetime import timedelta
 from core.decision import Decision, Disposition
 from core.emission import Cancel, Emission, Typing
 from core.events import ChatEvent, EventKind
-from core.followup import follow_up_ids
+from core.follow_up_records import follow_up_ids
 from core.guards import UNANSWERED
 from core.revisions import revise_for_edit
 from core.state import State

@@ -34,7 +34,7 @@ from core.decision import Decision, Directedness, InjectionMode, Policy
 from core.emission import Delivery, Facts
 from core.errors import StoreError
 from core.events import ChatEvent, EventKind
-from core.followup import FOLLOW_UP_KINDS
+from core.follow_up_records import FOLLOW_UP_KINDS
 from core.intent import Intent, IntentClassifier, topic
 from core.manifest import Workspace
 from core.revisions import is_late

@@ -36,7 +36,7 @@ from core.engine import Engine
 from core.errors import ToolError
 from core.event_views import events_seen, thread_seen
 from core.file_reading import FileContent, read_attachment
-from core.followup import follows_up
+from core.follow_up_records import follows_up
 from core.guards import (
     ANSWERED,
     SendBudget,

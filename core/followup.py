@@ -1,8 +1,8 @@
 """The host's follow-ups on what nobody did: reminders and escalations of unanswered
 `must_respond` events, the escalation of a bot loop (`escalate_loop`), notices to people while
-an agent's harness is down, and digests. A reminder, like a hand-over (`core.handover`), is a
-record that stands for an earlier event under an id of its own (`follow_up_data`,
-`follows_up`).
+an agent's harness is down, and digests. A reminder, like a hand-over (`core.handover`) and an
+escalation to the lead, is a record that stands for an earlier event under an id of its own
+(`core.follow_up_records`).
 
 Everything here runs from `Engine.sweep`, on the engine's clock, inside the caller's
 transaction, and keeps its progress in the ledger (reminder and digest records, delivery
@@ -26,6 +26,15 @@ from core.decision import Decision, Directedness, InjectionMode, Policy, Priorit
 from core.digest import DigestItem, summarise
 from core.emission import Delivery, Emission, Escalation, Queued
 from core.events import ChatEvent, ConversationKind, EventKind
+from core.follow_up_records import (
+    BUDGET_TURN,
+    ESCALATED,
+    ESCALATION_KIND,
+    ESCALATION_SUFFIX,
+    REMINDER_KIND,
+    REMINDER_SUFFIX,
+    follow_up_data,
+)
 from core.guards import UNANSWERED
 from core.intent import IntentClassifier, topic
 from core.manifest import Workspace
@@ -33,44 +42,12 @@ from core.signals import GlyphMap, Signal
 from core.store import AuditLog, Deliveries, Ledger, LedgerEntry, OutboxStore, StoredDelivery
 
 __all__ = [
-    "BUDGET_TURN",
     "DIGEST_KIND",
-    "ESCALATED",
-    "ESCALATION_KIND",
-    "ESCALATION_SUFFIX",
-    "FOLLOW_UP_KINDS",
-    "HANDED_OVER",
-    "HANDOVER_KIND",
-    "HANDOVER_SUFFIX",
-    "MAX_HANDOVERS",
-    "REMINDER_KIND",
-    "REMINDER_SUFFIX",
     "UNAVAILABLE_NOTICE",
     "FollowUp",
     "FollowUpStore",
-    "follow_up_data",
-    "follow_up_ids",
-    "follows_up",
-    "handover_id",
 ]
 
-REMINDER_KIND = "x.c2a.reminder"
-BUDGET_TURN = "budget_turn"  # on a reminder's record: it counts a turn of its asker's budget
-REMINDER_SUFFIX = "~reminder"  # a reminder's event id is its original's, plus this
-HANDOVER_KIND = "x.c2a.handover"  # a question handed to another agent (`core.handover`)
-HANDOVER_SUFFIX = "~handover"  # a hand-over's id: the question's, this, and `~n` after the first
-MAX_HANDOVERS = 4  # the most times one question is handed over (`core.handover`)
-HANDED_OVER = "handed_over"  # a hand-over's reason
-ESCALATION_KIND = "x.c2a.escalation"  # a question nobody answered, told to the lead
-ESCALATION_SUFFIX = "~escalated"  # an escalation's id: the question's, and this
-ESCALATED = "escalated"  # an escalation's reason
-FOLLOW_UP_KINDS = frozenset({REMINDER_KIND, HANDOVER_KIND, ESCALATION_KIND})
-"""The host's records that stand for an earlier event, under their own id (`reminds`)."""
-_FOLLOW_UPS = {
-    "reminder": REMINDER_SUFFIX,
-    HANDED_OVER: HANDOVER_SUFFIX,
-    ESCALATED: ESCALATION_SUFFIX,
-}
 DIGEST_KIND = "x.c2a.digest"
 UNAVAILABLE_NOTICE = (
     "I can't answer right now: the assistant behind me is not running. Your message is kept "
@@ -385,45 +362,3 @@ class FollowUp:
         if not await self.store.record_escalation(lead, "loop_limit", key, event.event_id, stamp):
             return []
         return [Escalation(lead, "loop_limit", key, event.event_id)]
-
-
-async def follow_up_data(
-    store: Ledger, original: StoredDelivery, event_id: str, agent: str, stamp: str
-) -> dict[str, Any]:
-    """The ledger record of a follow-up (`event_id`, for `agent`) of `original`'s event. It
-    reads back as an event like any other (tools, dispositions and failures look it up): the
-    original's platform, place, author and message, but never its text, which a delete must be
-    able to erase from the ledger for good."""
-    data: dict[str, Any] = {
-        "event_id": event_id,
-        "reminds": original.decision.event_id,
-        "agent": agent,
-    }
-    entry = await store.entry(original.seq)
-    if entry is None:
-        return data
-    kept = ("kind", "platform", "workspace_id", "conversation", "author", "message_id")
-    addressing = {name: entry.data[name] for name in kept if name in entry.data}
-    return {**addressing, **data, "created_at": stamp}
-
-
-def handover_id(event_id: str, n: int) -> str:
-    """The id of the `n`-th hand-over (from 1) of the question `event_id`."""
-    return f"{event_id}{HANDOVER_SUFFIX}" + ("" if n == 1 else f"~{n}")
-
-
-def follows_up(decision: Decision) -> str | None:
-    """The event id a reminder's or a hand-over's decision stands for, else None."""
-    suffix = _FOLLOW_UPS.get(decision.reason)
-    if suffix is None:
-        return None
-    if suffix == HANDOVER_SUFFIX:
-        original, found, _ = decision.event_id.partition(suffix)
-        return original if found else None
-    return decision.event_id.removesuffix(suffix) if decision.event_id.endswith(suffix) else None
-
-
-def follow_up_ids(event_id: str) -> tuple[str, ...]:
-    """The ids the host's follow-ups of `event_id` would have (`follows_up` reads them)."""
-    handed = (handover_id(event_id, n) for n in range(1, MAX_HANDOVERS + 1))
-    return (event_id + REMINDER_SUFFIX, *handed, event_id + ESCALATION_SUFFIX)

@@ -44,7 +44,7 @@ from core.clock import format_time
 from core.constraints import select_responder
 from core.decision import Decision, Directedness, Disposition, InjectionMode, Policy
 from core.emission import Cancel, Emission, Queued
-from core.followup import (
+from core.follow_up_records import (
     HANDED_OVER,
     HANDOVER_KIND,
     MAX_HANDOVERS,

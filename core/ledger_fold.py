@@ -27,7 +27,8 @@ from core.clock import parse_time
 from core.codec import LEDGER_KINDS, event_from_data
 from core.deciding import Decider
 from core.decision import Disposition
-from core.followup import BUDGET_TURN, DIGEST_KIND, HANDOVER_KIND, REMINDER_KIND, FollowUp
+from core.follow_up_records import BUDGET_TURN, HANDOVER_KIND, REMINDER_KIND
+from core.followup import DIGEST_KIND, FollowUp
 from core.mutes import MUTED_KIND, fold_mute
 from core.state import State
 from core.state_records import message_of

@@ -31,7 +31,13 @@ from core.emission import Cancel
 from core.engine import Engine
 from core.engine_port import EnginePort
 from core.errors import ToolError
-from core.followup import HANDED_OVER, MAX_HANDOVERS, follow_up_ids, follows_up, handover_id
+from core.follow_up_records import (
+    HANDED_OVER,
+    MAX_HANDOVERS,
+    follow_up_ids,
+    follows_up,
+    handover_id,
+)
 from core.manifest import Workspace
 from core.sqlite_store import SQLiteStore
 
