@@ -31,6 +31,7 @@ from core.clock import VirtualClock, parse_time
 from core.decision import Decision, Disposition
 from core.engine import Engine
 from core.errors import StoreError
+from core.events import ChatEvent
 from core.mutes import record_mute
 from core.postgres.connection import _HOLD, channel
 from core.sqlite_store import SQLiteStore
@@ -125,6 +126,20 @@ def test_an_engine_takes_in_the_claims_another_process_granted(
     postgres.run_together(2, together)
 
 
+async def asked_through_the_first(stores: list[Store]) -> tuple[Engine, Engine, ChatEvent]:
+    """An engine on each of two stores sharing one ledger and a virtual clock; the lead joins
+    and is asked a question, both taken by the first."""
+    clock = VirtualClock(START + timedelta(seconds=11))
+    first, second = (Engine(local_workspace(), store, clock) for store in stores)
+    joined = normalise(slack_body(slack_join(LEAD)))
+    question = normalise(slack_body(said(QUESTION, f"<@{LEAD}> restart nginx?")))
+    assert joined is not None and question is not None
+    async with first.transaction():
+        await first.ingest(joined)
+        await first.ingest(question)
+    return first, second, question
+
+
 def test_an_engine_takes_in_the_answers_another_process_recorded(
     postgres: PostgresBackend,
 ) -> None:
@@ -134,14 +149,9 @@ def test_an_engine_takes_in_the_answers_another_process_recorded(
     the question it answered (a responder chosen by fewest obligations sees it so)."""
 
     async def together(stores: list[Store]) -> Decision:
-        clock = VirtualClock(START + timedelta(seconds=11))
-        first, second = (Engine(local_workspace(), store, clock) for store in stores)
-        joined = normalise(slack_body(slack_join(LEAD)))
-        question = normalise(slack_body(said(QUESTION, f"<@{LEAD}> restart nginx?")))
-        assert joined is not None and question is not None
-        async with first.transaction():
-            await first.ingest(joined)
-            await first.ingest(question)
+        first, second, question = await asked_through_the_first(stores)
+        clock = first.clock
+        assert isinstance(clock, VirtualClock)
         async with second.transaction():
             await second.catch_up()
         assert second.owed("lead") == [question.event_id]
@@ -350,14 +360,10 @@ def test_an_engine_sweeping_knows_what_another_process_recorded(
     holds the reminder, as one engine that took both would."""
 
     async def together(stores: list[Store]) -> list[object]:
-        clock = VirtualClock(START + timedelta(seconds=11))
-        first, second = (Engine(local_workspace(), store, clock) for store in stores)
-        joined = normalise(slack_body(slack_join(LEAD)))
-        question = normalise(slack_body(said(QUESTION, f"<@{LEAD}> restart nginx?")))
-        assert joined is not None and question is not None
+        first, second, question = await asked_through_the_first(stores)
+        clock = first.clock
+        assert isinstance(clock, VirtualClock)
         async with first.transaction():
-            await first.ingest(joined)
-            await first.ingest(question)
             await first.store.mark_delivered(question.event_id, "lead", 1)
         async with second.transaction():
             await second.catch_up()
