@@ -11,13 +11,13 @@ from builders import (
     LEAD,
     W1,
     W2,
+    ingest_slack,
     local_workspace,
     slack_body,
     slack_join,
     slack_message,
 )
 
-from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.engine import Engine
 from core.engine_port import EnginePort
@@ -45,11 +45,7 @@ async def opened(path: str = ":memory:") -> tuple[Engine, SQLiteStore]:
     bodies.append(slack_body(slack_message(f"{BASE + 3}.000100", "lunch anyone?", user=HUMAN2)))
     thanks = slack_message(f"{BASE + 4}.000100", "thanks!", channel="D0LEAD", channel_type="im")
     bodies.append(slack_body(thanks, via="lead"))
-    async with store.transaction():
-        for body in bodies:
-            event = normalise(body)
-            assert event is not None
-            await engine.ingest(event)
+    await ingest_slack(engine, bodies)
     return engine, store
 
 

@@ -9,9 +9,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from adapters.slack import normalise
 from c2a.platforms import installed
 from c2a.replay import ReplayStats, replay
 from core.actions import Post
+from core.engine import Engine
 from core.manifest import Workspace, load_manifest, parse_manifest
 from core.sqlite_store import SQLiteStore
 
@@ -303,3 +305,12 @@ def axes(params: dict[str, Any]) -> tuple[str, str, str]:
         params["attention"]["policy"],
         params["injection"]["mode"],
     )
+
+
+async def ingest_slack(engine: Engine, bodies: Iterable[dict[str, Any]]) -> None:
+    """`engine` takes each Slack payload of `bodies`, in one transaction of its store."""
+    async with engine.store.transaction():
+        for body in bodies:
+            event = normalise(body)
+            assert event is not None
+            await engine.ingest(event)

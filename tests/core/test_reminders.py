@@ -12,6 +12,7 @@ from builders import (
     LEAD,
     W1,
     W2,
+    ingest_slack,
     local_workspace,
     slack_body,
     slack_delete,
@@ -360,21 +361,22 @@ def test_each_time_its_agent_is_down_again_the_question_shows_blocked_again(
     asyncio.run(run())
 
 
-async def statuses_in_ops() -> tuple[Engine, VirtualClock]:
-    """Two status broadcasts in #ops, which every agent gets as `digest`."""
+async def took(bodies: list[dict[str, Any]]) -> tuple[Engine, VirtualClock]:
+    """A fresh engine, on a virtual clock at `START`, that has taken the Slack `bodies`."""
     clock = VirtualClock(START)
     store = SQLiteStore()
     await store.open()
     engine = Engine(local_workspace(), store, clock)
+    await ingest_slack(engine, bodies)
+    return engine, clock
+
+
+async def statuses_in_ops() -> tuple[Engine, VirtualClock]:
+    """Two status broadcasts in #ops, which every agent gets as `digest`."""
     bodies = [slack_body(slack_join(u, channel="C0OPS")) for u in (LEAD, W1, W2)]
     for n, text in enumerate(["status: deploy started", "status: deploy finished"]):
         bodies.append(slack_body(slack_message(f"176722560{2 + n}.000100", text, channel="C0OPS")))
-    async with store.transaction():
-        for body in bodies:
-            event = normalise(body)
-            assert event is not None
-            await engine.ingest(event)
-    return engine, clock
+    return await took(bodies)
 
 
 def test_a_digest_summarises_status_broadcasts_without_their_text() -> None:
@@ -498,18 +500,11 @@ def test_a_question_left_unanswered_after_its_reminder_goes_to_the_lead_to_answe
         from core.engine_port import EnginePort
         from harness_bridge.tools import ChatTools
 
-        clock = VirtualClock(START)
-        store = SQLiteStore()
-        await store.open()
-        engine = Engine(local_workspace(), store, clock)
-        bodies = [slack_body(slack_join(u)) for u in (LEAD, W1, W2)]
-        bodies.append(slack_body(slack_message("1767225601.000100", f"<@{W1}> deploy done?")))
+        asked = slack_body(slack_message("1767225601.000100", f"<@{W1}> deploy done?"))
+        engine, clock = await took([*(slack_body(slack_join(u)) for u in (LEAD, W1, W2)), asked])
+        store = engine.store
+        question = "slack:T0LOCAL:C0GEN:1767225601.000100"
         async with store.transaction():
-            for body in bodies:
-                event = normalise(body)
-                assert event is not None
-                await engine.ingest(event)
-            question = event.event_id
             await store.mark_delivered(question, "worker-1", 1)
         clock.advance(timedelta(minutes=5, seconds=1))
         ((_, _, reminder),) = await sweep(engine)

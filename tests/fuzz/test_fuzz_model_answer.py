@@ -14,11 +14,10 @@ from typing import Any, TypeVar
 
 import pytest
 from bounds import bounded
-from builders import local_workspace, slack_body, slack_message
+from builders import ingest_slack, local_workspace, slack_body, slack_message
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapters.slack import normalise
 from core.clock import VirtualClock, parse_time
 from core.engine import Engine
 from core.engine_port import EnginePort
@@ -53,11 +52,7 @@ class World:
         ]
         bodies = [slack_body({**m, "channel_type": "im"}, via="lead") for m in messages]
         bodies.append(slack_body(slack_message(f"{BASE + 3}.000100", "lunch anyone?")))
-        async with self.store.transaction():
-            for body in bodies:
-                event = normalise(body)
-                assert event is not None
-                await engine.ingest(event)
+        await ingest_slack(engine, bodies)
         return engine
 
     def run(self, work: Coroutine[Any, Any, T]) -> T:

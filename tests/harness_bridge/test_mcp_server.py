@@ -15,14 +15,23 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from builders import HUMAN2, LEAD, LOCAL, W1, W2, slack_body, slack_join, slack_message
+from builders import (
+    HUMAN2,
+    LEAD,
+    LOCAL,
+    W1,
+    W2,
+    ingest_slack,
+    slack_body,
+    slack_join,
+    slack_message,
+)
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.types import CallToolResult, TextContent
 
-from adapters.slack import normalise
 from c2a.mcp_cli import MIN_TOKEN, TOKEN_VARIABLE
 from c2a.platforms import installed
 from core.clock import VirtualClock, parse_time
@@ -42,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[2]
 Test = Callable[[Engine, SQLiteStore], Awaitable[None]]
 
 
-async def ingest_scenario(engine: Engine, store: SQLiteStore) -> None:
+async def ingest_scenario(engine: Engine) -> None:
     """A DM to the lead (must respond) and lunch chatter in #general (must not respond)."""
     bodies = [slack_body(slack_join(u)) for u in (LEAD, W1, W2)]
     bodies.append(
@@ -57,11 +66,7 @@ async def ingest_scenario(engine: Engine, store: SQLiteStore) -> None:
         )
     )
     bodies.append(slack_body(slack_message(f"{BASE + 3}.000100", "lunch anyone?", user=HUMAN2)))
-    async with store.transaction():
-        for body in bodies:
-            event = normalise(body)
-            assert event is not None
-            await engine.ingest(event)
+    await ingest_slack(engine, bodies)
 
 
 def scenario(test: Test, path: str = ":memory:") -> None:
@@ -74,7 +79,7 @@ def scenario(test: Test, path: str = ":memory:") -> None:
             )
             clock = VirtualClock(parse_time("2026-01-01T00:00:10Z"))
             engine = Engine(workspace, store, clock)
-            await ingest_scenario(engine, store)
+            await ingest_scenario(engine)
             async with asyncio.timeout(20):
                 await test(engine, store)
         finally:
