@@ -1,6 +1,7 @@
-"""The host's follow-ups on what nobody did: reminders and escalations of unanswered
-`must_respond` events, the escalation of a bot loop (`escalate_loop`), notices to people while
-an agent's harness is down, and digests. A reminder, like a hand-over (`core.handover`) and an
+"""The host's follow-ups on what nobody did: reminders and escalations of questions left
+unanswered (`must_respond` events, and role questions the host picked an agent to answer), the
+escalation of a bot loop (`escalate_loop`), notices to people while an agent's harness is down,
+and digests. A reminder, like a hand-over (`core.handover`) and an
 escalation to the lead, is a record that stands for an earlier event under an id of its own
 (`core.follow_up_records`).
 
@@ -34,6 +35,7 @@ from core.follow_up_records import (
     REMINDER_KIND,
     REMINDER_SUFFIX,
     follow_up_data,
+    follows_up,
 )
 from core.guards import UNANSWERED
 from core.intent import IntentClassifier, topic
@@ -102,9 +104,10 @@ class FollowUp:
         self.digested[agent] = (since, max(through, entry.seq))
 
     async def sweep(self) -> list[Emission]:
-        """Chase `must_respond` events nobody answered by their deadline: the responsible
-        agent gets one reminder (a new event, reason `reminder`, that `reminds` the original);
-        an unanswered reminder is escalated to the lead, never broadcast. A question held
+        """Chase the questions nobody answered by their deadline (`must_respond`, and a role or
+        room question the host picked an agent to answer: `Decision.owes_answer`): the
+        responsible agent gets one reminder (a new event, reason `reminder`, that `reminds` the
+        original); an unanswered reminder is escalated to the lead, never broadcast. A question held
         over its asker's turn budget (reason `over_budget`) is reminded only once the budget
         has a turn free, with the asker's other held questions, in one turn it counts. A muted
         agent is reminded once its mute ends. Also the notices while a harness is down, and
@@ -311,7 +314,7 @@ class FollowUp:
     async def _escalate_unanswered(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
         reminder = delivery.decision
         await self.store.set_status(reminder.event_id, reminder.agent, "escalated")
-        original = reminder.event_id.removesuffix(REMINDER_SUFFIX)
+        original = await self._question(reminder.event_id.removesuffix(REMINDER_SUFFIX), reminder)
         event = await self.event(original)
         where = event.conversation.key if event is not None else ""
         lead = self.workspace.lead
@@ -319,6 +322,14 @@ class FollowUp:
             return []
         escalation = Escalation(lead, "unanswered", where, original, f"agent:{reminder.agent}")
         return [escalation, *await self._tell_lead(original, reminder.agent, stamp)]
+
+    async def _question(self, reminded: str, reminder: Decision) -> str:
+        """The question a reminder of `reminded` chased: `reminded` itself, or the question it
+        was handed over for (`core.handover`), which the lead may have been given too."""
+        for asked in await self.store.deliveries(reminded):
+            if asked.decision.agent == reminder.agent:
+                return follows_up(asked.decision) or reminded
+        return reminded
 
     async def _tell_lead(self, original: str, responsible: str, stamp: str) -> list[Emission]:
         """The question `original` that `responsible` left unanswered after its reminder, put

@@ -11,10 +11,10 @@ the cut one did, it has the same key and is drawn over the cut message (`EngineP
 counts that repeat as the answer).
 
 A built-in harness keeps what it is told in the host's memory: a question it acknowledged
-(the person already sees its `seen` reaction) and had not answered when the process stopped
-would wait for the follow-up's reminder, minutes later, and a role question it was picked for
-would never be answered (no reminder chases one). `tell_again` sets such questions back to
-pending, so the fresh harness is told of them (a higher attempt) and answers.
+(the person already sees its `seen` reaction) and had not answered when the process stopped,
+a role question it was picked for too, would wait for the follow-up's reminder, minutes later.
+`tell_again` sets such questions back to pending, so the fresh harness is told of them (a
+higher attempt) and answers.
 
 The 🚧 (`blocked`) put on a question while its agent was down is replaced by 👀 once the agent
 is up (`core.acknowledgement.BlockedMarks`), which the engine remembers in memory only:

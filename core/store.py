@@ -189,7 +189,8 @@ class Deliveries(Protocol):
         ...
 
     async def overdue(self, decided_before: str) -> list[StoredDelivery]:
-        """Acknowledged `must_respond` deliveries with no disposition, decided before then."""
+        """Acknowledged deliveries owing an answer (`Decision.owes_answer`) with no disposition,
+        decided before then."""
         ...
 
     async def revise_pending(self, seq: int, decision: Decision) -> bool:

@@ -19,8 +19,9 @@ same while:
 - it is the newest message of its conversation: the catch-up after a restart reads a
   conversation from its newest message in the ledger (`Ledger.conversation_marks`), and one
   without any would not be read at all;
-- a decision about it is still open: not yet delivered, or a `must_respond` delivered and
-  not yet answered, declined or escalated (the follow-up sweep's own condition);
+- a decision about it is still open: not yet delivered, or owing an answer (`must_respond`, or
+  the responder picked for a role question) delivered and not yet answered, declined or
+  escalated (the follow-up sweep's own condition);
 - it says who is where (`KEPT_KINDS`): a member joined or left, a thread was made, an agent
   was muted or left a conversation. The host's memory of that is folded from the ledger, so
   dropping them would put a muted agent back into the conversation a year later; they come
@@ -38,6 +39,7 @@ from core.codec import LEDGER_KINDS
 from core.events import EventKind
 from core.mutes import MUTED_KIND
 from core.store_records import PrunedBatch
+from core.store_rows import OPEN_OBLIGATION
 
 __all__ = [
     "KEPT_KINDS",
@@ -67,7 +69,7 @@ _MAY_GO = (
     f"AND (e.kind != '{_MESSAGE}' OR e.conversation = '' OR EXISTS (SELECT 1 FROM events n "
     f"WHERE n.conversation = e.conversation AND n.kind = '{_MESSAGE}' AND n.seq > e.seq)) "
     "AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.seq = e.seq AND (d.status = 'pending' "
-    "OR (d.status = 'delivered' AND d.policy = 'must_respond' AND d.disposition IS NULL)))"
+    f"OR ({OPEN_OBLIGATION})))"
 )
 # Those after the last batch's and under the boundary (`{p}`s: `after`, `bound`, `before`), and
 # those of this batch, up to and including its last (`after`, `upto`, `before`): each a range

@@ -25,6 +25,7 @@ __all__ = [
     "DELIVERY_COLUMNS",
     "EVENT_COLUMNS",
     "FILLED_COLUMNS",
+    "OPEN_OBLIGATION",
     "OUTBOX_COLUMNS",
     "QUARANTINED",
     "QUARANTINE_AGAIN",
@@ -56,6 +57,14 @@ VERSION_KINDS = (LEDGER_KINDS[EventKind.MESSAGE], LEDGER_KINDS[EventKind.EDIT])
 FILLED_COLUMNS = "event_id, agent, seq, directedness, policy, mode, reason, priority"
 DELIVERY_COLUMNS = f"{FILLED_COLUMNS}, deadline_ms, claimed_by, continues, supersedes"
 READ_COLUMNS = f"{DELIVERY_COLUMNS}, status, attempt, disposition"
+# A delivery its agent owes an answer on and has not answered: acknowledged by its harness, no
+# disposition, and `must_respond`, or the responder the host picked for a role or room question
+# (`Decision.owes_answer`). Written as the partial index `deliveries_open` is, so both
+# databases read that index for it.
+OPEN_OBLIGATION = (
+    "status = 'delivered' AND disposition IS NULL "
+    "AND (policy = 'must_respond' OR (policy = 'may_respond' AND claimed_by = agent))"
+)
 # What is due leaves out `result`, which only a sent action has.
 OUTBOX_COLUMNS = "idempotency_key, agent, action, status, attempts, result"
 # A quarantine record's columns, and what inserting an input already kept does instead.

@@ -55,8 +55,7 @@ class PostgresDeliveries(Connection):
 
     async def overdue(self, decided_before: str) -> list[StoredDelivery]:
         return await self._deliveries(
-            "status = 'delivered' AND policy = 'must_respond' AND disposition IS NULL "
-            "AND decided_at <= %s ORDER BY seq",
+            f"{store_rows.OPEN_OBLIGATION} AND decided_at <= %s ORDER BY seq",
             (decided_before,),
         )
 

@@ -64,8 +64,7 @@ class SQLiteDeliveries(Connection):
 
     async def overdue(self, decided_before: str) -> list[StoredDelivery]:
         return self._deliveries(
-            "status = 'delivered' AND policy = 'must_respond' AND disposition IS NULL "
-            "AND decided_at <= ? ORDER BY seq",
+            f"{store_rows.OPEN_OBLIGATION} AND decided_at <= ? ORDER BY seq",
             (decided_before,),
         )
 

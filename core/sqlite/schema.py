@@ -168,6 +168,15 @@ ALTER TABLE quarantine ADD COLUMN last_at TEXT;
 CREATE UNIQUE INDEX IF NOT EXISTS quarantine_once ON quarantine (digest);
 """
 
+# The deliveries still owing an answer include the responder the host picked for a role or
+# room question, which the follow-up sweep chases too (`core.store_rows.OPEN_OBLIGATION`).
+_OPEN_OBLIGATIONS = """
+DROP INDEX IF EXISTS deliveries_open;
+CREATE INDEX deliveries_open ON deliveries (seq)
+    WHERE status = 'delivered' AND disposition IS NULL
+    AND (policy = 'must_respond' OR (policy = 'may_respond' AND claimed_by = agent));
+"""
+
 MIGRATIONS = (
     Migration(1, "the ledger's tables", _TABLES),
     Migration(2, "leases", _LEASES),
@@ -175,4 +184,5 @@ MIGRATIONS = (
     Migration(4, "the memory saved at a clean stop", _SNAPSHOT),
     Migration(5, "how far retention has pruned", _PRUNED),
     Migration(6, "a quarantined payload kept once", _QUARANTINE_ONCE),
+    Migration(7, "a picked responder's question is owed too", _OPEN_OBLIGATIONS),
 )

@@ -535,3 +535,82 @@ def test_a_question_left_unanswered_after_its_reminder_goes_to_the_lead_to_answe
         await store.close()
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize("handed_over", [False, True], ids=["picked", "handed_over"])
+def test_a_role_question_its_picked_responder_leaves_unanswered_is_chased_too(
+    handed_over: bool,
+) -> None:
+    """A role question goes to one worker (the other is told `claimed_by_other`): when that
+    worker says nothing, it is reminded at the deadline, then the question goes to the lead to
+    answer, as a mention would. Handed over to the other worker (the first went down), it is
+    chased as the new responder's, and the lead is given the question itself."""
+
+    async def run() -> None:
+        from core.engine_port import EnginePort
+        from harness_bridge.tools import ChatTools
+
+        asked = slack_body(slack_message("1767225601.000100", "<!subteam^S0BACK> who can look?"))
+        engine, clock = await took([*(slack_body(slack_join(u)) for u in (LEAD, W1, W2)), asked])
+        store = engine.store
+        question = "slack:T0LOCAL:C0GEN:1767225601.000100"
+        (picked,) = [a for a in ("worker-1", "worker-2") if question in engine.owed(a)]
+        chased = question
+        if handed_over:
+            engine.mark_unavailable(picked)
+            swept = await sweep(engine)
+            (handover,) = [b for _, _, b in swept if b.get("method") == "chat/deliver"]
+            chased = handover["params"]["eventId"]
+            assert chased == f"{question}~handover"
+            picked = "worker-2" if picked == "worker-1" else "worker-1"
+        async with store.transaction():
+            await store.mark_delivered(chased, picked, 1)
+        clock.advance(timedelta(minutes=5, seconds=1))
+        (reminder,) = [(a, b) for a, kind, b in await sweep(engine) if kind == "rpc"]
+        assert reminder[0] == picked
+        assert reminder[1]["params"]["eventId"] == f"{chased}~reminder"
+        assert reminder[1]["params"]["attention"]["policy"] == "must_respond"
+        async with store.transaction():
+            await store.mark_delivered(f"{chased}~reminder", picked, 1)
+        clock.advance(timedelta(minutes=5, seconds=1))
+        followed = [(a, kind, b) for a, kind, b in await sweep(engine) if kind != "outbound"]
+        escalation, (lead, _, told) = followed
+        assert escalation == (
+            "lead",
+            "escalation",
+            {
+                "reason": "unanswered",
+                "conversation": "C0GEN",
+                "eventId": question,
+                "responsible": f"agent:{picked}",
+            },
+        )
+        assert (lead, told["params"]["eventId"]) == ("lead", f"{question}~escalated")
+        answer = {
+            "target": {"conversation": "C0GEN"},
+            "inReplyTo": f"{question}~escalated",
+            "text": "I will look: give me ten minutes.",
+        }
+        result = await ChatTools(EnginePort(engine, "lead")).call("chat_send_message", answer)
+        assert result["status"] == "queued"
+        clock.advance(timedelta(hours=1))
+        assert [kind for _, kind, _ in await sweep(engine) if kind != "outbound"] == []
+        await store.close()
+
+    asyncio.run(run())
+
+
+def test_a_role_question_its_picked_responder_answered_is_not_chased() -> None:
+    async def run() -> None:
+        asked = slack_body(slack_message("1767225601.000100", "<!subteam^S0BACK> who can look?"))
+        engine, clock = await took([*(slack_body(slack_join(u)) for u in (LEAD, W1, W2)), asked])
+        question = "slack:T0LOCAL:C0GEN:1767225601.000100"
+        (picked,) = [a for a in ("worker-1", "worker-2") if question in engine.owed(a)]
+        async with engine.store.transaction():
+            await engine.store.mark_delivered(question, picked, 1)
+            await engine.dispose(picked, question, Disposition.RESPONDED, "answered")
+        clock.advance(timedelta(hours=1))
+        assert await sweep(engine) == []
+        await engine.store.close()
+
+    asyncio.run(run())

@@ -153,6 +153,39 @@ def test_an_acknowledged_must_respond_without_disposition_is_overdue_until_chase
     backend.run(scenario)
 
 
+def role_question(event_id: str, agent: str, holder: str) -> Decision:
+    """A role question offered to `agent`, whose claim the host gave `holder`."""
+    policy = Policy.MAY_RESPOND if agent == holder else Policy.MUST_NOT_RESPOND
+    reason = "role_mention" if agent == holder else "claimed_by_other"
+    return replace(
+        asked(event_id, agent),
+        directedness=Directedness.TO_MY_ROLE,
+        policy=policy,
+        reason=reason,
+        deadline_ms=None,
+        claimed_by=holder,
+    )
+
+
+def test_the_picked_responder_of_a_role_question_is_overdue_too(backend: Backend) -> None:
+    """The responder the host picked owes the answer as a mention's agent does; the others,
+    told `claimed_by_other`, owe nothing, and a `may_respond` of no claim is no obligation."""
+
+    async def scenario(store: Store) -> None:
+        picked = role_question("e1", "worker-1", "worker-1")
+        await decided(store, "e1", "C1", role_question("e1", "lead", "worker-1"), picked)
+        loose = replace(picked, event_id="e2", claimed_by=None, reason="thread_participant")
+        await decided(store, "e2", "C1", loose)
+        for event_id, agent in (("e1", "lead"), ("e1", "worker-1"), ("e2", "worker-1")):
+            await store.mark_delivered(event_id, agent, 1)
+        [overdue] = await store.overdue("2026-01-01T00:00:00Z")
+        assert (overdue.decision, overdue.status) == (picked, "delivered")
+        await store.set_disposition("e1", "worker-1", Disposition.RESPONDED, "done", "t")
+        assert await store.overdue("2026-01-01T00:00:00Z") == []
+
+    backend.run(scenario)
+
+
 def test_a_failed_delivery_is_failed_in_status_and_disposition(backend: Backend) -> None:
     async def scenario(store: Store) -> None:
         await decided(store, "e1", "C1", asked("e1", "lead"))
