@@ -11,8 +11,10 @@ from typing import Any
 
 from adapters.slack import normalise
 from c2a.platforms import installed
+from c2a.records import record_of
 from c2a.replay import ReplayStats, replay
 from core.actions import Post
+from core.clock import VirtualClock, parse_time
 from core.engine import Engine
 from core.manifest import Workspace, load_manifest, parse_manifest
 from core.sqlite_store import SQLiteStore
@@ -32,6 +34,8 @@ D_BACKEND_ROLE = "700000000000000001"
 D_LEAD_MANAGED_ROLE = "700000000000000101"
 SLACK_IDS = {"lead": LEAD, "worker-1": W1, "worker-2": W2}
 DISCORD_IDS = {"lead": D_LEAD, "worker-1": D_W1, "worker-2": D_W2}
+
+START = parse_time("2026-01-01T00:00:01Z")
 
 _counter = {"n": 0}
 
@@ -314,3 +318,21 @@ async def ingest_slack(engine: Engine, bodies: Iterable[dict[str, Any]]) -> None
             event = normalise(body)
             assert event is not None
             await engine.ingest(event)
+
+
+async def took(bodies: list[dict[str, Any]]) -> tuple[Engine, VirtualClock]:
+    """A fresh engine on the local workspace and an in-memory ledger, on a virtual clock at
+    `START`, that has taken the Slack `bodies`."""
+    clock = VirtualClock(START)
+    store = SQLiteStore()
+    await store.open()
+    engine = Engine(local_workspace(), store, clock)
+    await ingest_slack(engine, bodies)
+    return engine, clock
+
+
+async def swept(engine: Engine) -> list[tuple[str, str, dict[str, Any]]]:
+    """One follow-up sweep of `engine`, in a transaction: (agent, kind, body) of each emission
+    as the host records it."""
+    async with engine.store.transaction():
+        return [(e.agent, e.kind, e.body) for e in map(record_of, await engine.sweep())]

@@ -10,19 +10,21 @@ from typing import Any
 import pytest
 from builders import (
     LEAD,
+    START,
     W1,
     W2,
-    ingest_slack,
     local_workspace,
     slack_body,
     slack_delete,
     slack_join,
     slack_message,
+    swept,
+    took,
 )
 
 from adapters.slack import normalise
 from c2a.records import record_of
-from core.clock import VirtualClock, format_time, parse_time
+from core.clock import VirtualClock, format_time
 from core.decision import Disposition
 from core.emission import Cancel
 from core.engine import Engine
@@ -30,8 +32,6 @@ from core.mutes import record_mute
 from core.restart import blocked_again
 from core.sqlite_store import SQLiteStore
 from harness_bridge.wire import parse_deliver
-
-START = parse_time("2026-01-01T00:00:01Z")
 
 
 async def world(path: str = ":memory:") -> tuple[Engine, VirtualClock, str]:
@@ -53,17 +53,12 @@ async def world(path: str = ":memory:") -> tuple[Engine, VirtualClock, str]:
     return engine, clock, event.event_id
 
 
-async def sweep(engine: Engine) -> list[tuple[str, str, dict[str, Any]]]:
-    async with engine.store.transaction():
-        return [(e.agent, e.kind, e.body) for e in map(record_of, await engine.sweep())]
-
-
 def test_an_unanswered_event_gets_one_reminder_then_one_escalation_to_the_lead() -> None:
     async def run() -> None:
         engine, clock, event_id = await world()
-        assert await sweep(engine) == []
+        assert await swept(engine) == []
         clock.advance(timedelta(minutes=5, seconds=1))
-        ((agent, kind, message),) = await sweep(engine)
+        ((agent, kind, message),) = await swept(engine)
         assert (agent, kind) == ("worker-1", "rpc")
         params = message["params"]
         assert params["eventId"] == f"{event_id}~reminder"
@@ -72,11 +67,11 @@ def test_an_unanswered_event_gets_one_reminder_then_one_escalation_to_the_lead()
         assert params["reliability"]["idempotencyKey"] == f"{event_id}~reminder:worker-1"
         assert params["content"] == [{"type": "text", "text": "can you check the deploy?"}]
         assert parse_deliver(params).to_wire() == params
-        assert await sweep(engine) == []  # the original is not chased twice
+        assert await swept(engine) == []  # the original is not chased twice
         async with engine.store.transaction():
             await engine.store.mark_delivered(params["eventId"], "worker-1", 1)
         clock.advance(timedelta(minutes=5, seconds=1))
-        escalation = await sweep(engine)
+        escalation = await swept(engine)
         assert escalation == [
             (
                 "lead",
@@ -90,7 +85,7 @@ def test_an_unanswered_event_gets_one_reminder_then_one_escalation_to_the_lead()
             )
         ]
         clock.advance(timedelta(minutes=10))
-        assert await sweep(engine) == []
+        assert await swept(engine) == []
         await engine.store.close()
 
     asyncio.run(run())
@@ -102,7 +97,7 @@ def test_an_answered_event_is_not_chased() -> None:
         async with engine.store.transaction():
             await engine.dispose("worker-1", event_id, Disposition.DEFERRED, "after lunch")
         clock.advance(timedelta(hours=1))
-        assert await sweep(engine) == []
+        assert await swept(engine) == []
         await engine.store.close()
 
     asyncio.run(run())
@@ -113,7 +108,7 @@ def test_a_ledger_holding_reminders_rebuilds(tmp_path: Any) -> None:
         path = str(tmp_path / "ledger.sqlite3")
         engine, clock, _ = await world(path)
         clock.advance(timedelta(minutes=6))
-        assert len(await sweep(engine)) == 1
+        assert len(await swept(engine)) == 1
         assert await engine.rebuild() == 1
         await engine.store.close()
 
@@ -126,7 +121,7 @@ def test_a_reminded_question_deleted_ends_its_reminder_too() -> None:
     async def run() -> None:
         engine, clock, event_id = await world()
         clock.advance(timedelta(minutes=5, seconds=1))
-        ((_, kind, _),) = await sweep(engine)
+        ((_, kind, _),) = await swept(engine)
         assert kind == "rpc"
         reminder = f"{event_id}~reminder"
         gone = slack_delete("1767225601.000100", "1767225900.000100", "x", channel="D0W1")
@@ -149,9 +144,9 @@ async def blocked_then_notice(engine: Engine, clock: VirtualClock, event: Any, a
     records = [record_of(e) for e in outcome.emissions]
     signals = [(e.agent, e.body["signal"]) for e in records if e.kind == "outbound"]
     assert signals == [(agent, "blocked")]
-    assert await sweep(engine) == []
+    assert await swept(engine) == []
     clock.advance(timedelta(minutes=2))
-    ((said_by, kind, action),) = await sweep(engine)
+    ((said_by, kind, action),) = await swept(engine)
     assert (said_by, kind, action["action"], action["inReplyTo"]) == (
         agent,
         "outbound",
@@ -159,7 +154,7 @@ async def blocked_then_notice(engine: Engine, clock: VirtualClock, event: Any, a
         event.event_id,
     )
     assert "not running" in action["text"] and action["mentions"] == []
-    assert await sweep(engine) == []  # one notice per event
+    assert await swept(engine) == []  # one notice per event
 
 
 def test_while_a_harness_is_down_a_must_respond_event_gets_blocked_then_a_notice() -> None:
@@ -222,9 +217,9 @@ def test_once_its_agent_is_back_a_blocked_mark_becomes_seen_once(seen: bool) -> 
             assert event is not None
             async with store.transaction():
                 await engine.ingest(event)
-        assert await sweep(engine) == []  # still down: nothing to lift
+        assert await swept(engine) == []  # still down: nothing to lift
         engine.mark_available("worker-1")
-        ((agent, kind, action),) = await sweep(engine)
+        ((agent, kind, action),) = await swept(engine)
         assert (agent, kind, action["action"], action["signal"]) == (
             "worker-1",
             "outbound",
@@ -234,7 +229,7 @@ def test_once_its_agent_is_back_a_blocked_mark_becomes_seen_once(seen: bool) -> 
         if seen:
             assert action["placed"] == ["blocked"] and action["emoji"] == "eyes"
         assert action["idempotencyKey"].endswith(":react:seen:again")
-        assert await sweep(engine) == []  # once
+        assert await swept(engine) == []  # once
         await store.close()
 
     asyncio.run(run())
@@ -279,7 +274,7 @@ def test_a_blocked_mark_left_by_a_stopped_host_becomes_seen_after_its_start(
         await engine.rebuild()
         async with store.transaction():
             assert await blocked_again(engine) == 1
-        ((agent, _, action),) = await sweep(engine)
+        ((agent, _, action),) = await swept(engine)
         assert (agent, action["signal"], action["placed"]) == ("worker-1", "seen", ["blocked"])
         assert action["eventId"] == ids[0]
         async with store.transaction():
@@ -297,22 +292,22 @@ def test_a_question_taken_before_its_agent_went_down_gets_the_notice_and_no_remi
     async def run() -> None:
         engine, clock, event_id = await world()
         engine.mark_unavailable("worker-1")
-        ((agent, kind, blocked),) = await sweep(engine)
+        ((agent, kind, blocked),) = await swept(engine)
         assert (agent, kind, blocked["signal"], blocked["placed"]) == (
             "worker-1",
             "outbound",
             "blocked",
             ["seen"],
         )
-        assert await sweep(engine) == []  # once
+        assert await swept(engine) == []  # once
         clock.advance(timedelta(minutes=2))
-        ((agent, kind, action),) = await sweep(engine)
+        ((agent, kind, action),) = await swept(engine)
         assert (agent, kind, action["inReplyTo"]) == ("worker-1", "outbound", event_id)
         assert "not running" in action["text"]
         clock.advance(timedelta(minutes=10))  # past the answer deadline
-        assert await sweep(engine) == []  # no second notice, and no reminder
+        assert await swept(engine) == []  # no second notice, and no reminder
         engine.mark_available("worker-1")
-        (seen, (_, _, message)) = await sweep(engine)
+        (seen, (_, _, message)) = await swept(engine)
         assert (seen[2]["signal"], seen[2]["placed"]) == ("seen", ["blocked"])
         assert message["params"]["reminds"] == event_id
         await engine.store.close()
@@ -335,16 +330,16 @@ def test_each_time_its_agent_is_down_again_the_question_shows_blocked_again(
         for _ in range(2):
             engine.mark_unavailable("worker-1")
             engine.mark_available("worker-1")  # back before the sweep: nothing to show
-        assert await sweep(engine) == []
+        assert await swept(engine) == []
         engine.mark_unavailable("worker-1")
-        assert marks(await sweep(engine)) == [("blocked", "blocked")]
+        assert marks(await swept(engine)) == [("blocked", "blocked")]
         engine.mark_available("worker-1")
-        assert marks(await sweep(engine)) == [("seen", "seen:again")]
+        assert marks(await swept(engine)) == [("seen", "seen:again")]
         engine.mark_unavailable("worker-1")
-        ((_, _, again),) = await sweep(engine)
+        ((_, _, again),) = await swept(engine)
         assert marks([("", "", again)]) == [("blocked", "blocked:2")]
         assert again["placed"] == ["seen"] and again["eventId"] == event_id
-        assert await sweep(engine) == []  # once this time too
+        assert await swept(engine) == []  # once this time too
         await engine.store.close()
 
         store = SQLiteStore(ledger)  # a start while it is still down
@@ -353,22 +348,12 @@ def test_each_time_its_agent_is_down_again_the_question_shows_blocked_again(
         await engine.rebuild()
         async with store.transaction():
             assert await blocked_again(engine) == 1
-        assert marks(await sweep(engine)) == [("seen", "seen:again:2")]  # up until told
+        assert marks(await swept(engine)) == [("seen", "seen:again:2")]  # up until told
         async with store.transaction():
             assert await blocked_again(engine) == 0
         await store.close()
 
     asyncio.run(run())
-
-
-async def took(bodies: list[dict[str, Any]]) -> tuple[Engine, VirtualClock]:
-    """A fresh engine, on a virtual clock at `START`, that has taken the Slack `bodies`."""
-    clock = VirtualClock(START)
-    store = SQLiteStore()
-    await store.open()
-    engine = Engine(local_workspace(), store, clock)
-    await ingest_slack(engine, bodies)
-    return engine, clock
 
 
 async def statuses_in_ops() -> tuple[Engine, VirtualClock]:
@@ -383,7 +368,7 @@ def test_a_digest_summarises_status_broadcasts_without_their_text() -> None:
     async def run() -> None:
         engine, clock = await statuses_in_ops()
         store = engine.store
-        first = await sweep(engine)
+        first = await swept(engine)
         digests = [(a, m["params"]) for a, kind, m in first if kind == "rpc"]
         assert [a for a, _ in digests] == ["lead", "worker-1", "worker-2"]
         params = digests[0][1]
@@ -395,9 +380,9 @@ def test_a_digest_summarises_status_broadcasts_without_their_text() -> None:
         assert "2 messages from 1 author" in text and "a status update x2" in text
         assert "deploy" not in text
         assert parse_deliver(params).to_wire() == params
-        assert await sweep(engine) == []  # nothing new, and the period has not passed
+        assert await swept(engine) == []  # nothing new, and the period has not passed
         clock.advance(timedelta(minutes=16))
-        assert await sweep(engine) == []  # nothing new: a digest is no item of the next one
+        assert await swept(engine) == []  # nothing new: a digest is no item of the next one
         await store.close()
 
     asyncio.run(run())
@@ -411,9 +396,9 @@ def test_a_muted_agent_gets_its_digest_once_its_mute_ends() -> None:
             await record_mute(
                 engine.store, engine.state, "worker-1", clock.now(), until, muted=True
             )
-        assert [agent for agent, _, _ in await sweep(engine)] == ["lead", "worker-2"]
+        assert [agent for agent, _, _ in await swept(engine)] == ["lead", "worker-2"]
         clock.advance(timedelta(minutes=21))
-        ((agent, _, message),) = await sweep(engine)
+        ((agent, _, message),) = await swept(engine)
         assert (agent, message["params"]["attention"]["reason"]) == ("worker-1", "digest")
         await engine.store.close()
 
@@ -428,7 +413,7 @@ def test_a_reminder_reads_back_so_it_can_be_answered_or_fail() -> None:
 
         engine, clock, event_id = await world()
         clock.advance(timedelta(minutes=5, seconds=1))
-        ((_, _, message),) = await sweep(engine)
+        ((_, _, message),) = await swept(engine)
         assert message["params"]["reminds"] == event_id
         reminder_id = message["params"]["eventId"]
         event = await engine.event(reminder_id)
@@ -458,9 +443,9 @@ def test_a_muted_agent_is_reminded_only_once_its_mute_ends() -> None:
                 engine.store, engine.state, "worker-1", clock.now(), until, muted=True
             )
         clock.advance(timedelta(minutes=10))
-        assert await sweep(engine) == []
+        assert await swept(engine) == []
         clock.advance(timedelta(minutes=21))
-        ((agent, kind, message),) = await sweep(engine)
+        ((agent, kind, message),) = await swept(engine)
         assert (agent, kind, message["params"]["eventId"]) == (
             "worker-1",
             "rpc",
@@ -477,16 +462,16 @@ def test_a_digest_folded_again_keeps_its_period() -> None:
 
     async def run() -> None:
         engine, clock = await statuses_in_ops()
-        assert len(await sweep(engine)) == 3  # a digest each
+        assert len(await swept(engine)) == 3  # a digest each
         async with engine.transaction():
             await engine.catch_up()
         clock.advance(timedelta(minutes=1))
         body = slack_body(slack_message("1767225700.000100", "status: all green", channel="C0OPS"))
         async with engine.transaction():
             await engine.ingest(normalise(body))
-        assert await sweep(engine) == []  # the period has not passed
+        assert await swept(engine) == []  # the period has not passed
         clock.advance(timedelta(minutes=15))
-        assert len(await sweep(engine)) == 3
+        assert len(await swept(engine)) == 3
         await engine.store.close()
 
     asyncio.run(run())
@@ -507,11 +492,11 @@ def test_a_question_left_unanswered_after_its_reminder_goes_to_the_lead_to_answe
         async with store.transaction():
             await store.mark_delivered(question, "worker-1", 1)
         clock.advance(timedelta(minutes=5, seconds=1))
-        ((_, _, reminder),) = await sweep(engine)
+        ((_, _, reminder),) = await swept(engine)
         async with store.transaction():
             await store.mark_delivered(reminder["params"]["eventId"], "worker-1", 1)
         clock.advance(timedelta(minutes=5, seconds=1))
-        escalation, (agent, kind, told) = await sweep(engine)
+        escalation, (agent, kind, told) = await swept(engine)
         assert escalation[:2] == ("lead", "escalation")
         params = told["params"]
         assert (agent, kind, params["eventId"], params["reminds"]) == (
@@ -558,22 +543,22 @@ def test_a_role_question_its_picked_responder_leaves_unanswered_is_chased_too(
         chased = question
         if handed_over:
             engine.mark_unavailable(picked)
-            swept = await sweep(engine)
-            (handover,) = [b for _, _, b in swept if b.get("method") == "chat/deliver"]
+            found = await swept(engine)
+            (handover,) = [b for _, _, b in found if b.get("method") == "chat/deliver"]
             chased = handover["params"]["eventId"]
             assert chased == f"{question}~handover"
             picked = "worker-2" if picked == "worker-1" else "worker-1"
         async with store.transaction():
             await store.mark_delivered(chased, picked, 1)
         clock.advance(timedelta(minutes=5, seconds=1))
-        (reminder,) = [(a, b) for a, kind, b in await sweep(engine) if kind == "rpc"]
+        (reminder,) = [(a, b) for a, kind, b in await swept(engine) if kind == "rpc"]
         assert reminder[0] == picked
         assert reminder[1]["params"]["eventId"] == f"{chased}~reminder"
         assert reminder[1]["params"]["attention"]["policy"] == "must_respond"
         async with store.transaction():
             await store.mark_delivered(f"{chased}~reminder", picked, 1)
         clock.advance(timedelta(minutes=5, seconds=1))
-        followed = [(a, kind, b) for a, kind, b in await sweep(engine) if kind != "outbound"]
+        followed = [(a, kind, b) for a, kind, b in await swept(engine) if kind != "outbound"]
         escalation, (lead, _, told) = followed
         assert escalation == (
             "lead",
@@ -594,7 +579,7 @@ def test_a_role_question_its_picked_responder_leaves_unanswered_is_chased_too(
         result = await ChatTools(EnginePort(engine, "lead")).call("chat_send_message", answer)
         assert result["status"] == "queued"
         clock.advance(timedelta(hours=1))
-        assert [kind for _, kind, _ in await sweep(engine) if kind != "outbound"] == []
+        assert [kind for _, kind, _ in await swept(engine) if kind != "outbound"] == []
         await store.close()
 
     asyncio.run(run())
@@ -610,7 +595,7 @@ def test_a_role_question_its_picked_responder_answered_is_not_chased() -> None:
             await engine.store.mark_delivered(question, picked, 1)
             await engine.dispose(picked, question, Disposition.RESPONDED, "answered")
         clock.advance(timedelta(hours=1))
-        assert await sweep(engine) == []
+        assert await swept(engine) == []
         await engine.store.close()
 
     asyncio.run(run())
