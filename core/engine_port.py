@@ -6,8 +6,9 @@ queues with `Engine.queue_action`, under an idempotency key, so a retried call n
 second visible message; the platform adapters send what the outbox holds. The rules are
 `core.guards`, and `core.post_places` for where a post may go; a refused call raises
 `ToolError` and queues nothing. Only a visible answer
-closes a question: a reaction to a `must_respond` event records no disposition, and answering a
-reminder or a hand-over answers the question it stands for. The send budget belongs to the
+closes a question: a reaction to a `must_respond` event records no disposition, and an answer
+settles the question under every id it stands under (its reminder, hand-over, escalation:
+`core.settling`), so it is answered once. The send budget belongs to the
 port, so every face of one agent's tools (function tools, the final text of a turn) spends the
 same one.
 """
@@ -36,7 +37,6 @@ from core.engine import Engine
 from core.errors import ToolError
 from core.event_views import events_seen, thread_seen
 from core.file_reading import FileContent, read_attachment
-from core.follow_up_records import follows_up
 from core.guards import (
     ANSWERED,
     SendBudget,
@@ -55,6 +55,7 @@ from core.indicator import progress_actions, working_actions
 from core.post_files import PostFile, checked_files, long_answer
 from core.post_places import check_met, check_thread, post_place
 from core.sent_messages import landed_message, message_id, sent_by
+from core.settling import settle
 from core.signals import Signal
 from core.store import ClaimResult, StoredDelivery
 
@@ -157,12 +158,11 @@ class EnginePort:
             if (queued or again) and delivery is not None:
                 ack_only = delivery.decision.policy is Policy.ACK_ONLY
                 disposition = Disposition.ACKNOWLEDGED if ack_only else Disposition.RESPONDED
-                await self._dispose(delivery, disposition, why)
-                original = await self._followed_up(delivery)
-                if original is not None:  # answering a follow-up answers its question
-                    await self._dispose(original, disposition, why)
+                await settle(engine, self._agent, delivery.decision, disposition, why)
             for event_id in message.also_answers if queued else ():
-                await engine.dispose(self._agent, event_id, Disposition.RESPONDED, why)
+                also = await self._mine(event_id)
+                if also is not None:
+                    await settle(engine, self._agent, also.decision, Disposition.RESPONDED, why)
         return Queued(key, queued)
 
     async def react(self, in_reply_to: str, signal: Signal, *, eta: str | None = None) -> Queued:
@@ -339,7 +339,7 @@ class EnginePort:
     async def _settle(self, event_id: str, disposition: Disposition, why: str) -> Disposition:
         delivery = await self._delivery(event_id)
         async with self._engine.transaction():
-            await self._dispose(delivery, disposition, why)
+            await settle(self._engine, self._agent, delivery.decision, disposition, why)
         return disposition
 
     async def _queue(self, action: Edit | Delete) -> Queued:
@@ -355,12 +355,6 @@ class EnginePort:
 
     async def _delivery(self, event_id: str) -> StoredDelivery:
         return _delivered(event_id, await self._mine(event_id))
-
-    async def _followed_up(self, delivery: StoredDelivery) -> StoredDelivery | None:
-        """The delivery of the event a reminder or a hand-over stands for, when `delivery` is
-        one (`core.followup.follows_up`)."""
-        original = follows_up(delivery.decision)
-        return None if original is None else await self._mine(original)
 
     async def _mine(self, event_id: str) -> StoredDelivery | None:
         return self._own(await self._engine.store.deliveries(event_id))

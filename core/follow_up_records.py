@@ -29,6 +29,7 @@ __all__ = [
     "follow_up_ids",
     "follows_up",
     "handover_id",
+    "question_of",
 ]
 
 REMINDER_KIND = "x.c2a.reminder"
@@ -87,6 +88,16 @@ def follows_up(decision: Decision) -> str | None:
 
 
 def follow_up_ids(event_id: str) -> tuple[str, ...]:
-    """The ids the host's follow-ups of `event_id` would have (`follows_up` reads them)."""
+    """The ids the host's follow-ups of `event_id` would have (`follows_up` reads them): its
+    reminder, each hand-over and the escalation to the lead, each of those with its own
+    reminder."""
     handed = (handover_id(event_id, n) for n in range(1, MAX_HANDOVERS + 1))
-    return (event_id + REMINDER_SUFFIX, *handed, event_id + ESCALATION_SUFFIX)
+    standing = (*handed, event_id + ESCALATION_SUFFIX)
+    return (event_id + REMINDER_SUFFIX, *(i for s in standing for i in (s, s + REMINDER_SUFFIX)))
+
+
+def question_of(follow_up: str) -> str:
+    """The question the follow-up id `follow_up` (one `follows_up` gave) stands for, through a
+    reminder of a hand-over or of an escalation: `<id>~handover~2~reminder` is `<id>`'s."""
+    question = follow_up.removesuffix(REMINDER_SUFFIX).removesuffix(ESCALATION_SUFFIX)
+    return question.partition(HANDOVER_SUFFIX)[0]

@@ -35,9 +35,9 @@ from core.follow_up_records import (
     REMINDER_KIND,
     REMINDER_SUFFIX,
     follow_up_data,
-    follows_up,
+    question_of,
 )
-from core.guards import UNANSWERED
+from core.guards import ANSWERED, UNANSWERED
 from core.intent import IntentClassifier, topic
 from core.manifest import Workspace
 from core.signals import GlyphMap, Signal
@@ -314,7 +314,7 @@ class FollowUp:
     async def _escalate_unanswered(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
         reminder = delivery.decision
         await self.store.set_status(reminder.event_id, reminder.agent, "escalated")
-        original = await self._question(reminder.event_id.removesuffix(REMINDER_SUFFIX), reminder)
+        original = question_of(reminder.event_id)
         event = await self.event(original)
         where = event.conversation.key if event is not None else ""
         lead = self.workspace.lead
@@ -322,14 +322,6 @@ class FollowUp:
             return []
         escalation = Escalation(lead, "unanswered", where, original, f"agent:{reminder.agent}")
         return [escalation, *await self._tell_lead(original, reminder.agent, stamp)]
-
-    async def _question(self, reminded: str, reminder: Decision) -> str:
-        """The question a reminder of `reminded` chased: `reminded` itself, or the question it
-        was handed over for (`core.handover`), which the lead may have been given too."""
-        for asked in await self.store.deliveries(reminded):
-            if asked.decision.agent == reminder.agent:
-                return follows_up(asked.decision) or reminded
-        return reminded
 
     async def _tell_lead(self, original: str, responsible: str, stamp: str) -> list[Emission]:
         """The question `original` that `responsible` left unanswered after its reminder, put
@@ -339,7 +331,7 @@ class FollowUp:
         the lead is the agent that left it, or is down or muted: then the log line and the
         metric are all there is; nor when the lead was not given the question (a direct message
         to another agent, a channel it is not in): it cannot answer there, and another's direct
-        message is not its to read."""
+        message is not its to read; nor once another agent it was asked of answered it."""
         lead = self.workspace.lead
         if lead == responsible or lead in self.unavailable or self.muted(lead):
             return []
@@ -347,6 +339,8 @@ class FollowUp:
         asked = given.get(responsible)
         if asked is None or lead not in given:
             return []
+        if any(d.disposition in ANSWERED for d in given.values()):
+            return []  # another agent it was asked of answered: the person has an answer
         escalated_id = original + ESCALATION_SUFFIX
         data = await follow_up_data(self.store, asked, escalated_id, lead, stamp)
         decision = Decision(

@@ -104,8 +104,8 @@ def check_reply(delivery: StoredDelivery, holder: str | None, agent: str, text: 
         )
     if delivery.disposition is Disposition.SUPERSEDED:
         raise ToolError(
-            f"refused: {decision.event_id} was edited or deleted; answer the edited "
-            "version you were sent, if there is one"
+            f"refused: {decision.event_id} was edited or deleted (answer the edited version "
+            "you were sent, if there is one), handed over, or answered by another agent"
         )
 
 

@@ -52,6 +52,7 @@ from core.follow_up_records import (
     follows_up,
     handover_id,
 )
+from core.settling import settle
 from core.signals import Signal
 from core.store import Store, StoredDelivery
 
@@ -212,9 +213,11 @@ async def _hand(
     await store.record_decisions(seq, [decision], stamp)
     state.note_owed(decision)
     why = f"handed over to {to}: {agent} is down"
-    await engine.dispose(agent, owed.event_id, Disposition.SUPERSEDED, why)
+    # its reminder of the question, if it had one, goes with it: no late answer to that either
+    settled = await settle(engine, agent, owed, Disposition.SUPERSEDED, why)
+    ended = [owed.event_id, *(event_id for _, event_id in settled)]
     emissions: list[Emission] = [
-        Cancel(agent, owed.event_id, "claimed_by_other"),
+        *(Cancel(agent, event_id, "claimed_by_other") for event_id in ended),
         await engine.deliveries.delivery(StoredDelivery(decision, seq, "pending", 0, None)),
     ]
     emissions += await _status_off(engine, owed, stamp)
