@@ -13,8 +13,8 @@ counts that repeat as the answer).
 A built-in harness keeps what it is told in the host's memory: a question it acknowledged
 (the person already sees its `seen` reaction) and had not answered when the process stopped,
 a role question it was picked for too, would wait for the follow-up's reminder, minutes later.
-`tell_again` sets such questions back to pending, so the fresh harness is told of them (a
-higher attempt) and answers.
+`tell_again` sets those still within the answer deadline back to pending, so the fresh
+harness is told of them (a higher attempt) and answers; the reminder takes the older ones.
 
 The 🚧 (`blocked`) put on a question while its agent was down is replaced by 👀 once the agent
 is up (`core.acknowledgement.BlockedMarks`), which the engine remembers in memory only:
@@ -35,7 +35,7 @@ from core.acknowledgement import blocked_key
 from core.action_records import from_record
 from core.actions import Edit, React
 from core.clock import format_time
-from core.decision import Disposition, Policy
+from core.decision import Disposition
 from core.drafts import CUT_KEY, CUT_SHORT, CutReply, cut_replies
 from core.engine import Engine
 from core.handover import outages, owed_deliveries
@@ -70,10 +70,10 @@ async def finish_cut_replies(engine: Engine) -> int:
 
 
 async def tell_again(engine: Engine, agents: Collection[str]) -> int:
-    """Set back to pending every question one of `agents` acknowledged and has not answered:
-    a `must_respond` one decided within the answer deadline (older ones are the follow-up's to
-    remind: `core.followup`), and a role question it was picked for, whatever its age (no
-    reminder chases those); in the caller's transaction. Returns how many."""
+    """Set back to pending every question one of `agents` acknowledged and has not answered
+    (`must_respond`, or a role question it was picked for) decided within the answer deadline:
+    older ones are the follow-up's to remind (`core.followup`). In the caller's transaction;
+    returns how many."""
     store, now = engine.store, engine.clock.now()
     deadline = timedelta(milliseconds=engine.workspace.settings.deadline_ms)
     reminded = {(d.seq, d.decision.agent) for d in await store.overdue(format_time(now - deadline))}
@@ -83,14 +83,6 @@ async def tell_again(engine: Engine, agents: Collection[str]) -> int:
         if delivery.decision.agent in agents
         and (delivery.seq, delivery.decision.agent) not in reminded
     ]
-    for agent in agents:
-        async for mine, _ in owed_deliveries(engine, agent):
-            if (
-                mine.decision.policy is Policy.MAY_RESPOND
-                and mine.status == "delivered"
-                and mine.disposition is None
-            ):
-                again.append(mine)
     for delivery in again:
         await store.set_status(delivery.decision.event_id, delivery.decision.agent, "pending")
     return len(again)

@@ -93,21 +93,25 @@ def test_an_acknowledged_question_never_answered_is_told_again_within_its_deadli
     port_scenario(test)
 
 
-def test_a_role_question_the_picked_agent_acknowledged_is_told_again_whatever_its_age() -> None:
-    # No reminder chases a role question: before, one a built-in harness had taken when the
-    # host stopped was never answered.
+@pytest.mark.parametrize("later", [timedelta(minutes=1), timedelta(hours=1)])
+def test_a_role_question_the_picked_agent_acknowledged_is_told_again_as_a_mention_is(
+    later: timedelta,
+) -> None:
+    """Within the answer deadline, told again; past it, left to the follow-up's reminder."""
+
     async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
         assert engine.owed("worker-1") == [ROLE]  # the role's first worker was picked
         async with store.transaction():
             await store.mark_delivered(ROLE, "worker-1", 1)
         clock = engine.clock
         assert isinstance(clock, VirtualClock)
-        clock.advance(timedelta(hours=1))
+        clock.advance(later)
+        within = later < timedelta(milliseconds=engine.workspace.settings.deadline_ms)
         async with store.transaction():
             assert await tell_again(engine, ["worker-2"]) == 0  # not its question
-            assert await tell_again(engine, ["worker-1"]) == 1
+            assert await tell_again(engine, ["worker-1"]) == (1 if within else 0)
             assert await tell_again(engine, ["worker-1"]) == 0
         statuses = {d.decision.agent: d.status for d in await store.deliveries(ROLE)}
-        assert statuses["worker-1"] == "pending"
+        assert statuses["worker-1"] == ("pending" if within else "delivered")
 
     port_scenario(test)
