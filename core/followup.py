@@ -312,28 +312,34 @@ class FollowUp:
         return [await self.redeliver(StoredDelivery(decision, seq, "pending", 0, None))]
 
     async def _escalate_unanswered(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
+        """The reminder `delivery` left unanswered too: escalated (logged once), and the question
+        put to the lead (`_tell_lead`); while the lead is down or muted, the reminder stays
+        overdue, so a later sweep puts it to the lead once it can take it."""
         reminder = delivery.decision
-        await self.store.set_status(reminder.event_id, reminder.agent, "escalated")
         original = question_of(reminder.event_id)
         event = await self.event(original)
         where = event.conversation.key if event is not None else ""
         lead = self.workspace.lead
-        if not await self.store.record_escalation(lead, "unanswered", where, original, stamp):
-            return []
-        escalation = Escalation(lead, "unanswered", where, original, f"agent:{reminder.agent}")
-        return [escalation, *await self._tell_lead(original, reminder.agent, stamp)]
+        emissions: list[Emission] = []
+        if await self.store.record_escalation(lead, "unanswered", where, original, stamp):
+            responsible = f"agent:{reminder.agent}"
+            emissions.append(Escalation(lead, "unanswered", where, original, responsible))
+        if lead != reminder.agent and (lead in self.unavailable or self.muted(lead)):
+            return emissions
+        await self.store.set_status(reminder.event_id, reminder.agent, "escalated")
+        return emissions + await self._tell_lead(original, reminder.agent, stamp)
 
     async def _tell_lead(self, original: str, responsible: str, stamp: str) -> list[Emission]:
         """The question `original` that `responsible` left unanswered after its reminder, put
         to the lead to answer: a follow-up event (`<event id>~escalated`, like a reminder: the
         question's content under its own id, `reminds` naming it), `to_me` + `must_respond` +
-        `buffered`, reason `escalated`; its answer answers the question (`EnginePort`). Not when
-        the lead is the agent that left it, or is down or muted: then the log line and the
-        metric are all there is; nor when the lead was not given the question (a direct message
+        `buffered`, reason `escalated`; its answer answers the question (`core.settling`). Not
+        when the lead is the agent that left it: then the log line and the metric are all
+        there is; nor when the lead was not given the question (a direct message
         to another agent, a channel it is not in): it cannot answer there, and another's direct
         message is not its to read; nor once another agent it was asked of answered it."""
         lead = self.workspace.lead
-        if lead == responsible or lead in self.unavailable or self.muted(lead):
+        if lead == responsible:
             return []
         given = {d.decision.agent: d for d in await self.store.deliveries(original)}
         asked = given.get(responsible)

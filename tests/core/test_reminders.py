@@ -585,6 +585,44 @@ def test_a_role_question_its_picked_responder_leaves_unanswered_is_chased_too(
     asyncio.run(run())
 
 
+@pytest.mark.parametrize("away", ["muted", "down"])
+def test_a_question_escalated_while_the_lead_is_away_is_put_to_it_once_back(away: str) -> None:
+    """The escalation is logged at once; the question waits for the lead's mute to end, or
+    its harness to be back, and is then put to it once."""
+
+    async def run() -> None:
+        asked = slack_body(slack_message("1767225601.000100", f"<@{W1}> deploy done?"))
+        engine, clock = await took([*(slack_body(slack_join(u)) for u in (LEAD, W1, W2)), asked])
+        store = engine.store
+        question = "slack:T0LOCAL:C0GEN:1767225601.000100"
+        async with store.transaction():
+            await store.mark_delivered(question, "worker-1", 1)
+        clock.advance(timedelta(minutes=5, seconds=1))
+        await swept(engine)
+        async with store.transaction():
+            await store.mark_delivered(f"{question}~reminder", "worker-1", 1)
+        if away == "muted":
+            until = clock.now() + timedelta(minutes=30)
+            async with engine.transaction():
+                await record_mute(store, engine.state, "lead", clock.now(), until, muted=True)
+        else:
+            engine.mark_unavailable("lead")
+        clock.advance(timedelta(minutes=5, seconds=1))
+        assert [kind for _, kind, _ in await swept(engine)] == ["escalation"]
+        clock.advance(timedelta(minutes=10))
+        assert await swept(engine) == []  # still away
+        if away == "muted":
+            clock.advance(timedelta(minutes=16))
+        else:
+            engine.mark_available("lead")
+        ((agent, kind, told),) = await swept(engine)
+        assert (agent, kind, told["params"]["eventId"]) == ("lead", "rpc", f"{question}~escalated")
+        assert await swept(engine) == []  # once
+        await store.close()
+
+    asyncio.run(run())
+
+
 def test_a_role_question_its_picked_responder_answered_is_not_chased() -> None:
     async def run() -> None:
         asked = slack_body(slack_message("1767225601.000100", "<!subteam^S0BACK> who can look?"))
