@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 from collections.abc import Iterable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -336,3 +337,21 @@ async def swept(engine: Engine) -> list[tuple[str, str, dict[str, Any]]]:
     as the host records it."""
     async with engine.store.transaction():
         return [(e.agent, e.kind, e.body) for e in map(record_of, await engine.sweep())]
+
+
+GENERAL_QUESTION = "slack:T0LOCAL:C0GEN:1767225601.000100"
+
+
+async def reminded_in_general() -> tuple[Engine, VirtualClock]:
+    """worker-1 asked "deploy done?" in #general (`GENERAL_QUESTION`), where the lead and
+    worker-2 are too; its harness took the question and, past the deadline, its reminder, and
+    answered neither."""
+    asked = slack_body(slack_message("1767225601.000100", f"<@{W1}> deploy done?"))
+    engine, clock = await took([*(slack_body(slack_join(u)) for u in (LEAD, W1, W2)), asked])
+    async with engine.store.transaction():
+        await engine.store.mark_delivered(GENERAL_QUESTION, "worker-1", 1)
+    clock.advance(timedelta(minutes=5, seconds=1))
+    ((_, _, reminder),) = await swept(engine)
+    async with engine.store.transaction():
+        await engine.store.mark_delivered(reminder["params"]["eventId"], "worker-1", 1)
+    return engine, clock

@@ -7,7 +7,18 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-from builders import LEAD, W1, W2, slack_body, slack_join, slack_message, swept, took
+from builders import (
+    GENERAL_QUESTION,
+    LEAD,
+    W1,
+    W2,
+    reminded_in_general,
+    slack_body,
+    slack_join,
+    slack_message,
+    swept,
+    took,
+)
 
 from core.agent_port import Outgoing
 from core.clock import VirtualClock
@@ -16,7 +27,7 @@ from core.engine_port import EnginePort
 from core.errors import ToolError
 from core.follow_up_records import follow_up_ids, question_of
 
-QUESTION = "slack:T0LOCAL:C0GEN:1767225601.000100"
+QUESTION = GENERAL_QUESTION
 DEADLINE = timedelta(minutes=5, seconds=1)
 
 
@@ -39,17 +50,15 @@ async def delivered(engine: Engine, agent: str, event_id: str) -> None:
         await engine.store.mark_delivered(event_id, agent, 1)
 
 
-async def escalated(engine: Engine, clock: VirtualClock) -> None:
+async def escalated() -> tuple[Engine, VirtualClock]:
     """worker-1, asked the question, leaves it and its reminder unanswered: the lead is given
     it to answer."""
-    await delivered(engine, "worker-1", QUESTION)
-    clock.advance(DEADLINE)
-    await swept(engine)
-    await delivered(engine, "worker-1", f"{QUESTION}~reminder")
+    engine, clock = await reminded_in_general()
     clock.advance(DEADLINE)
     told = [body["params"]["eventId"] for _, kind, body in await swept(engine) if kind == "rpc"]
     assert told == [f"{QUESTION}~escalated"]
     await delivered(engine, "lead", f"{QUESTION}~escalated")
+    return engine, clock
 
 
 def test_answering_the_question_after_its_reminder_answers_the_reminder_too() -> None:
@@ -57,11 +66,7 @@ def test_answering_the_question_after_its_reminder_answers_the_reminder_too() ->
     escalate."""
 
     async def run() -> None:
-        engine, clock = await asked(f"<@{W1}> deploy done?")
-        await delivered(engine, "worker-1", QUESTION)
-        clock.advance(DEADLINE)
-        await swept(engine)
-        await delivered(engine, "worker-1", f"{QUESTION}~reminder")
+        engine, clock = await reminded_in_general()
         assert await answer(engine, "worker-1", QUESTION)
         assert engine.owed("worker-1") == []
         clock.advance(timedelta(hours=1))
@@ -77,8 +82,7 @@ def test_once_the_lead_is_given_a_question_the_first_answer_ends_the_others(firs
     first, the other's answer is refused, and it owes nothing any more."""
 
     async def run() -> None:
-        engine, clock = await asked(f"<@{W1}> deploy done?")
-        await escalated(engine, clock)
+        engine, clock = await escalated()
         ids = {"lead": f"{QUESTION}~escalated", "worker-1": f"{QUESTION}~reminder"}
         second = "worker-1" if first == "lead" else "lead"
         assert await answer(engine, first, ids[first])

@@ -9,11 +9,13 @@ from typing import Any
 
 import pytest
 from builders import (
+    GENERAL_QUESTION,
     LEAD,
     START,
     W1,
     W2,
     local_workspace,
+    reminded_in_general,
     slack_body,
     slack_delete,
     slack_join,
@@ -485,16 +487,8 @@ def test_a_question_left_unanswered_after_its_reminder_goes_to_the_lead_to_answe
         from core.engine_port import EnginePort
         from harness_bridge.tools import ChatTools
 
-        asked = slack_body(slack_message("1767225601.000100", f"<@{W1}> deploy done?"))
-        engine, clock = await took([*(slack_body(slack_join(u)) for u in (LEAD, W1, W2)), asked])
-        store = engine.store
-        question = "slack:T0LOCAL:C0GEN:1767225601.000100"
-        async with store.transaction():
-            await store.mark_delivered(question, "worker-1", 1)
-        clock.advance(timedelta(minutes=5, seconds=1))
-        ((_, _, reminder),) = await swept(engine)
-        async with store.transaction():
-            await store.mark_delivered(reminder["params"]["eventId"], "worker-1", 1)
+        engine, clock = await reminded_in_general()
+        store, question = engine.store, GENERAL_QUESTION
         clock.advance(timedelta(minutes=5, seconds=1))
         escalation, (agent, kind, told) = await swept(engine)
         assert escalation[:2] == ("lead", "escalation")
@@ -591,16 +585,8 @@ def test_a_question_escalated_while_the_lead_is_away_is_put_to_it_once_back(away
     its harness to be back, and is then put to it once."""
 
     async def run() -> None:
-        asked = slack_body(slack_message("1767225601.000100", f"<@{W1}> deploy done?"))
-        engine, clock = await took([*(slack_body(slack_join(u)) for u in (LEAD, W1, W2)), asked])
-        store = engine.store
-        question = "slack:T0LOCAL:C0GEN:1767225601.000100"
-        async with store.transaction():
-            await store.mark_delivered(question, "worker-1", 1)
-        clock.advance(timedelta(minutes=5, seconds=1))
-        await swept(engine)
-        async with store.transaction():
-            await store.mark_delivered(f"{question}~reminder", "worker-1", 1)
+        engine, clock = await reminded_in_general()
+        store, question = engine.store, GENERAL_QUESTION
         if away == "muted":
             until = clock.now() + timedelta(minutes=30)
             async with engine.transaction():
