@@ -5,12 +5,11 @@ what was delivered to its agent. What it sends it builds as typed `core.actions`
 queues with `Engine.queue_action`, under an idempotency key, so a retried call never makes a
 second visible message; the platform adapters send what the outbox holds. The rules are
 `core.guards`, and `core.post_places` for where a post may go; a refused call raises
-`ToolError` and queues nothing. Only a visible answer
-closes a question: a reaction to a `must_respond` event records no disposition, and an answer
-settles the question under every id it stands under (its reminder, hand-over, escalation:
-`core.settling`), so it is answered once. The send budget belongs to the
-port, so every face of one agent's tools (function tools, the final text of a turn) spends the
-same one.
+`ToolError` and queues nothing. Only a visible answer closes a question: a reaction to a
+`must_respond` event records no disposition, and an answer settles the question under every
+id it stands under (its reminder, hand-over, escalation: `core.settling`), so it is answered
+once. The send budget belongs to the port, so every face of one agent's tools (function tools,
+the final text of a turn) spends the same one.
 """
 
 from __future__ import annotations

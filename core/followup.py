@@ -1,9 +1,8 @@
 """The host's follow-ups on what nobody did: reminders and escalations of questions left
 unanswered (`must_respond` events, and role questions the host picked an agent to answer), the
 escalation of a bot loop (`escalate_loop`), notices to people while an agent's harness is down,
-and digests. A reminder, like a hand-over (`core.handover`) and an
-escalation to the lead, is a record that stands for an earlier event under an id of its own
-(`core.follow_up_records`).
+and digests. A reminder, like a hand-over (`core.handover`) and an escalation to the lead, is a
+record that stands for an earlier event under an id of its own (`core.follow_up_records`).
 
 Everything here runs from `Engine.sweep`, on the engine's clock, inside the caller's
 transaction, and keeps its progress in the ledger (reminder and digest records, delivery
@@ -107,11 +106,11 @@ class FollowUp:
         """Chase the questions nobody answered by their deadline (`must_respond`, and a role or
         room question the host picked an agent to answer: `Decision.owes_answer`): the
         responsible agent gets one reminder (a new event, reason `reminder`, that `reminds` the
-        original); an unanswered reminder is escalated to the lead, never broadcast. A question held
-        over its asker's turn budget (reason `over_budget`) is reminded only once the budget
-        has a turn free, with the asker's other held questions, in one turn it counts. A muted
-        agent is reminded once its mute ends. Also the notices while a harness is down, and
-        the periodic digests."""
+        original); an unanswered reminder is escalated to the lead, never broadcast. A question
+        held over its asker's turn budget (reason `over_budget`) is reminded only once the
+        budget has a turn free, with the asker's other held questions, in one turn it counts. A
+        muted agent is reminded once its mute ends. Also the notices while a harness is down,
+        and the periodic digests."""
         now = self.clock.now()
         cutoff = format_time(now - timedelta(milliseconds=self.workspace.settings.deadline_ms))
         stamp = format_time(now)
@@ -335,9 +334,9 @@ class FollowUp:
         question's content under its own id, `reminds` naming it), `to_me` + `must_respond` +
         `buffered`, reason `escalated`; its answer answers the question (`core.settling`). Not
         when the lead is the agent that left it: then the log line and the metric are all
-        there is; nor when the lead was not given the question (a direct message
-        to another agent, a channel it is not in): it cannot answer there, and another's direct
-        message is not its to read; nor once another agent it was asked of answered it."""
+        there is; nor when the lead was not given the question (a direct message to another
+        agent, a channel it is not in): it cannot answer there, and another's direct message
+        is not its to read; nor once another agent it was asked of answered it."""
         lead = self.workspace.lead
         if lead == responsible:
             return []
