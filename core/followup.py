@@ -44,6 +44,7 @@ from core.store import AuditLog, Deliveries, Ledger, LedgerEntry, OutboxStore, S
 
 __all__ = [
     "DIGEST_KIND",
+    "UNANSWERED_NOTICE",
     "UNAVAILABLE_NOTICE",
     "FollowUp",
     "FollowUpStore",
@@ -53,6 +54,9 @@ DIGEST_KIND = "x.c2a.digest"
 UNAVAILABLE_NOTICE = (
     "I can't answer right now: the assistant behind me is not running. Your message is kept "
     "and will be answered when it is back."
+)
+UNANSWERED_NOTICE = (
+    "Sorry: I have not managed to answer this. You may want to ask again, or ask someone else."
 )
 
 
@@ -212,22 +216,27 @@ class FollowUp:
                 or delivery.disposition not in UNANSWERED  # handed over, or deleted
             ):
                 continue
-            event = await self.event(decision.event_id)
-            if event is None or event.kind is not EventKind.MESSAGE:
-                continue
-            action = Post(
-                agent=agent,
-                platform=event.platform,
-                conversation=event.conversation.id,
-                key=f"{decision.idempotency_key}:notice",
-                text=UNAVAILABLE_NOTICE,
-                thread=event.conversation.thread_id,
-                visibility="dm" if event.conversation.kind is ConversationKind.DM else "thread",
-                in_reply_to=event.event_id,
-            )
-            if await self.queue(action, stamp):
-                emissions.append(Queued(agent, action))
+            notice = f"{decision.idempotency_key}:notice"
+            emissions.extend(await self._notice(decision, notice, UNAVAILABLE_NOTICE, stamp))
         return emissions
+
+    async def _notice(self, asked: Decision, key: str, text: str, stamp: str) -> list[Emission]:
+        """`text`, from `asked`'s agent to the person who asked it, in reply to the question,
+        once (under `key`); nothing where the question is no message (gone, or a reaction)."""
+        event = await self.event(asked.event_id)
+        if event is None or event.kind is not EventKind.MESSAGE:
+            return []
+        action = Post(
+            agent=asked.agent,
+            platform=event.platform,
+            conversation=event.conversation.id,
+            key=key,
+            text=text,
+            thread=event.conversation.thread_id,
+            visibility="dm" if event.conversation.kind is ConversationKind.DM else "thread",
+            in_reply_to=event.event_id,
+        )
+        return [Queued(asked.agent, action)] if await self.queue(action, stamp) else []
 
     async def _take_up(self, waiting: set[tuple[str, str]], stamp: str) -> list[Emission]:
         """The questions each (agent, asker) of `waiting` holds over the asker's budget, once it
@@ -313,7 +322,11 @@ class FollowUp:
     async def _escalate_unanswered(self, delivery: StoredDelivery, stamp: str) -> list[Emission]:
         """The reminder `delivery` left unanswered too: escalated (logged once), and the question
         put to the lead (`_tell_lead`); while the lead is down or muted, the reminder stays
-        overdue, so a later sweep puts it to the lead once it can take it."""
+        overdue, so a later sweep puts it to the lead once it can take it. Where the lead cannot
+        take it (it is the agent that left it, or was not given it: a direct message to
+        another agent), the person who asked is told once that no answer came
+        (`UNANSWERED_NOTICE`), rather than left waiting; nothing where another agent it was
+        asked of answered it."""
         reminder = delivery.decision
         original = question_of(reminder.event_id)
         event = await self.event(original)
@@ -326,26 +339,23 @@ class FollowUp:
         if lead != reminder.agent and (lead in self.unavailable or self.muted(lead)):
             return emissions
         await self.store.set_status(reminder.event_id, reminder.agent, "escalated")
-        return emissions + await self._tell_lead(original, reminder.agent, stamp)
+        given = {d.decision.agent: d for d in await self.store.deliveries(original)}
+        asked = given.get(reminder.agent)
+        if asked is None or any(d.disposition in ANSWERED for d in given.values()):
+            return emissions  # another agent it was asked of answered: the person has an answer
+        if lead != reminder.agent and lead in given:
+            return emissions + await self._tell_lead(original, asked, stamp)
+        key = f"{asked.decision.idempotency_key}:unanswered"
+        return emissions + await self._notice(asked.decision, key, UNANSWERED_NOTICE, stamp)
 
-    async def _tell_lead(self, original: str, responsible: str, stamp: str) -> list[Emission]:
-        """The question `original` that `responsible` left unanswered after its reminder, put
+    async def _tell_lead(self, original: str, asked: StoredDelivery, stamp: str) -> list[Emission]:
+        """The question `original` that `asked`'s agent left unanswered after its reminder, put
         to the lead to answer: a follow-up event (`<event id>~escalated`, like a reminder: the
         question's content under its own id, `reminds` naming it), `to_me` + `must_respond` +
-        `buffered`, reason `escalated`; its answer answers the question (`core.settling`). Not
-        when the lead is the agent that left it: then the log line and the metric are all
-        there is; nor when the lead was not given the question (a direct message to another
-        agent, a channel it is not in): it cannot answer there, and another's direct message
-        is not its to read; nor once another agent it was asked of answered it."""
+        `buffered`, reason `escalated`; its answer answers the question (`core.settling`). Only
+        where the lead was given the question too (a channel or thread it is in): another
+        agent's direct message is not its to read, nor can it answer there."""
         lead = self.workspace.lead
-        if lead == responsible:
-            return []
-        given = {d.decision.agent: d for d in await self.store.deliveries(original)}
-        asked = given.get(responsible)
-        if asked is None or lead not in given:
-            return []
-        if any(d.disposition in ANSWERED for d in given.values()):
-            return []  # another agent it was asked of answered: the person has an answer
         escalated_id = original + ESCALATION_SUFFIX
         data = await follow_up_data(self.store, asked, escalated_id, lead, stamp)
         decision = Decision(

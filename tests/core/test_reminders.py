@@ -30,6 +30,7 @@ from core.clock import VirtualClock, format_time
 from core.decision import Disposition
 from core.emission import Cancel
 from core.engine import Engine
+from core.followup import UNANSWERED_NOTICE
 from core.mutes import record_mute
 from core.restart import blocked_again
 from core.sqlite_store import SQLiteStore
@@ -56,6 +57,9 @@ async def world(path: str = ":memory:") -> tuple[Engine, VirtualClock, str]:
 
 
 def test_an_unanswered_event_gets_one_reminder_then_one_escalation_to_the_lead() -> None:
+    """worker-1's direct message, which the lead may not read: the escalation is logged, and
+    the person who asked is told once that no answer came."""
+
     async def run() -> None:
         engine, clock, event_id = await world()
         assert await swept(engine) == []
@@ -73,19 +77,19 @@ def test_an_unanswered_event_gets_one_reminder_then_one_escalation_to_the_lead()
         async with engine.store.transaction():
             await engine.store.mark_delivered(params["eventId"], "worker-1", 1)
         clock.advance(timedelta(minutes=5, seconds=1))
-        escalation = await swept(engine)
-        assert escalation == [
-            (
-                "lead",
-                "escalation",
-                {
-                    "reason": "unanswered",
-                    "conversation": "D0W1",
-                    "eventId": event_id,
-                    "responsible": "agent:worker-1",
-                },
-            )
-        ]
+        escalation, (agent, kind, notice) = await swept(engine)
+        assert escalation == (
+            "lead",
+            "escalation",
+            {
+                "reason": "unanswered",
+                "conversation": "D0W1",
+                "eventId": event_id,
+                "responsible": "agent:worker-1",
+            },
+        )
+        assert (agent, kind, notice["conversation"]) == ("worker-1", "outbound", "D0W1")
+        assert (notice["text"], notice["inReplyTo"]) == (UNANSWERED_NOTICE, event_id)
         clock.advance(timedelta(minutes=10))
         assert await swept(engine) == []
         await engine.store.close()
@@ -575,6 +579,32 @@ def test_a_role_question_its_picked_responder_leaves_unanswered_is_chased_too(
         clock.advance(timedelta(hours=1))
         assert [kind for _, kind, _ in await swept(engine) if kind != "outbound"] == []
         await store.close()
+
+    asyncio.run(run())
+
+
+def test_a_question_the_lead_leaves_unanswered_too_gets_a_notice_from_it() -> None:
+    """worker-1 left it, then the lead, given it, left it and its reminder: the lead tells the
+    person once that no answer came."""
+
+    async def run() -> None:
+        engine, clock = await reminded_in_general()
+        question, escalated = GENERAL_QUESTION, f"{GENERAL_QUESTION}~escalated"
+        clock.advance(timedelta(minutes=5, seconds=1))
+        await swept(engine)
+        async with engine.store.transaction():
+            await engine.store.mark_delivered(escalated, "lead", 1)
+        clock.advance(timedelta(minutes=5, seconds=1))
+        ((_, _, reminder),) = await swept(engine)
+        async with engine.store.transaction():
+            await engine.store.mark_delivered(reminder["params"]["eventId"], "lead", 1)
+        clock.advance(timedelta(minutes=5, seconds=1))
+        ((agent, kind, notice),) = await swept(engine)
+        assert (agent, kind, notice["text"]) == ("lead", "outbound", UNANSWERED_NOTICE)
+        assert (notice["conversation"], notice["inReplyTo"]) == ("C0GEN", question)
+        clock.advance(timedelta(hours=1))
+        assert await swept(engine) == []
+        await engine.store.close()
 
     asyncio.run(run())
 
