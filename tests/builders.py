@@ -350,8 +350,17 @@ async def reminded_in_general() -> tuple[Engine, VirtualClock]:
     engine, clock = await took([*(slack_body(slack_join(u)) for u in (LEAD, W1, W2)), asked])
     async with engine.store.transaction():
         await engine.store.mark_delivered(GENERAL_QUESTION, "worker-1", 1)
-    clock.advance(timedelta(minutes=5, seconds=1))
-    ((_, _, reminder),) = await swept(engine)
-    async with engine.store.transaction():
-        await engine.store.mark_delivered(reminder["params"]["eventId"], "worker-1", 1)
+    await reminder_taken(engine, clock, "worker-1")
     return engine, clock
+
+
+async def reminder_taken(engine: Engine, clock: VirtualClock, agent: str) -> str:
+    """Past the answer deadline, the one reminder a sweep finds due goes to `agent`, whose
+    harness takes it; returns its event id."""
+    clock.advance(timedelta(minutes=5, seconds=1))
+    ((to, _, reminder),) = await swept(engine)
+    assert to == agent
+    event_id = str(reminder["params"]["eventId"])
+    async with engine.store.transaction():
+        await engine.store.mark_delivered(event_id, agent, 1)
+    return event_id

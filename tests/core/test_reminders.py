@@ -16,6 +16,7 @@ from builders import (
     W2,
     local_workspace,
     reminded_in_general,
+    reminder_taken,
     slack_body,
     slack_delete,
     slack_join,
@@ -594,10 +595,7 @@ def test_a_question_the_lead_leaves_unanswered_too_gets_a_notice_from_it() -> No
         await swept(engine)
         async with engine.store.transaction():
             await engine.store.mark_delivered(escalated, "lead", 1)
-        clock.advance(timedelta(minutes=5, seconds=1))
-        ((_, _, reminder),) = await swept(engine)
-        async with engine.store.transaction():
-            await engine.store.mark_delivered(reminder["params"]["eventId"], "lead", 1)
+        await reminder_taken(engine, clock, "lead")
         clock.advance(timedelta(minutes=5, seconds=1))
         ((agent, kind, notice),) = await swept(engine)
         assert (agent, kind, notice["text"]) == ("lead", "outbound", UNANSWERED_NOTICE)
