@@ -153,7 +153,7 @@ class WorkspaceRun:
         """`agent`'s harness, on a port of this run's engine; raises C2AError."""
         streaming = frozenset(n for n, p in self.platforms.items() if p.streams_drafts)
         limits = {n: p.draft_limit for n, p in self.platforms.items() if p.draft_limit}
-        port = EnginePort(self.host.engine, agent, self.senders, limits)
+        port = EnginePort(self.host.engine, agent, self.senders, limits, self.dispatch)
         deliveries = self.host.engine.deliveries
         context = HarnessContext(
             port,

@@ -15,7 +15,7 @@ the final text of a turn) spends the same one.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from core.actions import Action, Delete, Edit, Post, React, reaction_key
 from core.agent_port import (
@@ -32,6 +32,7 @@ from core.asking import Approval, ask
 from core.call_audit import audit_detail
 from core.clock import Clock, format_time
 from core.decision import Disposition, Policy
+from core.emission import Cancel, Emission
 from core.engine import Engine
 from core.errors import ToolError
 from core.event_views import events_seen, thread_seen
@@ -58,13 +59,19 @@ from core.settling import settle
 from core.signals import Signal
 from core.store import ClaimResult, StoredDelivery
 
-__all__ = ["EnginePort"]
+__all__ = ["EnginePort", "Tell"]
+
+# Where what a call means for the other agents goes once committed (the run's dispatch): the
+# cancellation of what a claim or an answer took from them, so their turns drop it.
+Tell = Callable[[list[Emission]], Awaitable[None]]
 
 
 class EnginePort:
     """One agent's `AgentPort` on the host's engine; `fetchers`: the senders, by platform;
     `limits`: the characters one message holds, by platform, for the rule that sends a long
-    answer as a file (`core.post_files.long_answer`)."""
+    answer as a file (`core.post_files.long_answer`); `tell`: where the other agents' harnesses
+    are told what a call took from them (None: nowhere, their answers are refused all the
+    same)."""
 
     def __init__(
         self,
@@ -72,11 +79,13 @@ class EnginePort:
         agent: str,
         fetchers: Mapping[str, object] = {},
         limits: Mapping[str, int] = {},
+        tell: Tell | None = None,
     ) -> None:
         self._engine = engine
         self._agent = agent
         self._fetchers = fetchers
         self._limits = limits
+        self._tell = tell
         self._budget = SendBudget(engine.workspace.settings.sends_per_minute)
 
     @property
@@ -149,6 +158,7 @@ class EnginePort:
             person=person,
         )
         why = f"answered with message {key}"
+        settled: list[tuple[str, str]] = []
         async with engine.transaction():
             queued = await engine.queue_action(post, self._now())
             # A repeat answers a question given back as failed: its answer was cut short, and
@@ -157,11 +167,13 @@ class EnginePort:
             if (queued or again) and delivery is not None:
                 ack_only = delivery.decision.policy is Policy.ACK_ONLY
                 disposition = Disposition.ACKNOWLEDGED if ack_only else Disposition.RESPONDED
-                await settle(engine, self._agent, delivery.decision, disposition, why)
+                settled += await settle(engine, self._agent, delivery.decision, disposition, why)
             for event_id in message.also_answers if queued else ():
                 also = await self._mine(event_id)
                 if also is not None:
-                    await settle(engine, self._agent, also.decision, Disposition.RESPONDED, why)
+                    answered = Disposition.RESPONDED
+                    settled += await settle(engine, self._agent, also.decision, answered, why)
+        await self._took(settled)
         return Queued(key, queued)
 
     async def react(self, in_reply_to: str, signal: Signal, *, eta: str | None = None) -> Queued:
@@ -194,9 +206,11 @@ class EnginePort:
         delivery = _delivered(event_id, self._own(deliveries))
         check_claim(delivery, deliveries)
         async with self._engine.transaction():
-            result, _ = await self._engine.claim(self._agent, event_id)
+            result, others = await self._engine.claim(self._agent, event_id)
             if result.granted:
                 await self._dispose(delivery, Disposition.CLAIMED, "claimed")
+        if others and self._tell is not None:
+            await self._tell(others)
         return result
 
     async def defer(self, event_id: str, reason: str, *, eta: str | None = None) -> Disposition:
@@ -338,8 +352,20 @@ class EnginePort:
     async def _settle(self, event_id: str, disposition: Disposition, why: str) -> Disposition:
         delivery = await self._delivery(event_id)
         async with self._engine.transaction():
-            await settle(self._engine, self._agent, delivery.decision, disposition, why)
+            settled = await settle(self._engine, self._agent, delivery.decision, disposition, why)
+        await self._took(settled)
         return disposition
+
+    async def _took(self, settled: Sequence[tuple[str, str]]) -> None:
+        """Tell the other agents' harnesses to drop what this agent's answer settled for them
+        (`core.settling`): a turn left with nothing to answer stops."""
+        taken: list[Emission] = [
+            Cancel(agent, event_id, "claimed_by_other")
+            for agent, event_id in settled
+            if agent != self._agent
+        ]
+        if taken and self._tell is not None:
+            await self._tell(taken)
 
     async def _queue(self, action: Edit | Delete) -> Queued:
         async with self._engine.transaction():

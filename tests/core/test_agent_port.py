@@ -16,6 +16,7 @@ from adapters.slack import normalise
 from core.agent_port import EventFilter, MessageState, Outgoing, Queued, ToolCall
 from core.clock import VirtualClock
 from core.decision import Directedness, Disposition, Policy
+from core.emission import Cancel, Emission
 from core.engine import Engine
 from core.engine_port import EnginePort
 from core.errors import ToolError
@@ -296,6 +297,25 @@ def test_a_reaction_to_a_question_records_nothing_but_a_message_answers_it() -> 
         assert await disposition(store, DM, "lead") is None
         await ports["lead"].send(answer(DM, "It is green."))
         assert await disposition(store, DM, "lead") is Disposition.RESPONDED
+
+    port_scenario(test)
+
+
+def test_a_claim_tells_the_harnesses_of_the_agents_it_took_the_event_from() -> None:
+    """The claim on the role mention expired and the other worker took it: the one first
+    picked is told, so a turn still at work on it drops it."""
+
+    async def test(engine: Engine, ports: dict[str, EnginePort], store: SQLiteStore) -> None:
+        selected, other = others(engine)
+        told: list[Emission] = []
+
+        async def tell(emissions: list[Emission]) -> None:
+            told.extend(emissions)
+
+        assert isinstance(engine.clock, VirtualClock)
+        engine.clock.advance(timedelta(days=1))
+        assert (await EnginePort(engine, other, tell=tell).claim(ROLE)).granted
+        assert told == [Cancel(selected, ROLE, "claimed_by_other")]
 
     port_scenario(test)
 

@@ -22,6 +22,7 @@ from builders import (
 
 from core.agent_port import Outgoing
 from core.clock import VirtualClock
+from core.emission import Cancel, Emission
 from core.engine import Engine
 from core.engine_port import EnginePort
 from core.errors import ToolError
@@ -94,6 +95,28 @@ def test_once_the_lead_is_given_a_question_the_first_answer_ends_the_others(firs
         assert engine.owed(second) == []
         clock.advance(timedelta(hours=1))
         assert [kind for _, kind, _ in await swept(engine)] == []
+        await engine.store.close()
+
+    asyncio.run(run())
+
+
+def test_the_harness_whose_obligation_an_answer_ended_is_told_to_drop_it() -> None:
+    """The lead answers the question put to it: worker-1's harness, which may still be at
+    work on the question or its reminder, is told that another agent took them."""
+
+    async def run() -> None:
+        engine, _ = await escalated()
+        told: list[Emission] = []
+
+        async def tell(emissions: list[Emission]) -> None:
+            told.extend(emissions)
+
+        said = Outgoing(conversation="C0GEN", text="Deployed.", in_reply_to=f"{QUESTION}~escalated")
+        await EnginePort(engine, "lead", tell=tell).send(said)
+        assert sorted(told, key=str) == [
+            Cancel("worker-1", QUESTION, "claimed_by_other"),
+            Cancel("worker-1", f"{QUESTION}~reminder", "claimed_by_other"),
+        ]
         await engine.store.close()
 
     asyncio.run(run())
