@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from core.acknowledgement import acknowledgement, taken_back
-from core.actions import Action, Post
+from core.actions import Action, Post, reaction_key
 from core.clock import Clock, format_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.digest import DigestItem, summarise
@@ -55,6 +55,8 @@ UNAVAILABLE_NOTICE = (
     "I can't answer right now: the assistant behind me is not running. Your message is kept "
     "and will be answered when it is back."
 )
+# The reactions a person reads as the agent's verdict on what they asked (spec 001).
+_VERDICTS = (Signal.DONE, Signal.DECLINED, Signal.AGREE)
 UNANSWERED_NOTICE = (
     "Sorry: I have not managed to answer this. You may want to ask again, or ask someone else."
 )
@@ -326,7 +328,7 @@ class FollowUp:
         take it (it is the agent that left it, or was not given it: a direct message to
         another agent), the person who asked is told once that no answer came
         (`UNANSWERED_NOTICE`), rather than left waiting; nothing where another agent it was
-        asked of answered it."""
+        asked of answered it, or where the agent showed a verdict on it (a reaction)."""
         reminder = delivery.decision
         original = question_of(reminder.event_id)
         event = await self.event(original)
@@ -345,8 +347,19 @@ class FollowUp:
             return emissions  # another agent it was asked of answered: the person has an answer
         if lead != reminder.agent and lead in given:
             return emissions + await self._tell_lead(original, asked, stamp)
+        if await self._verdict_shown(asked.decision, reminder):
+            return emissions  # the person saw its ✅, 🙅 or 👍: no "not managed" after that
         key = f"{asked.decision.idempotency_key}:unanswered"
         return emissions + await self._notice(asked.decision, key, UNANSWERED_NOTICE, stamp)
+
+    async def _verdict_shown(self, *decisions: Decision) -> bool:
+        """Whether the agent put a verdict (`done`, `declined`, `agree`) on the question or its
+        reminder: a reaction answers no `must_respond` question, but the person has seen it."""
+        for decision in decisions:
+            for signal in _VERDICTS:
+                if await self.store.outbox_has(reaction_key(decision.idempotency_key, signal)):
+                    return True
+        return False
 
     async def _tell_lead(self, original: str, asked: StoredDelivery, stamp: str) -> list[Emission]:
         """The question `original` that `asked`'s agent left unanswered after its reminder, put

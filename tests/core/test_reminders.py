@@ -98,6 +98,25 @@ def test_an_unanswered_event_gets_one_reminder_then_one_escalation_to_the_lead()
     asyncio.run(run())
 
 
+def test_a_question_its_agent_only_reacted_to_gets_no_notice_that_no_answer_came() -> None:
+    """worker-1 put ✅ on the DM and said nothing: a reaction answers no `must_respond`
+    question, so it is reminded and escalated, but the person, who saw the ✅, is not told
+    that no answer came."""
+
+    async def run() -> None:
+        from core.engine_port import EnginePort
+        from core.signals import Signal
+
+        engine, clock, event_id = await world()
+        await EnginePort(engine, "worker-1").react(event_id, Signal.DONE)
+        await reminder_taken(engine, clock, "worker-1")
+        clock.advance(timedelta(minutes=5, seconds=1))
+        assert [kind for _, kind, _ in await swept(engine)] == ["escalation"]
+        await engine.store.close()
+
+    asyncio.run(run())
+
+
 def test_an_answered_event_is_not_chased() -> None:
     async def run() -> None:
         engine, clock, event_id = await world()
