@@ -44,6 +44,7 @@ from core.store import AuditLog, Deliveries, Ledger, LedgerEntry, OutboxStore, S
 
 __all__ = [
     "DIGEST_KIND",
+    "LOOP_NOTICE",
     "UNANSWERED_NOTICE",
     "UNAVAILABLE_NOTICE",
     "FollowUp",
@@ -55,11 +56,15 @@ UNAVAILABLE_NOTICE = (
     "I can't answer right now: the assistant behind me is not running. Your message is kept "
     "and will be answered when it is back."
 )
-# The reactions a person reads as the agent's verdict on what they asked (spec 001).
-_VERDICTS = (Signal.DONE, Signal.DECLINED, Signal.AGREE)
+LOOP_NOTICE = (
+    "Stopping here: we agents have answered each other {rounds} times without a person. "
+    "Reply if you want us to go on."
+)
 UNANSWERED_NOTICE = (
     "Sorry: I have not managed to answer this. You may want to ask again, or ask someone else."
 )
+# The reactions a person reads as the agent's verdict on what they asked (spec 001).
+_VERDICTS = (Signal.DONE, Signal.DECLINED, Signal.AGREE)
 
 
 # What an agent is told of a stored delivery (`LedgerDeliveries.delivery`).
@@ -387,11 +392,30 @@ class FollowUp:
         self, event: ChatEvent, escalated: set[str], stamp: str
     ) -> list[Emission]:
         """A bot-to-bot loop that hit the limit in `event`'s conversation is escalated to the
-        lead once per run (`escalated`: the conversations already escalated)."""
+        lead once per run (`escalated`: the conversations already escalated), and the people
+        there are told why the agents went quiet, by the agent whose line reached the limit
+        (A2ACP 6.4: a loop that reaches its limit goes to the people); none where that line is
+        no agent's of this workspace."""
         key = event.conversation.key
         if key in escalated:
             return []
         lead = self.workspace.lead
         if not await self.store.record_escalation(lead, "loop_limit", key, event.event_id, stamp):
             return []
-        return [Escalation(lead, "loop_limit", key, event.event_id)]
+        emissions: list[Emission] = [Escalation(lead, "loop_limit", key, event.event_id)]
+        agent = self.workspace.agent_for(event.platform, event.author.id)
+        if agent is None:
+            return emissions
+        rounds = self.workspace.settings.loop_rounds
+        notice = Post(
+            agent=agent,
+            platform=event.platform,
+            conversation=event.conversation.id,
+            key=f"{event.event_id}:{agent}:loop",
+            text=LOOP_NOTICE.format(rounds=rounds),
+            thread=event.conversation.thread_id,
+            visibility="thread",
+        )
+        if await self.queue(notice, stamp):
+            emissions.append(Queued(agent, notice))
+        return emissions

@@ -35,6 +35,7 @@ from core.decision import Disposition
 from core.emission import Cancel, Delivery
 from core.engine import WORK_ENDED, Engine
 from core.engine_port import EnginePort
+from core.followup import LOOP_NOTICE
 from core.sqlite_store import SQLiteStore
 
 AGENTS = ("lead", "worker-1", "worker-2")
@@ -400,6 +401,11 @@ def test_a_bot_loop_is_cut_after_four_rounds_and_escalated_once() -> None:
     assert worker == ["direct_mention", "direct_mention", "loop_limit", "loop_limit"]
     escalations = [r for r in records if "escalation" in r]
     assert len(escalations) == 1 and escalations[0]["agent"] == "lead"
+    # the people there are told why the agents went quiet, by the agent that hit the limit
+    (notice,) = [
+        r for r in records if r.get("outbound", {}).get("text") == LOOP_NOTICE.format(rounds=4)
+    ]
+    assert notice["agent"] == "lead" and notice["outbound"]["conversation"] == "C0GEN"
 
 
 def test_a_human_message_resets_the_loop_count() -> None:
