@@ -19,13 +19,14 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from core import notices
 from core.acknowledgement import acknowledgement, taken_back
 from core.actions import Action, Post, reaction_key
 from core.clock import Clock, format_time
 from core.decision import Decision, Directedness, InjectionMode, Policy, Priority
 from core.digest import DigestItem, summarise
 from core.emission import Delivery, Emission, Escalation, Queued
-from core.events import ChatEvent, ConversationKind, EventKind
+from core.events import ChatEvent, EventKind
 from core.follow_up_records import (
     BUDGET_TURN,
     ESCALATED,
@@ -44,25 +45,11 @@ from core.store import AuditLog, Deliveries, Ledger, LedgerEntry, OutboxStore, S
 
 __all__ = [
     "DIGEST_KIND",
-    "LOOP_NOTICE",
-    "UNANSWERED_NOTICE",
-    "UNAVAILABLE_NOTICE",
     "FollowUp",
     "FollowUpStore",
 ]
 
 DIGEST_KIND = "x.c2a.digest"
-UNAVAILABLE_NOTICE = (
-    "I can't answer right now: the assistant behind me is not running. Your message is kept "
-    "and will be answered when it is back."
-)
-LOOP_NOTICE = (
-    "Stopping here: we agents have answered each other {rounds} times without a person. "
-    "Reply if you want us to go on."
-)
-UNANSWERED_NOTICE = (
-    "Sorry: I have not managed to answer this. You may want to ask again, or ask someone else."
-)
 # The reactions a person reads as the agent's verdict on what they asked (spec 001).
 _VERDICTS = (Signal.DONE, Signal.DECLINED, Signal.AGREE)
 
@@ -223,8 +210,8 @@ class FollowUp:
                 or delivery.disposition not in UNANSWERED  # handed over, or deleted
             ):
                 continue
-            notice = f"{decision.idempotency_key}:notice"
-            emissions.extend(await self._notice(decision, notice, UNAVAILABLE_NOTICE, stamp))
+            key = f"{decision.idempotency_key}:notice"
+            emissions.extend(await self._notice(decision, key, notices.UNAVAILABLE, stamp))
         return emissions
 
     async def _notice(self, asked: Decision, key: str, text: str, stamp: str) -> list[Emission]:
@@ -233,17 +220,10 @@ class FollowUp:
         event = await self.event(asked.event_id)
         if event is None or event.kind is not EventKind.MESSAGE:
             return []
-        action = Post(
-            agent=asked.agent,
-            platform=event.platform,
-            conversation=event.conversation.id,
-            key=key,
-            text=text,
-            thread=event.conversation.thread_id,
-            visibility="dm" if event.conversation.kind is ConversationKind.DM else "thread",
-            in_reply_to=event.event_id,
-        )
-        return [Queued(asked.agent, action)] if await self.queue(action, stamp) else []
+        return await self._say(notices.notice(asked.agent, event, key, text), stamp)
+
+    async def _say(self, post: Post, stamp: str) -> list[Emission]:
+        return [Queued(post.agent, post)] if await self.queue(post, stamp) else []
 
     async def _take_up(self, waiting: set[tuple[str, str]], stamp: str) -> list[Emission]:
         """The questions each (agent, asker) of `waiting` holds over the asker's budget, once it
@@ -332,7 +312,7 @@ class FollowUp:
         overdue, so a later sweep puts it to the lead once it can take it. Where the lead cannot
         take it (it is the agent that left it, or was not given it: a direct message to
         another agent), the person who asked is told once that no answer came
-        (`UNANSWERED_NOTICE`), rather than left waiting; nothing where another agent it was
+        (`core.notices.UNANSWERED`), rather than left waiting; nothing where another agent it was
         asked of answered it, or where the agent showed a verdict on it (a reaction)."""
         reminder = delivery.decision
         original = question_of(reminder.event_id)
@@ -348,14 +328,16 @@ class FollowUp:
         await self.store.set_status(reminder.event_id, reminder.agent, "escalated")
         given = {d.decision.agent: d for d in await self.store.deliveries(original)}
         asked = given.get(reminder.agent)
-        if asked is None or any(d.disposition in ANSWERED for d in given.values()):
+        if asked is None:
+            return emissions  # the question is no longer in the ledger
+        if any(d.disposition in ANSWERED for d in given.values()):
             return emissions  # another agent it was asked of answered: the person has an answer
         if lead != reminder.agent and lead in given:
             return emissions + await self._tell_lead(original, asked, stamp)
         if await self._verdict_shown(asked.decision, reminder):
             return emissions  # the person saw its ✅, 🙅 or 👍: no "not managed" after that
         key = f"{asked.decision.idempotency_key}:unanswered"
-        return emissions + await self._notice(asked.decision, key, UNANSWERED_NOTICE, stamp)
+        return emissions + await self._notice(asked.decision, key, notices.UNANSWERED, stamp)
 
     async def _verdict_shown(self, *decisions: Decision) -> bool:
         """Whether the agent put a verdict (`done`, `declined`, `agree`) on the question or its
@@ -406,16 +388,6 @@ class FollowUp:
         agent = self.workspace.agent_for(event.platform, event.author.id)
         if agent is None:
             return emissions
-        rounds = self.workspace.settings.loop_rounds
-        notice = Post(
-            agent=agent,
-            platform=event.platform,
-            conversation=event.conversation.id,
-            key=f"{event.event_id}:{agent}:loop",
-            text=LOOP_NOTICE.format(rounds=rounds),
-            thread=event.conversation.thread_id,
-            visibility="thread",
-        )
-        if await self.queue(notice, stamp):
-            emissions.append(Queued(agent, notice))
-        return emissions
+        stopped = notices.loop_stopped(self.workspace.settings.loop_rounds)
+        post = notices.notice(agent, event, f"{event.event_id}:{agent}:loop", stopped, reply=False)
+        return emissions + await self._say(post, stamp)

@@ -40,9 +40,9 @@ from core.continuity import asks_the_room
 from core.decision import Directedness, Policy
 from core.drafts import CUT_SHORT, MODEL_FAILED, STOPPED, TURN_FAILED, WRITING
 from core.errors import ModelError
-from core.followup import UNAVAILABLE_NOTICE
 from core.intent import DEFAULT_RULES
 from core.intent_tables import Intent
+from core.notices import is_notice
 from harness_bridge.backends.openai import TurnResult, session_of
 from harness_bridge.prompt import choice_messages, plain_line, text_messages
 from harness_bridge.streamed_reply import StreamedReply
@@ -66,7 +66,6 @@ _NAMED: Final = frozenset({Directedness.TO_ME, Directedness.TO_MY_ROLE})
 # is in, and a 👍 or 🙅 on its message (a model with tools proceeds or revises; one that can only
 # write has nothing to add to a reaction).
 _NOT_NAMING: Final = frozenset({"thread_participant", "signal_agree", "signal_declined"})
-_HOST_LINES: Final = frozenset({UNAVAILABLE_NOTICE, TURN_FAILED})
 _UNFINISHED: Final = (WRITING, CUT_SHORT, MODEL_FAILED, STOPPED)  # what ends an unfinished answer
 Volunteers = Literal["ask", "always"]
 
@@ -248,7 +247,7 @@ def _hosts(event: EventView) -> bool:
     (a person typing the same words is still heard)."""
     text = event.text
     return event.author.get("kind") == "agent" and (
-        text in _HOST_LINES or text.endswith(_UNFINISHED)
+        text == TURN_FAILED or is_notice(text) or text.endswith(_UNFINISHED)
     )
 
 

@@ -20,7 +20,7 @@ from test_run_webchat import Browser, until
 from webchat_run import webchat_run
 
 from c2a.run_report import health
-from core.followup import UNAVAILABLE_NOTICE
+from core.notices import UNAVAILABLE
 
 AGENTS = ["lead", "worker-1", "worker-2"]
 BLOCKED, SEEN = "🚧", "👀"
@@ -67,7 +67,7 @@ def test_a_question_to_an_agent_with_no_harness_is_marked_blocked_and_the_asker_
             await until(lambda: browser.replies_to(asked) == ["lead"], "the notice")
             assert reacted(browser, asked, "lead") == {BLOCKED}
             notice = list(chat.history.messages.values())[-1]
-            assert notice.text == UNAVAILABLE_NOTICE
+            assert notice.text == UNAVAILABLE
             reader.cancel()
             return told(browser), (await health([run]))["workspaces"]["local"]
 

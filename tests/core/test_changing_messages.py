@@ -35,7 +35,7 @@ from core.decision import Disposition
 from core.emission import Cancel, Delivery
 from core.engine import WORK_ENDED, Engine
 from core.engine_port import EnginePort
-from core.followup import LOOP_NOTICE
+from core.notices import loop_stopped
 from core.sqlite_store import SQLiteStore
 
 AGENTS = ("lead", "worker-1", "worker-2")
@@ -402,9 +402,7 @@ def test_a_bot_loop_is_cut_after_four_rounds_and_escalated_once() -> None:
     escalations = [r for r in records if "escalation" in r]
     assert len(escalations) == 1 and escalations[0]["agent"] == "lead"
     # the people there are told why the agents went quiet, by the agent that hit the limit
-    (notice,) = [
-        r for r in records if r.get("outbound", {}).get("text") == LOOP_NOTICE.format(rounds=4)
-    ]
+    (notice,) = [r for r in records if r.get("outbound", {}).get("text") == loop_stopped(4)]
     assert notice["agent"] == "lead" and notice["outbound"]["conversation"] == "C0GEN"
 
 

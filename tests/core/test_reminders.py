@@ -31,8 +31,8 @@ from core.clock import VirtualClock, format_time
 from core.decision import Disposition
 from core.emission import Cancel
 from core.engine import Engine
-from core.followup import UNANSWERED_NOTICE
 from core.mutes import record_mute
+from core.notices import UNANSWERED
 from core.restart import blocked_again
 from core.sqlite_store import SQLiteStore
 from harness_bridge.wire import parse_deliver
@@ -90,7 +90,7 @@ def test_an_unanswered_event_gets_one_reminder_then_one_escalation_to_the_lead()
             },
         )
         assert (agent, kind, notice["conversation"]) == ("worker-1", "outbound", "D0W1")
-        assert (notice["text"], notice["inReplyTo"]) == (UNANSWERED_NOTICE, event_id)
+        assert (notice["text"], notice["inReplyTo"]) == (UNANSWERED, event_id)
         clock.advance(timedelta(minutes=10))
         assert await swept(engine) == []
         await engine.store.close()
@@ -617,7 +617,7 @@ def test_a_question_the_lead_leaves_unanswered_too_gets_a_notice_from_it() -> No
         await reminder_taken(engine, clock, "lead")
         clock.advance(timedelta(minutes=5, seconds=1))
         ((agent, kind, notice),) = await swept(engine)
-        assert (agent, kind, notice["text"]) == ("lead", "outbound", UNANSWERED_NOTICE)
+        assert (agent, kind, notice["text"]) == ("lead", "outbound", UNANSWERED)
         assert (notice["conversation"], notice["inReplyTo"]) == ("C0GEN", question)
         clock.advance(timedelta(hours=1))
         assert await swept(engine) == []

@@ -19,6 +19,7 @@ from outbox_pump import pumped
 from world import BASE, DM, ROLE, THANKS, harness_context, scenario
 
 from adapters.slack import normalise
+from core import notices
 from core.actions import Action
 from core.agent_port import EventView
 from core.clock import SystemClock, VirtualClock
@@ -472,6 +473,8 @@ def test_the_recent_lines_hold_each_message_once_as_it_reads_now() -> None:
         said("e6", "edit", "m4", "what about the tests, lead?"),
         said("e7", "message", "m5", TURN_FAILED, author=LEAD),  # the host's, not the model's
         said("e8", "message", "m6", TURN_FAILED),  # a person's, whatever the words
+        said("e9", "message", "m7", notices.UNANSWERED, author=LEAD),
+        said("e10", "message", "m8", notices.loop_stopped(4), author=LEAD),
     ]
     turn = [{"eventId": "e6", "source": {"messageId": "m4"}}]
     lines = said_lines(seen, turn)
