@@ -1,15 +1,17 @@
 """The host's follow-ups on what nobody did: reminders and escalations of questions left
 unanswered (`must_respond` events, and role questions the host picked an agent to answer), the
-escalation of a bot loop (`escalate_loop`), notices to people while an agent's harness is down,
-and digests. A reminder, like a hand-over (`core.handover`) and an escalation to the lead, is a
-record that stands for an earlier event under an id of its own (`core.follow_up_records`).
+escalation of a bot loop (`escalate_loop`), digests, and the notices that tell people, in an
+agent's name, that its harness is down, that no one took up their question, or that a loop of
+agents stopped (`core.notices`). A reminder, like a hand-over (`core.handover`) and an
+escalation to the lead, is a record that stands for an earlier event under an id of its own
+(`core.follow_up_records`).
 
-Everything here runs from `Engine.sweep`, on the engine's clock, inside the caller's
-transaction, and keeps its progress in the ledger (reminder and digest records, delivery
-statuses), so a restart neither repeats nor forgets a follow-up. It takes the few parts of the
-engine it uses (the ledger, the clock, the workspace and its glyphs, and how to redeliver,
-queue and look up an event, take a turn of a person's budget and tell a muted agent), never
-the engine itself.
+Everything here but `escalate_loop` (run as the line that reached the loop limit is taken in)
+runs from `Engine.sweep`, on the engine's clock, inside the caller's transaction, and keeps its
+progress in the ledger (reminder and digest records, delivery statuses), so a restart neither
+repeats nor forgets a follow-up. It takes the few parts of the engine it uses (the ledger, the
+clock, the workspace and its glyphs, and how to redeliver, queue and look up an event, take a
+turn of a person's budget and tell a muted agent), never the engine itself.
 """
 
 from __future__ import annotations
