@@ -52,7 +52,7 @@ from core.guards import (
     reaction_disposition,
 )
 from core.indicator import progress_actions, working_actions
-from core.post_files import PostFile, checked_files, long_answer
+from core.post_files import contents
 from core.post_places import check_met, check_thread, post_place
 from core.sent_messages import landed_message, message_id, sent_by
 from core.settling import settle
@@ -61,15 +61,14 @@ from core.store import ClaimResult, StoredDelivery
 
 __all__ = ["EnginePort", "Tell"]
 
-# Where what a call means for the other agents goes once committed (the run's dispatch): the
-# cancellation of what a claim or an answer took from them, so their turns drop it.
+# Where a call's cancellations of what it took from other agents go (the run's dispatch).
 Tell = Callable[[list[Emission]], Awaitable[None]]
 
 
 class EnginePort:
     """One agent's `AgentPort` on the host's engine; `fetchers`: the senders, by platform;
     `limits`: the characters one message holds, by platform, for the rule that sends a long
-    answer as a file (`core.post_files.long_answer`); `tell`: where the other agents' harnesses
+    answer as a file (`core.post_files.contents`); `tell`: where the other agents' harnesses
     are told what a call took from them (None: nowhere, their answers are refused all the
     same)."""
 
@@ -139,7 +138,8 @@ class EnginePort:
         await check_met(engine, self._agent, message.conversation, person, place.asker)
         if delivery is not None and not repeat:
             check_reply(delivery, self._holder(delivery), self._agent, message.text)
-        text, files = self._contents(message, place.platform)
+        ephemeral, limit = message.visibility == "ephemeral", self._limits.get(place.platform)
+        text, files = contents(message.text, message.files, ephemeral, limit, self.answer_parts)
         if not repeat:  # last: a message refused for any reason counts against nothing
             self._budget.spend(message.conversation, engine.clock.now())
         post = Post(
@@ -336,18 +336,6 @@ class EnginePort:
         self._engine.mark_unavailable(self._agent)
 
     # ---- inside ------------------------------------------------------------------------------
-
-    def _contents(self, message: Outgoing, platform: str) -> tuple[str, tuple[PostFile, ...]]:
-        """The text and files `message` goes out with: its own files, checked, or, for an
-        answer too long for the platform's messages, a summary and the answer as a file."""
-        files = checked_files(message.files)
-        if files and message.visibility == "ephemeral":
-            raise ToolError("an ephemeral message cannot carry files; post it in the thread")
-        if files or message.visibility == "ephemeral":
-            return message.text, files
-        limit = self._limits.get(platform)
-        long = long_answer(message.text, limit, self.answer_parts)
-        return (message.text, ()) if long is None else (long[0], (long[1],))
 
     async def _settle(self, event_id: str, disposition: Disposition, why: str) -> Disposition:
         delivery = await self._delivery(event_id)

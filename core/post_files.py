@@ -29,6 +29,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "PostFile",
     "checked_files",
+    "contents",
     "files_from_record",
     "files_record",
     "long_answer",
@@ -94,6 +95,21 @@ def long_answer(text: str, limit: int | None, parts: int) -> tuple[str, PostFile
     if limit is None or parts_needed(text, limit) <= parts:
         return None
     return f"{summary(text)}\n\n{ATTACHED_NOTE}", PostFile(ANSWER_NAME, text.strip())
+
+
+def contents(
+    text: str, files: Sequence[PostFile], ephemeral: bool, limit: int | None, parts: int
+) -> tuple[str, tuple[PostFile, ...]]:
+    """The text and files a message goes out with: its own `files`, checked, or, for an answer
+    too long for `parts` of the platform's messages of `limit` characters, a summary and the
+    answer as a file. An `ephemeral` message carries no file, and is never made one."""
+    checked = checked_files(files)
+    if checked and ephemeral:
+        raise ToolError("an ephemeral message cannot carry files; post it in the thread")
+    if checked or ephemeral:
+        return text, checked
+    long = long_answer(text, limit, parts)
+    return (text, ()) if long is None else (long[0], (long[1],))
 
 
 def summary(text: str, most: int = SUMMARY_CHARS) -> str:
