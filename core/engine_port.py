@@ -158,7 +158,7 @@ class EnginePort:
             person=person,
         )
         why = f"answered with message {key}"
-        settled: list[tuple[str, str]] = []
+        settled: list[Cancel] = []
         async with engine.transaction():
             queued = await engine.queue_action(post, self._now())
             # A repeat answers a question given back as failed: its answer was cut short, and
@@ -209,8 +209,7 @@ class EnginePort:
             result, others = await self._engine.claim(self._agent, event_id)
             if result.granted:
                 await self._dispose(delivery, Disposition.CLAIMED, "claimed")
-        if others and self._tell is not None:
-            await self._tell(others)
+        await self._took(others)
         return result
 
     async def defer(self, event_id: str, reason: str, *, eta: str | None = None) -> Disposition:
@@ -344,14 +343,10 @@ class EnginePort:
         await self._took(settled)
         return disposition
 
-    async def _took(self, settled: Sequence[tuple[str, str]]) -> None:
-        """Tell the other agents' harnesses to drop what this agent's answer settled for them
-        (`core.settling`): a turn left with nothing to answer stops."""
-        taken: list[Emission] = [
-            Cancel(agent, event_id, "claimed_by_other")
-            for agent, event_id in settled
-            if agent != self._agent
-        ]
+    async def _took(self, cancels: Sequence[Emission]) -> None:
+        """Tell the other agents' harnesses to drop what this agent's claim or answer took from
+        them (`Engine.claim`, `core.settling`): a turn left with nothing to answer stops."""
+        taken = [cancel for cancel in cancels if cancel.agent != self._agent]
         if taken and self._tell is not None:
             await self._tell(taken)
 

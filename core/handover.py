@@ -214,10 +214,9 @@ async def _hand(
     state.note_owed(decision)
     why = f"handed over to {to}: {agent} is down"
     # its reminder of the question, if it had one, goes with it: no late answer to that either
-    settled = await settle(engine, agent, owed, Disposition.SUPERSEDED, why)
-    ended = [owed.event_id, *(event_id for _, event_id in settled)]
     emissions: list[Emission] = [
-        *(Cancel(agent, event_id, "claimed_by_other") for event_id in ended),
+        Cancel(agent, owed.event_id, "claimed_by_other"),
+        *await settle(engine, agent, owed, Disposition.SUPERSEDED, why),
         await engine.deliveries.delivery(StoredDelivery(decision, seq, "pending", 0, None)),
     ]
     emissions += await _status_off(engine, owed, stamp)

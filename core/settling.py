@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core.decision import Decision, Disposition
+from core.emission import Cancel
 from core.follow_up_records import ESCALATION_SUFFIX, follow_up_ids, follows_up, question_of
 from core.guards import ANSWERED, UNANSWERED
 
@@ -33,17 +34,18 @@ __all__ = ["settle"]
 
 async def settle(
     engine: Engine, agent: str, ended: Decision, disposition: Disposition, why: str
-) -> list[tuple[str, str]]:
+) -> list[Cancel]:
     """Record that `agent` ended `ended` (its decision about one id of a question) with
     `disposition`, and what that settles (see the module doc), in the caller's transaction.
-    Returns the agent and id of each other delivery it ended, for its harness to be told."""
+    Returns a cancellation (`claimed_by_other`) of each other delivery it ended, for its
+    agent's harness, to send once the transaction commits."""
     stands_for = follows_up(ended)
     question = ended.event_id if stands_for is None else question_of(stands_for)
     escalation = question + ESCALATION_SUFFIX
     answered = disposition in ANSWERED
     by_lead = answered and ended.event_id.startswith(escalation)
     await engine.dispose(agent, ended.event_id, disposition, why)
-    settled: list[tuple[str, str]] = []
+    settled: list[Cancel] = []
     for event_id in (question, *follow_up_ids(question)):
         if event_id == ended.event_id:
             continue
@@ -52,9 +54,9 @@ async def settle(
             owes = delivery.disposition in UNANSWERED and delivery.decision.owes_answer
             if other == agent and (owes or event_id == stands_for):
                 await engine.dispose(agent, event_id, disposition, why)
-                settled.append((agent, event_id))
+                settled.append(Cancel(agent, event_id, "claimed_by_other"))
             elif owes and (by_lead or (answered and event_id.startswith(escalation))):
                 answer = f"answered by agent:{agent}"
                 await engine.dispose(other, event_id, Disposition.SUPERSEDED, answer)
-                settled.append((other, event_id))
+                settled.append(Cancel(other, event_id, "claimed_by_other"))
     return settled
