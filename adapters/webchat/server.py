@@ -145,13 +145,28 @@ class WebChat:
     async def start(self) -> str:
         """Read the record back and hand the host what its ledger lacks (what a crash cut off
         between keeping and handing over: nothing said is lost), seat every agent in every
-        channel, then serve the page. Returns its URL."""
+        channel, then serve the page. A ledger that holds nothing of the record (a new one
+        beside an old record: the ledger was deleted or moved) is handed only who joined
+        where; what was said before it stays on the page, and no agent is asked about it, as a
+        first run on Slack or Discord reads no history. Returns its URL."""
         payloads = self.history.load()
         ids = [event_id_of(payload) for payload in payloads]
         held = await self.store.held([i for i in ids if i is not None])
+        before_ledger = 0
         for payload, kept in zip(payloads, ids, strict=True):
-            if kept not in held:
-                await self.receive(PLATFORM, payload, self._via(payload))
+            if kept in held:
+                continue
+            if not held and payload.get("type") != "member_joined":
+                before_ledger += payload.get("type") == "message"
+                continue
+            await self.receive(PLATFORM, payload, self._via(payload))
+        if before_ledger:
+            log.warning(
+                "%s: the web chat's record holds %d message(s) from before this ledger; they "
+                "stay on the page, and no agent is asked about them",
+                self.workspace,
+                before_ledger,
+            )
         for channel in self.config.channels:
             for agent in self.agents:
                 joined = {"type": "member_joined", "channel": channel, "user": agent}

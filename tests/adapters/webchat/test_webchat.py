@@ -500,6 +500,39 @@ def test_a_restart_hands_the_host_only_what_its_ledger_lacks(tmp_path: Path) -> 
     assert handed == ["3"]
 
 
+def test_a_new_ledger_beside_an_old_record_is_asked_nothing_of_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The ledger deleted, the record kept: what was said before stays on the page, and no
+    agent is asked about it (a first run on Slack or Discord reads no history either); who
+    joined where is handed over, and what is said now is decided as ever."""
+
+    async def first(chat: Chat) -> None:
+        await chat.chat.say("ana", "general", "@lead one")
+        await chat.chat.say("ana", "general", "@lead two?")
+
+    run(tmp_path, first)
+    (tmp_path / "ledger.sqlite3").unlink()
+
+    async def second(chat: Chat) -> None:
+        assert [m.text for m in chat.chat.history] == ["@lead one", "@lead two?"]
+        for old in ("1", "2"):
+            assert await chat.store.deliveries(event_id("local", old)) == []
+        joined = await chat.store.held(["webchat:local:joined:general:lead"])
+        assert joined == {"webchat:local:joined:general:lead"}
+        three = await chat.chat.say("ana", "general", "@lead three?")
+        (lead,) = [
+            d
+            for d in await chat.store.deliveries(event_id("local", three.id))
+            if d.decision.agent == "lead"
+        ]
+        assert lead.decision.policy is Policy.MUST_RESPOND
+
+    with caplog.at_level("WARNING"):
+        run(tmp_path, second)
+    assert "holds 2 message(s) from before this ledger" in caplog.text
+
+
 TYPING = {"op": "typing", "channel": "general", "thread": None, "on": True}
 
 
