@@ -56,7 +56,7 @@ class StdioSettings(BaseModel):
     """`harness: {backend: stdio, command: [...], pass_env: [...], env: {...}}`: the process gets
     `harness_bridge.backends.environment`'s base, the `pass_env` variables and `env`;
     `deliveries_in_flight` bounds the `chat/deliver` requests awaiting the harness's answer at
-    once (8 by default)."""
+    once (`DELIVERY_WINDOW`, 32, by default)."""
 
     model_config = ConfigDict(extra="forbid")
 
