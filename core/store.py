@@ -205,7 +205,8 @@ class Deliveries(Protocol):
     async def set_disposition(
         self, event_id: str, agent: str, disposition: Disposition, reason: str, at: str
     ) -> bool:
-        """Record how a delivery ended; False when there is no such delivery."""
+        """Record how a delivery ended; False when there is no such delivery. One superseded
+        before its harness had it is withdrawn as well (`store_rows.WITHDRAW_PENDING`)."""
         ...
 
     async def mark_delivered(self, event_id: str, agent: str, attempt: int) -> None:

@@ -65,6 +65,10 @@ OPEN_OBLIGATION = (
     "status = 'delivered' AND disposition IS NULL "
     "AND (policy = 'must_respond' OR (policy = 'may_respond' AND claimed_by = agent))"
 )
+# A disposition that supersedes a delivery its harness has not had yet also withdraws it (status
+# `withdrawn`), so it is never sent: the words are gone, or another agent now holds the question
+# (spec 000: "If a message is deleted before response, cancel the pending event").
+WITHDRAW_PENDING = ", status = CASE WHEN status = 'pending' THEN 'withdrawn' ELSE status END"
 # What is due leaves out `result`, which only a sent action has.
 OUTBOX_COLUMNS = "idempotency_key, agent, action, status, attempts, result"
 # A quarantine record's columns, and what inserting an input already kept does instead.

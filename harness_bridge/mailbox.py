@@ -63,15 +63,23 @@ class Mailbox:
         return cursor.rowcount == 1
 
     def cancel(self, event_id: str, reason: str) -> bool:
+        """Mark a delivery cancelled; True the first time. One not here yet is kept as
+        cancelled all the same, so that its delivery, when it comes (the host may have read it
+        before the message was deleted, and send it after the cancellation), is acknowledged
+        as a repeat and never stored or injected."""
         cursor = self._db.execute(
-            "UPDATE mailbox SET cancelled = ? WHERE event_id = ? AND cancelled IS NULL",
-            (reason, event_id),
+            "INSERT INTO mailbox (event_id, params, attempt, cancelled) VALUES (?, 'null', 0, ?) "
+            "ON CONFLICT (event_id) DO UPDATE SET cancelled = excluded.cancelled "
+            "WHERE cancelled IS NULL",
+            (event_id, reason),
         )
         return cursor.rowcount == 1
 
     def entries(self) -> list[MailboxEntry]:
+        """The deliveries stored, in arrival order (not the cancellations that came first)."""
         rows = self._db.execute(
-            "SELECT n, event_id, params, attempt, cancelled FROM mailbox ORDER BY n"
+            "SELECT n, event_id, params, attempt, cancelled FROM mailbox "
+            "WHERE params != 'null' ORDER BY n"
         ).fetchall()
         return [MailboxEntry(r[0], r[1], orjson.loads(r[2]), r[3], r[4]) for r in rows]
 

@@ -174,9 +174,10 @@ class InProcessHarness:
 
     async def _cancelled(self, params: dict[str, Any] | None) -> None:
         if params and isinstance(params.get("eventId"), str):
-            event_id = params["eventId"]
-            self.assembler.cancel(event_id)
-            self._drop(event_id, str(params.get("reason")))
+            event_id, reason = params["eventId"], str(params.get("reason"))
+            self.mailbox.cancel(event_id, reason)
+            self.assembler.cancel(event_id, reason)
+            self._drop(event_id, reason)
             self._poke()
 
     def _drop(self, event_id: str, reason: str) -> None:

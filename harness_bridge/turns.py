@@ -6,9 +6,11 @@
   fragment is complete (`is_complete`: it ends with `?`, or it mentions someone and is a full
   sentence), the window is only the settle time (300 ms by default): a single question is
   not held three seconds, yet a fragment sent right after it still joins it.
-- An edit that arrives before injection replaces the version it supersedes (the model sees
-  only the edited text, once); a fragment deleted or cancelled before injection is dropped,
-  and a turn left empty never happens.
+- An edit that arrives before injection replaces the version it supersedes in its place (the
+  model sees only the edited text, once), whichever of the edit and the old version's
+  cancellation (`superseded`) comes first; an edit whose own mode starts no turn, or starts one
+  at once, takes the old version out of its gathering instead. A fragment deleted or cancelled
+  before injection is dropped, and a turn left empty never happens.
 - `immediate` is a turn at once; it asks to interrupt the running turn when it is urgent or
   stops work (`preempts`), else it waits for the next tool boundary.
 - `notify` is a turn at once holding only the knock; the host's periodic digest summary is a
@@ -90,9 +92,16 @@ class Turn:
 
 @dataclass(slots=True)
 class _Gathering:
+    """One person's fragments in one place. `vacant` names those cancelled as superseded:
+    each keeps its place for the edit that replaces it, and is never injected itself."""
+
     first: datetime
     last: datetime
     events: list[dict[str, Any]] = field(default_factory=list)
+    vacant: set[str] = field(default_factory=set)
+
+    def live(self) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["eventId"] not in self.vacant]
 
 
 class Assembler:
@@ -123,8 +132,10 @@ class Assembler:
         turns = self.due()  # whatever closed before this event arrived goes first
         now = self.clock.now()
         superseded = params.get("supersedes")
-        if superseded is not None and self._replace(superseded, params):
-            return turns
+        if superseded is not None:
+            if mode == "buffered" and self._replace(superseded, params):
+                return turns
+            self._remove(superseded)  # the edit's own mode decides what it starts
         if mode == "buffered":
             key = _key(params)
             # A message sent ends its author's typing indicator: the quiet window starts now.
@@ -145,17 +156,16 @@ class Assembler:
         """`notifications/typing`: hold that person's gathering until `until`."""
         self._typing[_place(conversation), author_id] = parse_time(until)
 
-    def cancel(self, event_id: str) -> bool:
-        """`notifications/cancelled`: drop a fragment not yet injected; True if one was."""
-        for key, gathering in list(self._gatherings.items()):
-            kept = [e for e in gathering.events if e["eventId"] != event_id]
-            if len(kept) != len(gathering.events):
-                if kept:
-                    gathering.events = kept
-                else:
-                    del self._gatherings[key]
+    def cancel(self, event_id: str, reason: str = "") -> bool:
+        """`notifications/cancelled`: drop a fragment not yet injected; True if one was. One
+        `superseded` keeps its place, empty, for the edit that replaces it."""
+        for gathering in self._gatherings.values():
+            if event_id in gathering.vacant:
+                return False
+            if reason == "superseded" and any(e["eventId"] == event_id for e in gathering.events):
+                gathering.vacant.add(event_id)
                 return True
-        return False
+        return self._remove(event_id)
 
     # ---- output ------------------------------------------------------------------------------
 
@@ -179,18 +189,20 @@ class Assembler:
     # ---- inside ------------------------------------------------------------------------------
 
     def _close(self, closing: Callable[[datetime], bool]) -> list[Turn]:
+        """The gatherings `closing` accepts, closed, as turns; one whose every fragment was
+        superseded by an edit that never came closes as none."""
         ready = sorted(
             (closes, gathering.first, key)
             for key, gathering in self._gatherings.items()
             if closing(closes := self._closes(key, gathering))
         )
-        return [
-            Turn(closes, "buffered", tuple(self._gatherings.pop(key).events))
-            for closes, _, key in ready
-        ]
+        closed = [(closes, self._gatherings.pop(key).live()) for closes, _, key in ready]
+        return [Turn(closes, "buffered", tuple(events)) for closes, events in closed if events]
 
     def _closes(self, key: tuple[str, str, str], gathering: _Gathering) -> datetime:
-        window = self.settle if is_complete(gathering.events[-1]) else self.quiet
+        last = gathering.events[-1]  # superseded, it waits the whole window for its edit
+        done = last["eventId"] not in gathering.vacant and is_complete(last)
+        window = self.settle if done else self.quiet
         quiet = max(gathering.last + window, self._typing.get((key[0], key[1]), gathering.last))
         return min(quiet, gathering.first + self.merge)
 
@@ -200,7 +212,23 @@ class Assembler:
             for index, event in enumerate(gathering.events):
                 if event["eventId"] == superseded:
                     gathering.events[index] = params
+                    gathering.vacant.discard(superseded)
                     return True
+        return False
+
+    def _remove(self, event_id: str) -> bool:
+        """Take a fragment out of its gathering, which ends when nothing is left in it; True
+        if one was there and not superseded already."""
+        for key, gathering in list(self._gatherings.items()):
+            kept = [e for e in gathering.events if e["eventId"] != event_id]
+            if len(kept) != len(gathering.events):
+                live = event_id not in gathering.vacant
+                gathering.vacant.discard(event_id)
+                if kept:
+                    gathering.events = kept
+                else:
+                    del self._gatherings[key]
+                return live
         return False
 
 

@@ -90,7 +90,9 @@ class PostgresDeliveries(Connection):
     async def set_disposition(
         self, event_id: str, agent: str, disposition: Disposition, reason: str, at: str
     ) -> bool:
-        columns = "disposition = %s, disposition_reason = %s, disposed_at = %s"
+        columns: LiteralString = "disposition = %s, disposition_reason = %s, disposed_at = %s"
+        if disposition is Disposition.SUPERSEDED:
+            columns += store_rows.WITHDRAW_PENDING
         return await self._update(columns, (disposition.value, reason, at), event_id, agent) == 1
 
     async def mark_delivered(self, event_id: str, agent: str, attempt: int) -> None:

@@ -101,6 +101,8 @@ class SQLiteDeliveries(Connection):
         self, event_id: str, agent: str, disposition: Disposition, reason: str, at: str
     ) -> bool:
         columns = "disposition = ?, disposition_reason = ?, disposed_at = ?"
+        if disposition is Disposition.SUPERSEDED:
+            columns += store_rows.WITHDRAW_PENDING
         return self._update(columns, (disposition.value, reason, at), event_id, agent) == 1
 
     async def mark_delivered(self, event_id: str, agent: str, attempt: int) -> None:

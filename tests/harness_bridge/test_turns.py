@@ -70,6 +70,73 @@ def test_an_edit_before_injection_yields_only_the_edited_text() -> None:
     assert texts(turn.events) == ["can you check the deploy"]
 
 
+def test_an_edit_takes_its_fragments_place_when_its_cancellation_came_first() -> None:
+    """The host tells the cancellation (`superseded`) before it delivers the edit: the old
+    words leave at once, and the edit still comes in their place, not after the next line."""
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    first = params(1, "so about the deploy")
+    assembler.deliver(first)
+    assembler.deliver(params(2, "and the migration"))
+    assert assembler.cancel(first["eventId"], "superseded")
+    assert not assembler.cancel(first["eventId"], "superseded")  # once
+    assembler.deliver(params(1, "so about the prod deploy", supersedes=first["eventId"]))
+    clock.advance(timedelta(seconds=5))
+    (turn,) = assembler.due()
+    assert texts(turn.events) == ["so about the prod deploy", "and the migration"]
+
+
+def test_a_gathering_waits_for_the_edit_of_its_last_fragment() -> None:
+    """The question before it is complete, but the last fragment is being edited: the turn
+    waits the compose window, not the settle time, so the edit still joins it."""
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    assembler.deliver(params(1, "can you check the deploy?"))
+    assembler.deliver(params(2, "and the"))
+    assert assembler.cancel("slack:T0:D0LEAD:2", "superseded")
+    clock.advance(timedelta(milliseconds=500))
+    assert assembler.due() == []
+    assembler.deliver(params(2, "and the migration?", supersedes="slack:T0:D0LEAD:2"))
+    clock.advance(timedelta(seconds=5))
+    (turn,) = assembler.due()
+    assert texts(turn.events) == ["can you check the deploy?", "and the migration?"]
+
+
+def test_a_fragment_superseded_by_an_edit_that_never_comes_is_no_turn() -> None:
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    assembler.deliver(params(1, "so about the deploy"))
+    assert assembler.cancel("slack:T0:D0LEAD:1", "superseded")
+    clock.advance(timedelta(seconds=60))
+    assert assembler.due() == [] and assembler.next_due() is None
+
+
+def test_an_edit_the_agent_is_not_to_answer_takes_the_old_words_out_of_the_turn() -> None:
+    """Edited to name someone else, the message goes to the mailbox: its first words are not
+    a turn any more, and neither is the edit."""
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    assembler.deliver(params(1, "@lead can you look at the build"))
+    edit = params(1, "@backend can you look at the build", mode="tool_mailbox")
+    edit["supersedes"] = "slack:T0:D0LEAD:1"
+    assert assembler.deliver(edit) == []
+    clock.advance(timedelta(seconds=60))
+    assert assembler.due() == [] and assembler.next_due() is None
+
+
+def test_an_edit_made_urgent_is_a_turn_at_once_not_a_fragment() -> None:
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    assembler.deliver(params(1, "so about prod"))
+    clock.advance(timedelta(seconds=1))
+    urgent = params(
+        1, "prod is down", mode="immediate", priority="urgent", supersedes="slack:T0:D0LEAD:1"
+    )
+    (turn,) = assembler.deliver(urgent)
+    assert (turn.mode, turn.preempt, texts(turn.events)) == ("immediate", True, ["prod is down"])
+    assert turn.at == clock.now() and assembler.next_due() is None
+
+
 def test_a_delete_before_injection_yields_no_turn() -> None:
     clock = VirtualClock(START)
     assembler = Assembler(clock)

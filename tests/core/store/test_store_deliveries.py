@@ -243,3 +243,23 @@ def test_seen_by_is_the_latest_deliveries_oldest_first_narrowed_by_its_filters(
         assert await seen("worker-1") == ["e2"]
 
     backend.run(scenario)
+
+
+def test_a_delivery_superseded_before_its_harness_had_it_is_withdrawn(backend: Backend) -> None:
+    """Words edited or deleted, or a question another agent now holds, before the harness was
+    sent them: never sent (no longer pending); one already delivered stays as it was."""
+
+    async def scenario(store: Store) -> None:
+        await decided(store, "e1", "C1", asked("e1", "lead"), asked("e1", "worker-1"))
+        await store.mark_delivered("e1", "worker-1", 1)
+        for agent in AGENTS:
+            await store.set_disposition("e1", agent, Disposition.SUPERSEDED, "deleted", "t")
+        lead, worker = await store.deliveries("e1")
+        assert (lead.status, lead.disposition) == ("withdrawn", Disposition.SUPERSEDED)
+        assert (worker.status, worker.disposition) == ("delivered", Disposition.SUPERSEDED)
+        assert await store.pending("lead") == []
+        await decided(store, "e2", "C1", asked("e2", "lead"))
+        await store.set_disposition("e2", "lead", Disposition.IGNORED, "left", "t")
+        assert [d.decision.event_id for d in await store.pending("lead")] == ["e2"]
+
+    backend.run(scenario)
