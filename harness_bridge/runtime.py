@@ -4,7 +4,9 @@ It is a real C2A harness on an in-memory link, so the host treats it exactly lik
 one: `initialize`, `chat/deliver` acknowledged only once stored in its mailbox,
 `notifications/cancelled` and `notifications/typing`. Stored events go through turn assembly on
 the host's clock; a new event that starts a turn (`starts_turn`), for a conversation whose turn
-is running, is injected into that turn, and any other waits for its own path (mailbox, digest);
+is running, is injected into that turn (unless its author has fragments gathering there: it
+joins them, so one person's message is never split over two turns), and any other waits for its
+own path (mailbox, digest);
 a completed turn that ends in text while it still owes an answer posts that text as its reply
 (`ChatTools.reply_with_text`: the guarded `chat_send_message` path), and one that owes none
 posts nothing and logs it; a finished turn that failed records the `failed` disposition with its
@@ -168,7 +170,11 @@ class InProcessHarness:
             # Told to stop: what runs in that conversation stops, an answer being written
             # too, and the stop is a turn of its own, never injected into the one it ends.
             self._stop_turns_in(session_of(params))
-        elif starts_turn(params) and self.loop.inject(params):
+        elif (
+            starts_turn(params)
+            and not self.assembler.gathering(params)
+            and self.loop.inject(params)
+        ):
             return
         self._start(self.assembler.deliver(params))
 

@@ -152,6 +152,11 @@ class Assembler:
             turns.append(Turn(now, mode, (params,)))
         return turns
 
+    def gathering(self, params: dict[str, Any]) -> bool:
+        """Whether this event's author has fragments gathering where it was said: then it
+        belongs with them, not in another person's running turn."""
+        return _key(params) in self._gatherings
+
     def typing(self, conversation: dict[str, Any], author_id: str, until: str) -> None:
         """`notifications/typing`: hold that person's gathering until `until`."""
         self._typing[_place(conversation), author_id] = parse_time(until)

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from builders import slack_body, slack_message
+from builders import ingest_slack, slack_body, slack_message
 from fakes.openai_server import FakeOpenAI, call, completion
 from world import BASE, DM, THANKS, scenario
 
@@ -287,3 +287,62 @@ def test_told_to_stop_the_turn_at_work_in_that_conversation_stops_and_the_stop_i
 
     with caplog.at_level(logging.INFO, logger="harness_bridge.runtime"):
         scenario(test)
+
+
+class Held(Recording):
+    """A model loop whose turn holding `held` runs until `release`; an event is injected into
+    a turn running in its session."""
+
+    def __init__(self, held: str) -> None:
+        super().__init__()
+        self.held, self.release, self.sessions = held, asyncio.Event(), set[str]()
+        self.started = asyncio.Event()
+
+    async def run(self, turn: Turn) -> TurnResult:
+        session = session_of(turn.events[0])
+        self.turns.append(turn.event_ids)
+        if self.held in turn.event_ids:
+            self.sessions.add(session)
+            self.started.set()
+            await self.release.wait()
+            self.sessions.discard(session)
+        return TurnResult(session, "completed", tuple(turn.event_ids))
+
+    def inject(self, params: dict[str, Any]) -> bool:
+        if session_of(params) not in self.sessions:
+            return False
+        self.injected.append(params["eventId"])
+        return True
+
+
+def test_a_persons_next_fragment_joins_their_gathering_not_anothers_running_turn() -> None:
+    """Ana's message is still gathering when Ben's question starts a turn in the channel: her
+    next line belongs with her first, not in Ben's turn (where the model would read its
+    second half first)."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        ana, ben, more = (f"slack:T0LOCAL:C0GEN:{BASE + n}.000100" for n in (11, 12, 13))
+        loop = Held(ben)
+        harness = InProcessHarness(
+            tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=2000
+        )
+        said = [
+            (11, "U0ALICE", "<@U0LEAD> so about the deploy"),
+            (12, "U0BOB", "<@U0LEAD> is the build green?"),
+            (13, "U0ALICE", "and the migration, is it done?"),
+        ]
+        async with running(harness) as deliverer:
+            for n, user, text in said:
+                await ingest_slack(
+                    engine, [slack_body(slack_message(f"{BASE + n}.000100", text, user=user))]
+                )
+                await deliverer.resume()
+                if n == 12:
+                    await loop.started.wait()  # Ben's turn runs
+            loop.release.set()
+            async with asyncio.timeout(10):
+                await harness.idle()
+        assert more not in loop.injected
+        assert [ana, more] in loop.turns and [ben] in loop.turns
+
+    scenario(test)
