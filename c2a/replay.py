@@ -294,8 +294,9 @@ class TurnRecorder:
         self._assemblers = {agent: Assembler(clock) for agent in agents}
         self._started: set[str] = set()
         # No gathering closes before this (None: none is open), so a line that comes earlier
-        # has nothing due. Only a `buffered` delivery opens a gathering; typing, more fragments,
-        # cancellations and closing only make gatherings close later or not at all.
+        # has nothing due. A `buffered` delivery opens a gathering, and a cancellation may make
+        # one close sooner (a question's unfinished tail deleted: the settle time, not the
+        # compose window); typing, more fragments and closing only make them close later.
         self._earliest: datetime | None = None
 
     def feed(self, emissions: list[Emission]) -> list[Record]:
@@ -314,7 +315,8 @@ class TurnRecorder:
                 if params["injection"]["mode"] == "buffered":
                     self._earliest = _earliest(self._earliest, assembler.next_due())
             elif method == METHOD_CANCELLED:
-                assembler.cancel(params["eventId"])
+                assembler.cancel(params["eventId"], str(params.get("reason", "")))
+                self._earliest = _earliest(self._earliest, assembler.next_due())
             elif method == METHOD_TYPING:
                 assembler.typing(params["conversation"], params["authorId"], params["until"])
         return out

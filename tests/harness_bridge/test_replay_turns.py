@@ -69,6 +69,27 @@ def test_a_delete_before_injection_gives_no_turn_and_a_cancellation() -> None:
     assert [c["reason"] for c in cancelled] == ["deleted"]
 
 
+def test_a_turn_a_delete_brings_forward_is_reported_before_what_comes_after_it() -> None:
+    """A question, then an unfinished tail deleted: the turn is due at the question's settle
+    time, so it is reported before the next line, in the order the host would send it."""
+    tail = slack_delete(
+        f"{BASE + 1.1:.6f}", f"{BASE + 1.4:.6f}", "and the", channel="D0LEAD", channel_type="im"
+    )
+    records, _, _ = run(
+        [
+            dm(1, "is the deploy green?"),
+            dm(1.1, "and the"),
+            line("2026-01-01T00:00:01.400Z", "slack", slack_body(tail)),
+            dm(2, "anyway"),
+        ]
+    )
+    lead = [r for r in records if r["agent"] == "lead"]
+    first = next(i for i, r in enumerate(lead) if "turn" in r)
+    later = [r["rpc"]["params"]["eventId"] for r in lead[first:] if "rpc" in r]
+    assert f"slack:T0LOCAL:D0LEAD:{BASE + 2:.6f}" in later
+    assert lead[first]["turn"]["eventIds"] == [f"slack:T0LOCAL:D0LEAD:{BASE + 1:.6f}"]
+
+
 def test_a_knocks_prompt_holds_none_of_the_messages_words() -> None:
     text = "<!subteam^S0BACK> zanzibar quokka migration failing"
     events = [slack_message(f"{BASE + 1:.6f}", text)]
