@@ -2,7 +2,10 @@
 
 The mailbox is the harness's own durable copy for acknowledgement and turn assembly, not the
 truth (the host's ledger is). It deduplicates by `eventId`, so a redelivery after a crash or a
-retry is acknowledged again but never stored, or injected, twice.
+retry is acknowledged again but never stored, or injected, twice. It keeps the newest `KEPT`
+entries: the host sends again only what it has no acknowledgement for (a retry, at most a
+delivery window behind), so older ones can never come back, and a harness that runs for months
+does not hold every event it was ever told (about a kilobyte each).
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from pydantic import ValidationError
 from harness_bridge.rpc import INVALID_PARAMS, Connection, RpcError
 from harness_bridge.wire import METHOD_CANCELLED, METHOD_DELIVER, CancelledParams, parse_deliver
 
-__all__ = ["Mailbox", "MailboxEntry", "serve_mailbox"]
+__all__ = ["KEPT", "Mailbox", "MailboxEntry", "serve_mailbox"]
+
+KEPT = 10_000
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS mailbox (
@@ -45,13 +50,17 @@ class MailboxEntry:
 class Mailbox:
     """A SQLite inbox (a file survives the harness's restarts; `:memory:` does not)."""
 
-    def __init__(self, path: str = ":memory:") -> None:
+    def __init__(self, path: str = ":memory:", *, kept: int = KEPT) -> None:
         self._db = sqlite3.connect(path, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(SCHEMA)
+        self.kept = kept
 
     def store(self, params: dict[str, Any]) -> bool:
         """Keep a delivery; False when its `eventId` is already here (a redelivery)."""
+        self._db.execute(
+            "DELETE FROM mailbox WHERE n <= (SELECT MAX(n) FROM mailbox) - ?", (self.kept - 1,)
+        )
         cursor = self._db.execute(
             "INSERT OR IGNORE INTO mailbox (event_id, params, attempt) VALUES (?, ?, ?)",
             (
