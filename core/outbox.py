@@ -4,7 +4,13 @@ the loop that drives it.
 Every outbound action is already in the outbox under its idempotency key before anything is
 sent. An attempt is marked `sending` (committed) before the platform is called and `sent` after;
 a crash in between leaves it `sending`, which becomes `ambiguous` on restart, and an ambiguous
-action is looked for on the platform before it is ever sent again.
+action is looked for on the platform before it is ever sent again. Only a row still due is
+marked `sending`: one read before the transaction that queued it was rolled back (the ledger's
+connection is shared, so a drain may read what another task has not committed) is not there,
+and is never sent. An attempt's outcome that the ledger cannot take (the transaction it joined
+was rolled back, the database is away) is kept and written first at the next round, so a
+running process never leaves an action `sending`. An ambiguous action whose platform refuses
+for good to say whether it landed (the channel is gone, the bot was removed) fails for good.
 
 An action is handed to its sender as soon as the transaction that queued it commits:
 `QueueBell` stands in front of the ledger and rings the outbox's `due` event then, and
@@ -25,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -115,6 +121,8 @@ class Outbox:
         self.due = due or asyncio.Event()
         self.holder = holder
         self.clean = clean
+        # Outcomes the ledger could not take yet, by key: written first at the next round.
+        self._unrecorded: dict[str, Callable[[], Awaitable[None]]] = {}
 
     def wake(self) -> None:
         """Something is due now: the running loop drains at once."""
@@ -145,6 +153,9 @@ class Outbox:
         sent. An action whose platform has no sender here, or that failed transiently, stays
         due; one whose record cannot be read fails."""
         sent = 0
+        for key, write in list(self._unrecorded.items()):
+            if not await self._record(key, write):
+                return sent  # the ledger still cannot take it: nothing new goes out meanwhile
         for entry in await self.store.outbox_take(self.holder):
             try:
                 action = from_record(entry.action)
@@ -164,6 +175,10 @@ class Outbox:
         if entry.status == "ambiguous":
             try:
                 found = await sender.find(action)
+            except PermanentSendError as exc:
+                log.error("outbox %s: failed: cannot check an earlier attempt: %s", entry.key, exc)
+                await self._fail(entry, f"cannot check an earlier attempt: {exc}")
+                return False
             except Exception as exc:
                 # Not knowing whether it landed, it must not be sent: look again next round.
                 log.warning("outbox %s: cannot check an earlier attempt yet: %s", entry.key, exc)
@@ -171,7 +186,9 @@ class Outbox:
             if found is not None:
                 await self._mark(entry.key, "sent", found)
                 return True
-        await self._mark(entry.key, "sending")
+        if not await self._taken(entry.key):
+            log.info("outbox %s: no longer due (its queueing was rolled back, or taken)", entry.key)
+            return False
         try:
             result = await sender.send(action)
         except TransientSendError as exc:
@@ -222,13 +239,41 @@ class Outbox:
             "error": error,
         }
         now = self._now()
-        async with self.store.transaction():
+
+        async def write() -> None:
             await self.store.outbox_mark(entry.key, "failed", now, {"error": error})
             await self.store.audit(entry.agent, "outbox", "failed", detail, now)
 
-    async def _mark(self, key: str, status: str, result: Mapping[str, Any] | None = None) -> None:
+        await self._record(entry.key, write)
+
+    async def _taken(self, key: str) -> bool:
+        """Mark an attempt `sending` before it goes; False when the row is not due (any more):
+        then it must not go."""
         async with self.store.transaction():
-            await self.store.outbox_mark(key, status, self._now(), result)
+            return await self.store.outbox_mark(key, "sending", self._now())
+
+    async def _mark(self, key: str, status: str, result: Mapping[str, Any] | None = None) -> None:
+        """Record how an attempt ended."""
+        now = self._now()
+
+        async def write() -> None:
+            await self.store.outbox_mark(key, status, now, result)
+
+        await self._record(key, write)
+
+    async def _record(self, key: str, write: Callable[[], Awaitable[None]]) -> bool:
+        """Write an attempt's outcome in a transaction of its own (or the one open); one the
+        ledger cannot take is kept for the next round, never lost. True once written."""
+        try:
+            async with self.store.transaction():
+                await write()
+        except Exception as exc:
+            if key not in self._unrecorded:
+                log.warning("outbox %s: its outcome is kept to be recorded: %s", key, exc)
+            self._unrecorded[key] = write
+            return False
+        self._unrecorded.pop(key, None)
+        return True
 
     def _now(self) -> str:
         return format_time(self.clock.now())

@@ -269,8 +269,9 @@ class OutboxStore(Protocol):
 
     async def outbox_mark(
         self, key: str, status: str, at: str, result: Mapping[str, Any] | None = None
-    ) -> None:
-        """Move an action on; `sending` also counts an attempt."""
+    ) -> bool:
+        """Move an action on; `sending` also counts an attempt, and moves only a row still due
+        (`pending` or `ambiguous`). False when no row moved."""
         ...
 
     async def outbox_recover(self, at: str) -> int:

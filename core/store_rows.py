@@ -69,6 +69,8 @@ OPEN_OBLIGATION = (
 # `withdrawn`), so it is never sent: the words are gone, or another agent now holds the question
 # (spec 000: "If a message is deleted before response, cancel the pending event").
 WITHDRAW_PENDING = ", status = CASE WHEN status = 'pending' THEN 'withdrawn' ELSE status END"
+# An outbound action still to be attempted (or looked for): the only rows an attempt may take.
+DUE = "status IN ('pending', 'ambiguous')"
 # What is due leaves out `result`, which only a sent action has.
 OUTBOX_COLUMNS = "idempotency_key, agent, action, status, attempts, result"
 # A quarantine record's columns, and what inserting an input already kept does instead.

@@ -18,7 +18,7 @@ from typing import Any
 
 from core.postgres.connection import Connection
 from core.store import OutboxEntry
-from core.store_rows import OUTBOX_COLUMNS, dumps, outbox_from_row
+from core.store_rows import DUE, OUTBOX_COLUMNS, dumps, outbox_from_row
 
 __all__ = ["PostgresOutbox"]
 
@@ -61,7 +61,7 @@ class PostgresOutbox(Connection):
     async def outbox_due(self, limit: int = 100) -> list[OutboxEntry]:
         rows = await self._all(
             "SELECT idempotency_key, agent, action, status, attempts FROM outbox "
-            "WHERE status IN ('pending', 'ambiguous') ORDER BY n LIMIT %s",
+            f"WHERE {DUE} ORDER BY n LIMIT %s",
             (limit,),
         )
         return [outbox_from_row(row) for row in rows]
@@ -85,13 +85,15 @@ class PostgresOutbox(Connection):
 
     async def outbox_mark(
         self, key: str, status: str, at: str, result: Mapping[str, Any] | None = None
-    ) -> None:
-        attempt = 1 if status == "sending" else 0
-        await self._execute(
+    ) -> bool:
+        sending = status == "sending"
+        changed = await self._count(
             "UPDATE outbox SET status = %s, attempts = attempts + %s, updated_at = %s, "
-            "result = coalesce(%s::json, result) WHERE idempotency_key = %s",
-            (status, attempt, at, dumps(result) if result is not None else None, key),
+            "result = coalesce(%s::json, result) WHERE idempotency_key = %s"
+            + (f" AND {DUE}" if sending else ""),
+            (status, int(sending), at, dumps(result) if result is not None else None, key),
         )
+        return changed == 1
 
     async def outbox_recover(self, at: str) -> int:
         return await self._count(_RECOVER, {"at": at, "holder": ""})

@@ -7,7 +7,7 @@ from typing import Any
 
 from core.sqlite.connection import Connection
 from core.store import OutboxEntry
-from core.store_rows import OUTBOX_COLUMNS, dumps, outbox_from_row
+from core.store_rows import DUE, OUTBOX_COLUMNS, dumps, outbox_from_row
 
 __all__ = ["SQLiteOutbox"]
 
@@ -27,7 +27,7 @@ class SQLiteOutbox(Connection):
     async def outbox_due(self, limit: int = 100) -> list[OutboxEntry]:
         rows = self.db.execute(
             "SELECT idempotency_key, agent, action, status, attempts FROM outbox "
-            "WHERE status IN ('pending', 'ambiguous') ORDER BY n LIMIT ?",
+            f"WHERE {DUE} ORDER BY n LIMIT ?",
             (limit,),
         ).fetchall()
         return [outbox_from_row(row) for row in rows]
@@ -50,13 +50,15 @@ class SQLiteOutbox(Connection):
 
     async def outbox_mark(
         self, key: str, status: str, at: str, result: Mapping[str, Any] | None = None
-    ) -> None:
-        attempt = 1 if status == "sending" else 0
-        self.db.execute(
+    ) -> bool:
+        sending = status == "sending"
+        cursor = self.db.execute(
             "UPDATE outbox SET status = ?, attempts = attempts + ?, updated_at = ?, "
-            "result = COALESCE(?, result) WHERE idempotency_key = ?",
-            (status, attempt, at, dumps(result) if result is not None else None, key),
+            "result = COALESCE(?, result) WHERE idempotency_key = ?"
+            + (f" AND {DUE}" if sending else ""),
+            (status, int(sending), at, dumps(result) if result is not None else None, key),
         )
+        return cursor.rowcount == 1
 
     async def outbox_recover(self, at: str) -> int:
         cursor = self.db.execute(

@@ -50,6 +50,21 @@ def test_sending_counts_an_attempt_and_a_sent_action_keeps_what_the_platform_sai
     backend.run(scenario)
 
 
+def test_only_an_action_still_due_is_marked_sending(backend: Backend) -> None:
+    """An attempt goes only if its row is due: not one never committed, not one sent."""
+
+    async def scenario(store: Store) -> None:
+        assert not await store.outbox_mark("k0", "sending", AT)
+        await store.put_outbox("k1", "lead", {"text": "hi"}, AT)
+        assert await store.outbox_mark("k1", "sending", AT)
+        assert not await store.outbox_mark("k1", "sending", AT)
+        assert await store.outbox_mark("k1", "sent", AT, {"ts": "1.2"})
+        assert not await store.outbox_mark("k1", "sending", AT)
+        assert [(e.status, e.attempts) for e in await store.outbox_newest(1)] == [("sent", 1)]
+
+    backend.run(scenario)
+
+
 def test_the_newest_actions_come_oldest_first_with_their_results(backend: Backend) -> None:
     async def scenario(store: Store) -> None:
         for key in ("k1", "k2", "k3"):
