@@ -187,7 +187,6 @@ class Outbox:
                 await self._mark(entry.key, "sent", found)
                 return True
         if not await self._taken(entry.key):
-            log.info("outbox %s: no longer due (its queueing was rolled back, or taken)", entry.key)
             return False
         try:
             result = await sender.send(action)
@@ -247,10 +246,18 @@ class Outbox:
         await self._record(entry.key, write)
 
     async def _taken(self, key: str) -> bool:
-        """Mark an attempt `sending` before it goes; False when the row is not due (any more):
-        then it must not go."""
-        async with self.store.transaction():
-            return await self.store.outbox_mark(key, "sending", self._now())
+        """Mark an attempt `sending` before it goes; False when the row is not due (any more),
+        or the mark could not be made durable (the transaction it joined was rolled back, the
+        database is away): then it must not go, and the next round tries again."""
+        try:
+            async with self.store.transaction():
+                if await self.store.outbox_mark(key, "sending", self._now()):
+                    return True
+            log.info("outbox %s: not due any more (its queueing was rolled back)", key)
+        except StoreError as exc:
+            said = log.debug if during_outage(exc) else log.warning
+            said("outbox %s: not sent this round: %s", key, exc)
+        return False
 
     async def _mark(self, key: str, status: str, result: Mapping[str, Any] | None = None) -> None:
         """Record how an attempt ended."""

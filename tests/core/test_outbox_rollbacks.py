@@ -5,8 +5,10 @@ committed, and its writes may join a transaction another task then rolls back.""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
+import pytest
 from test_outbox import AT, HI, ScriptedSender, outbox_rows
 
 from core.action_records import to_record
@@ -145,3 +147,33 @@ def test_an_earlier_attempt_the_platform_will_never_show_fails_for_good() -> Non
 
     posted, rows, audit = asyncio.run(go())
     assert posted == [] and rows == [("k0", "failed", 1)] and audit == ["failed"]
+
+
+def test_an_attempt_whose_mark_was_rolled_back_does_not_go_this_round(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Marking it `sending` joined a transaction another task rolled back: the mark is not
+    durable, so it does not go (a warning, not an error); the next round sends it once."""
+
+    async def go() -> tuple[list[str], list[tuple[str, str, int]]]:
+        sender = ScriptedSender([])
+        store, outbox = await opened(sender)
+        async with store.transaction():
+            await store.put_outbox(HI.key, HI.agent, to_record(HI), AT)
+        other = Post(agent="lead", platform="slack", conversation="C0GEN", key="k9", text="x")
+        fail = asyncio.Event()
+        failing = asyncio.create_task(queue_then_fail(store, other, fail))
+        await asyncio.sleep(0)  # its transaction is open
+        asyncio.get_running_loop().call_soon(fail.set)
+        assert await outbox.drain() == 0
+        await failing
+        assert sender.posted == []
+        assert await outbox.drain() == 1
+        rows = outbox_rows(store)
+        await store.close()
+        return sender.posted, rows
+
+    with caplog.at_level(logging.WARNING, logger="core.outbox"):
+        posted, rows = asyncio.run(go())
+    assert posted == ["k1"] and rows == [("k1", "sent", 1)]
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
