@@ -234,6 +234,11 @@ class AgentPort(Protocol):
         """Those of `event_ids` the agent has not settled (answered, claimed, deferred...)."""
         ...
 
+    async def superseded(self, event_ids: Sequence[str]) -> list[str]:
+        """Those of `event_ids` that ended for the agent since it was told of them: edited,
+        deleted, handed over, or answered by another agent (`superseded`)."""
+        ...
+
     async def fail(self, event_ids: Sequence[str], reason: str) -> list[str]:
         """Record `failed` with `reason` on those of `event_ids` still unsettled; returns them."""
         ...

@@ -294,12 +294,12 @@ class EnginePort:
         )
 
     async def unsettled(self, event_ids: Sequence[str]) -> list[str]:
-        unsettled: list[str] = []
-        for event_id in event_ids:
-            delivery = await self._mine(event_id)
-            if delivery is None or delivery.disposition is None:
-                unsettled.append(event_id)
-        return unsettled
+        mine = {event_id: await self._mine(event_id) for event_id in event_ids}
+        return [e for e, d in mine.items() if d is None or d.disposition is None]
+
+    async def superseded(self, event_ids: Sequence[str]) -> list[str]:
+        mine = {event_id: await self._mine(event_id) for event_id in event_ids}
+        return [e for e, d in mine.items() if d and d.disposition is Disposition.SUPERSEDED]
 
     async def fail(self, event_ids: Sequence[str], reason: str) -> list[str]:
         recorded: list[str] = []

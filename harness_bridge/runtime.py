@@ -30,6 +30,7 @@ import contextlib
 import logging
 from collections import Counter, deque
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Final, Protocol
 
 from core.agent_port import AgentPort
@@ -243,7 +244,10 @@ class InProcessHarness:
         lock = self._sessions.setdefault(session_of(turn.events[0]), asyncio.Lock())
         try:
             async with lock:
-                result = await self._until_the_model_answers(turn)
+                left = await self._still_said(turn)
+                if left is None:
+                    return
+                result = await self._until_the_model_answers(left)
         except Exception as exc:  # a bug, or what nothing foresaw: failed, and the asker told
             log.error("turn for %s failed on %s", self.agent, _named(exc), exc_info=True)
             result = _failed(turn, _named(exc))
@@ -256,6 +260,18 @@ class InProcessHarness:
             await record_failure(self.port, result)
             if owed:
                 await self._say_it_failed(owed)
+
+    async def _still_said(self, turn: Turn) -> Turn | None:
+        """The turn without the events that ended for the agent while it gathered or waited
+        (edited, deleted, handed over, answered by another) though no cancellation came: the
+        host in another process took the change, or the cancellation was dropped. None when
+        nothing is left."""
+        gone = set(await self.port.superseded(turn.event_ids))
+        if not gone:
+            return turn
+        left = tuple(params for params in turn.events if params["eventId"] not in gone)
+        log.info("turn for %s: %d of its events ended before it started", self.agent, len(gone))
+        return replace(turn, events=left) if left else None
 
     async def _until_the_model_answers(self, turn: Turn) -> TurnResult | None:
         """Run the turn; while its model fails (`ModelError`: unreachable, or answering with

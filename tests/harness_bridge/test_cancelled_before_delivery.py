@@ -5,13 +5,17 @@ before response, cancel the pending event")."""
 
 from __future__ import annotations
 
+import asyncio
+
 from builders import ingest_slack, slack_body, slack_delete, slack_edit
-from test_runtime import Recording, lead_harness, running, until_idle
+from test_runtime import Recording, Separate, lead_harness, running, until_idle
 from world import BASE, DM, scenario
 
+from core.clock import SystemClock
 from core.emission import Cancel
 from core.engine import Engine
 from core.sqlite_store import SQLiteStore
+from harness_bridge.runtime import InProcessHarness
 from harness_bridge.tools import ChatTools
 
 DM_TS = f"{BASE + 1}.000100"
@@ -70,5 +74,26 @@ def test_a_cancellation_that_comes_before_its_delivery_keeps_it_from_the_model()
             await harness.idle()
         assert DM not in shown(loop)
         assert await status_of(store, DM) == ("delivered", None)
+
+    scenario(test)
+
+
+def test_a_message_deleted_with_no_cancellation_told_is_left_out_when_its_turn_starts() -> None:
+    """Another process took the delete (several hosts on one ledger), or the cancellation was
+    dropped: the turn reads the ledger as it starts, and leaves the message out."""
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        loop = Separate()  # nothing joins the thanks' turn: the DM gathers on its own
+        harness = InProcessHarness(
+            tools["lead"].port, engine.deliveries, loop, SystemClock(), quiet_ms=300
+        )
+        async with running(harness) as deliverer:
+            await deliverer.resume()  # the DM gathers for its compose window
+            delete = slack_delete(DM_TS, f"{BASE + 9}.000100", DM_TEXT)
+            await ingest_slack(engine, [in_the_dm(delete)])  # nobody tells the harness
+            async with asyncio.timeout(10):
+                await harness.idle()
+        assert DM not in shown(loop)
+        assert await status_of(store, DM) == ("delivered", "superseded")
 
     scenario(test)
