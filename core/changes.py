@@ -6,7 +6,9 @@ words that are gone, so no reply is posted to them and no reminder chases them.
 
 A message the engine no longer holds (`core.state_messages`) is changed as one it never saw,
 but for what the ledger keeps: its delete still blanks the stored versions, and an edit of it
-once deleted is still dropped.
+once deleted is still dropped. An edit that comes after its message's delete (a retry, a client
+that edits what it deleted) is kept blank, decided for nobody: a delete erases what comes late
+too (`Engine.ingest`).
 """
 
 from __future__ import annotations

@@ -259,6 +259,7 @@ class Engine:
             return first, await self._delete(resolved, stamp) if first else []
         target = state.target(resolved) if resolved.kind is _EDIT else None
         if resolved.kind is _EDIT and await edit_of_deleted(resolved, target, self.store):
+            await self.store.tombstone([resolved.event_id])  # a delete erases what comes late too
             return first, []
         # A repeat is decided only for agents whose own connection is new to it: visibility
         # through membership was settled when the event first arrived.

@@ -159,6 +159,9 @@ class WebchatSender:
         return {"messageId": message_id, "removed": [glyph]}
 
     async def _change(self, action: Edit | Delete) -> dict[str, Any]:
+        known = self.chat.history.messages.get(action.message_id)
+        if isinstance(action, Delete) and known is not None and known.deleted:
+            return {"messageId": action.message_id}  # deleted already: nothing to do again
         message_id = self._message_id(action.message_id)
         if self.chat.history.messages[message_id].user != action.agent:
             raise PermanentSendError(
@@ -174,15 +177,16 @@ class WebchatSender:
 
     async def _draft(self, message_id: str, text: str) -> dict[str, Any]:
         """Redraw a message being written, on the page only (nothing recorded)."""
-        message = self.chat.history.messages[message_id]
-        if message.deleted:
-            raise PermanentSendError(f"webchat: message {message_id} was deleted")
-        await self.chat.show_draft(message, text)
+        await self.chat.show_draft(self.chat.history.messages[message_id], text)
         return {"messageId": message_id}
 
     def _message_id(self, message_id: str) -> str:
-        if message_id not in self.chat.history.messages:
+        """A message of this chat that is not deleted (`PermanentSendError` otherwise)."""
+        message = self.chat.history.messages.get(message_id)
+        if message is None:
             raise PermanentSendError(f"webchat: no message {message_id}")
+        if message.deleted:
+            raise PermanentSendError(f"webchat: message {message_id} was deleted")
         return message_id
 
     def _answered(self, event: str | None) -> Message | None:

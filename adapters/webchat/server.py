@@ -241,10 +241,16 @@ class WebChat:
         return message
 
     async def change(self, kind: str, user: str, message_id: str, **fields: str) -> Message:
-        """Edit, delete, or add or remove a reaction on a message."""
+        """Edit, delete, or add or remove a reaction on a message. A deleted message is gone:
+        it cannot be edited or reacted to (`LookupError`), and deleting it again changes
+        nothing."""
         message = self.history.messages.get(message_id)
         if message is None:
             raise LookupError(f"no message {message_id}")
+        if message.deleted:
+            if kind == "delete":
+                return message
+            raise LookupError(f"message {message_id} was deleted")
         payload: dict[str, Any] = {
             "type": kind,
             "id": message_id,

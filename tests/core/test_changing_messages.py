@@ -186,6 +186,26 @@ def test_a_delete_cancels_every_delivery_and_leaves_a_tombstone(tmp_path: Any) -
     assert all("hunter2" not in row[0] for row in rows)
 
 
+def test_an_edit_that_comes_after_the_delete_is_decided_for_nobody_and_kept_blank(
+    tmp_path: Any,
+) -> None:
+    """A platform's edit arriving late (a retry, or a page that edits what it deleted): its
+    words are erased as the deleted message's were, and no agent is told of them."""
+    lines = joined() + [
+        say(1, f"<@{LEAD}> the password is hunter2"),
+        line(at(2), "slack", slack_body(slack_delete(ts(1), ts(2), "x"))),
+        line(at(3), "slack", slack_body(slack_edit(ts(1), ts(3), "x", f"<@{LEAD}> it is hunter3"))),
+    ]
+    path = str(tmp_path / "ledger.sqlite3")
+    records, _, _ = run(lines, store=path)
+    told = [r["rpc"]["params"]["eventId"] for r in records if "rpc" in r]
+    assert not any(ts(3) in event_id for event_id in told)
+    import sqlite3
+
+    rows = sqlite3.connect(path).execute("SELECT data FROM events").fetchall()
+    assert all("hunter" not in row[0] for row in rows)
+
+
 def test_a_deleted_question_is_owed_by_nobody_and_no_reminder_chases_it() -> None:
     async def scenario() -> None:
         engine, store, clock = await seated()

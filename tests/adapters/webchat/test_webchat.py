@@ -22,7 +22,7 @@ from live_webchat import Chat, run
 
 from adapters.webchat.normalise import event_id, find_mentions, normalise
 from core.action_records import from_record
-from core.actions import Action, Post
+from core.actions import Action, Delete, Edit, Post
 from core.clock import format_time
 from core.decision import Policy
 from core.errors import PayloadError
@@ -440,6 +440,45 @@ def test_people_edit_and_delete_only_their_own_messages(tmp_path: Path) -> None:
         gone = await chat.frame(lambda f: f["op"] == "message" and f["message"]["deleted"])
         assert gone["message"]["text"] == ""
         assert chat.chat.history.messages[theirs.id].deleted is False
+
+    run(tmp_path, scenario)
+
+
+def test_a_deleted_message_is_edited_and_reacted_to_by_nobody(tmp_path: Path) -> None:
+    """Its words are gone: a person's edit or reaction is refused, and so is an agent's edit
+    (for good, not retried); an agent's delete of it again changes nothing."""
+
+    async def scenario(chat: Chat) -> None:
+        mine = await chat.chat.say("ana", "general", "@lead the password is hunter2")
+        await chat.request("delete", id=mine.id)
+        await chat.frame(lambda f: f["op"] == "message" and f["message"]["deleted"])
+        await chat.request("edit", id=mine.id, text="@lead it is hunter3")
+        await chat.frame(lambda f: f["op"] == "error" and "was deleted" in f["text"])
+        await chat.request("react", id=mine.id, emoji="👍")
+        await chat.frame(lambda f: f["op"] == "error" and "was deleted" in f["text"])
+        said = await chat.sender.send(
+            Post(agent="lead", platform="webchat", conversation="general", key="k1", text="hi")
+        )
+        edit = Edit(
+            agent="lead",
+            platform="webchat",
+            conversation="general",
+            key="k2",
+            message_id=said["messageId"],
+            text="bye",
+        )
+        gone = Delete(
+            agent="lead",
+            platform="webchat",
+            conversation="general",
+            key="k3",
+            message_id=said["messageId"],
+        )
+        await chat.sender.send(gone)
+        assert await chat.sender.send(gone) == {"messageId": said["messageId"]}
+        with pytest.raises(PermanentSendError, match="was deleted"):
+            await chat.sender.send(edit)
+        assert "hunter3" not in (tmp_path / "webchat.jsonl").read_text()
 
     run(tmp_path, scenario)
 
