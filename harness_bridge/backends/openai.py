@@ -11,6 +11,8 @@ model stops calling tools. The model's last text, the reply that called no tool,
 turn's `TurnResult.text`: the in-process harness posts it as the reply when the turn still owes
 one (`harness_bridge.runtime`). A session's history is kept only when a turn completes: a failed or
 cancelled turn leaves the session exactly as it was before the turn (a first turn leaves none).
+What is kept is bounded (`trimmed`, `KEPT_CHARS`; `SESSIONS_KEPT` sessions, the most lately used):
+a conversation of months neither grows the host's memory nor overflows the model's context.
 
 Small models get help. `inReplyTo` and `eventId` are offered as an `enum` of the turn's event
 ids, and a call naming any other id is answered with a tool error listing the valid ones. A
@@ -38,6 +40,7 @@ Modelfile or `OLLAMA_CONTEXT_LENGTH` on the server.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -68,6 +71,7 @@ __all__ = [
     "TurnResult",
     "record_failure",
     "session_of",
+    "trimmed",
 ]
 
 MAX_CALLS_PER_REPLY: Final = 16
@@ -76,7 +80,30 @@ tokens run out, and a hostile server can write thousands; each would run and its
 back in the next request. The rest are left out of the session, the model told, and the reply
 counted as malformed (so a runaway ends the turn as malformed calls do)."""
 
+KEPT_CHARS: Final = 24_000
+"""How much of its earlier turns a session carries into the next (about 6,000 tokens): the
+newest whole turns that fit. A server that truncates a long prompt silently (Ollama past its
+`num_ctx`) would otherwise cut the system rules first; what is older is in the ledger, for
+`chat_read`."""
+SESSIONS_KEPT: Final = 256
+"""Conversations whose history is kept, the most lately used; another starts afresh."""
+
 Message = dict[str, Any]
+
+
+def trimmed(messages: list[Message], most: int = KEPT_CHARS) -> list[Message]:
+    """The system message and the newest stretch of the rest that fits in `most` characters
+    (as JSON) and begins at a user message (a turn's events, or events shown during one):
+    every tool result follows its call inside such a stretch, so none is cut from its call."""
+    system, rest = messages[0], messages[1:]
+    size, start = 0, len(rest)
+    for index in range(len(rest) - 1, -1, -1):
+        size += len(json.dumps(rest[index]))
+        if size > most:
+            break
+        if rest[index]["role"] == "user":
+            start = index
+    return [system, *rest[start:]]
 
 
 class ToolCaller(Protocol):
@@ -168,7 +195,7 @@ class OpenAIModelLoop:
         self.malformed_retries = malformed_retries
         self.system = f"{RESPONSE_RULES}\n\n{instructions}" if instructions else RESPONSE_RULES
         self.on_progress = on_progress
-        self.sessions: dict[str, list[Message]] = {}
+        self.sessions: OrderedDict[str, list[Message]] = OrderedDict()
         self._names = frozenset(str(spec["name"]) for spec in self.specs)
         self._running: dict[str, _Running] = {}
 
@@ -214,6 +241,14 @@ class OpenAIModelLoop:
         finally:
             del self._running[key]
 
+    def _keep(self, key: str, messages: list[Message]) -> None:
+        """The session's history for its next turn, trimmed; the least lately used session
+        is forgotten past `SESSIONS_KEPT`."""
+        self.sessions[key] = trimmed(messages)
+        self.sessions.move_to_end(key)
+        while len(self.sessions) > SESSIONS_KEPT:
+            self.sessions.popitem(last=False)
+
     async def _turn(self, key: str, turn: Turn, running: _Running) -> TurnResult:
         before = self.sessions.get(key)
         messages = list(before) if before else [{"role": "system", "content": self.system}]
@@ -230,7 +265,7 @@ class OpenAIModelLoop:
             if not calls:
                 if running.queue:
                     continue
-                self.sessions[key] = messages  # no await since the check: nothing slips in
+                self._keep(key, messages)  # no await since the check: nothing slips in
                 return TurnResult(key, "completed", tuple(running.ids), text=reply.content)
             rounds += 1
             malformed = False

@@ -26,8 +26,8 @@ from adapters.slack import normalise
 from core.engine import Engine
 from core.errors import ModelRefusedTurn
 from core.sqlite_store import SQLiteStore
-from harness_bridge.backends import ModelError, OpenAIModelLoop, Progress, record_failure
-from harness_bridge.backends.openai import MAX_CALLS_PER_REPLY
+from harness_bridge.backends import ModelError, OpenAIModelLoop, Progress, openai, record_failure
+from harness_bridge.backends.openai import MAX_CALLS_PER_REPLY, trimmed
 from harness_bridge.envelope import deliver_request
 from harness_bridge.prompt import RESPONSE_RULES, render_turn
 from harness_bridge.tools import TOOL_NAMES, ChatTools
@@ -360,5 +360,42 @@ def test_a_streamed_reply_becomes_progress_and_its_pieced_tool_call_runs() -> No
         (assistant,) = [m for m in server.requests[1]["messages"] if m["role"] == "assistant"]
         assert assistant["content"] == "Looking now."
         assert assistant["tool_calls"][0]["id"] == "call_9"
+
+    scenario(test)
+
+
+def test_a_session_keeps_its_rules_and_its_newest_whole_turns() -> None:
+    """What a session carries into its next turn is bounded; it always starts with the rules,
+    and it is cut only where a turn's events begin, never between a call and its result."""
+    system = {"role": "system", "content": RESPONSE_RULES}
+    older = [
+        {"role": "user", "content": "x" * 300},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "y" * 300},
+        {"role": "assistant", "content": "done"},
+    ]
+    newer = [{"role": "user", "content": "what now?"}, {"role": "assistant", "content": "this"}]
+    assert trimmed([system, *older, *newer], most=10_000) == [system, *older, *newer]
+    assert trimmed([system, *older, *newer], most=500) == [system, *newer]
+    assert trimmed([system, *older, *newer], most=10) == [system]
+
+
+def test_a_loop_of_many_conversations_keeps_the_most_lately_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(openai, "SESSIONS_KEPT", 1)
+
+    async def test(engine: Engine, tools: dict[str, ChatTools], store: SQLiteStore) -> None:
+        dm, channel = await turn_of(engine, DM), await turn_of(engine, CHATTER)
+        script = [completion("One."), completion("Two."), completion("Three.")]
+        async with (
+            FakeOpenAI(script) as server,
+            OpenAIModelLoop(server.base_url, "fake-model", tools["lead"]) as loop,
+        ):
+            for turn in (dm, channel, dm):
+                await loop.run(turn)
+            assert list(loop.sessions) == ["slack:D0LEAD"]
+        # The DM's history was forgotten for the channel's: its third turn starts afresh.
+        assert [m["role"] for m in server.requests[2]["messages"]] == ["system", "user"]
 
     scenario(test)
