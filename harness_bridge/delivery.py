@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from dataclasses import replace
 from typing import Any
 
@@ -56,6 +57,7 @@ log = logging.getLogger(__name__)
 
 NOTIFY_TIMEOUT = 2.0  # seconds a notification may take to reach a harness before it is dropped
 DELIVERY_WINDOW = 32  # `chat/deliver` requests in flight per agent, by default
+SENT_KEPT = 1024  # the newest event ids written to the harness, for a look at what went
 MAX_BACKOFF = 30.0  # seconds, the longest wait before going back after a timeout
 
 
@@ -89,7 +91,7 @@ class Deliverer:
         self.attempts = attempts
         self.backoff = backoff
         self.window = window
-        self.sent: list[str] = []
+        self.sent: deque[str] = deque(maxlen=SENT_KEPT)
         self._woken = woken if woken is not None else asyncio.Event()
 
     def wake(self) -> None:

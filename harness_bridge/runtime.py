@@ -29,7 +29,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any, Final, Protocol
 
@@ -103,7 +103,7 @@ class InProcessHarness:
         self._turns: dict[asyncio.Task[None], tuple[str, set[str]]] = {}
         self._failing: set[int] = set()  # turns (by id) waiting to try a model that failed them
         self._stopping = False
-        self._sessions: dict[str, asyncio.Lock] = {}
+        self._sessions: dict[str, tuple[asyncio.Lock, int]] = {}  # lock, turns holding or waiting
         self._changed = asyncio.Event()
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -240,10 +240,8 @@ class InProcessHarness:
         self._poke()
 
     async def _run(self, turn: Turn) -> None:
-        # One turn at a time per conversation: the next waits for the one running there.
-        lock = self._sessions.setdefault(session_of(turn.events[0]), asyncio.Lock())
         try:
-            async with lock:
+            async with self._one_at_a_time(session_of(turn.events[0])):
                 left = await self._still_said(turn)
                 if left is None:
                     return
@@ -260,6 +258,23 @@ class InProcessHarness:
             await record_failure(self.port, result)
             if owed:
                 await self._say_it_failed(owed)
+
+    @contextlib.asynccontextmanager
+    async def _one_at_a_time(self, session: str) -> AsyncIterator[None]:
+        """One turn at a time per conversation: the next waits for the one running there. The
+        conversation's lock goes when no turn holds or waits for it (a host that talks in
+        thousands of DMs over months keeps none of theirs)."""
+        lock, waiting = self._sessions.get(session, (asyncio.Lock(), 0))
+        self._sessions[session] = (lock, waiting + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, waiting = self._sessions[session]
+            if waiting > 1:
+                self._sessions[session] = (lock, waiting - 1)
+            else:
+                del self._sessions[session]
 
     async def _still_said(self, turn: Turn) -> Turn | None:
         """The turn without the events that ended for the agent while it gathered or waited

@@ -35,6 +35,7 @@ __all__ = ["Assembler", "Turn", "is_complete", "preempts", "starts_turn"]
 _PREEMPTING_REASONS = frozenset({"stop", "urgent"})
 _TURN_MODES = frozenset({"buffered", "immediate", "notify"})
 _SENTENCE_WORDS = 3
+TYPING_HELD = 256  # typing holds kept before those that have passed are forgotten
 
 
 def is_complete(params: dict[str, Any]) -> bool:
@@ -158,7 +159,11 @@ class Assembler:
         return _key(params) in self._gatherings
 
     def typing(self, conversation: dict[str, Any], author_id: str, until: str) -> None:
-        """`notifications/typing`: hold that person's gathering until `until`."""
+        """`notifications/typing`: hold that person's gathering until `until`. Holds that have
+        passed are forgotten as more come (`TYPING_HELD`), so typers who never post leave none."""
+        if len(self._typing) >= TYPING_HELD:
+            now = self.clock.now()
+            self._typing = {key: ends for key, ends in self._typing.items() if ends > now}
         self._typing[_place(conversation), author_id] = parse_time(until)
 
     def cancel(self, event_id: str, reason: str = "") -> bool:

@@ -88,7 +88,7 @@ def test_killing_the_harness_mid_stream_redelivers_exactly_the_unacknowledged_in
             await connection.close()
             await process.wait()
         await store.close()
-        return ids, first.sent, second.sent
+        return ids, list(first.sent), list(second.sent)
 
     ids, before, after = asyncio.run(run())
     if window == 1:

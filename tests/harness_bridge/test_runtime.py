@@ -183,6 +183,7 @@ def test_a_long_running_harness_counts_every_turn_and_keeps_only_the_latest(
         assert loop.turns == [[THANKS], [DM]]
         assert harness.outcomes == {"completed": 2}
         assert [r.event_ids for r in harness.results] == [(DM,)]
+        assert harness._sessions == {}  # no lock kept for a conversation with no turn
 
     scenario(test)
 

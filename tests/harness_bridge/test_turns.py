@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from core.clock import VirtualClock, format_time, parse_time
-from harness_bridge.turns import Assembler
+from harness_bridge.turns import TYPING_HELD, Assembler
 
 START = parse_time("2026-01-01T00:00:00Z")
 
@@ -265,3 +265,15 @@ def test_a_complete_question_in_the_compact_form_is_not_held_either() -> None:
     assembler = Assembler(clock)
     assembler.deliver(compact)
     assert assembler.next_due() == START + timedelta(milliseconds=300)
+
+
+def test_typing_that_never_became_a_message_is_forgotten() -> None:
+    """A thousand people type and never post: their holds pass, and go."""
+    clock = VirtualClock(START)
+    assembler = Assembler(clock)
+    place = {"id": "C0GEN", "kind": "channel"}
+    for n in range(1000):
+        assembler.typing(place, f"U{n}", format_time(clock.now() + timedelta(seconds=5)))
+        clock.advance(timedelta(seconds=1))
+    assert len(assembler._typing) <= TYPING_HELD
+    assert assembler.next_due() is None
