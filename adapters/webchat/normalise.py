@@ -21,7 +21,8 @@ bounds of `adapters.limits` (an over-long string, a time outside years 1970-2999
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -44,6 +45,7 @@ __all__ = [
     "event_id_of",
     "find_mentions",
     "is_dm",
+    "kept_under",
     "normalise",
 ]
 
@@ -74,6 +76,25 @@ def event_id_of(payload: Mapping[str, Any]) -> str | None:
     except Exception:  # the host says what is wrong with it when it is handed over
         return None
     return None if event is None else event.event_id
+
+
+def kept_under(payloads: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    """For each payload of a record, in order, the ids the ledger may keep its event under:
+    its own, and for a reaction added or taken off again, those of the engine's later
+    generations too (`core.reactions`: the k-th add of one person's emoji on one message, and
+    its removal, may be `…#k`); none for a payload that is no event or cannot be read."""
+    times: Counter[tuple[Any, ...]] = Counter()
+    kept: list[tuple[str, ...]] = []
+    for payload in payloads:
+        event_id = event_id_of(payload)
+        kind = payload.get("type")
+        if event_id is None or kind not in ("reaction_added", "reaction_removed"):
+            kept.append(() if event_id is None else (event_id,))
+            continue
+        key = (kind, payload.get("id"), payload.get("user"), payload.get("emoji"))
+        times[key] += 1
+        kept.append((event_id, *(f"{event_id}#{k}" for k in range(2, times[key] + 1))))
+    return kept
 
 
 def dm_channel(person: str, agent: str) -> str:

@@ -47,7 +47,7 @@ from adapters.webchat.attention import attention_of_people
 from adapters.webchat.browser import BINARY_REFUSED, answer_browser
 from adapters.webchat.history import History, Message
 from adapters.webchat.manifest import WebchatWorkspace
-from adapters.webchat.normalise import PLATFORM, dm_channel, event_id_of, find_mentions, is_dm
+from adapters.webchat.normalise import PLATFORM, dm_channel, find_mentions, is_dm, kept_under
 from core.actions import Ask
 from core.approvals import Approvals
 from core.clock import Clock, format_time
@@ -150,11 +150,11 @@ class WebChat:
         where; what was said before it stays on the page, and no agent is asked about it, as a
         first run on Slack or Discord reads no history. Returns its URL."""
         payloads = self.history.load()
-        ids = [event_id_of(payload) for payload in payloads]
-        held = await self.store.held([i for i in ids if i is not None])
+        ids = kept_under(payloads)
+        held = await self.store.held([i for each in ids for i in each])
         before_ledger = 0
         for payload, kept in zip(payloads, ids, strict=True):
-            if kept in held:
+            if held.intersection(kept):
                 continue
             if not held and payload.get("type") != "member_joined":
                 before_ledger += payload.get("type") == "message"

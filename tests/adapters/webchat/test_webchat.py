@@ -539,6 +539,30 @@ def test_a_restart_hands_the_host_only_what_its_ledger_lacks(tmp_path: Path) -> 
     assert handed == ["3"]
 
 
+def test_a_reaction_put_on_again_is_not_handed_over_again_at_each_start(tmp_path: Path) -> None:
+    """The ledger keeps a reaction added again after its removal under the engine's next
+    generation (`…#2`): a start finds it there, and hands nothing of it over again."""
+
+    def reactions(chat: Chat) -> int:
+        rows = chat.store.db.execute(
+            "SELECT COUNT(*) FROM events WHERE id LIKE 'webchat:local:1+%'"
+        )
+        return int(rows.fetchone()[0])
+
+    async def first(chat: Chat) -> None:
+        said = await chat.chat.say("ana", "general", "@lead ship it?")
+        for kind in ("reaction_added", "reaction_removed") * 2:
+            await chat.chat.change(kind, "ben", said.id, emoji="👍")
+        assert reactions(chat) == 4
+
+    async def again(chat: Chat) -> None:
+        assert reactions(chat) == 4
+
+    run(tmp_path, first)
+    run(tmp_path, again)
+    run(tmp_path, again)
+
+
 def test_a_new_ledger_beside_an_old_record_is_asked_nothing_of_it(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
