@@ -179,3 +179,17 @@ def test_in_the_browser_an_open_page_drops_what_retention_dropped(
             assert await asyncio.to_thread(browser.execute_script, closed)  # and nothing throws
 
     asyncio.run(main())
+
+
+def test_a_change_is_on_disk_before_it_is_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Synced, not only written: after a power cut the record holds every message the ledger
+    may hold, so no message id is given twice."""
+    synced: list[int] = []
+    monkeypatch.setattr("adapters.webchat.history.os.fsync", synced.append)
+    history = written(tmp_path / "webchat.jsonl")
+    history.record(message(history.next_id(), day(1)))
+    assert len(synced) == 1
+    history.record({"type": "typing", "channel": "general", "user": "ana"})
+    assert len(synced) == 1  # typing is never kept
