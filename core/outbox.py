@@ -275,8 +275,9 @@ class Outbox:
             async with self.store.transaction():
                 await write()
         except Exception as exc:
-            if key not in self._unrecorded:
-                log.warning("outbox %s: its outcome is kept to be recorded: %s", key, exc)
+            if key not in self._unrecorded:  # said once; an outage was said already
+                said = log.debug if during_outage(exc) else log.warning
+                said("outbox %s: its outcome is kept to be recorded: %s", key, exc)
             self._unrecorded[key] = write
             return False
         self._unrecorded.pop(key, None)
