@@ -11,8 +11,10 @@ What the state keeps per conversation is bounded (`core.state_recent`): the newe
 `THREADS_HELD` threads posted in most recently and the `CHAINS_HELD` runs of fragments started
 most recently. An evicted thread or run of fragments is one the host never saw: a reply in the
 thread is decided as in a thread nobody has posted in yet (no participants, no agents following
-it), a fragment as a person's first line. A thread an agent owns is never evicted: the agent
-owes its starter the thread.
+it), a fragment as a person's first line. A thread an agent owns outlives that bound (the agent
+owes its starter the thread) but has its own, `OWNED_THREADS_HELD`: past it, the owned thread
+whose last post is oldest is forgotten, and a reply there months later is decided as in a
+thread the agent does not own (nobody has posted in it yet, its root long gone).
 
 It is just over 400 lines: every change to the memory is folded here, in one place, so that a
 live event and a replayed one can never be folded two ways; what each record is and how it is
@@ -48,12 +50,17 @@ from core.state_records import (
     root_thread,
 )
 
-__all__ = ["CHAINS_HELD", "THREADS_HELD", "State"]
+__all__ = ["CHAINS_HELD", "OWNED_THREADS_HELD", "THREADS_HELD", "State"]
 
 THREADS_HELD: Final = 5_000
 """How many threads the state remembers besides those agents own, the most recently posted in:
 about 700 bytes each, so some 4 MB; a thread quiet while five thousand others had posts is
 over."""
+OWNED_THREADS_HELD: Final = 20_000
+"""How many threads agents own the state remembers beyond `THREADS_HELD`, those posted in most
+recently: one more for each question an agent answered in a thread (about 620 bytes each, so
+some 12 MB). A host running for months would otherwise keep every one; an owned thread quiet
+while twenty thousand others were owned after it is one nobody comes back to."""
 CHAINS_HELD: Final = 2_000
 """How many runs of fragments the state remembers, the most recently started: one lasts the
 merge window (seconds), and two thousand people starting one within it is far beyond any
@@ -82,9 +89,10 @@ def _shipped_scorer() -> Scorer | None:
     return default_scorer()  # the package's, looked up at each call so a test can replace it
 
 
-def _threads(limit: int) -> Recent[str, ThreadRecord]:
-    """The threads the state remembers: `limit` of them, and every thread an agent owns."""
-    return Recent(limit, spare=owned)
+def _threads(limit: int, owned_limit: int) -> Recent[str, ThreadRecord]:
+    """The threads the state remembers: `limit` of them, and besides those up to `owned_limit`
+    threads an agent owns, each the newest by its last post."""
+    return Recent(limit, spare=owned, spared_limit=owned_limit)
 
 
 @dataclass(slots=True)
@@ -95,7 +103,9 @@ class State:
     # The newest messages seen, not all of them (`core.state_messages`: what an evicted one means).
     messages: Recent[str, MessageRecord] = field(default_factory=lambda: Recent(MESSAGES_HELD))
     members: dict[str, set[str]] = field(default_factory=dict)
-    threads: Recent[str, ThreadRecord] = field(default_factory=lambda: _threads(THREADS_HELD))
+    threads: Recent[str, ThreadRecord] = field(
+        default_factory=lambda: _threads(THREADS_HELD, OWNED_THREADS_HELD)
+    )
     thread_channels: dict[str, Conversation] = field(default_factory=dict)
     chains: Recent[tuple[str, str], Chain] = field(default_factory=lambda: Recent(CHAINS_HELD))
     streaks: dict[str, int] = field(default_factory=dict)

@@ -9,7 +9,9 @@ evicted entry means is said where each map is declared (`core.state`, `core.cont
 as a rule, exactly what a conversation the host never saw means.
 
 An entry `spare` says must outlive its window (a thread an agent owns: a promise to a person)
-is moved aside when its turn to be evicted comes, and still found by `Recent.held`.
+is moved aside when its turn to be evicted comes, and still found by `Recent.held`. Those are
+bounded too, by `spared_limit` of their own: past it, the one moved aside first (the least
+recently written of them) is let go, as any other entry.
 """
 
 from __future__ import annotations
@@ -25,20 +27,28 @@ V = TypeVar("V")
 
 
 class Recent(OrderedDict[K, V], Generic[K, V]):
-    """Entries by key, oldest written first, at most `limit` of them besides the spared."""
+    """Entries by key, oldest written first, at most `limit` of them besides the spared, and at
+    most `spared_limit` spared (None: no bound)."""
 
-    __slots__ = ("limit", "spare", "spared")
+    __slots__ = ("limit", "spare", "spared", "spared_limit")
 
-    def __init__(self, limit: int, spare: Callable[[V], bool] | None = None) -> None:
+    def __init__(
+        self,
+        limit: int,
+        spare: Callable[[V], bool] | None = None,
+        spared_limit: int | None = None,
+    ) -> None:
         super().__init__()
         self.limit = limit
         self.spare = spare
+        self.spared_limit = spared_limit
         self.spared: dict[K, V] = {}
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Copied (`copy.deepcopy`) with its limit, what it spares and what it spared."""
+        """Copied (`copy.deepcopy`) with its limits, what it spares and what it spared."""
         state = (None, {"spared": self.spared})
-        return (type(self), (self.limit, self.spare), state, None, iter(self.items()))
+        args = (self.limit, self.spare, self.spared_limit)
+        return (type(self), args, state, None, iter(self.items()))
 
     def hold(self, key: K, value: V) -> V:
         """Hold `value` under `key` as the newest entry, evicting the oldest past the limit;
@@ -50,6 +60,9 @@ class Recent(OrderedDict[K, V], Generic[K, V]):
             old_key, old = self.popitem(last=False)
             if self.spare is not None and self.spare(old):
                 self.spared[old_key] = old
+                # Past their own bound, the one moved aside first (written least lately) goes.
+                if self.spared_limit is not None and len(self.spared) > self.spared_limit:
+                    del self.spared[next(iter(self.spared))]
         return value
 
     def held(self, key: K) -> V | None:

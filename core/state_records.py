@@ -87,7 +87,7 @@ class ThreadRecord:
 
 
 def owned(thread: ThreadRecord) -> bool:
-    """Whether an agent owns the thread (one the state never forgets)."""
+    """Whether an agent owns the thread (one the state keeps beyond the bound of the others)."""
     return thread.owner is not None
 
 

@@ -1,6 +1,6 @@
 """The engine's per-conversation state is bounded (`core.state_recent`): with a tiny bound, a
 conversation evicted is decided as one the host never saw and one still held as before; a
-thread an agent owns is never evicted."""
+thread an agent owns outlives the bound of the others, and has one of its own."""
 
 from __future__ import annotations
 
@@ -93,7 +93,17 @@ def test_an_evicted_thread_has_no_followers_and_a_held_one_does(
     assert evicted != held
 
 
-def test_a_thread_an_agent_owns_is_never_evicted(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_what_a_recent_map_spares_is_bounded_too() -> None:
+    recent: Recent[str, int] = Recent(1, spare=lambda value: value < 0, spared_limit=2)
+    for key, value in (("a", -1), ("b", -2), ("c", -3), ("d", 4)):
+        recent.hold(key, value)
+    assert list(recent.spared) == ["b", "c"] and recent.held("a") is None
+    recent.hold("b", -2)  # written again: the newest, so "c" is now the oldest spared
+    recent.hold("e", 5)
+    assert list(recent.spared) == ["c", "b"]
+
+
+def test_a_thread_an_agent_owns_outlives_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
     root = say(1, "deploying the api now", user=LEAD)
     asked = say(2, "is the migration included?", thread=1)
     other = [say(3, "lunch plans"), say(4, "pizza", user=HUMAN2, thread=3)]
@@ -102,6 +112,31 @@ def test_a_thread_an_agent_owns_is_never_evicted(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(core.state, "THREADS_HELD", 1)
     assert last([root, asked, *other, again], "lead") == held
     assert held[3] != "unaddressed"
+
+
+def test_the_owned_thread_posted_in_least_lately_is_forgotten_past_its_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past `OWNED_THREADS_HELD`, a reply in the owned thread whose last post is oldest is
+    decided as in a thread the agent does not own (with its root gone, one nobody posted in)."""
+    root = say(1, "deploying the api now", user=LEAD)
+    asked = say(2, "is the migration included?", thread=1)
+    others = [
+        say(3, "rotating the keys", user=LEAD),
+        say(4, "which ones?", thread=3),
+        say(5, "lunch plans"),
+        say(6, "pizza", user=HUMAN2, thread=5),
+    ]
+    again = say(7, "and the cache flush?", thread=1)
+    monkeypatch.setattr(core.state, "THREADS_HELD", 1)
+    monkeypatch.setattr(core.state, "CHAINS_HELD", 1)  # no run of fragments carries it
+    monkeypatch.setattr(core.state, "MESSAGES_HELD", 2)  # the root is gone by the reply
+    held = last([root, asked, *others, again], "lead")
+    assert held[3] != "unaddressed"
+    monkeypatch.setattr(core.state, "OWNED_THREADS_HELD", 1)
+    forgotten = last([root, asked, *others, again], "lead")
+    assert forgotten != held
+    assert forgotten == last([*others, again], "lead")
 
 
 def test_an_evicted_run_of_fragments_is_not_continued_and_a_held_one_is(
