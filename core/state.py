@@ -207,12 +207,15 @@ class State:
         return until is None or now < until
 
     def open_turns(self, agent: str, author: str, now: datetime, window: timedelta) -> int:
-        """Full turns this person caused this agent within the window ending now."""
+        """Full turns this person caused this agent within the window ending now; a person
+        with none left there is let go of (`turns` keeps only who has turns to count)."""
         stamps = self.turns.get((agent, author))
         if not stamps:
             return 0
         while stamps and stamps[0] <= now - window:
             stamps.popleft()
+        if not stamps:
+            del self.turns[agent, author]
         return len(stamps)
 
     # ---- changing ------------------------------------------------------------------------
@@ -220,8 +223,20 @@ class State:
     def note_turn(self, agent: str, person: str, at: datetime) -> None:
         """A full turn `person` caused `agent` at `at`, counted by their budget (`open_turns`):
         one a decision started, or the one that takes up what they asked over the budget
-        (`core.followup`)."""
-        self.turns.setdefault((agent, person), deque()).append(at)
+        (`core.followup`).
+
+        `turns` is ordered by each pair's newest turn, so the pairs at its front whose newest
+        turn is two budget windows before `at` (one to spare for a clock behind the events'
+        times) are let go of here: their turns count in no window a decision reads any more,
+        and a person who never comes back would otherwise stay for good."""
+        stamps = self.turns.pop((agent, person), None) or deque()
+        stamps.append(at)
+        self.turns[agent, person] = stamps
+        while self.turns:
+            (other, someone), held = next(iter(self.turns.items()))
+            if held[-1] > at - 2 * timedelta(seconds=self.workspace.budget(other).window_s):
+                break
+            del self.turns[other, someone]
 
     def note_vias(self, event: ChatEvent, agents: Iterable[str]) -> None:
         """The agents whose own connections received the event are members of its channel."""

@@ -1,0 +1,52 @@
+"""What the engine's memory (`core.state`) keeps grows with recent traffic only: a host that runs
+for months lets go of what no decision reads any more, and decides what is recent as before."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from builders import (
+    LEAD,
+    START,
+    W1,
+    W2,
+    local_workspace,
+    slack_body,
+    slack_join,
+    slack_message,
+    took,
+)
+
+from core.clock import parse_time
+from core.state import State
+
+BASE = int(START.timestamp())
+JOINED = [slack_body(slack_join(user)) for user in (LEAD, W1, W2)]
+
+
+def asked(second: int, person: str, text: str = "how do I restart nginx?") -> dict[str, object]:
+    """A person's question to the lead in #general, `second`s after `START`."""
+    return slack_body(slack_message(f"{BASE + second}.000100", f"<@{LEAD}> {text}", user=person))
+
+
+def test_a_person_with_no_turns_left_in_the_window_is_let_go_of() -> None:
+    state = State(local_workspace())
+    at, hour = parse_time("2026-01-01T00:00:00Z"), timedelta(hours=1)
+    state.note_turn("lead", "U0ALICE", at)
+    assert state.open_turns("lead", "U0ALICE", at + hour / 2, hour) == 1
+    assert state.open_turns("lead", "U0ALICE", at + hour, hour) == 0
+    assert ("lead", "U0ALICE") not in state.turns
+
+
+def test_turns_keep_the_people_who_asked_within_two_windows_only() -> None:
+    """One new person an hour for two days (the budget's window is an hour): the pairs whose
+    last turn is two windows old are let go of, and a person's turns in the window still count."""
+
+    async def scenario() -> None:
+        bodies = [asked(3600 * hour, f"U0P{hour:04d}") for hour in range(48)]
+        engine, _ = await took(JOINED + bodies)
+        kept = {person for _, person in engine.state.turns}
+        assert len(kept) <= 3 and "U0P0047" in kept and "U0P0000" not in kept
+
+    asyncio.run(scenario())
