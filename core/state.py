@@ -50,7 +50,7 @@ from core.state_records import (
     root_thread,
 )
 
-__all__ = ["CHAINS_HELD", "OWNED_THREADS_HELD", "THREADS_HELD", "State"]
+__all__ = ["CHAINS_HELD", "OWNED_THREADS_HELD", "STREAKS_HELD", "THREADS_HELD", "State"]
 
 THREADS_HELD: Final = 5_000
 """How many threads the state remembers besides those agents own, the most recently posted in:
@@ -61,6 +61,12 @@ OWNED_THREADS_HELD: Final = 20_000
 recently: one more for each question an agent answered in a thread (about 620 bytes each, so
 some 12 MB). A host running for months would otherwise keep every one; an owned thread quiet
 while twenty thousand others were owned after it is one nobody comes back to."""
+STREAKS_HELD: Final = 10_000
+"""How many conversations the state counts a run of agents' lines in (`streaks`, for the loop
+limit), those an agent posted in most recently: a conversation where an agent spoke last stays
+there until a person speaks, so every thread an agent answered last would stay for good. One
+forgotten is counted from nothing again, as after a person's line: a loop quiet while ten
+thousand other conversations had agents' lines is over, and its escalation goes with it."""
 CHAINS_HELD: Final = 2_000
 """How many runs of fragments the state remembers, the most recently started: one lasts the
 merge window (seconds), and two thousand people starting one within it is far beyond any
@@ -108,7 +114,8 @@ class State:
     )
     thread_channels: dict[str, Conversation] = field(default_factory=dict)
     chains: Recent[tuple[str, str], Chain] = field(default_factory=lambda: Recent(CHAINS_HELD))
-    streaks: dict[str, int] = field(default_factory=dict)
+    # Agents' lines since a person's, per conversation (`STREAKS_HELD`: what forgetting means).
+    streaks: Recent[str, int] = field(default_factory=lambda: Recent(STREAKS_HELD))
     escalated: set[str] = field(default_factory=set)
     left: set[tuple[str, str]] = field(default_factory=set)
     # Agents muted until a time (None: until unmuted), folded from the ledger (`core.mutes`).
@@ -341,7 +348,10 @@ class State:
             self.streaks.pop(key, None)
             self.escalated.discard(key)
         else:
-            self.streaks[key] = self.streaks.get(key, 0) + 1
+            streaks = self.streaks
+            if key not in streaks and len(streaks) >= streaks.limit:
+                self.escalated.discard(next(iter(streaks)))  # the run evicted next: over
+            streaks.hold(key, streaks.get(key, 0) + 1)
 
     def _note_continuity(
         self, event: ChatEvent, author_agent: str | None, decisions: list[Decision]

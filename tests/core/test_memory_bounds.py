@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+import pytest
 from builders import (
     LEAD,
     START,
@@ -18,6 +19,7 @@ from builders import (
     took,
 )
 
+import core.state
 from core.clock import parse_time
 from core.state import State
 
@@ -48,5 +50,26 @@ def test_turns_keep_the_people_who_asked_within_two_windows_only() -> None:
         engine, _ = await took(JOINED + bodies)
         kept = {person for _, person in engine.state.turns}
         assert len(kept) <= 3 and "U0P0047" in kept and "U0P0000" not in kept
+
+    asyncio.run(scenario())
+
+
+def test_runs_of_agents_lines_are_kept_for_the_conversations_posted_in_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An agent answering last in one thread after another: only the `STREAKS_HELD` threads it
+    posted in last keep their run (and its count), not every thread it ever answered."""
+    monkeypatch.setattr(core.state, "STREAKS_HELD", 2)
+
+    def answer(second: int, thread: int) -> dict[str, object]:
+        ts, root = f"{BASE + second}.000100", f"{BASE + thread}.000100"
+        return slack_body(slack_message(ts, "done", user=LEAD, thread_ts=root))
+
+    async def scenario() -> None:
+        bodies = [answer(10 + thread, thread) for thread in range(1, 6)] + [answer(20, 5)]
+        engine, _ = await took(JOINED + bodies)
+        threads = [key.rsplit("/", 1)[-1] for key in engine.state.streaks]
+        assert threads == [f"{BASE + 4}.000100", f"{BASE + 5}.000100"]
+        assert list(engine.state.streaks.values()) == [1, 2]
 
     asyncio.run(scenario())
