@@ -399,9 +399,11 @@ class Engine:
         questions of an agent that is down show 🚧 or go to another (`core.handover`), then
         reminders, escalations, notices while a harness is down, and digests (`core.followup`).
         Where other processes write the ledger too, what they committed is folded in first,
-        as before deciding an event: a mute one of them recorded holds this one's reminders."""
+        as before deciding an event: a mute one of them recorded holds this one's reminders.
+        The memory lets go of the claims expired by now."""
         if self.store.shared and not self._stale:
             await self.catch_up()
+        self.state.forget_expired_claims(self.clock.now())
         stamp = format_time(self.clock.now())
         seen = self.workspace.settings.seen_signal
         lifted = self.blocked.lifted(self.unavailable, self.glyphs, seen=seen)

@@ -205,8 +205,19 @@ class State:
         return None
 
     def claim_holder(self, item: str, now: datetime) -> str | None:
+        """Who holds the claim on `item` at `now`, if anyone; an expired claim is let go of."""
         held = self.claims.get(item)
-        return None if held is None or held[1] <= now else held[0]
+        if held is not None and held[1] <= now:
+            del self.claims[item]
+            return None
+        return None if held is None else held[0]
+
+    def forget_expired_claims(self, now: datetime) -> None:
+        """Let go of every claim expired at `now` (`Engine.sweep`): one holds nothing any more,
+        and a start reads back only those unexpired, so the memory keeps the claims held now,
+        not one for every event ever claimed."""
+        for item in [item for item, (_, until) in self.claims.items() if until <= now]:
+            del self.claims[item]
 
     def is_muted(self, agent: str, now: datetime) -> bool:
         """Whether `agent` is muted at `now` (`core.mutes`)."""

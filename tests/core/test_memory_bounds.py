@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from builders import (
+    HUMAN,
     LEAD,
     START,
     W1,
@@ -16,6 +17,7 @@ from builders import (
     slack_body,
     slack_join,
     slack_message,
+    swept,
     took,
 )
 
@@ -71,5 +73,28 @@ def test_runs_of_agents_lines_are_kept_for_the_conversations_posted_in_last(
         threads = [key.rsplit("/", 1)[-1] for key in engine.state.streaks]
         assert threads == [f"{BASE + 4}.000100", f"{BASE + 5}.000100"]
         assert list(engine.state.streaks.values()) == [1, 2]
+
+    asyncio.run(scenario())
+
+
+def test_expired_claims_are_let_go_of_at_the_sweep_and_when_read() -> None:
+    """A claim expired holds nothing: the sweep lets it go, reading it lets it go, and one
+    still held stays and keeps its holder."""
+
+    async def scenario() -> None:
+        bodies = [asked(second, HUMAN) for second in (1, 2, 3)]
+        engine, clock = await took(JOINED + bodies)
+        first, second, third = (f"slack:T0LOCAL:C0GEN:{BASE + s}.000100" for s in (1, 2, 3))
+        async with engine.store.transaction():
+            await engine.claim("lead", first)
+            await engine.claim("worker-1", second)
+        clock.advance(timedelta(minutes=11))  # past the claim's ten minutes
+        async with engine.store.transaction():
+            await engine.claim("worker-2", third)
+        assert engine.state.claim_holder(first, clock.now()) is None
+        assert set(engine.state.claims) == {second, third}
+        await swept(engine)
+        assert set(engine.state.claims) == {third}
+        assert engine.state.claim_holder(third, clock.now()) == "worker-2"
 
     asyncio.run(scenario())
