@@ -112,7 +112,13 @@ class State:
     threads: Recent[str, ThreadRecord] = field(
         default_factory=lambda: _threads(THREADS_HELD, OWNED_THREADS_HELD)
     )
-    thread_channels: dict[str, Conversation] = field(default_factory=dict)
+    # Threads that are channels of their own (their creation seen), by the channel's id, the
+    # most recently created or posted in; as many as `threads` holds at most, so every thread
+    # held keeps its channel. One forgotten is a channel whose creation the host never saw: a
+    # post in it is decided as in a channel, as for a thread made before the host was there.
+    thread_channels: Recent[str, Conversation] = field(
+        default_factory=lambda: Recent(THREADS_HELD + OWNED_THREADS_HELD)
+    )
     chains: Recent[tuple[str, str], Chain] = field(default_factory=lambda: Recent(CHAINS_HELD))
     # Agents' lines since a person's, per conversation (`STREAKS_HELD`: what forgetting means).
     streaks: Recent[str, int] = field(default_factory=lambda: Recent(STREAKS_HELD))
@@ -299,7 +305,7 @@ class State:
         elif kind in _REACTIONS:
             self.reactions.note(event)
         elif kind is EventKind.THREAD_CREATED:
-            self.thread_channels[event.conversation.id] = event.conversation
+            self.thread_channels.hold(event.conversation.id, event.conversation)
             key = event.conversation.key
             record = self.threads.held(key) or self._rooted(event) or ThreadRecord()
             self.threads.hold(key, record)
@@ -349,6 +355,9 @@ class State:
         conversation = event.conversation
         record = self.thread(event) or ThreadRecord()
         self.threads.hold(conversation.key, record)
+        channel = self.thread_channels.get(conversation.id)
+        if channel is not None:  # a thread that is a channel: posted in, so kept longer
+            self.thread_channels.hold(conversation.id, channel)
         record.participants.add(event.author.id)
         if author_agent is not None:
             record.agents.add(author_agent)

@@ -8,11 +8,15 @@ from datetime import timedelta
 
 import pytest
 from builders import (
+    D_HUMAN,
+    GUILD,
     HUMAN,
     LEAD,
     START,
     W1,
     W2,
+    discord_dispatch,
+    discord_message,
     local_workspace,
     slack_body,
     slack_join,
@@ -22,7 +26,9 @@ from builders import (
 )
 
 import core.state
+from adapters.discord.normalise import normalise as discord_normalise
 from core.clock import parse_time
+from core.events import ChatEvent, ConversationKind
 from core.state import State
 
 BASE = int(START.timestamp())
@@ -98,3 +104,36 @@ def test_expired_claims_are_let_go_of_at_the_sweep_and_when_read() -> None:
         assert engine.state.claim_holder(third, clock.now()) == "worker-2"
 
     asyncio.run(scenario())
+
+
+def test_threads_that_are_channels_are_kept_for_those_made_or_posted_in_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past the bound, a thread that is a channel of its own, neither made nor posted in lately,
+    is forgotten: a post in it is read as in a channel, one in a thread kept as in a thread."""
+    monkeypatch.setattr(core.state, "THREADS_HELD", 1)
+    monkeypatch.setattr(core.state, "OWNED_THREADS_HELD", 1)
+    state = State(local_workspace())
+
+    def created(thread: str) -> ChatEvent:
+        d = {"id": thread, "guild_id": GUILD, "parent_id": "820000000000000001", "type": 11}
+        d |= {"owner_id": D_HUMAN, "name": "a question"}
+        event = discord_normalise(discord_dispatch("THREAD_CREATE", d))
+        assert event is not None
+        return event
+
+    def posted(thread: str, second: int) -> ChatEvent:
+        event = discord_normalise(
+            discord_message(f"12400000000000000{second:02d}", "hi", channel=thread)
+        )
+        assert event is not None
+        return state.resolve(event)
+
+    first, second, third = "830000000000000001", "830000000000000002", "830000000000000003"
+    state.apply(created(first), [])
+    state.apply(created(second), [])
+    state.apply(posted(first, 1), [])  # posted in: now newer than the second
+    state.apply(created(third), [])
+    assert list(state.thread_channels) == [first, third]
+    assert posted(first, 2).conversation.kind is ConversationKind.THREAD
+    assert posted(second, 3).conversation.kind is ConversationKind.CHANNEL
