@@ -25,6 +25,15 @@ Only the `CONVERSATIONS_HELD` channels with the most recent lines are remembered
 (`core.state_recent`): a channel evicted has no `Talk`, so its next line is judged exactly as
 the first line of a channel the host never saw (no partners, the first guess at its pace, no
 record of answering commands), and its lines are counted again from there.
+
+Within a channel held, what it keeps per person (their first line, burst, room question, line
+naming someone else, and exchanges with agents) goes once the person has been out of the
+channel's last `PEOPLE_LINES` lines (neither spoke nor was spoken to there): far beyond every
+window the rules read (`Window.lines`, `_TAKEN_UP_LINES`, the scorer's 200 lines), so a busy
+channel keeps the people of its recent lines, not everyone who ever spoke in it. A person
+forgotten is judged as one the channel never saw: new to it and a stranger to every agent for
+the scorer, with no exchange a line to an agent carries on, or that makes an agent naming them
+soon after their room question not a first taking-up.
 """
 
 from __future__ import annotations
@@ -50,6 +59,7 @@ __all__ = [
     "COMMAND",
     "CONVERSATIONS_HELD",
     "PARTNER",
+    "PEOPLE_LINES",
     "ROOM_QUESTION",
     "ROOM_STATEMENT",
     "SCORED",
@@ -65,6 +75,11 @@ CONVERSATIONS_HELD: Final = 1_000
 """How many channels continuity remembers, the most recently active: about 16 KB each, so some
 16 MB. An exchange lasts eight lines and at most a few hours; a thousand channels all active
 within that is far beyond a busy workspace, where most channels are quiet on any given day."""
+
+PEOPLE_LINES: Final = 1_000
+"""How many lines of its channel a person is remembered for after they last spoke there or an
+agent spoke to them: what is kept per person is some 220 bytes, and a busy channel sees new
+people every day."""
 
 _CHANNEL = ConversationKind.CHANNEL
 _HUMAN = AuthorKind.HUMAN
@@ -166,6 +181,9 @@ class Talk:
     # agent -> commands it answered, decayed by each command since (value, commands then)
     answers: dict[str, tuple[float, int]] = field(default_factory=dict)
     first: dict[str, int] = field(default_factory=dict)  # person -> their first line
+    # person -> the last line they spoke or were spoken to, the least lately first: who of the
+    # maps above is forgotten (`PEOPLE_LINES`)
+    seen: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -297,6 +315,7 @@ class Continuity:
             self._note_agent(talk, author_agent, [p for p in addressed if p != author], now)
         elif event.author.kind is _HUMAN:
             self.last_author.hold(key, author)
+            _seen(talk, author)
             talk.first.setdefault(author, line)
             if not addressed and not to_agents and asks_the_room(event.text):
                 talk.asked[author] = line
@@ -323,6 +342,7 @@ class Continuity:
             self.last_author.hold(key, author)
         talk.line += 1
         talk.last_at = now
+        _forget_people(talk)
 
     def _note_agent(self, talk: Talk, agent: str, people: list[str], now: float) -> None:
         """An agent's line naming `people` (user ids, not its own): they are its partners (a
@@ -347,6 +367,7 @@ class Continuity:
             talk.exchanges[agent, person] = mark
             talk.people.add(person)
             talk.partner[agent] = (person, mark)
+            _seen(talk, person)
         if not people:
             talk.room[agent] = mark
             talk.room_line = line
@@ -355,6 +376,7 @@ class Continuity:
             if partner is not None and self._alive(talk, partner[1], now):
                 talk.exchanges[agent, partner[0]] = mark
                 talk.people.add(partner[0])
+                _seen(talk, partner[0])
 
 
 def states(text: str) -> bool:
@@ -370,6 +392,28 @@ def _answers(talk: Talk, agent: str) -> float:
         return 0.0
     value, at = count
     return value * _COMMAND_DECAY ** (talk.commands - at)
+
+
+def _seen(talk: Talk, person: str) -> None:
+    """`person` spoke, or was spoken to, at the talk's current line: the newest of `seen`."""
+    talk.seen.pop(person, None)
+    talk.seen[person] = talk.line
+
+
+def _forget_people(talk: Talk) -> None:
+    """Forget what the talk keeps of each person out of its last `PEOPLE_LINES` lines (the
+    least lately seen come first in `seen`, so only those are looked at)."""
+    seen, oldest = talk.seen, talk.line - PEOPLE_LINES
+    while seen:
+        person, line = next(iter(seen.items()))
+        if line >= oldest:
+            return
+        del seen[person]
+        for kept in (talk.first, talk.bursts, talk.elsewhere, talk.asked):
+            kept.pop(person, None)
+        talk.people.discard(person)
+        for agent in talk.spoke:  # the only agents with exchanges: each spoke to have one
+            talk.exchanges.pop((agent, person), None)
 
 
 def _continues(burst: Burst, talk: Talk, now: float, window: Window) -> bool:

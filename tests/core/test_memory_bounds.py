@@ -25,6 +25,7 @@ from builders import (
     took,
 )
 
+import core.continuity
 import core.state
 from adapters.discord.normalise import normalise as discord_normalise
 from core.clock import parse_time
@@ -137,3 +138,36 @@ def test_threads_that_are_channels_are_kept_for_those_made_or_posted_in_last(
     assert list(state.thread_channels) == [first, third]
     assert posted(first, 2).conversation.kind is ConversationKind.THREAD
     assert posted(second, 3).conversation.kind is ConversationKind.CHANNEL
+
+
+def test_a_channel_keeps_what_it_knows_of_the_people_of_its_recent_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new person a line, and the lead answering some: past `PEOPLE_LINES` lines since a
+    person last spoke or was spoken to, the channel keeps nothing of them; the lead's partner
+    of the last lines keeps the exchange, and is still its partner."""
+    monkeypatch.setattr(core.continuity, "PEOPLE_LINES", 4)
+
+    def said(second: int, text: str, user: str) -> dict[str, object]:
+        return slack_body(slack_message(f"{BASE + second}.000100", text, user=user))
+
+    async def scenario() -> None:
+        bodies = [
+            said(second, "anyone seen the build?", f"U0P{second:04d}") for second in range(1, 9)
+        ]
+        bodies += [
+            said(10, "<@U0P0008> it is green again", LEAD),
+            said(11, "lunch anyone?", "U0P0011"),
+            said(12, "the deploy still fails", "U0P0008"),
+        ]
+        engine, _ = await took(JOINED + bodies)
+        (talk,) = engine.state.continuity.talks.values()
+        kept = {"U0P0008", "U0P0011"}
+        assert set(talk.first) == set(talk.bursts) == set(talk.seen) == kept
+        assert set(talk.asked) <= kept
+        assert list(talk.exchanges) == [("lead", "U0P0008")] and talk.people == {"U0P0008"}
+        decided = await engine.store.deliveries(f"slack:T0LOCAL:C0GEN:{BASE + 12}.000100")
+        reasons = {d.decision.agent: d.decision.reason for d in decided}
+        assert reasons["lead"] == "conversation_partner"
+
+    asyncio.run(scenario())
