@@ -34,6 +34,9 @@ channel keeps the people of its recent lines, not everyone who ever spoke in it.
 forgotten is judged as one the channel never saw: new to it and a stranger to every agent for
 the scorer, with no exchange a line to an agent carries on, or that makes an agent naming them
 soon after their room question not a first taking-up.
+
+It is just over 400 lines: the rules and the memory they read are folded and read here together,
+so that what is kept (and forgotten) and what the rules read of it cannot drift apart.
 """
 
 from __future__ import annotations

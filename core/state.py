@@ -16,7 +16,7 @@ owes its starter the thread) but has its own, `OWNED_THREADS_HELD`: past it, the
 whose last post is oldest is forgotten, and a reply there months later is decided as in a
 thread the agent does not own (nobody has posted in it yet, its root long gone).
 
-It is just over 400 lines: every change to the memory is folded here, in one place, so that a
+It is over 400 lines: every change to the memory is folded here, in one place, so that a
 live event and a replayed one can never be folded two ways; what each record is and how it is
 bounded are the modules named above.
 """
