@@ -46,6 +46,7 @@ __all__ = [
     "find_mentions",
     "is_dm",
     "kept_under",
+    "lacked",
     "normalise",
 ]
 
@@ -95,6 +96,25 @@ def kept_under(payloads: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
         times[key] += 1
         kept.append((event_id, *(f"{event_id}#{k}" for k in range(2, times[key] + 1))))
     return kept
+
+
+def lacked(
+    payloads: Sequence[Mapping[str, Any]], ids: Sequence[tuple[str, ...]], held: Collection[str]
+) -> tuple[list[Mapping[str, Any]], int]:
+    """The payloads of a record a ledger holding `held` lacks (`ids`: `kept_under`'s), to be
+    handed to the host in order, and how many messages are left out as older than the ledger:
+    a ledger holding nothing of the record is new beside it, and is handed only who joined
+    where."""
+    lacking: list[Mapping[str, Any]] = []
+    older = 0
+    for payload, kept in zip(payloads, ids, strict=True):
+        if any(event_id in held for event_id in kept):
+            continue
+        if not held and payload.get("type") != "member_joined":
+            older += payload.get("type") == "message"
+        else:
+            lacking.append(payload)
+    return lacking, older
 
 
 def dm_channel(person: str, agent: str) -> str:

@@ -47,7 +47,14 @@ from adapters.webchat.attention import attention_of_people
 from adapters.webchat.browser import BINARY_REFUSED, answer_browser
 from adapters.webchat.history import History, Message
 from adapters.webchat.manifest import WebchatWorkspace
-from adapters.webchat.normalise import PLATFORM, dm_channel, find_mentions, is_dm, kept_under
+from adapters.webchat.normalise import (
+    PLATFORM,
+    dm_channel,
+    find_mentions,
+    is_dm,
+    kept_under,
+    lacked,
+)
 from core.actions import Ask
 from core.approvals import Approvals
 from core.clock import Clock, format_time
@@ -143,30 +150,19 @@ class WebChat:
     # -- running --------------------------------------------------------------------------
 
     async def start(self) -> str:
-        """Read the record back and hand the host what its ledger lacks (what a crash cut off
-        between keeping and handing over: nothing said is lost), seat every agent in every
-        channel, then serve the page. A ledger that holds nothing of the record (a new one
-        beside an old record: the ledger was deleted or moved) is handed only who joined
-        where; what was said before it stays on the page, and no agent is asked about it, as a
-        first run on Slack or Discord reads no history. Returns its URL."""
+        """Read the record back and hand the host what its ledger lacks (`lacked`: what a crash
+        cut off between keeping and handing over, so nothing said is lost; never what a record
+        holds from before a new ledger, as a first run on Slack or Discord reads no history),
+        seat every agent in every channel, then serve the page. Returns its URL."""
         payloads = self.history.load()
         ids = kept_under(payloads)
-        held = await self.store.held([i for each in ids for i in each])
-        before_ledger = 0
-        for payload, kept in zip(payloads, ids, strict=True):
-            if held.intersection(kept):
-                continue
-            if not held and payload.get("type") != "member_joined":
-                before_ledger += payload.get("type") == "message"
-                continue
+        held = await self.store.held([event_id for each in ids for event_id in each])
+        lacking, older = lacked(payloads, ids, held)
+        for payload in lacking:
             await self.receive(PLATFORM, payload, self._via(payload))
-        if before_ledger:
-            log.warning(
-                "%s: the web chat's record holds %d message(s) from before this ledger; they "
-                "stay on the page, and no agent is asked about them",
-                self.workspace,
-                before_ledger,
-            )
+        if older:
+            said = "message(s) from before this ledger; they stay on the page, unanswered"
+            log.warning("%s: the web chat's record holds %d %s", self.workspace, older, said)
         for channel in self.config.channels:
             for agent in self.agents:
                 joined = {"type": "member_joined", "channel": channel, "user": agent}
