@@ -456,24 +456,10 @@ def test_a_deleted_message_is_edited_and_reacted_to_by_nobody(tmp_path: Path) ->
         await chat.frame(lambda f: f["op"] == "error" and "was deleted" in f["text"])
         await chat.request("react", id=mine.id, emoji="👍")
         await chat.frame(lambda f: f["op"] == "error" and "was deleted" in f["text"])
-        said = await chat.sender.send(
-            Post(agent="lead", platform="webchat", conversation="general", key="k1", text="hi")
-        )
-        edit = Edit(
-            agent="lead",
-            platform="webchat",
-            conversation="general",
-            key="k2",
-            message_id=said["messageId"],
-            text="bye",
-        )
-        gone = Delete(
-            agent="lead",
-            platform="webchat",
-            conversation="general",
-            key="k3",
-            message_id=said["messageId"],
-        )
+        lead: dict[str, Any] = {"agent": "lead", "platform": "webchat", "conversation": "general"}
+        said = await chat.sender.send(Post(**lead, key="k1", text="hi"))
+        edit = Edit(**lead, key="k2", message_id=said["messageId"], text="bye")
+        gone = Delete(**lead, key="k3", message_id=said["messageId"])
         await chat.sender.send(gone)
         assert await chat.sender.send(gone) == {"messageId": said["messageId"]}
         with pytest.raises(PermanentSendError, match="was deleted"):
