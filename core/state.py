@@ -148,17 +148,21 @@ class State:
 
     def resolve(self, event: ChatEvent) -> ChatEvent:
         """The event with what the host knows filled in: thread conversations, authors of
-        edits and deletes, the conversation of a reaction's message, and agent authors."""
+        edits and deletes, the message an edit's message answers (a platform may send an edit
+        without it: the web chat, Slack), the conversation of a reaction's message, and agent
+        authors."""
         conversation = self.thread_channels.get(event.conversation.id, event.conversation)
         if conversation.kind is not _THREAD and event.conversation.thread_id:
             conversation = event.conversation
-        author = event.author
+        author, reply_to = event.author, event.reply_to
         # An edit, delete or reaction is about a message the host may have seen.
         target = self.target(event) if event.kind is not _MESSAGE else None
         if target is not None:
             conversation = target.conversation
             if event.kind in (_EDIT, _DELETE) and not author.id:
                 author = replace(author, id=target.author_id)
+            if event.kind is _EDIT and reply_to is None:
+                reply_to = target.reply_to
         agent = self.workspace.agent_for(event.platform, author.id)
         if agent is not None and author.kind is not _AGENT:
             author = replace(author, kind=_AGENT)
@@ -171,9 +175,12 @@ class State:
             conversation is event.conversation
             and author is event.author
             and event_id is event.event_id
+            and reply_to is event.reply_to
         ):
             return event
-        return replace(event, event_id=event_id, conversation=conversation, author=author)
+        return replace(
+            event, event_id=event_id, conversation=conversation, author=author, reply_to=reply_to
+        )
 
     def target(self, event: ChatEvent) -> MessageRecord | None:
         """The message an edit, delete or reaction is about (or the message itself)."""
@@ -331,6 +338,7 @@ class State:
                     author_agent=author_agent,
                     conversation=conversation,
                     text=event.text,
+                    reply_to=event.reply_to,
                     versions=[event.event_id],
                 ),
             )

@@ -71,6 +71,7 @@ class MessageRecord:
     conversation: Conversation
     text: str
     deleted: bool = False
+    reply_to: str | None = None  # the message it answers: an edit of it answers it too
     delivered: dict[str, Decision] = field(default_factory=dict)
     versions: list[str] = field(default_factory=list)
     answered: set[str] = field(default_factory=set)

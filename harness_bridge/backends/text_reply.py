@@ -66,6 +66,7 @@ _NAMED: Final = frozenset({Directedness.TO_ME, Directedness.TO_MY_ROLE})
 # is in, and a 👍 or 🙅 on its message (a model with tools proceeds or revises; one that can only
 # write has nothing to add to a reaction).
 _NOT_NAMING: Final = frozenset({"thread_participant", "signal_agree", "signal_declined"})
+_EDITED: Final = frozenset({"edited_before_injection", "edited_after_response"})
 _UNFINISHED: Final = (WRITING, CUT_SHORT, MODEL_FAILED, STOPPED)  # what ends an unfinished answer
 Volunteers = Literal["ask", "always"]
 
@@ -158,7 +159,9 @@ class TextReplyLoop:
         maybe = [e for e in turn.events if _policy(e) is Policy.MAY_RESPOND]
         if self.volunteers == "always":
             maybe = [
-                e for e in maybe if _named(e) or asks(said[e["eventId"]], e["source"]["platform"])
+                e
+                for e in maybe
+                if _named(e, self.agent) or asks(said[e["eventId"]], e["source"]["platform"])
             ]
         unsettled = set(await self.port.unsettled([e["eventId"] for e in maybe]))
         open_ = [e for e in maybe if e["eventId"] in unsettled]
@@ -278,11 +281,19 @@ def _said(params: Mapping[str, Any], seen: Sequence[EventView]) -> str:
     return next((event.text for event in seen if event.event_id == event_id), "")
 
 
-def _named(params: Mapping[str, Any]) -> bool:
-    """Whether the event names this agent or its role (not a line the room, a conversation or
-    a thread it is in gave it, nor a reaction to its message)."""
-    named = params["target"]["directedness"] in _NAMED
-    return named and params["attention"]["reason"] not in _NOT_NAMING
+def _named(params: Mapping[str, Any], agent: str) -> bool:
+    """Whether the event names `agent` or its role (not a line the room, a conversation or a
+    thread it is in gave it, nor a reaction to its message). An edit's reason says only that it
+    is an edit: one names the agent when it is in a DM, or mentions the agent or a role."""
+    target = params["target"]
+    if target["directedness"] not in _NAMED:
+        return False
+    reason = params["attention"]["reason"]
+    if reason in _EDITED:
+        mentions = target["mentions"]
+        named = f"agent:{agent}" in mentions or any(m.startswith("role:") for m in mentions)
+        return named or params["conversation"]["kind"] == "dm"
+    return reason not in _NOT_NAMING
 
 
 def _text(params: Mapping[str, Any]) -> str:
