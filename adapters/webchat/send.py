@@ -139,9 +139,11 @@ class WebchatSender:
         if action.signal is None:
             raise PermanentSendError("webchat: a reaction here is a signal; none given")
         agent, signal = action.agent, action.signal
+        glyph = self.glyphs.native("webchat", signal)
+        if self._gone(action.message_id):  # deleted before the signal went: nothing to mark
+            return {"messageId": action.message_id, "emoji": glyph, "gone": True}
         message_id = self._message_id(action.message_id)
         message = self.chat.history.messages[message_id]
-        glyph = self.glyphs.native("webchat", signal)
         for older in superseded_by(signal):
             old = self.glyphs.native("webchat", older)
             if agent in message.reactions.get(old, []):
@@ -151,16 +153,17 @@ class WebchatSender:
         return {"messageId": message_id, "emoji": glyph}
 
     async def _unreact(self, action: Unreact) -> dict[str, Any]:
+        glyph = self.glyphs.native("webchat", action.signal)
+        if self._gone(action.message_id):  # deleted: its reactions went with it
+            return {"messageId": action.message_id, "removed": [], "gone": True}
         message_id = self._message_id(action.message_id)
         message = self.chat.history.messages[message_id]
-        glyph = self.glyphs.native("webchat", action.signal)
         if action.agent in message.reactions.get(glyph, []):
             await self.chat.change("reaction_removed", action.agent, message_id, emoji=glyph)
         return {"messageId": message_id, "removed": [glyph]}
 
     async def _change(self, action: Edit | Delete) -> dict[str, Any]:
-        known = self.chat.history.messages.get(action.message_id)
-        if isinstance(action, Delete) and known is not None and known.deleted:
+        if isinstance(action, Delete) and self._gone(action.message_id):
             return {"messageId": action.message_id}  # deleted already: nothing to do again
         message_id = self._message_id(action.message_id)
         if self.chat.history.messages[message_id].user != action.agent:
@@ -179,6 +182,11 @@ class WebchatSender:
         """Redraw a message being written, on the page only (nothing recorded)."""
         await self.chat.show_draft(self.chat.history.messages[message_id], text)
         return {"messageId": message_id}
+
+    def _gone(self, message_id: str) -> bool:
+        """Whether the message is this chat's and was deleted."""
+        message = self.chat.history.messages.get(message_id)
+        return message is not None and message.deleted
 
     def _message_id(self, message_id: str) -> str:
         """A message of this chat that is not deleted (`PermanentSendError` otherwise)."""

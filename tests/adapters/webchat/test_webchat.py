@@ -22,12 +22,13 @@ from live_webchat import Chat, run
 
 from adapters.webchat.normalise import event_id, find_mentions, normalise
 from core.action_records import from_record
-from core.actions import Action, Delete, Edit, Post
+from core.actions import Action, Delete, Edit, Post, React
 from core.clock import format_time
 from core.decision import Policy
 from core.errors import PayloadError
 from core.events import Broadcast, ConversationKind, EventKind
 from core.outbox import PermanentSendError
+from core.signals import Signal
 from core.store import QuarantineRecord, StoredDelivery
 
 TS = "2026-11-22T14:00:00.000001Z"
@@ -464,6 +465,9 @@ def test_a_deleted_message_is_edited_and_reacted_to_by_nobody(tmp_path: Path) ->
         assert await chat.sender.send(gone) == {"messageId": said["messageId"]}
         with pytest.raises(PermanentSendError, match="was deleted"):
             await chat.sender.send(edit)
+        # A 👀 that was on its way when the question went has nothing to mark: done, no error.
+        seen = React(**lead, key="k4", message_id=mine.id, signal=Signal.SEEN)
+        assert (await chat.sender.send(seen))["gone"] is True
         assert "hunter3" not in (tmp_path / "webchat.jsonl").read_text()
 
     run(tmp_path, scenario)
@@ -694,6 +698,32 @@ def test_an_agent_posts_only_into_a_thread_that_is_there_as_a_person_does(
                 await chat.sender.send(
                     replace(post, key=f"t{ghost}", conversation="ops", thread=ghost)
                 )
+
+    run(tmp_path, scenario)
+
+
+def test_an_agents_answer_finished_by_an_edit_is_still_not_for_the_others(tmp_path: Path) -> None:
+    """The lead answers ana's question in a thread worker-1 is in, and finishes the answer with
+    an edit (as a streamed answer is finished): the edit answers what the post answered, so
+    worker-1 may not answer it, as it may not answer the post (the page's edit names no
+    reply; the host takes it from the message)."""
+
+    async def scenario(chat: Chat) -> None:
+        root = await chat.chat.say("ben", "general", "@worker-1 the build is red")
+        lead: dict[str, Any] = {"agent": "lead", "platform": "webchat", "conversation": "general"}
+        worker = {**lead, "agent": "worker-1"}
+        await chat.sender.send(Post(**worker, key="w", text="looking", thread=root.id))
+        asked = await chat.chat.say("ana", "general", "@lead can you check it too?", thread=root.id)
+        answer = Post(
+            **lead, key="a", text="It is …", thread=root.id, in_reply_to=event_id("local", asked.id)
+        )
+        said = await chat.sender.send(answer)
+        await chat.sender.send(Edit(**lead, key="e", message_id=said["messageId"], text="It is."))
+        edited = f"{event_id('local', said['messageId'])}~%"
+        (edit,) = chat.store.db.execute("SELECT id FROM events WHERE id LIKE ?", (edited,))
+        decided = await chat.store.deliveries(edit[0])
+        worker_1 = [d.decision for d in decided if d.decision.agent == "worker-1"]
+        assert [d.policy for d in worker_1] == [Policy.MUST_NOT_RESPOND]
 
     run(tmp_path, scenario)
 
