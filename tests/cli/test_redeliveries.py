@@ -33,3 +33,14 @@ def test_deliveries_made_again_out_of_the_order_received_are_still_refused() -> 
     written = [("a", 1, 1, 0), ("b", 1, 1, 1), ("b", 2, 2, 0), ("a", 2, 2, 1)]
     with pytest.raises(AssertionError):
         assert_only_allowed_repeats(records(written))
+
+
+def test_one_never_sent_may_come_among_those_made_again_but_not_long_before_one() -> None:
+    """Two processes on one ledger: `b` committed after `c` was sent, so the process before
+    never sent it; the next sends by sequence number, `b` among the deliveries made again. A
+    delivery made again two windows into what the next process received is refused."""
+    written = [("a", 1, 1, 0), ("c", 1, 1, 1), ("a", 2, 2, 0), ("b", 2, 2, 1), ("c", 2, 2, 2)]
+    assert assert_only_allowed_repeats(records(written)) == 2
+    late = [("a", 1, 1, 0), *((f"n{i}", 1, 2, i) for i in range(4)), ("a", 2, 2, 4)]
+    with pytest.raises(AssertionError):
+        assert_only_allowed_repeats(records(late), window=2)
