@@ -294,12 +294,11 @@ class EnginePort:
         )
 
     async def unsettled(self, event_ids: Sequence[str]) -> list[str]:
-        mine = {event_id: await self._mine(event_id) for event_id in event_ids}
-        return [e for e, d in mine.items() if d is None or d.disposition is None]
+        return [e for e, ended in (await self._ended(event_ids)).items() if ended is None]
 
     async def superseded(self, event_ids: Sequence[str]) -> list[str]:
-        mine = {event_id: await self._mine(event_id) for event_id in event_ids}
-        return [e for e, d in mine.items() if d and d.disposition is Disposition.SUPERSEDED]
+        ended = await self._ended(event_ids)
+        return [e for e, how in ended.items() if how is Disposition.SUPERSEDED]
 
     async def fail(self, event_ids: Sequence[str], reason: str) -> list[str]:
         recorded: list[str] = []
@@ -363,6 +362,11 @@ class EnginePort:
 
     async def _delivery(self, event_id: str) -> StoredDelivery:
         return _delivered(event_id, await self._mine(event_id))
+
+    async def _ended(self, event_ids: Sequence[str]) -> dict[str, Disposition | None]:
+        """How each event ended for this agent (None: not yet, or never given it)."""
+        mine = {event_id: await self._mine(event_id) for event_id in event_ids}
+        return {e: d.disposition if d else None for e, d in mine.items()}
 
     async def _mine(self, event_id: str) -> StoredDelivery | None:
         return self._own(await self._engine.store.deliveries(event_id))
